@@ -1,0 +1,224 @@
+//! Congestion control: one small trait, one file per algorithm.
+//!
+//! The sender owns reliability (what to send, what is lost, the RTO, the
+//! recovery state machine) and calls the algorithm at a few moments, in the
+//! shape of Linux's `tcp_congestion_ops` and ns-3's `TcpCongestionOps`:
+//!
+//! | hook | when | Linux analogue |
+//! |---|---|---|
+//! | [`CongestionControl::on_ack_sample`] | every ACK, duplicates included, with the RTT sample if any | `pkts_acked` |
+//! | [`CongestionControl::on_ack`] | an ACK of new data outside fast recovery | `cong_avoid` |
+//! | [`CongestionControl::ssthresh`] | a congestion event: entering fast recovery or an RTO | `ssthresh` |
+//! | [`CongestionControl::on_recovery_exit`] | fast recovery completed | `CA_EVENT_COMPLETE_CWR` |
+//! | [`CongestionControl::on_rto`] | after the sender applied an RTO (cwnd = 1) | `CA_EVENT_LOSS` |
+//! | [`CongestionControl::on_send`] | every data packet sent | rate-based algorithms |
+//! | [`CongestionControl::pacing_rate_bps`] | queried before each send | `sk_pacing_rate` |
+//!
+//! The algorithm owns `cwnd` growth, the new ssthresh on loss and an optional
+//! pacing rate. Windows are in segments as f64: algorithms with Linux's integer
+//! `snd_cwnd` keep it integral themselves (with their own fractional counter).
+
+pub mod reno;
+
+use crate::error::SpecError;
+use crate::spec::CcSpec;
+
+/// The window the sender enforces, shared with the algorithm.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    /// Congestion window, segments.
+    pub cwnd: f64,
+    /// Slow-start threshold, segments.
+    pub ssthresh: f64,
+}
+
+impl Window {
+    #[inline]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// What an ACK tells the algorithm.
+#[derive(Debug, Clone, Copy)]
+pub struct AckSample {
+    /// Simulated time, seconds.
+    pub now: f64,
+    /// Segments newly delivered by this ACK: cumulatively ACKed (and not
+    /// SACKed before) plus newly SACKed (Linux's `acked_sacked`).
+    pub acked: u32,
+    /// Segments newly cumulatively acknowledged.
+    pub cum_acked: u32,
+    /// RTT measured from this ACK (seconds), if it gave a valid sample (Karn).
+    pub rtt: Option<f64>,
+    /// Smoothed RTT (seconds, 0 before the first sample).
+    pub srtt: f64,
+    /// Smallest RTT seen so far (seconds, +inf before the first sample).
+    pub min_rtt: f64,
+    /// Segments in flight after processing this ACK (RFC 6675 pipe / FlightSize).
+    pub in_flight: u64,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Segments delivered to the receiver so far (cumulative, SACKed included).
+    pub delivered: u64,
+    /// Whether the window, not the application or the receiver, limited the
+    /// last sending opportunity (Linux `tcp_is_cwnd_limited`).
+    pub cwnd_limited: bool,
+    /// Duplicate ACK (acknowledges nothing new cumulatively).
+    pub duplicate: bool,
+}
+
+/// Why the sender asks for a new ssthresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LossEvent {
+    /// Loss detected by duplicate ACKs or SACK: entering fast recovery.
+    FastRecovery,
+    /// Retransmission timeout.
+    Timeout,
+}
+
+pub trait CongestionControl: Send {
+    /// Canonical algorithm name.
+    fn name(&self) -> &'static str;
+    /// Every ACK, before loss processing: RTT, delay and rate sampling.
+    fn on_ack_sample(&mut self, _w: &Window, _s: &AckSample) {}
+    /// ACK of new data while not in fast recovery: grow the window.
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample);
+    /// New ssthresh (segments) for a congestion event; the sender applies it.
+    /// `in_flight` is the FlightSize at the event.
+    fn ssthresh(&mut self, w: &Window, event: LossEvent, in_flight: u64, now: f64) -> f64;
+    /// Fast recovery has ended; the sender has set cwnd = ssthresh.
+    fn on_recovery_exit(&mut self, _w: &mut Window, _now: f64) {}
+    /// A retransmission timeout has been applied (cwnd = 1 segment).
+    fn on_rto(&mut self, _w: &mut Window, _now: f64) {}
+    /// A data packet (`bytes` on the wire) is sent.
+    fn on_send(&mut self, _now: f64, _bytes: u32, _in_flight: u64) {}
+    /// Pacing rate in bit/s, if the algorithm paces.
+    fn pacing_rate_bps(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// A documented parameter of an algorithm.
+#[derive(Debug, Clone)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub description: &'static str,
+    pub source: &'static str,
+}
+
+/// An algorithm as listed by `tcplab algorithms`.
+#[derive(Debug, Clone)]
+pub struct AlgorithmInfo {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub description: &'static str,
+    pub params: Vec<ParamInfo>,
+}
+
+/// Every algorithm the core implements.
+pub fn catalog() -> Vec<AlgorithmInfo> {
+    vec![reno::info()]
+}
+
+/// Builds the algorithm of `spec` for a flow whose initial window is `init_cwnd`.
+pub fn build(spec: &CcSpec, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+    let name = spec.algorithm.to_ascii_lowercase();
+    for info in catalog() {
+        if info.name == name || info.aliases.contains(&name.as_str()) {
+            return match info.name {
+                "newreno" => Ok(Box::new(reno::Reno::from_params(&spec.params, field)?)),
+                _ => unreachable!(),
+            };
+        }
+    }
+    let known: Vec<&str> = catalog().iter().flat_map(|i| std::iter::once(i.name).chain(i.aliases.iter().copied())).collect();
+    let mut close: Vec<(usize, &str)> = known.iter().map(|k| (edit_distance(k, &name), *k)).filter(|(d, _)| *d <= 3).collect();
+    close.sort();
+    let hint = if close.is_empty() {
+        format!("known algorithms: {}", known.join(", "))
+    } else {
+        format!("did you mean {}?", close.iter().map(|(_, k)| format!("{k:?}")).collect::<Vec<_>>().join(" or "))
+    };
+    Err(SpecError::new(format!("{field}.algorithm"), format!("unknown algorithm {:?}; {hint}", spec.algorithm)))
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + (ca != *cb) as usize).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Reads algorithm parameters from the JSON map, rejecting unknown names.
+pub struct Params<'a> {
+    map: &'a serde_json::Map<String, serde_json::Value>,
+    field: String,
+    allowed: &'static [&'static str],
+}
+
+impl<'a> Params<'a> {
+    pub fn new(map: &'a serde_json::Map<String, serde_json::Value>, field: &str, allowed: &'static [&'static str]) -> Result<Self, SpecError> {
+        for k in map.keys() {
+            if !allowed.contains(&k.as_str()) {
+                return Err(SpecError::new(
+                    format!("{field}.params.{k}"),
+                    format!("unknown parameter; this algorithm takes: {}", allowed.join(", ")),
+                ));
+            }
+        }
+        Ok(Params { map, field: field.to_string(), allowed })
+    }
+
+    pub fn f64(&self, name: &str, default: f64, valid: impl Fn(f64) -> bool, what: &str) -> Result<f64, SpecError> {
+        debug_assert!(self.allowed.contains(&name));
+        match self.map.get(name) {
+            None => Ok(default),
+            Some(v) => match v.as_f64() {
+                Some(x) if x.is_finite() && valid(x) => Ok(x),
+                _ => Err(SpecError::new(format!("{}.params.{name}", self.field), format!("must be {what}, got {v}"))),
+            },
+        }
+    }
+
+    pub fn choice(&self, name: &str, default: &'static str, options: &'static [&'static str]) -> Result<&'static str, SpecError> {
+        match self.map.get(name) {
+            None => Ok(default),
+            Some(v) => {
+                let s = v.as_str().unwrap_or("");
+                options.iter().find(|o| **o == s).copied().ok_or_else(|| {
+                    SpecError::new(format!("{}.params.{name}", self.field), format!("must be one of {}, got {v}", options.join(", ")))
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_algorithm_suggests_close_names() {
+        let spec = CcSpec { algorithm: "newrneo".into(), params: Default::default() };
+        let err = build(&spec, "flows[0].cc").err().unwrap();
+        assert_eq!(err.field, "flows[0].cc.algorithm");
+        assert!(err.message.contains("\"newreno\""), "{}", err.message);
+    }
+
+    #[test]
+    fn unknown_parameter_is_named() {
+        let mut params = serde_json::Map::new();
+        params.insert("bta".into(), serde_json::json!(0.5));
+        let spec = CcSpec { algorithm: "reno".into(), params };
+        let err = build(&spec, "flows[1].cc").err().unwrap();
+        assert_eq!(err.field, "flows[1].cc.params.bta");
+    }
+}

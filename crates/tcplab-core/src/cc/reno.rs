@@ -1,0 +1,236 @@
+//! Reno / NewReno congestion control (the window rules; the loss-recovery
+//! variant, Reno, NewReno or SACK, is chosen per flow in the sender).
+//!
+//! Sources:
+//! - RFC 5681 section 3.1: slow start `cwnd += min(N, SMSS)` per ACK,
+//!   congestion avoidance `cwnd += SMSS*SMSS/cwnd`, on loss
+//!   `ssthresh = max(FlightSize / 2, 2*SMSS)`.
+//! - Linux `net/ipv4/tcp_cong.c`: `tcp_reno_cong_avoid`, `tcp_slow_start`,
+//!   `tcp_cong_avoid_ai`, `tcp_reno_ssthresh` (`max(cwnd >> 1, 2)`): integer
+//!   cwnd in packets with the `snd_cwnd_cnt` credit counter; slow start leftover
+//!   credit is applied to congestion avoidance in the same ACK.
+//!
+//! Variants (parameter `mode`):
+//! - `linux` (default): integer cwnd with the credit counter, as above.
+//! - `float`: fractional cwnd, `cwnd += acked / cwnd` per ACK in congestion
+//!   avoidance and `cwnd += acked` in slow start (ns-2's TCP agents and the
+//!   RFC's byte-counting form expressed in segments).
+//!
+//! Deviations: the cwnd clamp (`snd_cwnd_clamp`) is the receiver window,
+//! enforced by the sender; growth is gated by `cwnd_limited` as Linux's
+//! `tcp_is_cwnd_limited` without its slow-start "2 x max_packets_out" allowance.
+
+use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use crate::error::SpecError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Linux,
+    Float,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SsthreshBasis {
+    /// Linux and ns-2: half the congestion window.
+    Cwnd,
+    /// RFC 5681 equation (4): half the FlightSize.
+    FlightSize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Reno {
+    pub mode: Mode,
+    pub basis: SsthreshBasis,
+    /// Fraction of the window kept after a loss (0.5).
+    pub beta: f64,
+    /// Linux `snd_cwnd_cnt`: ACK credit toward the next increment (integer mode).
+    pub cwnd_cnt: u64,
+}
+
+pub fn info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "newreno",
+        aliases: &["reno"],
+        description: "Reno/NewReno window rules: slow start, +1 segment per RTT, halve on loss. \
+                      The recovery variant (reno, newreno, sack) is the flow's `recovery` setting.",
+        params: vec![
+            ParamInfo { name: "mode", default: "linux", description: "linux: integer cwnd with snd_cwnd_cnt credit; float: cwnd += acked/cwnd (ns-2)", source: "Linux tcp_cong.c; ns-2 tcp.cc" },
+            ParamInfo { name: "ssthresh_basis", default: "cwnd", description: "cwnd: ssthresh = max(beta*cwnd, 2) (Linux, ns-2); flightsize: max(beta*FlightSize, 2) (RFC 5681 eq. 4)", source: "RFC 5681 s3.1; Linux tcp_reno_ssthresh" },
+            ParamInfo { name: "beta", default: "0.5", description: "fraction of the window kept after a loss", source: "RFC 5681" },
+        ],
+    }
+}
+
+impl Reno {
+    pub fn new(mode: Mode) -> Self {
+        Reno { mode, basis: SsthreshBasis::Cwnd, beta: 0.5, cwnd_cnt: 0 }
+    }
+
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, &["mode", "ssthresh_basis", "beta"])?;
+        let mode = match p.choice("mode", "linux", &["linux", "float"])? {
+            "linux" => Mode::Linux,
+            _ => Mode::Float,
+        };
+        let basis = match p.choice("ssthresh_basis", "cwnd", &["cwnd", "flightsize"])? {
+            "cwnd" => SsthreshBasis::Cwnd,
+            _ => SsthreshBasis::FlightSize,
+        };
+        let beta = p.f64("beta", 0.5, |b| b > 0.0 && b < 1.0, "a fraction in (0, 1)")?;
+        Ok(Reno { mode, basis, beta, cwnd_cnt: 0 })
+    }
+
+    /// Linux `tcp_slow_start`: returns the credit left once ssthresh is reached.
+    fn slow_start(w: &mut Window, acked: u64) -> u64 {
+        let cwnd = w.cwnd as u64;
+        let ss = if w.ssthresh >= u64::MAX as f64 { u64::MAX } else { w.ssthresh as u64 };
+        let new = (cwnd + acked).min(ss);
+        w.cwnd = new as f64;
+        acked - (new - cwnd)
+    }
+
+    /// Linux `tcp_cong_avoid_ai(tp, w, acked)`: one segment per `w` acked.
+    pub fn cong_avoid_ai(w: &mut Window, cwnd_cnt: &mut u64, width: u64, acked: u64) {
+        let width = width.max(1);
+        if *cwnd_cnt >= width {
+            *cwnd_cnt = 0;
+            w.cwnd += 1.0;
+        }
+        *cwnd_cnt += acked;
+        if *cwnd_cnt >= width {
+            let delta = *cwnd_cnt / width;
+            *cwnd_cnt -= delta * width;
+            w.cwnd += delta as f64;
+        }
+    }
+}
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        if !s.cwnd_limited || s.acked == 0 {
+            return;
+        }
+        match self.mode {
+            Mode::Linux => {
+                let mut acked = s.acked as u64;
+                if w.in_slow_start() {
+                    acked = Self::slow_start(w, acked);
+                    if acked == 0 {
+                        return;
+                    }
+                }
+                let width = w.cwnd as u64;
+                Self::cong_avoid_ai(w, &mut self.cwnd_cnt, width, acked);
+            }
+            Mode::Float => {
+                let mut acked = s.acked as f64;
+                if w.in_slow_start() {
+                    let room = w.ssthresh - w.cwnd;
+                    let used = acked.min(room);
+                    w.cwnd += used;
+                    acked -= used;
+                }
+                if acked > 0.0 {
+                    w.cwnd += acked / w.cwnd;
+                }
+            }
+        }
+    }
+
+    fn ssthresh(&mut self, w: &Window, _event: LossEvent, in_flight: u64, _now: f64) -> f64 {
+        self.cwnd_cnt = 0;
+        let base = match self.basis {
+            SsthreshBasis::Cwnd => w.cwnd,
+            SsthreshBasis::FlightSize => in_flight as f64,
+        };
+        match self.mode {
+            Mode::Linux => ((base * self.beta).floor()).max(2.0),
+            Mode::Float => (base * self.beta).max(2.0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(acked: u32) -> AckSample {
+        AckSample {
+            now: 0.0,
+            acked,
+            cum_acked: acked,
+            rtt: None,
+            srtt: 0.1,
+            min_rtt: 0.1,
+            in_flight: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            delivered: 0,
+            cwnd_limited: true,
+            duplicate: false,
+        }
+    }
+
+    #[test]
+    fn slow_start_adds_one_segment_per_segment_acked_up_to_ssthresh() {
+        // RFC 5681 s3.1 / Linux tcp_slow_start: cwnd = min(cwnd + acked, ssthresh),
+        // the rest of the credit goes to congestion avoidance.
+        let mut r = Reno::new(Mode::Linux);
+        let mut w = Window { cwnd: 10.0, ssthresh: 12.0 };
+        r.on_ack(&mut w, &sample(5));
+        assert_eq!(w.cwnd, 12.0);
+        assert_eq!(r.cwnd_cnt, 3);
+    }
+
+    #[test]
+    fn linux_congestion_avoidance_adds_one_segment_per_window_acked() {
+        // tcp_cong_avoid_ai(w = cwnd): +1 segment after cwnd segments are acked.
+        let mut r = Reno::new(Mode::Linux);
+        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
+        for _ in 0..99 {
+            r.on_ack(&mut w, &sample(1));
+        }
+        assert_eq!(w.cwnd, 100.0);
+        r.on_ack(&mut w, &sample(1));
+        assert_eq!(w.cwnd, 101.0);
+        // From 101 to 111 takes 101 + 102 + ... + 110 = 1055 ACKs, not one fewer.
+        for _ in 0..1054 {
+            r.on_ack(&mut w, &sample(1));
+        }
+        assert_eq!(w.cwnd, 110.0);
+        r.on_ack(&mut w, &sample(1));
+        assert_eq!(w.cwnd, 111.0);
+    }
+
+    #[test]
+    fn float_congestion_avoidance_is_one_over_cwnd_per_ack() {
+        let mut r = Reno::new(Mode::Float);
+        let mut w = Window { cwnd: 20.0, ssthresh: 10.0 };
+        r.on_ack(&mut w, &sample(1));
+        assert!((w.cwnd - 20.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ssthresh_is_half_the_window_at_least_two() {
+        // Linux tcp_reno_ssthresh: max(cwnd >> 1, 2); RFC 5681 eq. (4) with FlightSize.
+        let mut r = Reno::new(Mode::Linux);
+        assert_eq!(r.ssthresh(&Window { cwnd: 101.0, ssthresh: 1e9 }, LossEvent::FastRecovery, 90, 0.0), 50.0);
+        assert_eq!(r.ssthresh(&Window { cwnd: 3.0, ssthresh: 1e9 }, LossEvent::Timeout, 3, 0.0), 2.0);
+        let mut rfc = Reno { basis: SsthreshBasis::FlightSize, ..Reno::new(Mode::Float) };
+        assert_eq!(rfc.ssthresh(&Window { cwnd: 100.0, ssthresh: 1e9 }, LossEvent::FastRecovery, 60, 0.0), 30.0);
+    }
+
+    #[test]
+    fn no_growth_when_not_cwnd_limited() {
+        let mut r = Reno::new(Mode::Linux);
+        let mut w = Window { cwnd: 10.0, ssthresh: 100.0 };
+        let mut s = sample(5);
+        s.cwnd_limited = false;
+        r.on_ack(&mut w, &s);
+        assert_eq!(w.cwnd, 10.0);
+    }
+}

@@ -1,0 +1,244 @@
+//! A link: a drop-tail FIFO queue feeding a transmitter of fixed rate, then a
+//! propagation delay line.
+//!
+//! Because service is FIFO at a fixed rate, a packet's whole future on the
+//! link is known when it is accepted: it starts serializing when the one
+//! before it has finished (`start = max(now, busy_until)`), leaves the
+//! transmitter at `depart = start + size/rate` and reaches the far end at
+//! `arrive = depart + delay`. The link therefore keeps one deque of accepted
+//! packets in order, which is both the queue and the delay line, and only the
+//! arrival of its head needs an event. Queue occupancy at time t (packets
+//! waiting, i.e. accepted with `start > t`) is brought up to date lazily by
+//! [`Link::advance`], which also integrates the time-averaged statistics
+//! exactly at each service start.
+
+use std::collections::VecDeque;
+
+use super::packet::{Packet, PacketKind};
+use crate::sim::time::{serialization_time, Time, PS_PER_SEC};
+
+#[derive(Debug, Clone, Copy)]
+struct InLink {
+    pkt: Packet,
+    start: Time,
+    arrive: Time,
+}
+
+/// Counters of one link (cumulative over the run unless noted).
+#[derive(Debug, Clone, Default)]
+pub struct LinkStats {
+    /// Packets offered to the queue.
+    pub packets_in: u64,
+    /// Packets that reached the far end.
+    pub packets_out: u64,
+    pub bytes_out: u64,
+    pub data_packets_out: u64,
+    pub drops: u64,
+    pub max_queue_packets: u64,
+    /// Transmitter busy time within the measurement window (ps).
+    pub busy_in_window: u128,
+    /// Integral of waiting packets (resp. bytes) over the measurement window (packet-ps, byte-ps).
+    pub queue_packet_ps: u128,
+    pub queue_byte_ps: u128,
+}
+
+pub enum Enqueued {
+    Dropped,
+    /// Accepted; if `Some(t)`, the link was empty and its head arrival at `t`
+    /// must be scheduled.
+    Accepted(Option<Time>),
+}
+
+#[derive(Debug)]
+pub struct Link {
+    pub rate_bps: f64,
+    pub delay: Time,
+    ps_per_byte: f64,
+    limit_packets: u64,
+    limit_bytes: u64,
+    entries: VecDeque<InLink>,
+    /// Index in `entries` of the first packet that has not started service.
+    first_waiting: usize,
+    waiting_bytes: u64,
+    busy_until: Time,
+    /// Time up to which the queue integrals have been accumulated.
+    integrated_to: Time,
+    window: (Time, Time),
+    pub stats: LinkStats,
+}
+
+fn overlap(a: Time, b: Time, w: (Time, Time)) -> Time {
+    let lo = a.max(w.0);
+    let hi = b.min(w.1);
+    hi.saturating_sub(lo)
+}
+
+impl Link {
+    /// `window` is the measurement window `[start, end]` of the run.
+    pub fn new(rate_bps: f64, delay: Time, limit_packets: Option<u64>, limit_bytes: Option<u64>, window: (Time, Time)) -> Self {
+        Link {
+            rate_bps,
+            delay,
+            ps_per_byte: 8.0 * PS_PER_SEC as f64 / rate_bps,
+            limit_packets: limit_packets.unwrap_or(u64::MAX),
+            limit_bytes: limit_bytes.unwrap_or(u64::MAX),
+            entries: VecDeque::with_capacity(64),
+            first_waiting: 0,
+            waiting_bytes: 0,
+            busy_until: 0,
+            integrated_to: 0,
+            window,
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// Packets waiting for the transmitter (excluding the one being sent), as
+    /// of the last [`Link::advance`].
+    #[inline]
+    pub fn waiting_packets(&self) -> u64 {
+        (self.entries.len() - self.first_waiting) as u64
+    }
+
+    #[inline]
+    pub fn waiting_bytes(&self) -> u64 {
+        self.waiting_bytes
+    }
+
+    /// Packets on the link: waiting, serializing or propagating.
+    pub fn packets_in_link(&self) -> u64 {
+        self.entries.len() as u64
+    }
+
+    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
+        self.entries.iter().map(|e| &e.pkt)
+    }
+
+    #[inline]
+    fn integrate(&mut self, to: Time) {
+        if to > self.integrated_to {
+            let dt = overlap(self.integrated_to, to, self.window) as u128;
+            if dt > 0 {
+                self.stats.queue_packet_ps += dt * self.waiting_packets() as u128;
+                self.stats.queue_byte_ps += dt * self.waiting_bytes as u128;
+            }
+            self.integrated_to = to;
+        }
+    }
+
+    /// Brings occupancy and statistics up to `now`: every packet whose
+    /// service started at or before `now` leaves the waiting set.
+    #[inline]
+    pub fn advance(&mut self, now: Time) {
+        while self.first_waiting < self.entries.len() {
+            let e = self.entries[self.first_waiting];
+            if e.start > now {
+                break;
+            }
+            self.integrate(e.start);
+            self.waiting_bytes -= e.pkt.size as u64;
+            self.first_waiting += 1;
+        }
+        self.integrate(now);
+    }
+
+    /// Offers `pkt` to the queue at `now` (drop-tail).
+    #[inline]
+    pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Enqueued {
+        self.advance(now);
+        self.stats.packets_in += 1;
+        let idle = self.busy_until <= now;
+        if !idle
+            && (self.waiting_packets() + 1 > self.limit_packets
+                || self.waiting_bytes + pkt.size as u64 > self.limit_bytes)
+        {
+            self.stats.drops += 1;
+            return Enqueued::Dropped;
+        }
+        let start = if idle { now } else { self.busy_until };
+        let depart = start + serialization_time(pkt.size, self.ps_per_byte);
+        self.busy_until = depart;
+        self.stats.busy_in_window += overlap(start, depart, self.window) as u128;
+        let arrive = depart + self.delay;
+        let was_empty = self.entries.is_empty();
+        self.entries.push_back(InLink { pkt, start, arrive });
+        if idle {
+            // Starts service at once: never waits.
+            self.first_waiting += 1;
+        } else {
+            self.waiting_bytes += pkt.size as u64;
+            let w = self.waiting_packets();
+            if w > self.stats.max_queue_packets {
+                self.stats.max_queue_packets = w;
+            }
+        }
+        Enqueued::Accepted(if was_empty { Some(arrive) } else { None })
+    }
+
+    /// Removes the head packet, which arrives at the far end at `now`;
+    /// returns it and the arrival time of the next head, if any.
+    #[inline]
+    pub fn pop_arrival(&mut self, now: Time) -> (Packet, Option<Time>) {
+        self.advance(now);
+        let e = self.entries.pop_front().expect("link arrival event with an empty link");
+        debug_assert_eq!(e.arrive, now);
+        self.first_waiting -= 1;
+        self.stats.packets_out += 1;
+        self.stats.bytes_out += e.pkt.size as u64;
+        if e.pkt.kind == PacketKind::Data {
+            self.stats.data_packets_out += 1;
+        }
+        (e.pkt, self.entries.front().map(|h| h.arrive))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pkt(size: u32) -> Packet {
+        Packet::data(0, 0, size, false)
+    }
+
+    #[test]
+    fn fifo_timing_and_drop_tail() {
+        // 1 Mbit/s: 1000 B take 8 ms; delay 10 ms; 1 waiting slot.
+        let ms = 1_000_000_000u64;
+        let mut l = Link::new(1e6, 10 * ms, Some(1), None, (0, 1000 * ms));
+        assert!(matches!(l.enqueue(0, pkt(1000)), Enqueued::Accepted(Some(t)) if t == 18 * ms));
+        assert!(matches!(l.enqueue(0, pkt(1000)), Enqueued::Accepted(None))); // waits
+        assert!(matches!(l.enqueue(0, pkt(1000)), Enqueued::Dropped)); // queue full
+        assert_eq!(l.waiting_packets(), 1);
+        l.advance(8 * ms); // second starts service
+        assert_eq!(l.waiting_packets(), 0);
+        assert!(matches!(l.enqueue(8 * ms, pkt(1000)), Enqueued::Accepted(None)));
+        let (_, next) = l.pop_arrival(18 * ms);
+        assert_eq!(next, Some(26 * ms));
+        let (_, next) = l.pop_arrival(26 * ms);
+        assert_eq!(next, Some(34 * ms));
+        assert_eq!(l.stats.drops, 1);
+        assert_eq!(l.stats.packets_in, 4);
+        // Busy 24 ms in total.
+        assert_eq!(l.stats.busy_in_window, 24 * ms as u128);
+    }
+
+    #[test]
+    fn byte_limit_counts_waiting_bytes() {
+        let mut l = Link::new(1e6, 0, None, Some(1500), (0, u64::MAX));
+        assert!(matches!(l.enqueue(0, pkt(1000)), Enqueued::Accepted(_))); // in service
+        assert!(matches!(l.enqueue(0, pkt(1000)), Enqueued::Accepted(_))); // waits: 1000 B
+        assert!(matches!(l.enqueue(0, pkt(600)), Enqueued::Dropped)); // 1600 > 1500
+        assert!(matches!(l.enqueue(0, pkt(500)), Enqueued::Accepted(_))); // 1500
+    }
+
+    #[test]
+    fn queue_time_average_is_exact() {
+        // Three packets at t=0 on an idle 1 Mbit/s link: waiting 2 for 8 ms, 1 for 8 ms.
+        let ms = 1_000_000_000u64;
+        let mut l = Link::new(1e6, 0, None, None, (0, 100 * ms));
+        for _ in 0..3 {
+            l.enqueue(0, pkt(1000));
+        }
+        l.advance(100 * ms);
+        assert_eq!(l.stats.queue_packet_ps, (2 * 8 * ms + 8 * ms) as u128);
+    }
+}

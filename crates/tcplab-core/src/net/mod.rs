@@ -1,0 +1,8 @@
+//! The network: packets, links (queue + transmitter + delay line) and routes.
+
+pub mod link;
+pub mod packet;
+pub mod routing;
+
+pub use link::{Enqueued, Link, LinkStats};
+pub use packet::{Packet, PacketKind, SackBlock, MAX_SACK_BLOCKS};

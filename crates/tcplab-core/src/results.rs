@@ -1,0 +1,88 @@
+//! Results of one run: per-flow, per-link and per-file rows, sampled time
+//! series and run metadata. Units: seconds, bit/s, bytes, segments.
+
+use crate::trace::{FlowSeries, QueueSeries};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowResult {
+    pub id: u32,
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub algorithm: String,
+    pub recovery: String,
+    /// Goodput over the measurement window (bit/s, under the flow's accounting).
+    pub goodput_bps: f64,
+    /// Goodput bytes delivered in order over the whole run.
+    pub bytes_delivered: u64,
+    pub data_packets_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub data_packets_received: u64,
+    pub data_packets_dropped: u64,
+    pub data_packets_in_network: u64,
+    pub acks_sent: u64,
+    pub acks_received: u64,
+    pub acks_dropped: u64,
+    pub acks_in_network: u64,
+    pub rtt_samples: u64,
+    pub rtt_min: f64,
+    pub rtt_mean: f64,
+    pub rtt_max: f64,
+    pub srtt: f64,
+    pub cwnd: f64,
+    pub ssthresh: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkResult {
+    pub id: u32,
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub rate_bps: f64,
+    pub delay: f64,
+    /// Fraction of the measurement window the transmitter was busy.
+    pub utilization: f64,
+    pub packets_in: u64,
+    pub packets_out: u64,
+    pub drops: u64,
+    /// Packets still queued, serializing or propagating at the end.
+    pub packets_in_link: u64,
+    pub bytes_out: u64,
+    pub data_packets_out: u64,
+    /// Time-averaged packets (bytes) waiting over the measurement window.
+    pub queue_mean_packets: f64,
+    pub queue_max_packets: u64,
+    pub queue_mean_bytes: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileResult {
+    pub flow: u32,
+    pub index: u32,
+    pub size: u64,
+    pub start: f64,
+    /// NaN if the file did not finish within the run.
+    pub finish: f64,
+    pub fct: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunMeta {
+    pub events: u64,
+    pub sim_time: f64,
+    pub wall_s: f64,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunResults {
+    pub flows: Vec<FlowResult>,
+    pub links: Vec<LinkResult>,
+    pub files: Vec<FileResult>,
+    pub flow_ts: FlowSeries,
+    pub queue_ts: QueueSeries,
+    pub meta: RunMeta,
+}

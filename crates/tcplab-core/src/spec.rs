@@ -1,0 +1,433 @@
+//! The description of one run: the contract between the Python front end
+//! (or any other caller) and the Rust core.
+//!
+//! Everything is plain data in SI units (seconds, bits per second, bytes) so it
+//! serializes to JSON unchanged. [`RunSpec::validate`] checks it and reports
+//! the first problem with the path of the offending field
+//! (`links[2].rate_bps: must be positive, got 0`).
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+
+use crate::error::SpecError;
+
+/// One simulation run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSpec {
+    /// Master seed; every component derives its own random stream from it.
+    #[serde(default)]
+    pub seed: u64,
+    /// Simulated duration in seconds.
+    pub duration: f64,
+    /// Start of the measurement window (seconds); goodput and utilization are
+    /// computed over `[measure_start, duration]`.
+    #[serde(default)]
+    pub measure_start: f64,
+    /// Interval of the sampled time series in seconds; 0 disables them.
+    #[serde(default)]
+    pub sample_interval: f64,
+    pub nodes: Vec<NodeSpec>,
+    pub links: Vec<LinkSpec>,
+    /// Explicit static routes. Where a (node, destination) pair has none,
+    /// the shortest path by propagation delay is used (ties broken by link
+    /// order, so routing is deterministic).
+    #[serde(default)]
+    pub routes: Vec<RouteSpec>,
+    pub flows: Vec<FlowSpec>,
+    /// Links whose queue length is sampled into the time series. `None`:
+    /// every link with a finite queue limit (the ones that can drop).
+    #[serde(default)]
+    pub trace_links: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    Host,
+    Router,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    pub name: String,
+    pub kind: NodeKind,
+}
+
+/// A unidirectional link: a FIFO queue at `src` feeding a transmitter of
+/// `rate_bps`, then a propagation delay of `delay` seconds to `dst`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub rate_bps: f64,
+    pub delay: f64,
+    #[serde(default)]
+    pub queue: QueueSpec,
+}
+
+/// Drop-tail queue limit. The packet being serialized is not counted (as in
+/// ns-2 and a Linux qdisc), so a queue of B packets holds B waiting packets
+/// plus the one on the wire. `None` in both fields means unlimited.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    #[serde(default)]
+    pub limit_packets: Option<u64>,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteSpec {
+    pub node: String,
+    pub dst: String,
+    pub link: String,
+}
+
+/// Loss recovery used by a flow's sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Recovery {
+    /// RFC 5681 fast retransmit / fast recovery: leaves recovery on the first
+    /// ACK of new data.
+    Reno,
+    /// RFC 6582: stays in recovery until `recover` is acknowledged,
+    /// retransmitting on each partial ACK.
+    NewReno,
+    /// RFC 6675 conservative SACK-based loss recovery.
+    Sack,
+}
+
+/// How the retransmission timeout is computed from SRTT and RTTVAR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RtoMode {
+    /// Linux: the variance term is floored at the minimum,
+    /// `RTO = SRTT + max(4*RTTVAR, min_rto)` (tcp_set_rto with rttvar >= rto_min).
+    Linux,
+    /// RFC 6298 2.4: `RTO = max(min_rto, SRTT + max(G, 4*RTTVAR))`.
+    Rfc6298,
+}
+
+/// How bytes are counted as goodput.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Accounting {
+    /// Goodput counts payload bytes only (packet_size - header_size).
+    Payload,
+    /// ns-2 accounting used by the papers: a "1500-byte packet" counts its
+    /// whole 1500 bytes as goodput.
+    Ns2,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CcSpec {
+    pub algorithm: String,
+    #[serde(default)]
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileSpec {
+    /// Size in bytes (application bytes, counted as the flow's accounting says).
+    pub size: u64,
+    /// Time at which the application hands the file to TCP (seconds).
+    pub start: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum AppSpec {
+    /// Unlimited data from the flow's start time.
+    Bulk,
+    /// Files sent one after the other on the same connection; a file whose
+    /// start time has not come waits, a file that arrives while another is
+    /// being sent is queued behind it.
+    Files { files: Vec<FileSpec> },
+}
+
+impl Default for AppSpec {
+    fn default() -> Self {
+        AppSpec::Bulk
+    }
+}
+
+fn d_packet_size() -> u32 {
+    1500
+}
+fn d_header() -> u32 {
+    40
+}
+fn d_ack() -> u32 {
+    40
+}
+fn d_iw() -> f64 {
+    10.0
+}
+fn d_min_rto() -> f64 {
+    0.2
+}
+fn d_max_rto() -> f64 {
+    60.0
+}
+fn d_init_rto() -> f64 {
+    1.0
+}
+fn d_delack() -> f64 {
+    0.04
+}
+fn d_sack_blocks() -> u8 {
+    3
+}
+fn d_dupthresh() -> u32 {
+    3
+}
+fn d_true() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub cc: CcSpec,
+    pub recovery: Recovery,
+    /// Connection start time (seconds). Bulk flows start sending then.
+    #[serde(default)]
+    pub start: f64,
+    /// Wire size of a full data packet (bytes).
+    #[serde(default = "d_packet_size")]
+    pub packet_size: u32,
+    /// TCP/IP header bytes inside `packet_size`.
+    #[serde(default = "d_header")]
+    pub header_size: u32,
+    /// Wire size of a pure ACK (bytes).
+    #[serde(default = "d_ack")]
+    pub ack_size: u32,
+    #[serde(default = "d_accounting")]
+    pub accounting: Accounting,
+    /// Initial congestion window (segments).
+    #[serde(default = "d_iw")]
+    pub init_cwnd: f64,
+    /// Initial ssthresh (segments); `None` = "arbitrarily high" (RFC 5681).
+    #[serde(default)]
+    pub init_ssthresh: Option<f64>,
+    /// Receiver window in segments; `None` = unlimited.
+    #[serde(default)]
+    pub rwnd_packets: Option<u64>,
+    #[serde(default = "d_min_rto")]
+    pub min_rto: f64,
+    #[serde(default = "d_max_rto")]
+    pub max_rto: f64,
+    #[serde(default = "d_rto_mode")]
+    pub rto_mode: RtoMode,
+    #[serde(default = "d_init_rto")]
+    pub init_rto: f64,
+    /// Duplicate-ACK threshold (RFC 5681: 3).
+    #[serde(default = "d_dupthresh")]
+    pub dupthresh: u32,
+    /// Limited transmit (RFC 3042) on the first two duplicate ACKs.
+    #[serde(default)]
+    pub limited_transmit: bool,
+    /// Delayed ACKs at the receiver (RFC 5681/1122): ACK every second full
+    /// segment or when the timer fires; out-of-order data is ACKed at once.
+    #[serde(default)]
+    pub delayed_ack: bool,
+    #[serde(default = "d_delack")]
+    pub delack_timeout: f64,
+    /// SACK blocks carried per ACK (RFC 2018: at most 4, 3 with timestamps).
+    #[serde(default = "d_sack_blocks")]
+    pub sack_blocks: u8,
+    /// RFC 5681 section 4.1: after an idle period longer than the RTO,
+    /// restart from min(cwnd, initial window).
+    #[serde(default = "d_true")]
+    pub restart_after_idle: bool,
+    #[serde(default)]
+    pub app: AppSpec,
+}
+
+fn d_rto_mode() -> RtoMode {
+    RtoMode::Linux
+}
+
+fn d_accounting() -> Accounting {
+    Accounting::Payload
+}
+
+impl FlowSpec {
+    /// Payload bytes carried by a full segment.
+    pub fn mss(&self) -> u32 {
+        self.packet_size - self.header_size
+    }
+    /// Goodput bytes credited for a segment carrying `payload` bytes.
+    pub fn goodput_bytes(&self, payload: u32) -> u64 {
+        match self.accounting {
+            Accounting::Payload => payload as u64,
+            Accounting::Ns2 => (payload + self.header_size) as u64,
+        }
+    }
+    /// Application bytes per full segment under the flow's accounting.
+    pub fn app_bytes_per_segment(&self) -> u32 {
+        match self.accounting {
+            Accounting::Payload => self.mss(),
+            Accounting::Ns2 => self.packet_size,
+        }
+    }
+}
+
+fn positive(path: String, v: f64) -> Result<(), SpecError> {
+    if !(v.is_finite() && v > 0.0) {
+        return Err(SpecError::new(path, format!("must be a positive number, got {v}")));
+    }
+    Ok(())
+}
+
+fn non_negative(path: String, v: f64) -> Result<(), SpecError> {
+    if !(v.is_finite() && v >= 0.0) {
+        return Err(SpecError::new(path, format!("must be a non-negative number, got {v}")));
+    }
+    Ok(())
+}
+
+impl RunSpec {
+    pub fn from_json(s: &str) -> Result<Self, SpecError> {
+        serde_json::from_str(s).map_err(|e| SpecError::new("spec".into(), format!("invalid run description: {e}")))
+    }
+
+    /// Checks the description; the error names the field and the problem.
+    /// Routing and algorithm names are checked when the simulation is built.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        positive("duration".into(), self.duration)?;
+        non_negative("measure_start".into(), self.measure_start)?;
+        if self.measure_start >= self.duration {
+            return Err(SpecError::new(
+                "measure_start".into(),
+                format!("must be before the end of the run ({} s), got {}", self.duration, self.measure_start),
+            ));
+        }
+        non_negative("sample_interval".into(), self.sample_interval)?;
+        if self.duration * 1e12 >= u64::MAX as f64 {
+            return Err(SpecError::new("duration".into(), "too long for picosecond time (max ~1.8e7 s)".into()));
+        }
+        let mut names = HashSet::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.name.is_empty() {
+                return Err(SpecError::new(format!("nodes[{i}].name"), "must not be empty".into()));
+            }
+            if !names.insert(n.name.as_str()) {
+                return Err(SpecError::new(format!("nodes[{i}].name"), format!("duplicate node name {:?}", n.name)));
+            }
+        }
+        let mut link_names = HashSet::new();
+        for (i, l) in self.links.iter().enumerate() {
+            if !link_names.insert(l.name.as_str()) {
+                return Err(SpecError::new(format!("links[{i}].name"), format!("duplicate link name {:?}", l.name)));
+            }
+            for (f, n) in [("src", &l.src), ("dst", &l.dst)] {
+                if !names.contains(n.as_str()) {
+                    return Err(SpecError::new(format!("links[{i}].{f}"), format!("unknown node {n:?}")));
+                }
+            }
+            if l.src == l.dst {
+                return Err(SpecError::new(format!("links[{i}].dst"), "a link must join two different nodes".into()));
+            }
+            positive(format!("links[{i}].rate_bps"), l.rate_bps)?;
+            non_negative(format!("links[{i}].delay"), l.delay)?;
+            if l.queue.limit_packets == Some(0) {
+                return Err(SpecError::new(format!("links[{i}].queue.limit_packets"), "must be at least 1 packet, got 0".into()));
+            }
+            if l.queue.limit_bytes == Some(0) {
+                return Err(SpecError::new(format!("links[{i}].queue.limit_bytes"), "must be at least 1 byte, got 0".into()));
+            }
+        }
+        for (i, r) in self.routes.iter().enumerate() {
+            for (f, n) in [("node", &r.node), ("dst", &r.dst)] {
+                if !names.contains(n.as_str()) {
+                    return Err(SpecError::new(format!("routes[{i}].{f}"), format!("unknown node {n:?}")));
+                }
+            }
+            if !link_names.contains(r.link.as_str()) {
+                return Err(SpecError::new(format!("routes[{i}].link"), format!("unknown link {:?}", r.link)));
+            }
+        }
+        if let Some(tl) = &self.trace_links {
+            for (i, n) in tl.iter().enumerate() {
+                if !link_names.contains(n.as_str()) {
+                    return Err(SpecError::new(format!("trace_links[{i}]"), format!("unknown link {n:?}")));
+                }
+            }
+        }
+        let hosts: HashSet<&str> =
+            self.nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()).collect();
+        let mut flow_names = HashSet::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            let p = |s: &str| format!("flows[{i}].{s}");
+            if !flow_names.insert(f.name.as_str()) {
+                return Err(SpecError::new(p("name"), format!("duplicate flow name {:?}", f.name)));
+            }
+            for (field, n) in [("src", &f.src), ("dst", &f.dst)] {
+                if !names.contains(n.as_str()) {
+                    return Err(SpecError::new(p(field), format!("unknown node {n:?}")));
+                }
+                if !hosts.contains(n.as_str()) {
+                    return Err(SpecError::new(p(field), format!("{n:?} is a router; flows start and end at hosts")));
+                }
+            }
+            if f.src == f.dst {
+                return Err(SpecError::new(p("dst"), "must differ from src".into()));
+            }
+            non_negative(p("start"), f.start)?;
+            if f.header_size >= f.packet_size {
+                return Err(SpecError::new(
+                    p("packet_size"),
+                    format!("must exceed header_size ({} B), got {} B", f.header_size, f.packet_size),
+                ));
+            }
+            if f.ack_size == 0 {
+                return Err(SpecError::new(p("ack_size"), "must be at least 1 byte".into()));
+            }
+            if !(f.init_cwnd.is_finite() && f.init_cwnd >= 1.0) {
+                return Err(SpecError::new(p("init_cwnd"), format!("must be at least 1 segment, got {}", f.init_cwnd)));
+            }
+            if let Some(s) = f.init_ssthresh {
+                if !(s.is_finite() && s >= 2.0) {
+                    return Err(SpecError::new(p("init_ssthresh"), format!("must be at least 2 segments, got {s}")));
+                }
+            }
+            if f.rwnd_packets == Some(0) {
+                return Err(SpecError::new(p("rwnd_packets"), "must be at least 1 segment".into()));
+            }
+            positive(p("min_rto"), f.min_rto)?;
+            positive(p("init_rto"), f.init_rto)?;
+            positive(p("max_rto"), f.max_rto)?;
+            if f.max_rto < f.min_rto {
+                return Err(SpecError::new(p("max_rto"), format!("must be at least min_rto ({} s)", f.min_rto)));
+            }
+            if f.dupthresh == 0 {
+                return Err(SpecError::new(p("dupthresh"), "must be at least 1".into()));
+            }
+            positive(p("delack_timeout"), f.delack_timeout)?;
+            if f.sack_blocks == 0 || f.sack_blocks > 4 {
+                return Err(SpecError::new(p("sack_blocks"), format!("must be 1 to 4 (RFC 2018), got {}", f.sack_blocks)));
+            }
+            if let AppSpec::Files { files } = &f.app {
+                for (j, file) in files.iter().enumerate() {
+                    if file.size == 0 {
+                        return Err(SpecError::new(format!("flows[{i}].app.files[{j}].size"), "must be at least 1 byte".into()));
+                    }
+                    non_negative(format!("flows[{i}].app.files[{j}].start"), file.start)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,639 @@
+//! TCP sender: reliability and loss recovery; window growth is delegated to a
+//! [`CongestionControl`].
+//!
+//! Read first: RFC 5681 (slow start, congestion avoidance, fast
+//! retransmit/fast recovery), RFC 6582 (NewReno), RFC 6675 (SACK-based loss
+//! recovery), RFC 6298 (RTO), RFC 3042 (limited transmit).
+//!
+//! Recovery variants, chosen per flow:
+//! - **Reno** (RFC 5681 3.2): on the third duplicate ACK, `ssthresh` from the
+//!   algorithm, retransmit the first unacknowledged segment, `cwnd = ssthresh +
+//!   3`; each further duplicate ACK inflates cwnd by one; "when the next ACK
+//!   arrives that acknowledges previously unacknowledged data, a TCP MUST set
+//!   cwnd to ssthresh" and recovery ends, even if more segments of the window
+//!   were lost (those need more duplicate ACKs or the RTO).
+//! - **NewReno** (RFC 6582 3.2): `recover` = highest sequence sent at entry; a
+//!   partial ACK retransmits the first unacknowledged segment and deflates cwnd
+//!   by the amount acknowledged minus one segment; the timer is reset on the
+//!   first partial ACK only (the "Impatient" variant); a full ACK ends recovery
+//!   with `cwnd = ssthresh` (RFC 6582's option 2, as ns-2 and Linux). Fast
+//!   retransmit is not entered again until `recover` is acknowledged, also after
+//!   an RTO.
+//! - **SACK** (RFC 6675): a scoreboard of SACKed ranges; a segment is lost when
+//!   `DupThresh` SACKed segments lie above it (`IsLost`); recovery starts on
+//!   `DupThresh` duplicate ACKs or when the first unacknowledged segment is
+//!   lost, with `cwnd = ssthresh`; while `cwnd - pipe >= 1` the sender sends
+//!   `NextSeg()`: the first lost segment not yet retransmitted, else new data.
+//!   `pipe` is computed as Linux does, `packets_out - sacked_out - lost_out +
+//!   retrans_out`, in O(1) from counters.
+//!
+//! Retransmission timeout (RFC 6298 + RFC 5681 3.1): `ssthresh` from the
+//! algorithm (held if the same data already timed out, RFC 5681: "the value of
+//! ssthresh is held constant"; not reduced again inside fast recovery, as
+//! Linux), `cwnd = 1`, exponential backoff. Non-SACK senders then go back N
+//! (resend from the first unacknowledged segment, as ns-2 and BSD); SACK
+//! senders mark every un-SACKed segment lost and retransmit them through
+//! `NextSeg()` (as Linux's Loss state).
+//!
+//! Per-ACK cost is O(1) amortized plus O(number of SACK holes touched): each
+//! segment is marked SACKed, acknowledged and retransmitted a bounded number of
+//! times, the scoreboard is a sorted list of SACKed ranges, and `pipe` and the
+//! lost boundary come from counters and the top of that list.
+//!
+//! Deviations (documented in docs/tcp.md): no PRR (RFC 6937), no RACK-TLP, no
+//! F-RTO or undo, no rescue retransmission (RFC 6675 NextSeg rule 4) and no
+//! rule 3; RTT samples are taken per ACK from the newest newly acknowledged
+//! segment that was never retransmitted (Karn's rule), not from timestamps.
+
+use crate::cc::{AckSample, CongestionControl, LossEvent, Window};
+use crate::net::Packet;
+use crate::sim::time::{from_secs, to_secs, Time};
+use crate::spec::Recovery;
+use crate::tcp::app::SegmentMap;
+use crate::tcp::rtt::RttEstimator;
+
+/// Linux's TCP_INFINITE_SSTHRESH: "arbitrarily high" initial ssthresh.
+pub const INFINITE_SSTHRESH: f64 = 2_147_483_647.0;
+
+const RETX: u8 = 1;
+const SACKED: u8 = 2;
+/// A retransmission of this segment is counted in `retrans_out`.
+const RETX_OUT: u8 = 4;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct SegMeta {
+    sent: Time,
+    flags: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaState {
+    Open,
+    /// Fast recovery.
+    Recovery,
+    /// After a retransmission timeout, until everything outstanding then is acknowledged.
+    Loss,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SenderStats {
+    /// Data packets sent, retransmissions included.
+    pub data_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub acks_received: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct SenderConfig {
+    pub flow: u32,
+    pub recovery: Recovery,
+    pub dupthresh: u32,
+    pub init_cwnd: f64,
+    pub init_ssthresh: f64,
+    pub rwnd: u64,
+    pub limited_transmit: bool,
+    pub restart_after_idle: bool,
+    pub header_size: u32,
+    /// Wire size = app bytes + header (payload accounting) or app bytes (ns-2).
+    pub ns2_accounting: bool,
+    pub init_rto: f64,
+    pub min_rto: f64,
+    pub max_rto: f64,
+    pub rto_mode: crate::spec::RtoMode,
+}
+
+pub struct Sender {
+    pub cfg: SenderConfig,
+    pub cc: Box<dyn CongestionControl>,
+    pub w: Window,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// One past the highest segment ever sent.
+    pub high_data: u64,
+    meta: Vec<SegMeta>,
+    mask: u64,
+    // SACK scoreboard.
+    sacked: Vec<(u64, u64)>,
+    sacked_out: u64,
+    /// Un-SACKed segments below this are lost (RFC 6675 IsLost).
+    lost_high: u64,
+    /// Next candidate for retransmission (RFC 6675 HighRxt + 1).
+    rtx_next: u64,
+    retrans_out: u64,
+    pub state: CaState,
+    /// RFC 6582 `recover` / RFC 6675 RecoveryPoint, as one past the highest
+    /// segment outstanding when recovery (or the RTO) began.
+    recover: u64,
+    dupacks: u32,
+    partial_ack_seen: bool,
+    /// NewReno "Impatient": a later partial ACK does not restart the timer.
+    hold_timer: bool,
+    /// Segments the application has made available: `[0, app_limit)`.
+    pub app_limit: u64,
+    pub started: bool,
+    pub rtt: RttEstimator,
+    pub rto_deadline: Option<Time>,
+    pub rto_event: Option<Time>,
+    pace_next: Time,
+    pub pace_event: Option<Time>,
+    /// Set when pacing held a packet back: the world schedules a Pace event.
+    pub pace_wanted: Option<Time>,
+    delivered: u64,
+    cwnd_limited: bool,
+    last_send: Time,
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Self {
+        let w = Window { cwnd: cfg.init_cwnd, ssthresh: cfg.init_ssthresh };
+        let rtt = RttEstimator::new(cfg.init_rto, cfg.min_rto, cfg.max_rto, cfg.rto_mode);
+        Sender {
+            cfg,
+            cc,
+            w,
+            snd_una: 0,
+            snd_nxt: 0,
+            high_data: 0,
+            meta: vec![SegMeta::default(); 64],
+            mask: 63,
+            sacked: Vec::new(),
+            sacked_out: 0,
+            lost_high: 0,
+            rtx_next: 0,
+            retrans_out: 0,
+            state: CaState::Open,
+            recover: 0,
+            dupacks: 0,
+            partial_ack_seen: false,
+            hold_timer: false,
+            app_limit: 0,
+            started: false,
+            rtt,
+            rto_deadline: None,
+            rto_event: None,
+            pace_next: 0,
+            pace_event: None,
+            pace_wanted: None,
+            delivered: 0,
+            cwnd_limited: false,
+            last_send: 0,
+            stats: SenderStats::default(),
+        }
+    }
+
+    #[inline]
+    fn sack(&self) -> bool {
+        self.cfg.recovery == Recovery::Sack
+    }
+
+    #[inline]
+    fn m(&mut self, seq: u64) -> &mut SegMeta {
+        &mut self.meta[(seq & self.mask) as usize]
+    }
+
+    fn ensure_capacity(&mut self) {
+        let need = self.high_data + 1 - self.snd_una;
+        if need as usize <= self.meta.len() {
+            return;
+        }
+        let cap = (need as usize).next_power_of_two().max(self.meta.len() * 2);
+        let mut meta = vec![SegMeta::default(); cap];
+        let mask = cap as u64 - 1;
+        for s in self.snd_una..self.high_data {
+            meta[(s & mask) as usize] = self.meta[(s & self.mask) as usize];
+        }
+        self.meta = meta;
+        self.mask = mask;
+    }
+
+    /// SACKed segments at or above `x`.
+    fn sacked_at_or_above(&self, x: u64) -> u64 {
+        let mut n = 0;
+        for &(s, e) in self.sacked.iter().rev() {
+            if e <= x {
+                break;
+            }
+            n += e - s.max(x);
+        }
+        n
+    }
+
+    /// Segments in flight: FlightSize for non-SACK senders (RFC 5681), the
+    /// RFC 6675 pipe for SACK senders.
+    #[inline]
+    pub fn in_flight(&self) -> u64 {
+        if self.sack() {
+            let lh = self.lost_high.max(self.snd_una);
+            (self.snd_nxt - lh) - self.sacked_at_or_above(lh) + self.retrans_out
+        } else {
+            self.snd_nxt - self.snd_una
+        }
+    }
+
+    /// RFC 6675 IsLost boundary: the DupThresh-th SACKed segment from the top.
+    fn update_lost_high(&mut self) {
+        let k = self.cfg.dupthresh as u64;
+        let mut count = 0u64;
+        for &(s, e) in self.sacked.iter().rev() {
+            if count + (e - s) >= k {
+                let t = e - (k - count);
+                if t > self.lost_high {
+                    self.lost_high = t;
+                }
+                return;
+            }
+            count += e - s;
+        }
+    }
+
+    fn wire_size(&self, seq: u64, map: &SegmentMap) -> u32 {
+        let app = map.app_bytes(seq);
+        if self.cfg.ns2_accounting {
+            app
+        } else {
+            app + self.cfg.header_size
+        }
+    }
+
+    fn emit(&mut self, now: Time, seq: u64, retransmit: bool, map: &SegmentMap, out: &mut Vec<Packet>) {
+        if seq >= self.high_data {
+            self.high_data = seq + 1;
+            self.ensure_capacity();
+            *self.m(seq) = SegMeta::default();
+        }
+        let sack = self.sack();
+        let m = self.m(seq);
+        m.sent = now;
+        if retransmit {
+            m.flags |= RETX;
+            if sack && m.flags & RETX_OUT == 0 {
+                m.flags |= RETX_OUT;
+                self.retrans_out += 1;
+            }
+            self.stats.retransmits += 1;
+        }
+        let size = self.wire_size(seq, map);
+        self.stats.data_sent += 1;
+        self.last_send = now;
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
+        }
+        let inf = self.in_flight();
+        self.cc.on_send(to_secs(now), size, inf);
+        if let Some(rate) = self.cc.pacing_rate_bps() {
+            let gap = from_secs(size as f64 * 8.0 / rate);
+            self.pace_next = self.pace_next.max(now) + gap;
+        }
+        out.push(Packet::data(self.cfg.flow, seq, size, retransmit));
+    }
+
+    /// The next segment `NextSeg()` would send, and whether it is a retransmission.
+    fn next_segment(&mut self) -> Option<(u64, bool)> {
+        if self.sack() {
+            if self.rtx_next < self.snd_una {
+                self.rtx_next = self.snd_una;
+            }
+            // Skip SACKed ranges.
+            if self.rtx_next < self.lost_high {
+                let i = self.sacked.partition_point(|r| r.1 <= self.rtx_next);
+                if i < self.sacked.len() && self.sacked[i].0 <= self.rtx_next {
+                    self.rtx_next = self.sacked[i].1;
+                }
+            }
+            if self.rtx_next < self.lost_high {
+                return Some((self.rtx_next, true));
+            }
+            if self.snd_nxt < self.app_limit && self.snd_nxt - self.snd_una < self.cfg.rwnd {
+                return Some((self.snd_nxt, false));
+            }
+            None
+        } else if self.snd_nxt < self.high_data {
+            Some((self.snd_nxt, true)) // going back N after a timeout
+        } else if self.snd_nxt < self.app_limit && self.snd_nxt - self.snd_una < self.cfg.rwnd {
+            Some((self.snd_nxt, false))
+        } else {
+            None
+        }
+    }
+
+    /// Sends whatever the window, the receiver window, pacing and the
+    /// application allow.
+    pub fn transmit(&mut self, now: Time, map: &SegmentMap, out: &mut Vec<Packet>) {
+        if !self.started {
+            return;
+        }
+        if self.cfg.restart_after_idle
+            && self.snd_una == self.high_data
+            && self.stats.data_sent > 0
+            && now.saturating_sub(self.last_send) > from_secs(self.rtt.rto())
+            && self.snd_nxt < self.app_limit
+        {
+            // RFC 5681 4.1: restart window after an idle period longer than the RTO.
+            self.w.cwnd = self.w.cwnd.min(self.cfg.init_cwnd);
+        }
+        loop {
+            let extra = if self.cfg.limited_transmit && self.state == CaState::Open {
+                self.dupacks.min(2) as f64
+            } else {
+                0.0
+            };
+            if (self.in_flight() + 1) as f64 > self.w.cwnd + extra {
+                self.cwnd_limited = true;
+                return;
+            }
+            let Some((seq, retx)) = self.next_segment() else {
+                self.cwnd_limited = false;
+                return;
+            };
+            if self.cc.pacing_rate_bps().is_some() && now < self.pace_next {
+                self.pace_wanted = Some(self.pace_next);
+                return;
+            }
+            if seq == self.snd_nxt {
+                self.snd_nxt += 1;
+            } else {
+                self.rtx_next = seq + 1;
+            }
+            self.emit(now, seq, retx, map, out);
+        }
+    }
+
+    fn enter_fast_recovery(&mut self, now: Time) {
+        let flight = self.in_flight();
+        let ss = self.cc.ssthresh(&self.w, LossEvent::FastRecovery, flight, to_secs(now));
+        self.w.ssthresh = ss;
+        self.recover = self.high_data;
+        self.state = CaState::Recovery;
+        self.partial_ack_seen = false;
+        self.stats.fast_recoveries += 1;
+    }
+
+    fn exit_recovery(&mut self, now: Time) {
+        self.w.cwnd = self.w.ssthresh;
+        self.state = CaState::Open;
+        self.cc.on_recovery_exit(&mut self.w, to_secs(now));
+    }
+
+    /// Marks `[s, e)` SACKed; returns (newly SACKed, newest newly SACKed
+    /// never-retransmitted segment).
+    fn sack_range(&mut self, s: u64, e: u64) -> (u64, Option<u64>) {
+        let s = s.max(self.snd_una);
+        let e = e.min(self.high_data);
+        if s >= e {
+            return (0, None);
+        }
+        let mut i = self.sacked.partition_point(|r| r.1 < s);
+        let mut cur = s;
+        let (mut lo, mut hi) = (s, e);
+        let mut newly = 0;
+        let mut newest = None;
+        let first = i;
+        let mut mark = |this: &mut Self, a: u64, b: u64| {
+            for q in a..b {
+                let m = &mut this.meta[(q & this.mask) as usize];
+                m.flags |= SACKED;
+                if m.flags & RETX_OUT != 0 {
+                    m.flags &= !RETX_OUT;
+                    this.retrans_out -= 1;
+                }
+                if m.flags & RETX == 0 {
+                    newest = Some(q);
+                }
+            }
+            newly += b - a;
+        };
+        while i < self.sacked.len() && self.sacked[i].0 <= e {
+            let (rs, re) = self.sacked[i];
+            if cur < rs {
+                mark(self, cur, rs);
+            }
+            cur = cur.max(re);
+            lo = lo.min(rs);
+            hi = hi.max(re);
+            i += 1;
+        }
+        if cur < e {
+            mark(self, cur, e);
+        }
+        self.sacked.splice(first..i, std::iter::once((lo, hi)));
+        self.sacked_out += newly;
+        (newly, newest)
+    }
+
+    /// An ACK arrives at `now`.
+    pub fn on_ack(&mut self, now: Time, ack: &Packet, map: &SegmentMap, out: &mut Vec<Packet>) {
+        self.stats.acks_received += 1;
+        let a = ack.seq;
+        if a > self.high_data {
+            return; // acknowledges data never sent: ignore (RFC 9293)
+        }
+        let old_una = self.snd_una;
+        let mut acked = 0u64;
+        let mut cum_acked = 0u64;
+        let mut sample_seq: Option<u64> = None;
+        if a > old_una {
+            let mut karn = false;
+            let mut newest_unsacked = None;
+            let mut sacked_below = 0;
+            for q in old_una..a {
+                let m = &mut self.meta[(q & self.mask) as usize];
+                let f = m.flags;
+                if f & SACKED != 0 {
+                    sacked_below += 1;
+                } else {
+                    acked += 1;
+                    newest_unsacked = Some(q);
+                }
+                if f & RETX != 0 {
+                    karn = true;
+                }
+                if f & RETX_OUT != 0 {
+                    self.retrans_out -= 1;
+                }
+                m.flags = 0;
+            }
+            cum_acked = a - old_una;
+            if !karn {
+                sample_seq = newest_unsacked;
+            }
+            self.sacked_out -= sacked_below;
+            let k = self.sacked.partition_point(|r| r.1 <= a);
+            self.sacked.drain(..k);
+            if let Some(r) = self.sacked.first_mut() {
+                if r.0 < a {
+                    r.0 = a;
+                }
+            }
+            self.snd_una = a;
+            if self.snd_nxt < a {
+                self.snd_nxt = a;
+            }
+            self.dupacks = 0;
+        } else if a == old_una && self.high_data > old_una {
+            self.dupacks += 1;
+        }
+        let duplicate = a <= old_una;
+        if self.sack() && ack.n_sack > 0 {
+            for (s, e) in ack.sack_blocks() {
+                let (n, newest) = self.sack_range(s, e);
+                acked += n;
+                if let Some(q) = newest {
+                    if sample_seq.map_or(true, |p| q > p) {
+                        sample_seq = Some(q);
+                    }
+                }
+            }
+            self.update_lost_high();
+        }
+        if self.lost_high < self.snd_una {
+            self.lost_high = self.snd_una;
+        }
+        self.delivered += acked;
+        let rtt = sample_seq.map(|q| {
+            let r = to_secs(now - self.meta[(q & self.mask) as usize].sent);
+            self.rtt.on_sample(r);
+            r
+        });
+        let mut sample = AckSample {
+            now: to_secs(now),
+            acked: acked as u32,
+            cum_acked: cum_acked as u32,
+            rtt,
+            srtt: self.rtt.srtt,
+            min_rtt: self.rtt.min_rtt,
+            in_flight: self.in_flight(),
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            delivered: self.delivered,
+            cwnd_limited: self.cwnd_limited,
+            duplicate,
+        };
+        self.cc.on_ack_sample(&self.w, &sample);
+
+        let grow = if self.sack() { self.sack_recovery(now, a > old_una) } else { self.dupack_recovery(now, a > old_una, cum_acked, map, out) };
+        if grow && a > old_una {
+            sample.in_flight = self.in_flight();
+            self.cc.on_ack(&mut self.w, &sample);
+        }
+
+        // RFC 6298 5.2/5.3: stop the timer when all is acknowledged, restart it on new data.
+        if self.snd_una >= self.high_data {
+            self.rto_deadline = None;
+        } else if a > old_una && !self.hold_timer {
+            self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
+        }
+        self.hold_timer = false;
+        self.transmit(now, map, out);
+    }
+
+    /// Reno / NewReno recovery driven by duplicate ACKs. Returns whether the
+    /// congestion control may grow the window on this ACK.
+    fn dupack_recovery(&mut self, now: Time, new_data: bool, cum_acked: u64, map: &SegmentMap, out: &mut Vec<Packet>) -> bool {
+        let newreno = self.cfg.recovery == Recovery::NewReno;
+        if new_data {
+            match self.state {
+                CaState::Recovery => {
+                    if !newreno || self.snd_una >= self.recover {
+                        self.exit_recovery(now);
+                    } else {
+                        // NewReno partial ACK: retransmit the next hole, deflate.
+                        let una = self.snd_una;
+                        self.emit(now, una, true, map, out);
+                        self.w.cwnd = (self.w.cwnd - cum_acked as f64 + 1.0).max(1.0);
+                        // Impatient variant: only the first partial ACK restarts the timer.
+                        self.hold_timer = self.partial_ack_seen;
+                        self.partial_ack_seen = true;
+                    }
+                    false
+                }
+                CaState::Loss => {
+                    if self.snd_una >= self.recover {
+                        self.state = CaState::Open;
+                    }
+                    true
+                }
+                CaState::Open => true,
+            }
+        } else {
+            if self.state == CaState::Recovery {
+                self.w.cwnd += 1.0; // window inflation
+            } else if self.dupacks == self.cfg.dupthresh && (!newreno || self.snd_una >= self.recover) {
+                self.enter_fast_recovery(now);
+                let una = self.snd_una;
+                self.emit(now, una, true, map, out);
+                self.w.cwnd = self.w.ssthresh + self.cfg.dupthresh as f64;
+            }
+            false
+        }
+    }
+
+    /// RFC 6675 recovery. Returns whether the window may grow on this ACK.
+    fn sack_recovery(&mut self, now: Time, new_data: bool) -> bool {
+        match self.state {
+            CaState::Open => {
+                let lost = self.lost_high > self.snd_una;
+                if (self.dupacks >= self.cfg.dupthresh || lost) && self.snd_una >= self.recover && self.high_data > self.snd_una {
+                    self.enter_fast_recovery(now);
+                    // The first unacknowledged segment is presumed lost (RFC 6675 4.2).
+                    if self.lost_high <= self.snd_una {
+                        self.lost_high = self.snd_una + 1;
+                    }
+                    self.rtx_next = self.snd_una;
+                    self.w.cwnd = self.w.ssthresh;
+                    false
+                } else {
+                    new_data
+                }
+            }
+            CaState::Recovery => {
+                if self.snd_una >= self.recover {
+                    self.exit_recovery(now);
+                }
+                false
+            }
+            CaState::Loss => {
+                if self.snd_una >= self.recover {
+                    self.state = CaState::Open;
+                }
+                new_data
+            }
+        }
+    }
+
+    /// The retransmission timer fired and its deadline has passed.
+    pub fn on_timeout(&mut self, now: Time, map: &SegmentMap, out: &mut Vec<Packet>) {
+        if self.snd_una >= self.high_data {
+            self.rto_deadline = None;
+            return;
+        }
+        self.stats.timeouts += 1;
+        if self.rtt.backoff == 0 && self.state != CaState::Recovery {
+            let flight = self.in_flight();
+            self.w.ssthresh = self.cc.ssthresh(&self.w, LossEvent::Timeout, flight, to_secs(now));
+        }
+        self.w.cwnd = 1.0;
+        self.cc.on_rto(&mut self.w, to_secs(now));
+        self.state = CaState::Loss;
+        self.recover = self.high_data;
+        self.dupacks = 0;
+        if self.sack() {
+            for q in self.snd_una..self.high_data {
+                self.m(q).flags &= !RETX_OUT;
+            }
+            self.retrans_out = 0;
+            self.lost_high = self.high_data;
+            self.rtx_next = self.snd_una;
+        } else {
+            self.snd_nxt = self.snd_una;
+        }
+        self.rtt.on_timeout();
+        self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
+        self.transmit(now, map, out);
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
+        }
+    }
+}

@@ -1,0 +1,461 @@
+//! One run: the network, the flows and the event loop that drives them.
+
+use std::time::Instant;
+
+use crate::cc;
+use crate::error::SpecError;
+use crate::net::{routing, Enqueued, Link, Packet, PacketKind};
+use crate::results::{FileResult, FlowResult, LinkResult, RunMeta, RunResults};
+use crate::sim::time::{from_secs, to_secs, Time};
+use crate::sim::{EventKind, EventQueue};
+use crate::spec::{AppSpec, Recovery, RunSpec};
+use crate::tcp::{Receiver, SegmentMap, Sender, SenderConfig, INFINITE_SSTHRESH};
+use crate::trace::{FlowSeries, QueueSeries};
+
+struct Flow {
+    sender: Sender,
+    receiver: Receiver,
+    map: SegmentMap,
+    /// Forward (data) and reverse (ACK) paths as link indices.
+    paths: [Vec<u32>; 2],
+    data_dropped: u64,
+    acks_dropped: u64,
+    delivered_at_measure_start: u64,
+}
+
+/// A simulation built from a [`RunSpec`], ready to run.
+pub struct World {
+    spec: RunSpec,
+    now: Time,
+    end: Time,
+    measure_start: Time,
+    sample_interval: Time,
+    events: EventQueue,
+    links: Vec<Link>,
+    flows: Vec<Flow>,
+    traced_links: Vec<u32>,
+    scratch: Vec<Packet>,
+    flow_ts: FlowSeries,
+    queue_ts: QueueSeries,
+    wall_s: f64,
+    finished: bool,
+}
+
+impl World {
+    /// Validates the description, resolves routes and algorithms.
+    pub fn new(spec: RunSpec) -> Result<Self, SpecError> {
+        spec.validate()?;
+        let paths = routing::resolve_paths(&spec)?;
+        let end = from_secs(spec.duration);
+        let measure_start = from_secs(spec.measure_start);
+        let window = (measure_start, end);
+        let links: Vec<Link> = spec
+            .links
+            .iter()
+            .map(|l| Link::new(l.rate_bps, from_secs(l.delay), l.queue.limit_packets, l.queue.limit_bytes, window))
+            .collect();
+        let mut events = EventQueue::new();
+        let mut flows = Vec::with_capacity(spec.flows.len());
+        for (i, (f, paths)) in spec.flows.iter().zip(paths).enumerate() {
+            let cc = cc::build(&f.cc, &format!("flows[{i}].cc"))?;
+            let cfg = SenderConfig {
+                flow: i as u32,
+                recovery: f.recovery,
+                dupthresh: f.dupthresh,
+                init_cwnd: f.init_cwnd,
+                init_ssthresh: f.init_ssthresh.unwrap_or(INFINITE_SSTHRESH),
+                rwnd: f.rwnd_packets.unwrap_or(u64::MAX),
+                limited_transmit: f.limited_transmit,
+                restart_after_idle: f.restart_after_idle,
+                header_size: f.header_size,
+                ns2_accounting: f.accounting == crate::spec::Accounting::Ns2,
+                init_rto: f.init_rto,
+                min_rto: f.min_rto,
+                max_rto: f.max_rto,
+                rto_mode: f.rto_mode,
+            };
+            let map = SegmentMap::new(f);
+            let n_files = map.files.as_ref().map_or(0, |v| v.len());
+            let receiver = Receiver::new(
+                i as u32,
+                f.recovery == Recovery::Sack,
+                f.sack_blocks,
+                f.ack_size,
+                f.delayed_ack,
+                from_secs(f.delack_timeout),
+                n_files,
+            );
+            events.schedule(from_secs(f.start), EventKind::FlowStart(i as u32));
+            if let Some(files) = &map.files {
+                for (k, file) in files.iter().enumerate() {
+                    events.schedule(file.start, EventKind::FileStart(i as u32, k as u32));
+                }
+            }
+            flows.push(Flow {
+                sender: Sender::new(cfg, cc),
+                receiver,
+                map,
+                paths,
+                data_dropped: 0,
+                acks_dropped: 0,
+                delivered_at_measure_start: 0,
+            });
+        }
+        let traced_links: Vec<u32> = match &spec.trace_links {
+            Some(names) => names.iter().map(|n| spec.links.iter().position(|l| &l.name == n).unwrap() as u32).collect(),
+            None => spec
+                .links
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.queue.limit_packets.is_some() || l.queue.limit_bytes.is_some())
+                .map(|(i, _)| i as u32)
+                .collect(),
+        };
+        let sample_interval = from_secs(spec.sample_interval);
+        let (mut flow_ts, mut queue_ts) = (FlowSeries::default(), QueueSeries::default());
+        if sample_interval > 0 {
+            let n = (end / sample_interval + 1) as usize;
+            flow_ts = FlowSeries::with_capacity(n * flows.len());
+            queue_ts = QueueSeries::with_capacity(n * traced_links.len());
+            events.schedule(0, EventKind::Sample);
+        }
+        events.schedule(measure_start, EventKind::MeasureStart);
+        Ok(World {
+            spec,
+            now: 0,
+            end,
+            measure_start,
+            sample_interval,
+            events,
+            links,
+            flows,
+            traced_links,
+            scratch: Vec::with_capacity(64),
+            flow_ts,
+            queue_ts,
+            wall_s: 0.0,
+            finished: false,
+        })
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Runs to the end of the simulated duration.
+    pub fn run(&mut self) {
+        self.run_with_progress(|_| {});
+    }
+
+    /// Runs to the end, calling `progress(fraction of simulated time done)`
+    /// now and then (about every million events).
+    pub fn run_with_progress(&mut self, mut progress: impl FnMut(f64)) {
+        let t0 = Instant::now();
+        let mut next_report = self.events.popped() + (1 << 20);
+        while let Some(t) = self.events.peek_time() {
+            if t > self.end {
+                break;
+            }
+            let ev = self.events.pop().unwrap();
+            self.now = ev.time;
+            self.dispatch(ev.kind);
+            if self.events.popped() >= next_report {
+                next_report += 1 << 20;
+                progress(self.now as f64 / self.end as f64);
+            }
+        }
+        self.now = self.end;
+        for l in &mut self.links {
+            l.advance(self.end);
+        }
+        self.finished = true;
+        self.wall_s += t0.elapsed().as_secs_f64();
+        progress(1.0);
+    }
+
+    fn dispatch(&mut self, kind: EventKind) {
+        match kind {
+            EventKind::LinkArrival(l) => self.link_arrival(l),
+            EventKind::Rto(f) => self.rto_event(f),
+            EventKind::DelayedAck(f) => self.delack_event(f),
+            EventKind::Pace(f) => {
+                let fl = &mut self.flows[f as usize];
+                fl.sender.pace_event = None;
+                fl.sender.transmit(self.now, &fl.map, &mut self.scratch);
+                self.flush(f);
+            }
+            EventKind::FlowStart(f) => {
+                let fl = &mut self.flows[f as usize];
+                fl.sender.started = true;
+                if fl.map.files.is_none() {
+                    fl.sender.app_limit = u64::MAX;
+                }
+                fl.sender.transmit(self.now, &fl.map, &mut self.scratch);
+                self.flush(f);
+            }
+            EventKind::FileStart(f, k) => {
+                let fl = &mut self.flows[f as usize];
+                let end = fl.map.files.as_ref().unwrap()[k as usize].end;
+                fl.sender.app_limit = fl.sender.app_limit.max(end);
+                fl.sender.transmit(self.now, &fl.map, &mut self.scratch);
+                self.flush(f);
+            }
+            EventKind::Sample => self.sample(),
+            EventKind::MeasureStart => {
+                for fl in &mut self.flows {
+                    fl.delivered_at_measure_start = fl.receiver.delivered_bytes;
+                }
+            }
+        }
+    }
+
+    /// Puts the packets a flow's endpoint produced on the first link of their
+    /// path and brings the flow's timers up to date.
+    fn flush(&mut self, f: u32) {
+        let mut pkts = std::mem::take(&mut self.scratch);
+        for p in pkts.drain(..) {
+            let dir = (p.kind == PacketKind::Ack) as usize;
+            let link = self.flows[f as usize].paths[dir][0];
+            self.enqueue(link, p);
+        }
+        self.scratch = pkts;
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        let s = &mut fl.sender;
+        if let Some(d) = s.rto_deadline {
+            if s.rto_event.map_or(true, |e| d < e) {
+                s.rto_event = Some(d);
+                self.events.schedule(d, EventKind::Rto(f));
+            }
+        }
+        if let Some(t) = s.pace_wanted.take() {
+            if s.pace_event.is_none() {
+                s.pace_event = Some(t.max(now));
+                self.events.schedule(t.max(now), EventKind::Pace(f));
+            }
+        }
+        let r = &mut fl.receiver;
+        if let Some(d) = r.delack_deadline {
+            if r.delack_event.map_or(true, |e| d < e) {
+                r.delack_event = Some(d);
+                self.events.schedule(d, EventKind::DelayedAck(f));
+            }
+        }
+    }
+
+    #[inline]
+    fn enqueue(&mut self, link: u32, p: Packet) {
+        match self.links[link as usize].enqueue(self.now, p) {
+            Enqueued::Accepted(Some(t)) => self.events.schedule(t, EventKind::LinkArrival(link)),
+            Enqueued::Accepted(None) => {}
+            Enqueued::Dropped => {
+                let fl = &mut self.flows[p.flow as usize];
+                match p.kind {
+                    PacketKind::Data => fl.data_dropped += 1,
+                    PacketKind::Ack => fl.acks_dropped += 1,
+                }
+            }
+        }
+    }
+
+    fn link_arrival(&mut self, l: u32) {
+        let (mut p, next) = self.links[l as usize].pop_arrival(self.now);
+        if let Some(t) = next {
+            self.events.schedule(t, EventKind::LinkArrival(l));
+        }
+        let f = p.flow;
+        let dir = (p.kind == PacketKind::Ack) as usize;
+        let hop = p.hop as usize + 1;
+        let fl = &mut self.flows[f as usize];
+        if hop < fl.paths[dir].len() {
+            p.hop = hop as u16;
+            let next_link = fl.paths[dir][hop];
+            self.enqueue(next_link, p);
+            return;
+        }
+        match p.kind {
+            PacketKind::Data => {
+                if let Some(ack) = fl.receiver.on_data(self.now, p.seq, &fl.map) {
+                    self.scratch.push(ack);
+                }
+            }
+            PacketKind::Ack => fl.sender.on_ack(self.now, &p, &fl.map, &mut self.scratch),
+        }
+        self.flush(f);
+    }
+
+    fn rto_event(&mut self, f: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        if fl.sender.rto_event != Some(now) {
+            return; // superseded by an earlier deadline
+        }
+        fl.sender.rto_event = None;
+        match fl.sender.rto_deadline {
+            Some(d) if d <= now => fl.sender.on_timeout(now, &fl.map, &mut self.scratch),
+            _ => {}
+        }
+        self.flush(f);
+    }
+
+    fn delack_event(&mut self, f: u32) {
+        let now = self.now;
+        let fl = &mut self.flows[f as usize];
+        if fl.receiver.delack_event != Some(now) {
+            return;
+        }
+        fl.receiver.delack_event = None;
+        if let Some(ack) = fl.receiver.on_delack_timer(now) {
+            self.scratch.push(ack);
+        }
+        self.flush(f);
+    }
+
+    fn sample(&mut self) {
+        let t = to_secs(self.now);
+        for (i, fl) in self.flows.iter().enumerate() {
+            let s = &fl.sender;
+            self.flow_ts.time.push(t);
+            self.flow_ts.flow.push(i as u32);
+            self.flow_ts.cwnd.push(s.w.cwnd);
+            self.flow_ts.ssthresh.push(s.w.ssthresh);
+            self.flow_ts.srtt.push(if s.rtt.samples > 0 { s.rtt.srtt } else { f64::NAN });
+            self.flow_ts.in_flight.push(s.in_flight());
+            self.flow_ts.delivered_bytes.push(fl.receiver.delivered_bytes);
+        }
+        for &l in &self.traced_links {
+            let link = &mut self.links[l as usize];
+            link.advance(self.now);
+            self.queue_ts.time.push(t);
+            self.queue_ts.link.push(l);
+            self.queue_ts.packets.push(link.waiting_packets());
+            self.queue_ts.bytes.push(link.waiting_bytes());
+        }
+        let next = self.now + self.sample_interval;
+        if next <= self.end {
+            self.events.schedule(next, EventKind::Sample);
+        }
+    }
+
+    /// Results of the run (call after [`World::run`]).
+    pub fn results(&self) -> RunResults {
+        let window = to_secs(self.end - self.measure_start);
+        let mut in_net = vec![[0u64; 2]; self.flows.len()];
+        for l in &self.links {
+            for p in l.packets() {
+                in_net[p.flow as usize][(p.kind == PacketKind::Ack) as usize] += 1;
+            }
+        }
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, fl)| {
+                let fs = &self.spec.flows[i];
+                let s = &fl.sender;
+                let r = &fl.receiver;
+                let rtt = &s.rtt;
+                let nan_if_none = |x: f64| if rtt.samples > 0 { x } else { f64::NAN };
+                let at_start = if self.finished || self.now >= self.measure_start { fl.delivered_at_measure_start } else { 0 };
+                FlowResult {
+                    id: i as u32,
+                    name: fs.name.clone(),
+                    src: fs.src.clone(),
+                    dst: fs.dst.clone(),
+                    algorithm: s.cc.name().to_string(),
+                    recovery: match fs.recovery {
+                        Recovery::Reno => "reno",
+                        Recovery::NewReno => "newreno",
+                        Recovery::Sack => "sack",
+                    }
+                    .to_string(),
+                    goodput_bps: (r.delivered_bytes - at_start) as f64 * 8.0 / window,
+                    bytes_delivered: r.delivered_bytes,
+                    data_packets_sent: s.stats.data_sent,
+                    retransmits: s.stats.retransmits,
+                    timeouts: s.stats.timeouts,
+                    fast_recoveries: s.stats.fast_recoveries,
+                    data_packets_received: r.stats.data_received,
+                    data_packets_dropped: fl.data_dropped,
+                    data_packets_in_network: in_net[i][0],
+                    acks_sent: r.stats.acks_sent,
+                    acks_received: s.stats.acks_received,
+                    acks_dropped: fl.acks_dropped,
+                    acks_in_network: in_net[i][1],
+                    rtt_samples: rtt.samples,
+                    rtt_min: nan_if_none(rtt.min_rtt),
+                    rtt_mean: nan_if_none(rtt.sum / rtt.samples.max(1) as f64),
+                    rtt_max: nan_if_none(rtt.max_rtt),
+                    srtt: nan_if_none(rtt.srtt),
+                    cwnd: s.w.cwnd,
+                    ssthresh: s.w.ssthresh,
+                }
+            })
+            .collect();
+        let links = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let ls = &self.spec.links[i];
+                let wps = (self.end - self.measure_start) as f64;
+                LinkResult {
+                    id: i as u32,
+                    name: ls.name.clone(),
+                    src: ls.src.clone(),
+                    dst: ls.dst.clone(),
+                    rate_bps: ls.rate_bps,
+                    delay: ls.delay,
+                    utilization: l.stats.busy_in_window as f64 / wps,
+                    packets_in: l.stats.packets_in,
+                    packets_out: l.stats.packets_out,
+                    drops: l.stats.drops,
+                    packets_in_link: l.packets_in_link(),
+                    bytes_out: l.stats.bytes_out,
+                    data_packets_out: l.stats.data_packets_out,
+                    queue_mean_packets: l.stats.queue_packet_ps as f64 / wps,
+                    queue_max_packets: l.stats.max_queue_packets,
+                    queue_mean_bytes: l.stats.queue_byte_ps as f64 / wps,
+                }
+            })
+            .collect();
+        let mut files = Vec::new();
+        for (i, fl) in self.flows.iter().enumerate() {
+            if let (Some(fs), AppSpec::Files { files: spec_files }) = (&fl.map.files, &self.spec.flows[i].app) {
+                let mut rows: Vec<FileResult> = fs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, f)| {
+                        let start = spec_files[f.index].start.max(self.spec.flows[i].start);
+                        let finish = fl.receiver.file_finish[k].map(to_secs);
+                        FileResult {
+                            flow: i as u32,
+                            index: f.index as u32,
+                            size: f.size,
+                            start,
+                            finish: finish.unwrap_or(f64::NAN),
+                            fct: finish.map_or(f64::NAN, |t| t - start),
+                        }
+                    })
+                    .collect();
+                rows.sort_by_key(|r| r.index);
+                files.extend(rows);
+            }
+        }
+        RunResults {
+            flows,
+            links,
+            files,
+            flow_ts: self.flow_ts.clone(),
+            queue_ts: self.queue_ts.clone(),
+            meta: RunMeta { events: self.events.popped(), sim_time: to_secs(self.now), wall_s: self.wall_s, seed: self.spec.seed },
+        }
+    }
+}
+
+/// Builds and runs `spec`, returning its results.
+pub fn run(spec: RunSpec) -> Result<RunResults, SpecError> {
+    let mut w = World::new(spec)?;
+    w.run();
+    Ok(w.results())
+}

@@ -1,0 +1,86 @@
+"""tcplab: packet-level TCP congestion-control simulator (Rust core, Python front end).
+
+Typical use::
+
+    import tcplab
+    sc = tcplab.Dumbbell(n_flows=2, bottleneck_rate="200Mbps", rtt="100ms",
+                         buffer="0.1BDP", algorithm="newreno", duration="100s")
+    res = tcplab.run(sc)
+    res.flows[["name", "goodput_bps", "retransmits"]]
+
+The compiled core is ``tcplab._core``; when it is importable its
+``SpecError`` (ValueError) and ``SimulationError`` (RuntimeError) are
+re-exported here.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Union
+
+from .errors import ScenarioError, UnitError
+from .results import Results
+from .scenario import Dumbbell, File, Flow, Link, Node, Route, Scenario, load_scenario
+
+# The compiled core may not be built yet. Keep it under a private name so that
+# `from tcplab import _core` still fails (ImportError) when it is missing.
+try:
+    from . import _core as _CORE  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on the build
+    _CORE = None
+
+if _CORE is not None:
+    SpecError = _CORE.SpecError
+    SimulationError = _CORE.SimulationError
+    __version__: str = _CORE.version()
+else:  # pragma: no cover
+    __version__ = "0.0.0"
+
+__all__ = [
+    "Dumbbell",
+    "File",
+    "Flow",
+    "Link",
+    "Node",
+    "Results",
+    "Route",
+    "Scenario",
+    "ScenarioError",
+    "UnitError",
+    "__version__",
+    "load_scenario",
+    "run",
+]
+if _CORE is not None:
+    __all__ += ["SpecError", "SimulationError"]
+
+
+def _require_core():
+    if _CORE is None:
+        raise ImportError(
+            "tcplab's compiled core (tcplab._core) is not available; build it with `maturin develop`"
+        )
+    return _CORE
+
+
+def run(scenario: Union[Scenario, Mapping[str, Any]], progress: bool = False) -> Results:
+    """Simulate one run and return its :class:`Results`.
+
+    ``scenario`` is a :class:`Scenario` (validated, then serialized with
+    ``to_spec()``) or a dict that already is a core ``RunSpec`` (passed
+    through unchanged; the core validates it). Raises
+    :class:`ScenarioError` for an invalid scenario, ``SpecError`` for what
+    the core rejects, ``SimulationError`` for an internal failure.
+    The GIL is released while the core runs.
+    """
+    core = _require_core()
+    if isinstance(scenario, Scenario):
+        spec = scenario.to_spec()
+        sc = scenario
+    elif isinstance(scenario, Mapping):
+        spec = dict(scenario)
+        sc = None
+    else:
+        raise TypeError(f"run() takes a Scenario or a RunSpec dict, got {type(scenario).__name__}")
+    raw = core.run(json.dumps(spec), progress=progress)
+    return Results(raw, scenario=sc, spec=spec)

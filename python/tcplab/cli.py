@@ -1,0 +1,259 @@
+"""The ``tcplab`` command.
+
+::
+
+    tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--progress] [--no-plot]
+    tcplab algorithms [--json]
+    tcplab bench [--json] [--quick]
+
+Exit codes: 0 success; 2 for a problem with the input (scenario file missing,
+TOML syntax, invalid scenario, what the core rejects as a run description),
+reported as one line ``error: <field>: <problem>`` on stderr; 1 for a failure
+of the simulation itself or of writing results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Optional, Sequence
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class _CliError(Exception):
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tcplab", description="Packet-level TCP congestion-control simulator.")
+    p.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser("run", help="run one scenario file", description="Run one scenario (TOML) and write its results.")
+    r.add_argument("scenario", help="scenario file (TOML)")
+    r.add_argument("-o", "--out", dest="outdir", help="output directory (default: out/<scenario stem>)")
+    r.add_argument("--json", action="store_true", help="print only the summary JSON to stdout")
+    r.add_argument("--seed", type=int, help="override the scenario's seed")
+    r.add_argument("--duration", help="override the run duration (e.g. '100s')")
+    r.add_argument("--progress", action="store_true", help="show the core's progress on stderr")
+    r.add_argument("--no-plot", action="store_true", help="do not write cwnd_queue.png")
+
+    a = sub.add_parser("algorithms", help="list congestion-control algorithms and their parameters")
+    a.add_argument("--json", action="store_true", help="print the list as JSON")
+
+    b = sub.add_parser("bench", help="benchmark the core (tcplab.bench)")
+    b.add_argument("--json", action="store_true", help="print results as JSON")
+    b.add_argument("--quick", action="store_true", help="a short benchmark")
+    return p
+
+
+def _err(msg: str) -> None:
+    print(f"error: {msg}", file=sys.stderr)
+
+
+def _core():
+    try:
+        from . import _core  # type: ignore[attr-defined]
+    except ImportError as e:
+        raise _CliError(f"tcplab._core: the compiled core is not available ({e}); build it with `maturin develop`",
+                        EXIT_FAILURE) from None
+    return _core
+
+
+def _fmt_num(v: Any, spec: str) -> str:
+    try:
+        if v is None or v != v:
+            return "-"
+        return format(v, spec)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if rj else c.ljust(w) for c, w, rj in zip(cells, widths, right)).rstrip()
+
+    return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def _summary_text(res: Any) -> str:
+    summ = res.summary()
+    meta = summ["meta"]
+    out = [f"scenario {summ['scenario']}: {_fmt_num(meta.get('sim_time'), 'g')} s simulated, "
+           f"{_fmt_num(meta.get('events'), ',')} events, {_fmt_num(meta.get('wall_s'), '.2f')} s wall, "
+           f"seed {meta.get('seed')}"]
+    ms, dur = meta.get("measure_start"), meta.get("duration")
+    window = f" over [{_fmt_num(ms, 'g')}, {_fmt_num(dur, 'g')}] s" if ms is not None and dur is not None else ""
+    out.append("")
+    out.append(f"flows (goodput{window})")
+    rows = [[str(f["name"]), str(f["algorithm"]),
+             _fmt_num(None if f["goodput_bps"] is None else f["goodput_bps"] / 1e6, ".3f"),
+             _fmt_num(f["retransmits"], "d"), _fmt_num(f["timeouts"], "d")] for f in summ["flows"]]
+    out.append(_table(["name", "algorithm", "goodput (Mbit/s)", "retransmits", "timeouts"], rows,
+                      [False, False, True, True, True]))
+    bottleneck = set(res.scenario.bottleneck_links()) if res.scenario is not None else set()
+    if not bottleneck and summ["links"]:
+        best = max(summ["links"], key=lambda l: l["utilization"] or 0.0)
+        bottleneck = {best["name"]}
+    links = [l for l in summ["links"] if l["name"] in bottleneck or (l["drops"] or 0) > 0]
+    if links:
+        out.append("")
+        out.append("links (bottleneck and links with drops)")
+        rows = [[str(l["name"]), _fmt_num(l["utilization"], ".4f"), _fmt_num(l["drops"], "d")] for l in links]
+        out.append(_table(["name", "utilization", "drops"], rows, [False, True, True]))
+    return "\n".join(out)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .errors import ScenarioError
+    from .scenario import load_scenario
+    from .units import parse_time
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    path = args.scenario
+    if not os.path.exists(path):
+        raise _CliError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise _CliError(f"{path}: is a directory, expected a scenario file (TOML)")
+    try:
+        sc = load_scenario(path)
+    except tomllib.TOMLDecodeError as e:
+        raise _CliError(f"{path}: invalid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise _CliError(f"{path}: not a text file ({e.reason})") from None
+    if args.seed is not None:
+        if args.seed < 0:
+            raise _CliError(f"--seed: must be a non-negative integer, got {args.seed}")
+        sc.seed = args.seed
+    if args.duration is not None:
+        try:
+            d = parse_time(args.duration, "--duration")
+        except ScenarioError as e:
+            raise _CliError(str(e)) from None
+        sc.duration = d
+    spec = sc.to_spec()  # ScenarioError -> exit 2 in main()
+
+    _core()  # a clear error if the compiled core is missing
+    import tcplab
+
+    if args.progress and not args.json:
+        print(f"running {sc.name} ({spec['duration']:g} s simulated) ...", file=sys.stderr)
+    res = tcplab.run(spec, progress=args.progress)
+    res.scenario = sc
+    res.name = sc.name
+
+    outdir = args.outdir or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
+    try:
+        res.save(outdir)
+        png = os.path.join(outdir, "cwnd_queue.png")
+        if not args.no_plot:
+            if len(res.flow_ts) == 0 and not args.json:
+                print("note: no time series (sample_interval = 0); cwnd_queue.png shows no cwnd", file=sys.stderr)
+            from .plot import plot_cwnd_queue
+
+            plot_cwnd_queue(res, png)
+    except OSError as e:
+        raise _CliError(f"{e.filename or outdir}: cannot write results: {e.strerror or e}", EXIT_FAILURE) from None
+
+    if args.json:
+        print(json.dumps(res.summary(), indent=2))
+    else:
+        print(_summary_text(res))
+        print(f"\nresults written to {outdir}/")
+    return EXIT_OK
+
+
+def _cmd_algorithms(args: argparse.Namespace) -> int:
+    core = _core()
+    algos = core.algorithms()
+    if args.json:
+        print(json.dumps(algos, indent=2, default=str))
+        return EXIT_OK
+    for a in algos:
+        aliases = f" (aliases: {', '.join(a.get('aliases', []))})" if a.get("aliases") else ""
+        print(f"{a['name']}{aliases}")
+        if a.get("description"):
+            print(f"    {a['description']}")
+        params = a.get("params", [])
+        if params:
+            rows = [[str(p.get("name")), str(p.get("default")), str(p.get("description", "")), str(p.get("source", ""))]
+                    for p in params]
+            table = _table(["param", "default", "description", "source"], rows, [False, True, False, False])
+            print("\n".join("    " + ln for ln in table.splitlines()))
+        print()
+    return EXIT_OK
+
+
+def _cmd_bench(argv: Sequence[str]) -> int:
+    try:
+        from .bench import main as bench_main  # type: ignore[import-not-found]
+    except ImportError as e:
+        raise _CliError(f"tcplab.bench is not available ({e})", EXIT_FAILURE) from None
+    rc = bench_main(list(argv))
+    return int(rc or 0)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Entry point of the ``tcplab`` command; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        import tcplab
+
+        print(f"tcplab {tcplab.__version__}")
+        return EXIT_OK
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+
+    from .errors import ScenarioError
+
+    try:
+        import tcplab
+
+        spec_error = getattr(tcplab, "SpecError", None) or ()
+        sim_error = getattr(tcplab, "SimulationError", None) or ()
+    except Exception:  # pragma: no cover
+        spec_error, sim_error = (), ()
+    try:
+        if args.command == "run":
+            return _cmd_run(args)
+        if args.command == "algorithms":
+            return _cmd_algorithms(args)
+        if args.command == "bench":
+            return _cmd_bench(argv[argv.index("bench") + 1:])
+        parser.error(f"unknown command {args.command}")  # pragma: no cover
+    except _CliError as e:
+        _err(str(e))
+        return e.code
+    except ScenarioError as e:
+        _err(str(e))
+        return EXIT_USAGE
+    except spec_error as e:  # type: ignore[misc]
+        _err(str(e))
+        return EXIT_USAGE
+    except sim_error as e:  # type: ignore[misc]
+        _err(f"simulation failed: {e}")
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""Figures (matplotlib, Agg backend; imported lazily)."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Optional, Sequence, Union
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .results import Results
+
+__all__ = ["plot_cwnd_queue"]
+
+FlowRef = Union[int, str]
+
+
+def _pick_links(results: "Results", links: Optional[Sequence[FlowRef]]) -> list[int]:
+    lk = results.links
+    if len(lk) == 0:
+        return []
+    names = list(lk["name"])
+    if links is not None:
+        return [names.index(x) if isinstance(x, str) else int(x) for x in links]
+    sc = results.scenario
+    if sc is not None:
+        wanted = [names.index(b) for b in sc.bottleneck_links() if b in names]
+        if wanted:
+            return wanted
+    if "queue_max_packets" in lk:
+        return [int(lk["queue_max_packets"].to_numpy().argmax())]
+    return [0]
+
+
+def plot_cwnd_queue(
+    results: "Results",
+    path: Union[str, os.PathLike],
+    flows: Optional[Sequence[FlowRef]] = None,
+    links: Optional[Sequence[FlowRef]] = None,
+    bdp_packets: Optional[float] = None,
+    buffer_packets: Optional[float] = None,
+    title: Optional[str] = None,
+) -> None:
+    """Write a PNG: cwnd of each flow vs time (top) and queue length vs time (bottom).
+
+    ``flows``/``links`` select by id or name (default: every flow; the
+    scenario's bottleneck links, else the link with the largest queue).
+    Dotted reference lines at ``C x RTT`` (``bdp_packets``) and
+    ``B + C x RTT`` (``buffer_packets`` + ``bdp_packets``) are drawn on the
+    cwnd panel when given; for a :class:`~tcplab.scenario.Dumbbell` they
+    default to the bottleneck BDP and buffer, as in mv-highspeed Figs. 2-8.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .scenario import Dumbbell
+
+    sc = results.scenario
+    if isinstance(sc, Dumbbell):
+        if bdp_packets is None:
+            bdp_packets = sc.capacity_bps * sc.rtt_s / (8.0 * sc.packet_bytes)
+        if buffer_packets is None:
+            buffer_packets = sc.buffer_packets
+
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+    ts = results.flow_ts
+    names = list(results.flows["name"]) if "name" in results.flows else []
+    ids = [results._flow_id(f) for f in flows] if flows is not None else list(range(len(names)))
+    if len(ts):
+        fcol = ts["flow"].to_numpy()
+        t = ts["time"].to_numpy()
+        cw = ts["cwnd"].to_numpy()
+        for fid in ids:
+            m = fcol == fid
+            ax1.plot(t[m], cw[m], lw=0.8, label=names[fid] if fid < len(names) else str(fid))
+    else:
+        ax1.text(0.5, 0.5, "no time series (sample_interval = 0)", ha="center", va="center", transform=ax1.transAxes)
+    if bdp_packets is not None:
+        ax1.axhline(bdp_packets, ls=":", color="k", lw=1, label="C×RTT")
+        if buffer_packets is not None:
+            ax1.axhline(bdp_packets + buffer_packets, ls=":", color="gray", lw=1, label="B + C×RTT")
+    ax1.set_ylabel("cwnd (packets)")
+    if ids or bdp_packets is not None:
+        ax1.legend(loc="upper right", fontsize="small", ncol=2 if len(ids) > 4 else 1)
+    ax1.grid(alpha=0.3)
+
+    qs = results.queue_ts
+    link_ids = _pick_links(results, links)
+    lnames = list(results.links["name"]) if "name" in results.links else []
+    if len(qs) and link_ids:
+        lcol = qs["link"].to_numpy()
+        t = qs["time"].to_numpy()
+        q = qs["packets"].to_numpy()
+        for lid in link_ids:
+            m = lcol == lid
+            ax2.plot(t[m], q[m], lw=0.8, label=lnames[lid] if lid < len(lnames) else str(lid))
+        if buffer_packets is not None:
+            ax2.axhline(buffer_packets, ls=":", color="gray", lw=1, label="B")
+        ax2.legend(loc="upper right", fontsize="small")
+    else:
+        ax2.text(0.5, 0.5, "no queue samples", ha="center", va="center", transform=ax2.transAxes)
+    ax2.set_ylabel("queue (packets)")
+    ax2.set_xlabel("time (s)")
+    ax2.grid(alpha=0.3)
+    fig.suptitle(title or results.name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

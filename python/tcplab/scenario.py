@@ -1,0 +1,1204 @@
+"""Scenarios: what to simulate, in friendly units, turned into the core's run description.
+
+A :class:`Scenario` holds nodes, links, routes and flows plus the run settings
+(duration, measurement window, sampling interval, seed). ``to_spec()`` checks
+everything, naming the offending field in a :class:`~tcplab.errors.ScenarioError`,
+and returns the exact ``RunSpec`` JSON object of ``crates/tcplab-core/src/spec.rs``
+(SI units: seconds, bit/s, bytes; no extra keys). :class:`Dumbbell` builds the
+single-bottleneck network of the mv-highspeed and mv-buffers papers.
+
+Scenario files (TOML)
+=====================
+
+Quantities may be written with units as strings (``"200Mbps"``, ``"100ms"``,
+``"1500B"``, ``"0.1BDP"``, see :mod:`tcplab.units`) or as plain numbers in SI
+base units. Unknown keys are errors that name the key and suggest close
+matches. A file has optional top-level ``name`` and ``description`` strings,
+a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
+``[[nodes]]``/``[[links]]``/``[[routes]]``/``[[flows]]`` arrays.
+
+``[run]``
+    ``duration`` (required for the generic form; dumbbell default ``"2000s"``),
+    ``measure_window`` (length of the measurement window at the end of the
+    run) *or* ``measure_start`` (its start), ``sample_interval`` (time-series
+    sampling; ``0`` disables), ``seed`` (integer), ``trace_links`` (links
+    whose queue length is sampled; default: every link with a finite queue
+    limit, i.e. the dumbbell's bottleneck). Defaults: generic form
+    measures over the whole run; the dumbbell measures over the last half
+    (the papers' "2000 s, goodput over the last 1000 s"); sample interval
+    ``"100ms"``; seed ``0``.
+
+``[dumbbell]`` (keys of :class:`Dumbbell`)
+    ``n_flows``, ``bottleneck_rate``, ``rtt``, ``buffer`` (required);
+    ``algorithm`` (name, or a list with one per flow; default ``"newreno"``),
+    ``params`` (table, or list of tables per flow), ``recovery``
+    (``"reno"|"newreno"|"sack"`` or list; default ``"newreno"``),
+    ``start`` (flow start time or list; default 0), ``access_rate`` (default
+    10 x ``bottleneck_rate``), ``access_delay`` (``"spread"`` (default),
+    ``"uniform"``, one time for all, or a list of times, one per flow),
+    ``packet_size`` (``"1500B"``), ``header_size`` (``40``), ``ack_size``
+    (``40``), ``accounting`` (``"ns2"``), and a sub-table
+    ``[dumbbell.flow_options]`` with any other :class:`Flow` keyword applied to
+    every flow (e.g. ``delayed_ack = true``, ``min_rto = "200ms"``).
+
+``[[nodes]]``
+    ``name``, ``kind`` (``"host"`` (default) or ``"router"``).
+
+``[[links]]`` (unidirectional)
+    ``name``, ``src``, ``dst``, ``rate``, ``delay``, ``buffer`` (optional;
+    packets, or a size in bytes; absent = unlimited; BDP fractions are only
+    meaningful in the dumbbell).
+
+``[[routes]]`` (optional static routes; otherwise shortest propagation delay)
+    ``node``, ``dst``, ``link``.
+
+``[[flows]]`` (keys of :class:`Flow`)
+    ``src``, ``dst`` (required), ``name`` (default ``flow<i+1>``),
+    ``algorithm``, ``params``, ``recovery``, ``start``, ``packet_size``,
+    ``header_size``, ``ack_size``, ``accounting``, ``init_cwnd``,
+    ``init_ssthresh``, ``rwnd`` (packets), ``min_rto``, ``max_rto``, ``rto_mode``,
+    ``init_rto``, ``dupthresh``, ``limited_transmit``, ``delayed_ack``,
+    ``delack_timeout``, ``sack_blocks``, ``restart_after_idle``, ``files``
+    (array of ``{size = "1MB", start = "0s"}``; absent = bulk, unlimited data).
+
+A generic file may also give ``bottleneck = ["link-name", ...]``, the links
+reports and plots should highlight.
+
+Example::
+
+    name = "dumbbell-newreno-bdp"
+    [dumbbell]
+    n_flows = 1
+    bottleneck_rate = "200Mbps"
+    rtt = "100ms"
+    buffer = "1BDP"
+    algorithm = "newreno"
+    [run]
+    duration = "2000s"
+    measure_window = "1000s"
+    sample_interval = "10ms"
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+import os
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+from .errors import ScenarioError, UnitError
+from .units import (
+    Buffer,
+    Quantity,
+    bdp_packets,
+    parse_buffer,
+    parse_count,
+    parse_number,
+    parse_rate,
+    parse_size,
+    parse_time,
+)
+
+__all__ = [
+    "Dumbbell",
+    "File",
+    "Flow",
+    "Link",
+    "Node",
+    "Route",
+    "Scenario",
+    "algorithm_catalog",
+    "load_scenario",
+    "scenario_from_dict",
+]
+
+RECOVERIES = ("reno", "newreno", "sack")
+ACCOUNTINGS = ("payload", "ns2")
+#: RTO computation: Linux (variance term floored at min_rto) or RFC 6298.
+RTO_MODES = ("linux", "rfc6298")
+NODE_KINDS = ("host", "router")
+#: Algorithms assumed to exist when the core extension is not importable.
+BUILTIN_ALGORITHMS = ["reno", "newreno"]
+#: Default time-series sampling interval (seconds) of scenarios built here.
+DEFAULT_SAMPLE_INTERVAL = 0.1
+#: Access-link rate of a Dumbbell when none is given, as a multiple of C.
+ACCESS_RATE_FACTOR = 10.0
+#: Range of the "uniform" access-delay rule of mv-buffers (seconds).
+UNIFORM_ACCESS_DELAY_MAX = 10e-3
+
+UNLIMITED_QUEUE = {"limit_packets": None, "limit_bytes": None}
+
+
+# --------------------------------------------------------------------------
+# helpers
+
+
+def _close(word: str, candidates: Iterable[str]) -> list[str]:
+    # short names ("h1" vs "hl") need a lower cutoff to be matched at all
+    return difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.5 if len(word) <= 4 else 0.6)
+
+
+def _suggest(word: str, candidates: Iterable[str]) -> str:
+    m = _close(word, candidates)
+    if not m:
+        return ""
+    return " (did you mean " + " or ".join(repr(x) for x in m) + "?)"
+
+
+def _check_keys(table: Mapping[str, Any], allowed: Sequence[str], prefix: str) -> None:
+    if not isinstance(table, Mapping):
+        raise ScenarioError(prefix, f"expected a table, got {type(table).__name__}")
+    for k in table:
+        if k not in allowed:
+            path = f"{prefix}.{k}" if prefix else k
+            raise ScenarioError(path, f"unknown key{_suggest(k, allowed)}; allowed: {', '.join(allowed)}")
+
+
+def _nonneg_time(v: Quantity, f: str) -> float:
+    t = parse_time(v, f)
+    if not math.isfinite(t) or t < 0:
+        raise ScenarioError(f, f"must not be negative, got {v!r}")
+    return t
+
+
+def _pos_time(v: Quantity, f: str) -> float:
+    t = parse_time(v, f)
+    if not math.isfinite(t) or t <= 0:
+        raise ScenarioError(f, f"must be positive, got {v!r}")
+    return t
+
+
+def _pos_rate(v: Quantity, f: str) -> float:
+    r = parse_rate(v, f)
+    if not math.isfinite(r) or r <= 0:
+        raise ScenarioError(f, f"must be a positive rate, got {v!r}")
+    return r
+
+
+def _bool(v: Any, f: str) -> bool:
+    if isinstance(v, bool):
+        return v
+    raise ScenarioError(f, f"expected true or false, got {v!r}")
+
+
+def _str(v: Any, f: str) -> str:
+    if isinstance(v, str) and v:
+        return v
+    raise ScenarioError(f, f"expected a non-empty string, got {v!r}")
+
+
+def _choice(v: Any, choices: Sequence[str], f: str, what: str) -> str:
+    if isinstance(v, str) and v.lower() in choices:
+        return v.lower()
+    s = _suggest(v, choices) if isinstance(v, str) else ""
+    raise ScenarioError(f, f"unknown {what} {v!r}{s}; expected one of {', '.join(choices)}")
+
+
+def _core():
+    try:
+        from . import _core  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return _core
+
+
+@functools.lru_cache(maxsize=1)
+def _catalog_cached() -> tuple[tuple[dict, ...], bool]:
+    core = _core()
+    if core is None:
+        return tuple({"name": n, "aliases": [], "description": "", "params": None} for n in BUILTIN_ALGORITHMS), False
+    return tuple(core.algorithms()), True
+
+
+def algorithm_catalog() -> list[dict]:
+    """The algorithms the core offers (``_core.algorithms()``), or a built-in
+    fallback (``reno``, ``newreno``, parameters unknown) without the core."""
+    return [dict(a) for a in _catalog_cached()[0]]
+
+
+def resolve_algorithm(name: Any, field_path: str) -> tuple[str, Optional[dict]]:
+    """Check an algorithm name (case-insensitive, aliases allowed).
+
+    Returns the name as the catalog spells it and the catalog entry
+    (``None`` when parameters are unknown). Unknown names raise a
+    ScenarioError listing close matches among names and aliases.
+    """
+    catalog, from_core = _catalog_cached()
+    if not isinstance(name, str) or not name:
+        raise ScenarioError(field_path, f"expected an algorithm name, got {name!r}")
+    spelled: dict[str, tuple[str, dict]] = {}
+    for entry in catalog:
+        for n in [entry["name"], *entry.get("aliases", [])]:
+            spelled.setdefault(n.lower(), (n, entry))
+    hit = spelled.get(name.lower())
+    if hit is None:
+        names = [v[0] for v in spelled.values()]
+        matches = _close(name.lower(), list(spelled))
+        hint = ""
+        if matches:
+            hint = " (did you mean " + " or ".join(repr(spelled[m][0]) for m in matches) + "?)"
+        raise ScenarioError(field_path, f"unknown algorithm {name!r}{hint}; known: {', '.join(sorted(names))}")
+    return hit[0], (hit[1] if from_core else None)
+
+
+def _check_params(params: Any, entry: Optional[dict], algorithm: str, field_path: str) -> dict:
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise ScenarioError(field_path, f"expected a table of algorithm parameters, got {params!r}")
+    out = {}
+    known = None if entry is None or entry.get("params") is None else [p["name"] for p in entry["params"]]
+    for k, v in params.items():
+        if known is not None and k not in known:
+            listing = ", ".join(known) if known else "none"
+            raise ScenarioError(
+                f"{field_path}.{k}",
+                f"unknown parameter for {algorithm!r}{_suggest(k, known)}; its parameters: {listing}",
+            )
+        if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+            v = v.item()  # numpy scalar
+        if not isinstance(v, (bool, int, float, str)) or (isinstance(v, float) and not math.isfinite(v)):
+            raise ScenarioError(f"{field_path}.{k}", f"expected a finite number, boolean or string, got {v!r}")
+        out[k] = v
+    return out
+
+
+# --------------------------------------------------------------------------
+# building blocks
+
+
+@dataclass
+class Node:
+    """A host (flows start and end there) or a router."""
+
+    name: str
+    kind: str = "host"
+
+    def to_spec(self, path: str) -> dict:
+        return {"name": _str(self.name, f"{path}.name"), "kind": _choice(self.kind, NODE_KINDS, f"{path}.kind", "node kind")}
+
+
+@dataclass
+class Link:
+    """A unidirectional link from ``src`` to ``dst``: a drop-tail queue at
+    ``src`` (``buffer``: packets, a size in bytes, or ``None`` = unlimited),
+    a transmitter of ``rate`` and a propagation ``delay``."""
+
+    name: str
+    src: str
+    dst: str
+    rate: Quantity
+    delay: Quantity
+    buffer: Union[Quantity, Buffer, None] = None
+
+    def to_spec(self, path: str) -> dict:
+        buf = parse_buffer(self.buffer, f"{path}.buffer")
+        return {
+            "name": _str(self.name, f"{path}.name"),
+            "src": _str(self.src, f"{path}.src"),
+            "dst": _str(self.dst, f"{path}.dst"),
+            "rate_bps": _pos_rate(self.rate, f"{path}.rate"),
+            "delay": _nonneg_time(self.delay, f"{path}.delay"),
+            "queue": buf.resolve(field=f"{path}.buffer"),
+        }
+
+
+@dataclass
+class Route:
+    """A static route: at ``node``, packets for ``dst`` leave on ``link``."""
+
+    node: str
+    dst: str
+    link: str
+
+    def to_spec(self, path: str) -> dict:
+        return {"node": _str(self.node, f"{path}.node"), "dst": _str(self.dst, f"{path}.dst"), "link": _str(self.link, f"{path}.link")}
+
+
+@dataclass
+class File:
+    """One file of a flow: ``size`` bytes handed to TCP at time ``start``."""
+
+    size: Quantity
+    start: Quantity = 0.0
+
+
+@dataclass
+class Flow:
+    """One TCP connection from host ``src`` to host ``dst``.
+
+    Defaults mirror the core's (``spec.rs``) except ``recovery`` (which the
+    core requires): ``recovery="newreno"``, ``algorithm="newreno"``,
+    1500-byte packets with 40-byte headers, 40-byte ACKs, ``payload``
+    accounting (use ``accounting="ns2"`` to count whole packets as goodput,
+    as the papers do; :class:`Dumbbell` defaults to that), initial window 10,
+    RTO min/max/initial 0.2/60/1 s, ``rto_mode="linux"``
+    (``RTO = SRTT + max(4 RTTVAR, min_rto)``; ``"rfc6298"`` for
+    ``max(min_rto, SRTT + 4 RTTVAR)``). ``rwnd`` is the receiver window in
+    packets (``None`` = unlimited). ``files=None`` is a bulk sender
+    (unlimited data from ``start``); otherwise a list of :class:`File`,
+    ``(size, start)`` pairs or ``{"size", "start"}`` dicts sent in order.
+    """
+
+    src: str
+    dst: str
+    name: Optional[str] = None
+    algorithm: str = "newreno"
+    params: dict = field(default_factory=dict)
+    recovery: str = "newreno"
+    start: Quantity = 0.0
+    packet_size: Quantity = 1500
+    header_size: Quantity = 40
+    ack_size: Quantity = 40
+    accounting: str = "payload"
+    init_cwnd: float = 10.0
+    init_ssthresh: Optional[float] = None
+    rwnd: Optional[int] = None
+    min_rto: Quantity = 0.2
+    max_rto: Quantity = 60.0
+    rto_mode: str = "linux"
+    init_rto: Quantity = 1.0
+    dupthresh: int = 3
+    limited_transmit: bool = False
+    delayed_ack: bool = False
+    delack_timeout: Quantity = 0.04
+    sack_blocks: int = 3
+    restart_after_idle: bool = True
+    files: Optional[list] = None
+
+    def _files_spec(self, path: str) -> dict:
+        if self.files is None:
+            return {"kind": "bulk"}
+        if isinstance(self.files, (str, bytes)) or not isinstance(self.files, Iterable):
+            raise ScenarioError(f"{path}.files", f"expected a list of files, got {self.files!r}")
+        out = []
+        for j, f in enumerate(self.files):
+            fp = f"{path}.files[{j}]"
+            if isinstance(f, File):
+                size, start = f.size, f.start
+            elif isinstance(f, Mapping):
+                _check_keys(f, ["size", "start"], fp)
+                if "size" not in f:
+                    raise ScenarioError(f"{fp}.size", "missing")
+                size, start = f["size"], f.get("start", 0.0)
+            elif isinstance(f, (tuple, list)) and len(f) == 2:
+                size, start = f
+            else:
+                raise ScenarioError(fp, f"expected {{size, start}} or (size, start), got {f!r}")
+            s = parse_size(size, f"{fp}.size")
+            if s < 1:
+                raise ScenarioError(f"{fp}.size", f"must be at least 1 byte, got {size!r}")
+            out.append({"size": s, "start": _nonneg_time(start, f"{fp}.start")})
+        return {"kind": "files", "files": out}
+
+    def to_spec(self, path: str, default_name: str) -> dict:
+        """The core's ``FlowSpec`` dict; errors name fields under ``path``."""
+        p = lambda s: f"{path}.{s}"  # noqa: E731
+        algo, entry = resolve_algorithm(self.algorithm, p("algorithm"))
+        params = _check_params(self.params, entry, algo, p("params"))
+        packet_size = parse_size(self.packet_size, p("packet_size"))
+        header_size = parse_size(self.header_size, p("header_size"))
+        if header_size < 0:
+            raise ScenarioError(p("header_size"), f"must not be negative, got {self.header_size!r}")
+        if packet_size <= header_size:
+            raise ScenarioError(p("packet_size"), f"must exceed header_size ({header_size} B), got {packet_size} B")
+        ack_size = parse_size(self.ack_size, p("ack_size"))
+        if ack_size < 1:
+            raise ScenarioError(p("ack_size"), f"must be at least 1 byte, got {self.ack_size!r}")
+        init_cwnd = parse_number(self.init_cwnd, p("init_cwnd"))
+        if not (math.isfinite(init_cwnd) and init_cwnd >= 1):
+            raise ScenarioError(p("init_cwnd"), f"must be at least 1 segment, got {self.init_cwnd!r}")
+        init_ssthresh = None
+        if self.init_ssthresh is not None:
+            init_ssthresh = parse_number(self.init_ssthresh, p("init_ssthresh"))
+            if not (math.isfinite(init_ssthresh) and init_ssthresh >= 2):
+                raise ScenarioError(p("init_ssthresh"), f"must be at least 2 segments, got {self.init_ssthresh!r}")
+        rwnd = None
+        if self.rwnd is not None:
+            rwnd = parse_count(self.rwnd, p("rwnd"))
+            if rwnd < 1:
+                raise ScenarioError(p("rwnd"), f"must be at least 1 packet, got {self.rwnd!r}")
+        dupthresh = parse_count(self.dupthresh, p("dupthresh"))
+        if dupthresh < 1:
+            raise ScenarioError(p("dupthresh"), f"must be at least 1, got {self.dupthresh!r}")
+        sack_blocks = parse_count(self.sack_blocks, p("sack_blocks"))
+        if not 1 <= sack_blocks <= 4:
+            raise ScenarioError(p("sack_blocks"), f"must be 1 to 4 (RFC 2018), got {self.sack_blocks!r}")
+        min_rto = _pos_time(self.min_rto, p("min_rto"))
+        max_rto = _pos_time(self.max_rto, p("max_rto"))
+        if max_rto < min_rto:
+            raise ScenarioError(p("max_rto"), f"must be at least min_rto ({min_rto} s), got {max_rto} s")
+        return {
+            "name": _str(self.name if self.name is not None else default_name, p("name")),
+            "src": _str(self.src, p("src")),
+            "dst": _str(self.dst, p("dst")),
+            "cc": {"algorithm": algo, "params": params},
+            "recovery": _choice(self.recovery, RECOVERIES, p("recovery"), "recovery"),
+            "start": _nonneg_time(self.start, p("start")),
+            "packet_size": packet_size,
+            "header_size": header_size,
+            "ack_size": ack_size,
+            "accounting": _choice(self.accounting, ACCOUNTINGS, p("accounting"), "accounting"),
+            "init_cwnd": init_cwnd,
+            "init_ssthresh": init_ssthresh,
+            "rwnd_packets": rwnd,
+            "min_rto": min_rto,
+            "max_rto": max_rto,
+            "rto_mode": _choice(self.rto_mode, RTO_MODES, p("rto_mode"), "rto_mode"),
+            "init_rto": _pos_time(self.init_rto, p("init_rto")),
+            "dupthresh": dupthresh,
+            "limited_transmit": _bool(self.limited_transmit, p("limited_transmit")),
+            "delayed_ack": _bool(self.delayed_ack, p("delayed_ack")),
+            "delack_timeout": _pos_time(self.delack_timeout, p("delack_timeout")),
+            "sack_blocks": sack_blocks,
+            "restart_after_idle": _bool(self.restart_after_idle, p("restart_after_idle")),
+            "app": self._files_spec(path),
+        }
+
+
+FLOW_KEYS = [f.name for f in fields(Flow)]
+
+
+def _coerce(obj: Any, cls: type, path: str) -> Any:
+    if isinstance(obj, cls):
+        return obj
+    if isinstance(obj, Mapping):
+        allowed = [f.name for f in fields(cls)]
+        _check_keys(obj, allowed, path)
+        required = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING]
+        for r in required:
+            if r not in obj:
+                raise ScenarioError(f"{path}.{r}", "missing (required)")
+        return cls(**obj)
+    raise ScenarioError(path, f"expected a {cls.__name__} or a table, got {obj!r}")
+
+
+# --------------------------------------------------------------------------
+# scenarios
+
+
+class Scenario:
+    """A generic network scenario.
+
+    ``nodes``, ``links``, ``routes`` and ``flows`` are lists of :class:`Node`,
+    :class:`Link`, :class:`Route` and :class:`Flow` (dicts with the same keys
+    are accepted). Run settings: ``duration``; ``measure_start`` *or*
+    ``measure_window`` (a window at the end of the run; default: the whole
+    run); ``sample_interval`` (default 0.1 s; 0 disables the time series);
+    ``seed``. ``bottleneck`` optionally names the links reports and plots
+    should highlight. ``trace_links`` names the links whose queue length is
+    sampled (default ``None``: the core samples every link with a finite
+    queue limit). Nothing is checked until :meth:`validate` or
+    :meth:`to_spec`.
+    """
+
+    kind = "generic"
+
+    def __init__(
+        self,
+        nodes: Sequence[Union[Node, Mapping]] = (),
+        links: Sequence[Union[Link, Mapping]] = (),
+        flows: Sequence[Union[Flow, Mapping]] = (),
+        routes: Sequence[Union[Route, Mapping]] = (),
+        *,
+        duration: Optional[Quantity] = None,
+        measure_start: Optional[Quantity] = None,
+        measure_window: Optional[Quantity] = None,
+        sample_interval: Quantity = DEFAULT_SAMPLE_INTERVAL,
+        seed: int = 0,
+        name: str = "scenario",
+        description: Optional[str] = None,
+        bottleneck: Optional[Sequence[str]] = None,
+        trace_links: Optional[Sequence[str]] = None,
+    ) -> None:
+        self.trace_links = list(trace_links) if trace_links is not None else None
+        self.nodes: list = list(nodes)
+        self.links: list = list(links)
+        self.flows: list = list(flows)
+        self.routes: list = list(routes)
+        self.duration = duration
+        self.measure_start = measure_start
+        self.measure_window = measure_window
+        self.sample_interval = sample_interval
+        self.seed = seed
+        self.name = name
+        self.description = description
+        self.bottleneck = list(bottleneck) if bottleneck is not None else None
+
+    # -- building helpers ---------------------------------------------------
+    def add_node(self, name: str, kind: str = "host") -> Node:
+        n = Node(name, kind)
+        self.nodes.append(n)
+        return n
+
+    def add_link(self, name: str, src: str, dst: str, rate: Quantity, delay: Quantity,
+                 buffer: Union[Quantity, Buffer, None] = None) -> Link:
+        ln = Link(name, src, dst, rate, delay, buffer)
+        self.links.append(ln)
+        return ln
+
+    def add_duplex_link(self, a: str, b: str, rate: Quantity, delay: Quantity,
+                        buffer: Union[Quantity, Buffer, None] = None,
+                        reverse_buffer: Union[Quantity, Buffer, None] = None) -> tuple[Link, Link]:
+        """Two links ``a-b`` and ``b-a`` with the same rate and delay."""
+        return (self.add_link(f"{a}-{b}", a, b, rate, delay, buffer),
+                self.add_link(f"{b}-{a}", b, a, rate, delay, reverse_buffer))
+
+    def add_route(self, node: str, dst: str, link: str) -> Route:
+        r = Route(node, dst, link)
+        self.routes.append(r)
+        return r
+
+    def add_flow(self, flow: Optional[Flow] = None, **kwargs: Any) -> Flow:
+        f = flow if flow is not None else Flow(**kwargs)
+        self.flows.append(f)
+        return f
+
+    # -- run settings -------------------------------------------------------
+    def _default_measure_start(self, duration: float) -> float:
+        return 0.0
+
+    def _run_settings(self) -> dict:
+        if self.duration is None:
+            raise ScenarioError("duration", "missing: how long to simulate (e.g. '100s')")
+        duration = _pos_time(self.duration, "duration")
+        if self.measure_start is not None and self.measure_window is not None:
+            raise ScenarioError("measure_start", "give either measure_start or measure_window, not both")
+        if self.measure_window is not None:
+            w = _pos_time(self.measure_window, "measure_window")
+            if w > duration * (1 + 1e-12):
+                raise ScenarioError("measure_window", f"must not exceed the run duration ({duration:g} s), got {w:g} s")
+            ms = max(0.0, duration - w)
+        elif self.measure_start is not None:
+            ms = _nonneg_time(self.measure_start, "measure_start")
+            if ms >= duration:
+                raise ScenarioError("measure_start", f"must be before the end of the run ({duration:g} s), got {ms:g} s")
+        else:
+            ms = self._default_measure_start(duration)
+        si = _nonneg_time(self.sample_interval, "sample_interval")
+        return {"seed": self._seed(), "duration": duration, "measure_start": ms, "sample_interval": si}
+
+    def _trace_links(self, links: list[dict]) -> Optional[list[str]]:
+        if self.trace_links is None:
+            return None
+        if isinstance(self.trace_links, str) or not isinstance(self.trace_links, Iterable):
+            raise ScenarioError("trace_links", f"expected a list of link names, got {self.trace_links!r}")
+        names = [ln["name"] for ln in links]
+        out = []
+        for i, t in enumerate(self.trace_links):
+            if not isinstance(t, str) or t not in names:
+                raise ScenarioError(f"trace_links[{i}]", f"unknown link {t!r}{_suggest(str(t), names)}")
+            out.append(t)
+        return out
+
+    def _seed(self) -> int:
+        seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            try:
+                seed = parse_count(seed, "seed")
+            except ScenarioError:
+                raise ScenarioError("seed", f"expected a non-negative integer, got {self.seed!r}") from None
+        if not 0 <= seed < 2**64:
+            raise ScenarioError("seed", f"expected a non-negative 64-bit integer, got {self.seed!r}")
+        return int(seed)
+
+    # -- topology -----------------------------------------------------------
+    def _parts(self) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
+        nodes = [_coerce(n, Node, f"nodes[{i}]").to_spec(f"nodes[{i}]") for i, n in enumerate(self.nodes)]
+        links = [_coerce(ln, Link, f"links[{i}]").to_spec(f"links[{i}]") for i, ln in enumerate(self.links)]
+        routes = [_coerce(r, Route, f"routes[{i}]").to_spec(f"routes[{i}]") for i, r in enumerate(self.routes)]
+        flows = [_coerce(f, Flow, f"flows[{i}]").to_spec(f"flows[{i}]", f"flow{i + 1}") for i, f in enumerate(self.flows)]
+        return nodes, links, routes, flows
+
+    @staticmethod
+    def _check_references(nodes: list[dict], links: list[dict], routes: list[dict], flows: list[dict]) -> None:
+        kinds: dict[str, str] = {}
+        for i, n in enumerate(nodes):
+            if n["name"] in kinds:
+                raise ScenarioError(f"nodes[{i}].name", f"duplicate node name {n['name']!r}")
+            kinds[n["name"]] = n["kind"]
+
+        def node_ref(name: str, path: str) -> None:
+            if name not in kinds:
+                raise ScenarioError(path, f"unknown node {name!r}{_suggest(name, kinds)}")
+
+        seen: set[str] = set()
+        for i, ln in enumerate(links):
+            if ln["name"] in seen:
+                raise ScenarioError(f"links[{i}].name", f"duplicate link name {ln['name']!r}")
+            seen.add(ln["name"])
+            node_ref(ln["src"], f"links[{i}].src")
+            node_ref(ln["dst"], f"links[{i}].dst")
+            if ln["src"] == ln["dst"]:
+                raise ScenarioError(f"links[{i}].dst", "a link must join two different nodes")
+        for i, r in enumerate(routes):
+            node_ref(r["node"], f"routes[{i}].node")
+            node_ref(r["dst"], f"routes[{i}].dst")
+            if r["link"] not in seen:
+                raise ScenarioError(f"routes[{i}].link", f"unknown link {r['link']!r}{_suggest(r['link'], seen)}")
+        names: set[str] = set()
+        if not flows:
+            raise ScenarioError("flows", "no flows: nothing to simulate")
+        for i, f in enumerate(flows):
+            if f["name"] in names:
+                raise ScenarioError(f"flows[{i}].name", f"duplicate flow name {f['name']!r}")
+            names.add(f["name"])
+            for end in ("src", "dst"):
+                node_ref(f[end], f"flows[{i}].{end}")
+                if kinds[f[end]] != "host":
+                    raise ScenarioError(f"flows[{i}].{end}", f"{f[end]!r} is a router; flows start and end at hosts")
+            if f["src"] == f["dst"]:
+                raise ScenarioError(f"flows[{i}].dst", "must differ from src")
+
+    def to_spec(self) -> dict:
+        """Validate and return the core's ``RunSpec`` as a JSON-ready dict."""
+        run = self._run_settings()
+        nodes, links, routes, flows = self._parts()
+        self._check_references(nodes, links, routes, flows)
+        return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows,
+                "trace_links": self._trace_links(links)}
+
+    def validate(self) -> None:
+        """Check the scenario; raises :class:`ScenarioError` naming the field."""
+        self.to_spec()
+
+    def to_json(self, indent: Optional[int] = None) -> str:
+        import json
+
+        return json.dumps(self.to_spec(), indent=indent)
+
+    def bottleneck_links(self) -> list[str]:
+        """Link names to highlight in reports (``bottleneck`` or empty)."""
+        return list(self.bottleneck or [])
+
+    # -- TOML ---------------------------------------------------------------
+    def _run_table(self) -> dict:
+        run: dict = {}
+        if self.duration is not None:
+            run["duration"] = self.duration
+        if self.measure_start is not None:
+            run["measure_start"] = self.measure_start
+        if self.measure_window is not None:
+            run["measure_window"] = self.measure_window
+        run["sample_interval"] = self.sample_interval
+        run["seed"] = self.seed
+        if self.trace_links is not None:
+            run["trace_links"] = list(self.trace_links)
+        return run
+
+    def to_toml_dict(self) -> dict:
+        """The scenario as the dict a scenario file holds (see module doc)."""
+        doc: dict = {"name": self.name}
+        if self.description:
+            doc["description"] = self.description
+        if self.bottleneck:
+            doc["bottleneck"] = list(self.bottleneck)
+        doc["run"] = self._run_table()
+        doc["nodes"] = [_dataclass_table(_coerce(n, Node, f"nodes[{i}]")) for i, n in enumerate(self.nodes)]
+        doc["links"] = [_dataclass_table(_coerce(x, Link, f"links[{i}]")) for i, x in enumerate(self.links)]
+        if self.routes:
+            doc["routes"] = [_dataclass_table(_coerce(x, Route, f"routes[{i}]")) for i, x in enumerate(self.routes)]
+        doc["flows"] = [_dataclass_table(_coerce(x, Flow, f"flows[{i}]"), skip_defaults=True)
+                        for i, x in enumerate(self.flows)]
+        for f in doc["flows"]:
+            if f.get("files") is not None:
+                f["files"] = [{"size": x[0], "start": x[1]} if isinstance(x, (tuple, list)) and len(x) == 2 else x
+                              for x in f["files"]]
+        return _tomlable(doc)
+
+    def to_toml(self) -> str:
+        """The scenario as TOML text; :func:`load_scenario` reads it back."""
+        import tomli_w
+
+        return tomli_w.dumps(self.to_toml_dict())
+
+    def save_toml(self, path: Union[str, os.PathLike]) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(self.to_toml())
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"
+
+
+def _dataclass_table(obj: Any, skip_defaults: bool = False) -> dict:
+    out = {}
+    for f in fields(obj):
+        v = getattr(obj, f.name)
+        if v is None:
+            continue
+        if skip_defaults and f.name not in ("src", "dst", "name"):
+            if f.default is not MISSING and v == f.default and type(v) is type(f.default):
+                continue
+            if f.default_factory is not MISSING and v == f.default_factory():
+                continue
+        out[f.name] = v
+    return out
+
+
+def _buffer_text(b: Buffer) -> str:
+    if b.bdp is not None:
+        return f"{b.bdp:.12g}BDP"
+    if b.packets is not None:
+        return f"{b.packets}p"
+    if b.bytes is not None:
+        return f"{b.bytes}B"
+    return "unlimited"
+
+
+def _tomlable(v: Any) -> Any:
+    """Make a value writable by tomli_w: drop None, numpy scalars -> Python."""
+    if isinstance(v, Buffer):
+        return _buffer_text(v)
+    if isinstance(v, File):
+        return {"size": _tomlable(v.size), "start": _tomlable(v.start)}
+    if isinstance(v, Mapping):
+        return {str(k): _tomlable(x) for k, x in v.items() if x is not None}
+    if isinstance(v, (list, tuple)):
+        return [_tomlable(x) for x in v]
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    if hasattr(v, "item") and not isinstance(v, (str, bytes, bool, int, float)):
+        return v.item()
+    return v
+
+
+# --------------------------------------------------------------------------
+# the dumbbell
+
+
+_DUMBBELL_DEFAULTS: dict[str, Any] = {
+    "algorithm": "newreno",
+    "params": None,
+    "recovery": "newreno",
+    "start": 0.0,
+    "access_rate": None,
+    "access_delay": "spread",
+    "packet_size": 1500,
+    "header_size": 40,
+    "ack_size": 40,
+    "accounting": "ns2",
+    "flow_options": None,
+}
+DUMBBELL_KEYS = ["n_flows", "bottleneck_rate", "rtt", "buffer", *_DUMBBELL_DEFAULTS]
+#: Flow keywords that ``flow_options`` may set (the rest are Dumbbell keys).
+FLOW_OPTION_KEYS = [k for k in FLOW_KEYS if k not in
+                    ("src", "dst", "name", "algorithm", "params", "recovery", "start",
+                     "packet_size", "header_size", "ack_size", "accounting")]
+RUN_KEYS = ["duration", "measure_window", "measure_start", "sample_interval", "seed", "trace_links"]
+
+
+class Dumbbell(Scenario):
+    """The single-bottleneck dumbbell of mv-highspeed (Fig. 1) and mv-buffers.
+
+    Topology (node names in brackets)::
+
+        s1 ─┐                                   ┌─ d1
+        s2 ─┤── [r1] ══ bottleneck C ══ [r2] ───┤─ d2
+        sN ─┘                                   └─ dN
+
+    * Senders ``s1..sN`` each have their own access link to router ``r1``
+      (links ``s<i>-r1`` and ``r1-s<i>``); receivers ``d1..dN`` each have
+      their own to ``r2`` (``r2-d<i>``, ``d<i>-r2``). Access links run at
+      ``access_rate``, default 10 x ``bottleneck_rate`` (faster than C, so C is
+      the only bottleneck).
+    * The bottleneck is the pair ``r1-r2`` (data) and ``r2-r1`` (ACKs), both of
+      capacity C with one-way propagation delay ``rtt / 2``: ``rtt`` is the
+      bottleneck's round-trip propagation delay, as in the papers.
+    * Access-link one-way delays (``access_delay``):
+
+      - ``"spread"`` (mv-highspeed): sender i's and receiver i's access links
+        both have ``2.5 * i / N`` ms, i = 1..N. With one flow both are 2.5 ms
+        and the end-to-end round-trip propagation delay is ``rtt`` + 10 ms.
+      - ``"uniform"`` (mv-buffers): every access link's delay is drawn
+        independently, uniform in (0, 10 ms), from
+        ``numpy.random.default_rng(seed).uniform(0, 0.01, size=(2, N))``:
+        row 0 for senders s1..sN, row 1 for receivers d1..dN. The same seed
+        gives the same delays.
+      - one time (e.g. ``"2.5ms"``) for every access link, or a list of N
+        times, entry i used for both sender i and receiver i.
+
+    * Drop-tail buffer ``buffer`` at r1 on ``r1-r2``: packets (``100``,
+      ``"100p"``), bytes (``"150KB"``) or a fraction of the BDP (``"0.1BDP"``)
+      where BDP = C x ``rtt`` / (8 x ``packet_size``) packets, rounded to
+      nearest, at least 1 (200 Mbit/s x 100 ms / 12000 bit = 1667). Every other
+      queue (``r2-r1`` and all access links) is unlimited, so it never drops.
+    * Flow i (``flow<i>``) runs from ``s<i>`` to ``d<i>``, long-lived (bulk),
+      starting at ``start`` (one time or a list). ``algorithm``, ``params``
+      and ``recovery`` take one value for all flows or a list with one per
+      flow. Other :class:`Flow` options go in ``flow_options``.
+    * Paper conventions by default: 1500-byte packets with 40-byte headers,
+      40-byte ACKs, ``ns2`` accounting (a 1500-byte packet counts 1500 bytes of
+      goodput), NewReno loss recovery, 2000 s runs measured over the last half.
+    """
+
+    kind = "dumbbell"
+
+    def __init__(
+        self,
+        n_flows: int,
+        bottleneck_rate: Quantity,
+        rtt: Quantity,
+        buffer: Union[Quantity, Buffer, None],
+        algorithm: Union[str, Sequence[str]] = "newreno",
+        params: Union[Mapping, Sequence[Mapping], None] = None,
+        recovery: Union[str, Sequence[str]] = "newreno",
+        *,
+        duration: Quantity = "2000s",
+        measure_window: Optional[Quantity] = None,
+        measure_start: Optional[Quantity] = None,
+        start: Union[Quantity, Sequence[Quantity]] = 0.0,
+        access_rate: Optional[Quantity] = None,
+        access_delay: Union[str, Quantity, Sequence[Quantity]] = "spread",
+        packet_size: Quantity = 1500,
+        header_size: Quantity = 40,
+        ack_size: Quantity = 40,
+        accounting: str = "ns2",
+        flow_options: Optional[Mapping[str, Any]] = None,
+        seed: int = 0,
+        sample_interval: Quantity = DEFAULT_SAMPLE_INTERVAL,
+        trace_links: Optional[Sequence[str]] = None,
+        name: str = "dumbbell",
+        description: Optional[str] = None,
+    ) -> None:
+        super().__init__(duration=duration, measure_start=measure_start, measure_window=measure_window,
+                         sample_interval=sample_interval, seed=seed, name=name, description=description,
+                         trace_links=trace_links)
+        self.n_flows = n_flows
+        self.bottleneck_rate = bottleneck_rate
+        self.rtt = rtt
+        self.buffer = buffer
+        self.algorithm = algorithm
+        self.params = params
+        self.recovery = recovery
+        self.start = start
+        self.access_rate = access_rate
+        self.access_delay = access_delay
+        self.packet_size = packet_size
+        self.header_size = header_size
+        self.ack_size = ack_size
+        self.accounting = accounting
+        self.flow_options = dict(flow_options) if flow_options is not None else None
+        # Fail fast: a Dumbbell is complete once constructed.
+        self.validate()
+
+    # Generic lists are derived from the builder parameters (read-only views).
+    nodes = property(lambda self: [Node(**n) for n in self._build()[0]])  # type: ignore[assignment]
+    links = property(lambda self: [Link(l["name"], l["src"], l["dst"], l["rate_bps"], l["delay"],  # type: ignore[assignment]
+                                        _queue_buffer(l["queue"])) for l in self._build()[1]])
+    routes = property(lambda self: [])  # type: ignore[assignment]
+
+    @nodes.setter  # type: ignore[no-redef]
+    def nodes(self, v: Any) -> None:
+        if list(v):
+            raise AttributeError("a Dumbbell's nodes are derived from its parameters; use to_generic()")
+
+    @links.setter  # type: ignore[no-redef]
+    def links(self, v: Any) -> None:
+        if list(v):
+            raise AttributeError("a Dumbbell's links are derived from its parameters; use to_generic()")
+
+    @routes.setter  # type: ignore[no-redef]
+    def routes(self, v: Any) -> None:
+        if list(v):
+            raise AttributeError("a Dumbbell has no explicit routes")
+
+    @property  # type: ignore[no-redef]
+    def flows(self) -> list:  # type: ignore[override]
+        return [self._flow(i) for i in range(self._n())]
+
+    @flows.setter
+    def flows(self, v: Any) -> None:
+        if list(v):
+            raise AttributeError("a Dumbbell's flows are derived from its parameters; use to_generic()")
+
+    def _default_measure_start(self, duration: float) -> float:
+        return duration / 2.0
+
+    # -- parameter resolution ------------------------------------------------
+    def _n(self) -> int:
+        n = self.n_flows
+        if isinstance(n, bool) or not isinstance(n, (int, float, str)):
+            raise ScenarioError("n_flows", f"expected a positive integer, got {n!r}")
+        n = parse_count(n, "n_flows")
+        if n < 1:
+            raise ScenarioError("n_flows", f"must be at least 1, got {self.n_flows!r}")
+        return n
+
+    def _per_flow(self, value: Any, key: str) -> list:
+        n = self._n()
+        if isinstance(value, (list, tuple)):
+            if len(value) != n:
+                raise ScenarioError(key, f"expected one value for all flows or a list of {n} (one per flow), got {len(value)}")
+            return list(value)
+        return [value] * n
+
+    @property
+    def capacity_bps(self) -> float:
+        """Bottleneck capacity C in bit/s."""
+        return _pos_rate(self.bottleneck_rate, "bottleneck_rate")
+
+    @property
+    def rtt_s(self) -> float:
+        """Bottleneck round-trip propagation delay in seconds."""
+        return _pos_time(self.rtt, "rtt")
+
+    @property
+    def packet_bytes(self) -> int:
+        return parse_size(self.packet_size, "packet_size")
+
+    @property
+    def bdp_packets(self) -> int:
+        """C x RTT in packets of ``packet_size`` (rounded to nearest, >= 1)."""
+        return bdp_packets(self.capacity_bps, self.rtt_s, self.packet_bytes)
+
+    @property
+    def buffer_limit(self) -> dict:
+        """The bottleneck's QueueSpec dict (``limit_packets``/``limit_bytes``)."""
+        return parse_buffer(self.buffer, "buffer").resolve(self.capacity_bps, self.rtt_s, self.packet_bytes, "buffer")
+
+    @property
+    def buffer_packets(self) -> Optional[float]:
+        """The bottleneck buffer in packets (bytes / packet_size for a byte limit); None if unlimited."""
+        return parse_buffer(self.buffer, "buffer").packets_for(self.capacity_bps, self.rtt_s, self.packet_bytes)
+
+    @property
+    def access_rate_bps(self) -> float:
+        if self.access_rate is None:
+            return ACCESS_RATE_FACTOR * self.capacity_bps
+        return _pos_rate(self.access_rate, "access_rate")
+
+    @property
+    def access_delays(self) -> list[tuple[float, float]]:
+        """Per flow i (0-based): (sender access delay, receiver access delay), seconds."""
+        n = self._n()
+        ad = self.access_delay
+        if isinstance(ad, str) and ad.strip().lower() == "spread":
+            return [(2.5e-3 * i / n, 2.5e-3 * i / n) for i in range(1, n + 1)]
+        if isinstance(ad, str) and ad.strip().lower() == "uniform":
+            import numpy as np
+
+            seed = self._seed()
+            d = np.random.default_rng(seed).uniform(0.0, UNIFORM_ACCESS_DELAY_MAX, size=(2, n))
+            return [(float(d[0, i]), float(d[1, i])) for i in range(n)]
+        if isinstance(ad, (list, tuple)):
+            vals = self._per_flow(ad, "access_delay")
+            out = [_nonneg_time(v, f"access_delay[{i}]") for i, v in enumerate(vals)]
+            return [(v, v) for v in out]
+        try:
+            v = _nonneg_time(ad, "access_delay")
+        except UnitError:
+            raise UnitError("access_delay", f"expected 'spread', 'uniform', a time such as '2.5ms' "
+                                            f"or a list of {n} times, got {ad!r}") from None
+        return [(v, v)] * n
+
+    def path_rtt(self, i: int) -> float:
+        """Round-trip propagation delay of flow i (0-based): rtt + 2 x both access delays."""
+        a, b = self.access_delays[i]
+        return self.rtt_s + 2 * (a + b)
+
+    def bottleneck_links(self) -> list[str]:
+        return ["r1-r2"]
+
+    def _flow(self, i: int) -> Flow:
+        n = self._n()
+        algos = self._per_flow(self.algorithm, "algorithm")
+        recs = self._per_flow(self.recovery, "recovery")
+        starts = self._per_flow(self.start, "start")
+        if self.params is None or isinstance(self.params, Mapping):
+            params = [dict(self.params or {})] * n
+        else:
+            params = self._per_flow(self.params, "params")
+        opts = self.flow_options or {}
+        if not isinstance(opts, Mapping):
+            raise ScenarioError("flow_options", f"expected a table of Flow options, got {opts!r}")
+        for k in opts:
+            if k not in FLOW_OPTION_KEYS:
+                if k in FLOW_KEYS:
+                    raise ScenarioError(f"flow_options.{k}", "set by the dumbbell itself" + (
+                        f"; use the dumbbell key {k!r}" if k in DUMBBELL_KEYS else ""))
+                raise ScenarioError(f"flow_options.{k}", f"unknown Flow option{_suggest(k, FLOW_OPTION_KEYS)}")
+        return Flow(
+            src=f"s{i + 1}", dst=f"d{i + 1}", name=f"flow{i + 1}",
+            algorithm=algos[i], params=params[i] if params[i] is not None else {}, recovery=recs[i],
+            start=starts[i], packet_size=self.packet_size, header_size=self.header_size,
+            ack_size=self.ack_size, accounting=self.accounting, **opts,
+        )
+
+    def _build(self) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
+        n = self._n()
+        c = self.capacity_bps
+        rtt = self.rtt_s
+        queue = self.buffer_limit
+        acc = self.access_rate_bps
+        delays = self.access_delays
+        nodes = [{"name": "r1", "kind": "router"}, {"name": "r2", "kind": "router"}]
+        nodes += [{"name": f"s{i}", "kind": "host"} for i in range(1, n + 1)]
+        nodes += [{"name": f"d{i}", "kind": "host"} for i in range(1, n + 1)]
+
+        def link(name: str, src: str, dst: str, rate: float, delay: float, q: dict) -> dict:
+            return {"name": name, "src": src, "dst": dst, "rate_bps": rate, "delay": delay, "queue": dict(q)}
+
+        links = [link("r1-r2", "r1", "r2", c, rtt / 2, queue), link("r2-r1", "r2", "r1", c, rtt / 2, UNLIMITED_QUEUE)]
+        for i in range(1, n + 1):
+            ds, dr = delays[i - 1]
+            links += [
+                link(f"s{i}-r1", f"s{i}", "r1", acc, ds, UNLIMITED_QUEUE),
+                link(f"r1-s{i}", "r1", f"s{i}", acc, ds, UNLIMITED_QUEUE),
+                link(f"r2-d{i}", "r2", f"d{i}", acc, dr, UNLIMITED_QUEUE),
+                link(f"d{i}-r2", f"d{i}", "r2", acc, dr, UNLIMITED_QUEUE),
+            ]
+        flows = []
+        for i in range(n):
+            try:
+                flows.append(self._flow(i).to_spec(f"flows[{i}]", f"flow{i + 1}"))
+            except ScenarioError as e:
+                raise self._field_for(e, i) from None
+        return nodes, links, [], flows
+
+    def _field_for(self, e: ScenarioError, i: int) -> ScenarioError:
+        """Map an error about ``flows[i].<key>`` to the dumbbell key that set it."""
+        prefix = f"flows[{i}]."
+        if not e.field.startswith(prefix):
+            return e
+        rest = e.field[len(prefix):]
+        key = rest.split(".")[0]
+        if key in FLOW_OPTION_KEYS:
+            return type(e)(f"flow_options.{rest}", e.problem)
+        if key in DUMBBELL_KEYS:
+            if key in _PER_FLOW_KEYS and isinstance(getattr(self, key), (list, tuple)):
+                return type(e)(f"{key}[{i}]{rest[len(key):]}", e.problem)
+            return type(e)(rest, e.problem)
+        return e
+
+    def to_spec(self) -> dict:
+        run = self._run_settings()
+        nodes, links, routes, flows = self._build()
+        self._check_references(nodes, links, routes, flows)
+        return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows,
+                "trace_links": self._trace_links(links)}
+
+    def to_generic(self) -> Scenario:
+        """An equivalent generic :class:`Scenario` whose lists can be edited."""
+        return Scenario(self.nodes, self.links, self.flows, [],
+                        duration=self.duration, measure_start=self._run_settings()["measure_start"],
+                        sample_interval=self.sample_interval, seed=self.seed, name=self.name,
+                        description=self.description, bottleneck=["r1-r2"], trace_links=self.trace_links)
+
+    def builder_params(self, skip_defaults: bool = True) -> dict:
+        """The ``[dumbbell]`` table: the builder's parameters as given."""
+        out = {"n_flows": self.n_flows, "bottleneck_rate": self.bottleneck_rate, "rtt": self.rtt, "buffer": self.buffer}
+        for k, d in _DUMBBELL_DEFAULTS.items():
+            v = getattr(self, k)
+            if v is None or (skip_defaults and v == d and type(v) is type(d)):
+                continue
+            out[k] = v
+        return out
+
+    def to_toml_dict(self) -> dict:
+        doc: dict = {"name": self.name}
+        if self.description:
+            doc["description"] = self.description
+        doc["dumbbell"] = self.builder_params()
+        doc["run"] = self._run_table()
+        return _tomlable(doc)
+
+
+def _queue_buffer(q: dict) -> Optional[Buffer]:
+    if q.get("limit_packets") is not None:
+        return Buffer(packets=q["limit_packets"])
+    if q.get("limit_bytes") is not None:
+        return Buffer(bytes=q["limit_bytes"])
+    return None
+
+
+_PER_FLOW_KEYS = {"algorithm", "params", "recovery", "start"}
+
+
+
+
+# --------------------------------------------------------------------------
+# loading scenario files
+
+TOP_KEYS = ["name", "description", "bottleneck", "run", "dumbbell", "nodes", "links", "routes", "flows"]
+
+
+def scenario_from_dict(doc: Mapping[str, Any], name: Optional[str] = None) -> Scenario:
+    """Build a Scenario from the dict of a scenario file (see module doc).
+
+    Errors name the field with its table path (``dumbbell.buffer``,
+    ``run.duration``, ``links[1].rate``).
+    """
+    _check_keys(doc, TOP_KEYS, "")
+    sname = doc.get("name", name or "scenario")
+    if not isinstance(sname, str):
+        raise ScenarioError("name", f"expected a string, got {sname!r}")
+    desc = doc.get("description")
+    run = doc.get("run", {})
+    _check_keys(run, RUN_KEYS, "run")
+    generic = [k for k in ("nodes", "links", "routes", "flows") if k in doc]
+    if "dumbbell" in doc:
+        if generic:
+            raise ScenarioError(generic[0], "a scenario has either a [dumbbell] table or nodes/links/flows, not both")
+        if "bottleneck" in doc:
+            raise ScenarioError("bottleneck", "only for the generic form (the dumbbell's bottleneck is r1-r2)")
+        db = doc["dumbbell"]
+        _check_keys(db, DUMBBELL_KEYS, "dumbbell")
+        for k in ("n_flows", "bottleneck_rate", "rtt", "buffer"):
+            if k not in db:
+                raise ScenarioError(f"dumbbell.{k}", "missing (required)")
+        fo = db.get("flow_options")
+        if fo is not None:
+            _check_keys(fo, FLOW_OPTION_KEYS, "dumbbell.flow_options")
+        kwargs = dict(db)
+        kwargs.update({k: v for k, v in run.items()})
+        try:
+            return Dumbbell(**kwargs, name=sname, description=desc)
+        except ScenarioError as e:
+            raise e.with_prefix("run" if e.field.split(".")[0].split("[")[0] in RUN_KEYS else "dumbbell") from None
+    if not generic:
+        raise ScenarioError("", "a scenario file needs a [dumbbell] table or [[nodes]], [[links]] and [[flows]]")
+    if "duration" not in run:
+        raise ScenarioError("run.duration", "missing (required): how long to simulate, e.g. '100s'")
+    lists = {}
+    for key, cls in (("nodes", Node), ("links", Link), ("routes", Route), ("flows", Flow)):
+        items = doc.get(key, [])
+        if not isinstance(items, list):
+            raise ScenarioError(key, f"expected an array of tables ([[{key}]]), got {type(items).__name__}")
+        lists[key] = [_coerce(x, cls, f"{key}[{i}]") for i, x in enumerate(items)]
+    bottleneck = doc.get("bottleneck")
+    if bottleneck is not None and (not isinstance(bottleneck, list) or not all(isinstance(b, str) for b in bottleneck)):
+        raise ScenarioError("bottleneck", "expected a list of link names")
+    sc = Scenario(lists["nodes"], lists["links"], lists["flows"], lists["routes"], name=sname, description=desc,
+                  bottleneck=bottleneck, **run)
+    try:
+        sc.validate()
+    except ScenarioError as e:
+        if e.field.split(".")[0] in RUN_KEYS:
+            raise e.with_prefix("run") from None
+        raise
+    if bottleneck:
+        names = {ln.name for ln in lists["links"]}
+        for b in bottleneck:
+            if b not in names:
+                raise ScenarioError("bottleneck", f"unknown link {b!r}{_suggest(b, names)}")
+    return sc
+
+
+def load_scenario(path: Union[str, os.PathLike]) -> Scenario:
+    """Read a scenario file (TOML, schema in the module docstring).
+
+    The scenario's name defaults to the file's stem. Raises
+    ``FileNotFoundError``, ``tomllib.TOMLDecodeError`` for syntax errors and
+    :class:`ScenarioError` naming the field for everything else.
+    """
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    with open(path, "rb") as fh:
+        doc = tomllib.load(fh)
+    stem = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    return scenario_from_dict(doc, name=stem)

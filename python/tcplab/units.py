@@ -1,0 +1,353 @@
+"""Parse quantities written the way the papers write them into SI numbers.
+
+The Rust core only understands SI base units: seconds, bits per second and
+bytes. Scenario files and builders accept friendlier strings, converted here:
+
+========  ==========================================  =====================
+kind      accepted examples                           result
+========  ==========================================  =====================
+rate      ``"200Mbps"``, ``"1Gbps"``, ``"10 Gbit/s"``, float, bit/s
+          ``"1.5e6bps"``, ``"100kbps"``, ``"2 Mb/s"``
+time      ``"100ms"``, ``"2.5 ms"``, ``"10s"``,        float, seconds
+          ``"50us"``, ``"50µs"``, ``"1ns"``, ``"1min"``
+size      ``"1500B"``, ``"2MB"``, ``"1.5KB"``,         int, bytes
+          ``"1KiB"``, ``"1MiB"``, ``"40 bytes"``
+buffer    ``100``, ``"100p"``, ``"100 packets"``,      :class:`Buffer`
+          ``"64KB"``, ``"0.1BDP"``, ``"1 BDP"``,
+          ``"unlimited"``
+========  ==========================================  =====================
+
+Conventions (decided here, used everywhere in tcplab):
+
+* Rate prefixes are decimal and case-insensitive (``k``/``K`` = 1e3, ``M`` =
+  1e6, ``G`` = 1e9, ``T`` = 1e12). The unit must be *bits*: ``bps``,
+  ``bit/s``, ``bits/s`` or ``b/s``. ``"MBps"``/``"MB/s"`` (bytes per second)
+  are rejected rather than silently multiplied by 8.
+* Size prefixes ``kB``/``KB``, ``MB``, ``GB``, ``TB`` are decimal (1e3, 1e6,
+  1e9, 1e12 bytes), ``KiB``, ``MiB``, ``GiB``, ``TiB`` binary (1024**k). A
+  lowercase ``b`` means bits and is rejected for sizes. A size must come out
+  as a whole number of bytes.
+* A plain number (``int``/``float`` or a numeric string such as ``"0.1"``) is
+  taken in the SI base unit: seconds, bit/s, bytes; for a buffer, packets.
+* Buffers: an integer or ``"<n>p"``/``"<n> packets"`` is a limit in packets;
+  a size string is a limit in bytes; ``"<f> BDP"`` (also ``"<f>xBDP"``,
+  ``"BDP"``) is a fraction of the bandwidth-delay product, resolved by the
+  scenario builder: ``round(f * C * RTT / (8 * packet_size))`` packets
+  (half rounds up), at least 1. ``"unlimited"`` (or ``None``) means no limit.
+
+Every parser takes the name of the field being parsed and raises
+:class:`tcplab.errors.UnitError` naming it::
+
+    >>> parse_rate("200Mbsp", "bottleneck_rate")
+    Traceback (most recent call last):
+    ...
+    tcplab.errors.UnitError: bottleneck_rate: cannot parse '200Mbsp' as a rate (expected e.g. '200Mbps', '1Gbps')
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from .errors import UnitError
+
+__all__ = [
+    "Buffer",
+    "Number",
+    "bdp_packets",
+    "format_rate",
+    "format_size",
+    "format_time",
+    "parse_buffer",
+    "parse_count",
+    "parse_number",
+    "parse_rate",
+    "parse_size",
+    "parse_time",
+]
+
+Number = Union[int, float]
+#: What the parsers accept: a number in SI base units or a string with units.
+Quantity = Union[int, float, str]
+
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_QTY_RE = re.compile(rf"^\s*({_NUM})\s*(.*?)\s*$")
+
+_RATE_PREFIX = {"": 1.0, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+_RATE_UNIT_RE = re.compile(r"^([kKmMgGtT]?)(bps|b/s|bit/s|bits/s|bit/sec|bits/sec)$")
+_RATE_BYTES_RE = re.compile(r"^([kKmMgGtT]?)(Bps|B/s|[Bb]ytes?/s)$")
+
+_TIME_UNITS = {
+    "s": 1.0, "sec": 1.0, "secs": 1.0, "second": 1.0, "seconds": 1.0,
+    "ms": 1e-3, "msec": 1e-3, "msecs": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3,
+    "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "usec": 1e-6, "usecs": 1e-6,
+    "microsecond": 1e-6, "microseconds": 1e-6,
+    "ns": 1e-9, "nsec": 1e-9, "nanosecond": 1e-9, "nanoseconds": 1e-9,
+    "ps": 1e-12,
+    "min": 60.0, "mins": 60.0, "minute": 60.0, "minutes": 60.0,
+    "h": 3600.0, "hour": 3600.0, "hours": 3600.0,
+}
+
+_SIZE_DEC = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+_SIZE_BIN = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+_SIZE_UNIT_RE = re.compile(r"^(?:([kKmMgGtT]?)(i?)B|([kKmMgGtT]?)(i?)bytes?|bytes?)$")
+_PACKETS_RE = re.compile(r"^(p|pkt|pkts|packet|packets)$", re.IGNORECASE)
+_BDP_RE = re.compile(rf"^\s*(?:({_NUM})\s*(?:x|\*|×)?\s*)?bdps?\s*$", re.IGNORECASE)
+_UNLIMITED = {"unlimited", "inf", "infinite", "none"}
+
+
+def _quote(value: object) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _split(value: str) -> Optional[tuple[float, str]]:
+    m = _QTY_RE.match(value)
+    if not m:
+        return None
+    return float(m.group(1)), m.group(2)
+
+
+def _plain_number(value: object, field: str, what: str, example: str) -> Optional[float]:
+    """Return a float for int/float input, None for strings, raise otherwise."""
+    if isinstance(value, bool):
+        raise UnitError(field, f"expected a {what}, got a boolean {value} (e.g. {example})")
+    if isinstance(value, (int, float)):
+        v = float(value)
+        if math.isnan(v):
+            raise UnitError(field, f"expected a {what}, got NaN")
+        return v
+    if isinstance(value, str):
+        return None
+    # numpy scalars and the like
+    try:
+        import numbers
+
+        if isinstance(value, numbers.Real):
+            return float(value)  # type: ignore[arg-type]
+    except Exception:  # pragma: no cover - defensive
+        pass
+    raise UnitError(field, f"expected a {what} such as {example}, got {type(value).__name__} {value!r}")
+
+
+def parse_number(value: Quantity, field: str = "value") -> float:
+    """Parse a plain number (int, float or numeric string) without units."""
+    v = _plain_number(value, field, "number", "'0.5'")
+    if v is not None:
+        return v
+    s = _split(str(value))
+    if s is None or s[1] != "":
+        raise UnitError(field, f"cannot parse {_quote(value)} as a number")
+    return s[0]
+
+
+def parse_count(value: Quantity, field: str = "value") -> int:
+    """Parse a whole number (e.g. a packet count): ``10``, ``"10"``, ``10.0``."""
+    v = parse_number(value, field)
+    if not math.isfinite(v) or v != round(v):
+        raise UnitError(field, f"expected a whole number, got {_quote(value)}")
+    return int(round(v))
+
+
+def parse_rate(value: Quantity, field: str = "rate") -> float:
+    """Parse a rate into bit/s: ``"200Mbps"`` -> ``2e8``; numbers are bit/s."""
+    expected = "(expected e.g. '200Mbps', '1Gbps')"
+    v = _plain_number(value, field, "rate", "'200Mbps'")
+    if v is not None:
+        return v
+    s = _split(value)  # type: ignore[arg-type]
+    if s is None:
+        raise UnitError(field, f"cannot parse {_quote(value)} as a rate {expected}")
+    num, unit = s
+    unit = unit.replace(" ", "")
+    if unit == "":
+        return num
+    m = _RATE_UNIT_RE.match(unit)
+    if m:
+        return num * _RATE_PREFIX[m.group(1).lower()]
+    if _RATE_BYTES_RE.match(unit):
+        raise UnitError(
+            field,
+            f"{_quote(value)} is in bytes per second; write rates in bits, "
+            f"e.g. '200Mbps' or '1Gbit/s'",
+        )
+    raise UnitError(field, f"cannot parse {_quote(value)} as a rate {expected}")
+
+
+def parse_time(value: Quantity, field: str = "time") -> float:
+    """Parse a duration into seconds: ``"100ms"`` -> ``0.1``; numbers are seconds."""
+    expected = "(expected e.g. '100ms', '2.5s', '50us')"
+    v = _plain_number(value, field, "time", "'100ms'")
+    if v is not None:
+        return v
+    s = _split(value)  # type: ignore[arg-type]
+    if s is None:
+        raise UnitError(field, f"cannot parse {_quote(value)} as a time {expected}")
+    num, unit = s
+    if unit == "":
+        return num
+    key = unit if unit in _TIME_UNITS else unit.lower()
+    if key not in _TIME_UNITS:
+        raise UnitError(field, f"cannot parse {_quote(value)} as a time {expected}")
+    return num * _TIME_UNITS[key]
+
+
+def parse_size(value: Quantity, field: str = "size") -> int:
+    """Parse a size into whole bytes: ``"1.5KB"`` -> ``1500``, ``"1KiB"`` -> ``1024``."""
+    expected = "(expected e.g. '1500B', '64KB', '1MiB')"
+    v = _plain_number(value, field, "size", "'1500B'")
+    if v is None:
+        s = _split(value)  # type: ignore[arg-type]
+        if s is None:
+            raise UnitError(field, f"cannot parse {_quote(value)} as a size {expected}")
+        num, unit = s
+        unit = unit.replace(" ", "")
+        if unit == "":
+            v = num
+        else:
+            m = _SIZE_UNIT_RE.match(unit)
+            if not m:
+                if re.match(r"^[kKmMgGtT]?i?(b|bit|bits)$", unit):
+                    raise UnitError(
+                        field,
+                        f"{_quote(value)}: a lowercase 'b' means bits; sizes are in bytes, "
+                        f"write e.g. '1500B' or '64KB'",
+                    )
+                raise UnitError(field, f"cannot parse {_quote(value)} as a size {expected}")
+            prefix = (m.group(1) or m.group(3) or "").lower()
+            binary = bool(m.group(2) or m.group(4))
+            if binary and prefix == "":
+                raise UnitError(field, f"cannot parse {_quote(value)} as a size {expected}")
+            v = num * (_SIZE_BIN[prefix] if binary else _SIZE_DEC[prefix])
+    if not math.isfinite(v):
+        raise UnitError(field, f"size must be finite, got {_quote(value)}")
+    r = round(v)
+    if abs(v - r) > 1e-9 * max(1.0, abs(v)):
+        raise UnitError(field, f"{_quote(value)} is not a whole number of bytes ({v:g} B)")
+    return int(r)
+
+
+def bdp_packets(rate_bps: float, rtt_s: float, packet_size: int, fraction: float = 1.0) -> int:
+    """``fraction`` x the bandwidth-delay product in packets, rounded to nearest, >= 1.
+
+    ``C * RTT / (8 * packet_size)``: 200 Mbit/s x 100 ms / (1500 x 8) = 1667.
+    The fraction is applied to the exact product before rounding (half up).
+    """
+    exact = fraction * rate_bps * rtt_s / (8.0 * packet_size)
+    return max(1, int(math.floor(exact + 0.5)))
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A queue limit: exactly one of ``packets``, ``bytes``, ``bdp`` or none (unlimited)."""
+
+    packets: Optional[int] = None
+    bytes: Optional[int] = None
+    bdp: Optional[float] = None
+
+    @property
+    def unlimited(self) -> bool:
+        return self.packets is None and self.bytes is None and self.bdp is None
+
+    def resolve(
+        self,
+        rate_bps: Optional[float] = None,
+        rtt_s: Optional[float] = None,
+        packet_size: Optional[int] = None,
+        field: str = "buffer",
+    ) -> dict:
+        """The core's ``QueueSpec`` dict ``{"limit_packets", "limit_bytes"}``.
+
+        A BDP fraction needs the capacity, RTT and packet size (see
+        :func:`bdp_packets`); without them it is an error naming ``field``.
+        """
+        if self.bdp is not None:
+            if rate_bps is None or rtt_s is None or packet_size is None:
+                raise UnitError(
+                    field,
+                    "a buffer given as a fraction of the BDP is only defined for a "
+                    "scenario builder that knows C and RTT (e.g. Dumbbell); give packets or bytes",
+                )
+            return {"limit_packets": bdp_packets(rate_bps, rtt_s, packet_size, self.bdp), "limit_bytes": None}
+        return {"limit_packets": self.packets, "limit_bytes": self.bytes}
+
+    def packets_for(self, rate_bps: float, rtt_s: float, packet_size: int) -> Optional[float]:
+        """The limit in packets (bytes converted with ``packet_size``); None if unlimited."""
+        if self.bdp is not None:
+            return float(bdp_packets(rate_bps, rtt_s, packet_size, self.bdp))
+        if self.packets is not None:
+            return float(self.packets)
+        if self.bytes is not None:
+            return self.bytes / packet_size
+        return None
+
+
+def parse_buffer(value: Union[Quantity, Buffer, None], field: str = "buffer") -> Buffer:
+    """Parse a queue limit (see the module docstring); zero or negative is an error."""
+    expected = "(expected e.g. 100, '100p', '64KB', '0.1BDP' or 'unlimited')"
+    if value is None or isinstance(value, Buffer):
+        return value if isinstance(value, Buffer) else Buffer()
+    if isinstance(value, bool):
+        raise UnitError(field, f"expected a buffer size {expected}, got a boolean")
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in _UNLIMITED:
+            return Buffer()
+        if text == "":
+            raise UnitError(field, f"empty buffer size {expected}")
+        m = _BDP_RE.match(text)
+        if m:
+            frac = float(m.group(1)) if m.group(1) is not None else 1.0
+            if not (math.isfinite(frac) and frac > 0):
+                raise UnitError(field, f"buffer must be a positive fraction of the BDP, got {value!r}")
+            return Buffer(bdp=frac)
+        s = _split(text)
+        if s is None:
+            raise UnitError(field, f"cannot parse {value!r} as a buffer size {expected}")
+        num, unit = s
+        if unit == "" or _PACKETS_RE.match(unit.replace(" ", "")):
+            n = num
+            kind = "packets"
+        else:
+            try:
+                n = parse_size(text, field)
+            except UnitError:
+                raise UnitError(field, f"cannot parse {value!r} as a buffer size {expected}") from None
+            kind = "bytes"
+    else:
+        n = parse_number(value, field)
+        kind = "packets"
+    if not math.isfinite(n) or n != round(n):
+        raise UnitError(field, f"buffer must be a whole number of {kind}, got {_quote(value)}")
+    if n <= 0:
+        raise UnitError(field, f"buffer must be at least 1 {kind[:-1]}, got {_quote(value)} (a drop-tail queue needs room)")
+    return Buffer(packets=int(n)) if kind == "packets" else Buffer(bytes=int(n))
+
+
+def _fmt(num: float) -> str:
+    return f"{num:.12g}"
+
+
+def format_rate(bps: float) -> str:
+    """Format bit/s compactly: ``2e8`` -> ``'200Mbps'`` (exact round trip)."""
+    for p, f in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(bps) >= f:
+            return f"{_fmt(bps / f)}{p}bps"
+    return f"{_fmt(bps)}bps"
+
+
+def format_time(s: float) -> str:
+    """Format seconds compactly: ``0.1`` -> ``'100ms'``."""
+    for u, f in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if abs(s) >= f:
+            return f"{_fmt(s / f)}{u}"
+    return f"{_fmt(s)}s"
+
+
+def format_size(b: int) -> str:
+    """Format bytes: ``1500`` -> ``'1500B'``, ``2000000`` -> ``'2MB'``."""
+    for p, f in (("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+        if b >= f and b % f == 0:
+            return f"{b // f}{p}"
+    return f"{b}B"
