@@ -5,5 +5,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = os.path.join(ROOT, "python")
-if PY not in sys.path:
+try:
+    import tcplab  # noqa: F401  (installed, or on PYTHONPATH)
+except ImportError:
     sys.path.insert(0, PY)

@@ -72,8 +72,8 @@ def test_bad_seed_and_duration(tmp_path, capsys):
     path = write(tmp_path, SMALL)
     assert main(["run", path, "--duration", "3 parsecs"]) == 2
     assert capsys.readouterr().err.startswith("error: --duration: cannot parse '3 parsecs' as a time")
-    assert main(["run", path, "--duration", "1s"]) == 2  # measure_window 2s > 1s
-    assert capsys.readouterr().err.startswith("error: measure_window: must not exceed the run duration")
+    assert main(["run", path, "--seed", "-1"]) == 2
+    assert capsys.readouterr().err.startswith("error: --seed: must be a non-negative integer")
 
 
 def test_subprocess_error_has_no_traceback(tmp_path):
@@ -179,3 +179,13 @@ def test_algorithms(capsys):
     assert [a["name"] for a in algos] == [a["name"] for a in _core.algorithms()]
     assert main(["algorithms"]) == 0
     assert "newreno" in capsys.readouterr().out
+
+
+def test_duration_override_keeps_window_fraction(tmp_path, capsys):
+    from tcplab import _core  # noqa: F401
+
+    path = write(tmp_path, SMALL, "small.toml")  # 3 s run measured over the last 2 s
+    assert main(["run", path, "-o", str(tmp_path / "o"), "--duration", "1.5s"]) == 0
+    cap = capsys.readouterr()
+    assert "note: the measurement window does not fit in 1.5 s; measuring over [0.5, 1.5] s" in cap.err
+    assert "goodput over [0.5, 1.5] s" in cap.out

@@ -113,6 +113,45 @@ def _summary_text(res: Any) -> str:
     return "\n".join(out)
 
 
+def _file_field(e: Any, sc: Any) -> Any:
+    """Prefix a Scenario error's field with its table in the scenario file."""
+    from .scenario import RUN_KEYS, Dumbbell
+
+    head = e.field.split(".")[0].split("[")[0]
+    if head in RUN_KEYS:
+        return e.with_prefix("run")
+    if isinstance(sc, Dumbbell) and e.field:
+        return e.with_prefix("dumbbell")
+    return e
+
+
+def _override_duration(sc: Any, duration: float, quiet: bool) -> None:
+    """Set a new duration; a measurement window that no longer fits keeps its
+    fraction of the run (noted on stderr)."""
+    from .errors import ScenarioError
+
+    try:
+        old = sc._run_settings()
+    except ScenarioError as e:
+        raise _CliError(str(_file_field(e, sc))) from None
+    if not duration > 0:
+        raise _CliError(f"--duration: must be positive, got {duration:g} s")
+    frac_start = old["measure_start"] / old["duration"]
+    sc.duration = duration
+    try:
+        sc._run_settings()
+        return
+    except ScenarioError:
+        pass
+    if sc.measure_window is not None:
+        sc.measure_window = duration * (1.0 - frac_start)
+    else:
+        sc.measure_start = duration * frac_start
+    if not quiet:
+        print(f"note: the measurement window does not fit in {duration:g} s; measuring over "
+              f"[{duration * frac_start:g}, {duration:g}] s (the same fraction of the run)", file=sys.stderr)
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .errors import ScenarioError
     from .scenario import load_scenario
@@ -143,8 +182,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
             d = parse_time(args.duration, "--duration")
         except ScenarioError as e:
             raise _CliError(str(e)) from None
-        sc.duration = d
-    spec = sc.to_spec()  # ScenarioError -> exit 2 in main()
+        _override_duration(sc, d, quiet=args.json)
+    try:
+        spec = sc.to_spec()
+    except ScenarioError as e:  # after --seed/--duration: name the field as the file does
+        raise _CliError(str(_file_field(e, sc))) from None
 
     _core()  # a clear error if the compiled core is missing
     import tcplab

@@ -21,6 +21,8 @@ pub struct FlowResult {
     pub fast_recoveries: u64,
     pub data_packets_received: u64,
     pub data_packets_dropped: u64,
+    /// Lost to scripted loss (not queue drops).
+    pub data_packets_lost: u64,
     pub data_packets_in_network: u64,
     pub acks_sent: u64,
     pub acks_received: u64,

@@ -253,6 +253,12 @@ pub struct FlowSpec {
     pub restart_after_idle: bool,
     #[serde(default)]
     pub app: AppSpec,
+    /// Scripted loss: the first transmission of each listed data segment is
+    /// lost as it leaves the sender (like ns-3's ReceiveListErrorModel), for
+    /// loss-recovery experiments. Counted as `data_packets_lost`, apart from
+    /// queue drops.
+    #[serde(default)]
+    pub drop_segments: Vec<u64>,
 }
 
 fn d_rto_mode() -> RtoMode {

@@ -20,6 +20,9 @@ struct Flow {
     paths: [Vec<u32>; 2],
     data_dropped: u64,
     acks_dropped: u64,
+    /// Sorted segments whose first transmission is lost (scripted loss).
+    drop_segments: Vec<u64>,
+    data_lost: u64,
     delivered_at_measure_start: u64,
 }
 
@@ -98,6 +101,13 @@ impl World {
                 paths,
                 data_dropped: 0,
                 acks_dropped: 0,
+                drop_segments: {
+                    let mut d = f.drop_segments.clone();
+                    d.sort_unstable();
+                    d.dedup();
+                    d
+                },
+                data_lost: 0,
                 delivered_at_measure_start: 0,
             });
         }
@@ -145,6 +155,31 @@ impl World {
     /// Runs to the end of the simulated duration.
     pub fn run(&mut self) {
         self.run_with_progress(|_| {});
+    }
+
+    /// Processes every event up to and including `t` (or the end of the run),
+    /// so a test or a driver can look at the endpoints as the run unfolds.
+    pub fn run_until(&mut self, t: Time) {
+        let t = t.min(self.end);
+        while let Some(et) = self.events.peek_time() {
+            if et > t {
+                break;
+            }
+            let ev = self.events.pop().unwrap();
+            self.now = ev.time;
+            self.dispatch(ev.kind);
+        }
+        self.now = t;
+    }
+
+    /// The sender of flow `f`.
+    pub fn sender(&self, f: usize) -> &Sender {
+        &self.flows[f].sender
+    }
+
+    /// The receiver of flow `f`.
+    pub fn receiver(&self, f: usize) -> &Receiver {
+        &self.flows[f].receiver
     }
 
     /// Runs to the end, calling `progress(fraction of simulated time done)`
@@ -214,8 +249,13 @@ impl World {
     fn flush(&mut self, f: u32) {
         let mut pkts = std::mem::take(&mut self.scratch);
         for p in pkts.drain(..) {
+            let fl = &mut self.flows[f as usize];
+            if p.kind == PacketKind::Data && !p.retransmit && !fl.drop_segments.is_empty() && fl.drop_segments.binary_search(&p.seq).is_ok() {
+                fl.data_lost += 1;
+                continue;
+            }
             let dir = (p.kind == PacketKind::Ack) as usize;
-            let link = self.flows[f as usize].paths[dir][0];
+            let link = fl.paths[dir][0];
             self.enqueue(link, p);
         }
         self.scratch = pkts;
@@ -377,6 +417,7 @@ impl World {
                     fast_recoveries: s.stats.fast_recoveries,
                     data_packets_received: r.stats.data_received,
                     data_packets_dropped: fl.data_dropped,
+                    data_packets_lost: fl.data_lost,
                     data_packets_in_network: in_net[i][0],
                     acks_sent: r.stats.acks_sent,
                     acks_received: s.stats.acks_received,

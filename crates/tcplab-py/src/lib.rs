@@ -1,1 +1,256 @@
+//! Python bindings of tcplab-core: convert in, run without the GIL, convert out.
+//!
+//! `run(spec_json)` takes the JSON of a `RunSpec` and returns the results as
+//! a dict of tables, each a dict of column name -> numpy array (or list of
+//! str), so no Python object is made per sample. Invalid descriptions raise
+//! `SpecError` (a `ValueError`) whose message starts with the field path; a
+//! panic inside the core raises `SimulationError` (a `RuntimeError`) and never
+//! takes the interpreter down.
 
+use std::io::{IsTerminal, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use numpy::IntoPyArray;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use tcplab_core::cc::catalog;
+use tcplab_core::results::RunResults;
+use tcplab_core::{RunSpec, SpecError as CoreSpecError, World};
+
+create_exception!(_core, SpecError, PyValueError, "Invalid run description; the message starts with the field path.");
+create_exception!(_core, SimulationError, PyRuntimeError, "Internal error of the simulation core.");
+
+fn spec_err(e: CoreSpecError) -> PyErr {
+    let err = SpecError::new_err(e.to_string());
+    Python::with_gil(|py| {
+        let v = err.value_bound(py);
+        let _ = v.setattr("field", e.field.clone());
+        let _ = v.setattr("problem", e.message.clone());
+    });
+    err
+}
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".into()
+    }
+}
+
+enum Outcome {
+    Ok(Box<RunResults>),
+    Spec(CoreSpecError),
+    Panic(String),
+}
+
+fn table<'py>(py: Python<'py>) -> Bound<'py, PyDict> {
+    PyDict::new_bound(py)
+}
+
+fn to_python(py: Python<'_>, r: RunResults) -> PyResult<PyObject> {
+    let out = PyDict::new_bound(py);
+
+    let f = table(py);
+    let fl = &r.flows;
+    macro_rules! col {
+        ($t:expr, $rows:expr, $name:literal, $field:ident) => {
+            $t.set_item($name, $rows.iter().map(|x| x.$field).collect::<Vec<_>>().into_pyarray_bound(py))?
+        };
+    }
+    macro_rules! scol {
+        ($t:expr, $rows:expr, $name:literal, $field:ident) => {
+            $t.set_item($name, PyList::new_bound(py, $rows.iter().map(|x| x.$field.clone())))?
+        };
+    }
+    col!(f, fl, "flow", id);
+    scol!(f, fl, "name", name);
+    scol!(f, fl, "src", src);
+    scol!(f, fl, "dst", dst);
+    scol!(f, fl, "algorithm", algorithm);
+    scol!(f, fl, "recovery", recovery);
+    col!(f, fl, "goodput_bps", goodput_bps);
+    col!(f, fl, "bytes_delivered", bytes_delivered);
+    col!(f, fl, "data_packets_sent", data_packets_sent);
+    col!(f, fl, "retransmits", retransmits);
+    col!(f, fl, "timeouts", timeouts);
+    col!(f, fl, "fast_recoveries", fast_recoveries);
+    col!(f, fl, "data_packets_received", data_packets_received);
+    col!(f, fl, "data_packets_dropped", data_packets_dropped);
+    col!(f, fl, "data_packets_lost", data_packets_lost);
+    col!(f, fl, "data_packets_in_network", data_packets_in_network);
+    col!(f, fl, "acks_sent", acks_sent);
+    col!(f, fl, "acks_received", acks_received);
+    col!(f, fl, "acks_dropped", acks_dropped);
+    col!(f, fl, "acks_in_network", acks_in_network);
+    col!(f, fl, "rtt_samples", rtt_samples);
+    col!(f, fl, "rtt_min", rtt_min);
+    col!(f, fl, "rtt_mean", rtt_mean);
+    col!(f, fl, "rtt_max", rtt_max);
+    col!(f, fl, "srtt", srtt);
+    col!(f, fl, "cwnd", cwnd);
+    col!(f, fl, "ssthresh", ssthresh);
+    out.set_item("flows", f)?;
+
+    let l = table(py);
+    let ls = &r.links;
+    col!(l, ls, "link", id);
+    scol!(l, ls, "name", name);
+    scol!(l, ls, "src", src);
+    scol!(l, ls, "dst", dst);
+    col!(l, ls, "rate_bps", rate_bps);
+    col!(l, ls, "delay", delay);
+    col!(l, ls, "utilization", utilization);
+    col!(l, ls, "packets_in", packets_in);
+    col!(l, ls, "packets_out", packets_out);
+    col!(l, ls, "drops", drops);
+    col!(l, ls, "packets_in_link", packets_in_link);
+    col!(l, ls, "bytes_out", bytes_out);
+    col!(l, ls, "data_packets_out", data_packets_out);
+    col!(l, ls, "queue_mean_packets", queue_mean_packets);
+    col!(l, ls, "queue_max_packets", queue_max_packets);
+    col!(l, ls, "queue_mean_bytes", queue_mean_bytes);
+    out.set_item("links", l)?;
+
+    let fi = table(py);
+    let fs = &r.files;
+    col!(fi, fs, "flow", flow);
+    col!(fi, fs, "index", index);
+    col!(fi, fs, "size", size);
+    col!(fi, fs, "start", start);
+    col!(fi, fs, "finish", finish);
+    col!(fi, fs, "fct", fct);
+    out.set_item("files", fi)?;
+
+    let ts = r.flow_ts;
+    let t = table(py);
+    t.set_item("time", ts.time.into_pyarray_bound(py))?;
+    t.set_item("flow", ts.flow.into_pyarray_bound(py))?;
+    t.set_item("cwnd", ts.cwnd.into_pyarray_bound(py))?;
+    t.set_item("ssthresh", ts.ssthresh.into_pyarray_bound(py))?;
+    t.set_item("srtt", ts.srtt.into_pyarray_bound(py))?;
+    t.set_item("in_flight", ts.in_flight.into_pyarray_bound(py))?;
+    t.set_item("delivered_bytes", ts.delivered_bytes.into_pyarray_bound(py))?;
+    out.set_item("flow_ts", t)?;
+
+    let qs = r.queue_ts;
+    let q = table(py);
+    q.set_item("time", qs.time.into_pyarray_bound(py))?;
+    q.set_item("link", qs.link.into_pyarray_bound(py))?;
+    q.set_item("packets", qs.packets.into_pyarray_bound(py))?;
+    q.set_item("bytes", qs.bytes.into_pyarray_bound(py))?;
+    out.set_item("queue_ts", q)?;
+
+    let m = table(py);
+    m.set_item("events", r.meta.events)?;
+    m.set_item("sim_time", r.meta.sim_time)?;
+    m.set_item("wall_s", r.meta.wall_s)?;
+    m.set_item("seed", r.meta.seed)?;
+    m.set_item("version", tcplab_core::VERSION)?;
+    out.set_item("meta", m)?;
+    Ok(out.into())
+}
+
+/// Runs one simulation described by `spec_json` (a RunSpec as JSON).
+///
+/// With `progress=True` and stderr a terminal, the fraction of simulated time
+/// done is shown on stderr.
+#[pyfunction]
+#[pyo3(signature = (spec_json, progress = false))]
+fn run(py: Python<'_>, spec_json: &str, progress: bool) -> PyResult<PyObject> {
+    let show = progress && std::io::stderr().is_terminal();
+    let json = spec_json.to_owned();
+    let outcome = py.allow_threads(move || {
+        let r = catch_unwind(AssertUnwindSafe(|| -> Result<RunResults, CoreSpecError> {
+            let spec = RunSpec::from_json(&json)?;
+            let mut w = World::new(spec)?;
+            if show {
+                w.run_with_progress(|f| {
+                    let mut e = std::io::stderr();
+                    let _ = write!(e, "\r  simulated {:5.1}%", 100.0 * f);
+                    if f >= 1.0 {
+                        let _ = writeln!(e);
+                    }
+                });
+            } else {
+                w.run();
+            }
+            Ok(w.results())
+        }));
+        match r {
+            Ok(Ok(res)) => Outcome::Ok(Box::new(res)),
+            Ok(Err(e)) => Outcome::Spec(e),
+            Err(p) => Outcome::Panic(panic_message(p)),
+        }
+    });
+    match outcome {
+        Outcome::Ok(r) => to_python(py, *r),
+        Outcome::Spec(e) => Err(spec_err(e)),
+        Outcome::Panic(m) => Err(SimulationError::new_err(format!("internal error in the simulation core: {m}"))),
+    }
+}
+
+/// Checks a run description without running it; raises SpecError if invalid.
+#[pyfunction]
+fn validate(spec_json: &str) -> PyResult<()> {
+    let spec = RunSpec::from_json(spec_json).map_err(spec_err)?;
+    World::new(spec).map_err(spec_err)?;
+    Ok(())
+}
+
+/// The congestion-control algorithms of the core, with their parameters.
+#[pyfunction]
+fn algorithms(py: Python<'_>) -> PyResult<PyObject> {
+    let out = PyList::empty_bound(py);
+    for a in catalog() {
+        let d = PyDict::new_bound(py);
+        d.set_item("name", a.name)?;
+        d.set_item("aliases", a.aliases.to_vec())?;
+        d.set_item("description", a.description)?;
+        let ps = PyList::empty_bound(py);
+        for p in a.params {
+            let pd = PyDict::new_bound(py);
+            pd.set_item("name", p.name)?;
+            pd.set_item("default", p.default)?;
+            pd.set_item("description", p.description)?;
+            pd.set_item("source", p.source)?;
+            ps.append(pd)?;
+        }
+        d.set_item("params", ps)?;
+        out.append(d)?;
+    }
+    Ok(out.into())
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    tcplab_core::VERSION
+}
+
+/// Panics inside the core on purpose (used by the tests that check a panic
+/// surfaces as SimulationError).
+#[pyfunction]
+fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
+    let r = py.allow_threads(|| catch_unwind(|| panic!("deliberate test panic")));
+    match r {
+        Ok(()) => Ok(()),
+        Err(p) => Err(SimulationError::new_err(format!("internal error in the simulation core: {}", panic_message(p)))),
+    }
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
+    m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
+    Ok(())
+}

@@ -1,0 +1,158 @@
+//! Physics and bookkeeping that must hold for every run: packets are
+//! conserved per flow and per link, utilization never exceeds 1, runs are
+//! deterministic, and random networks neither panic nor stall.
+
+mod common;
+
+use common::{assert_conservation, line};
+use proptest::prelude::*;
+use tcplab_core::scenarios::Dumbbell;
+use tcplab_core::spec::*;
+
+fn dumbbell(n: usize, buffer: u64, recovery: Recovery) -> RunSpec {
+    let mut d = Dumbbell::new(n, 20e6, 0.04, buffer);
+    d.duration = 20.0;
+    d.measure_start = 10.0;
+    d.sample_interval = 0.05;
+    d.recovery = recovery;
+    d.spec()
+}
+
+#[test]
+fn packets_are_conserved_across_scenarios_with_losses_and_timeouts() {
+    let mut specs = vec![];
+    for rec in [Recovery::Reno, Recovery::NewReno, Recovery::Sack] {
+        specs.push(dumbbell(1, 7, rec)); // small buffer: losses, timeouts
+        specs.push(dumbbell(5, 20, rec));
+        let mut s = dumbbell(3, 67, rec);
+        for f in &mut s.flows {
+            f.delayed_ack = true;
+        }
+        specs.push(s);
+    }
+    // Files that start and stop, and a byte-limited queue.
+    let mut s = line(10e6, 10, Recovery::Sack, 10.0);
+    s.flows[0].app = AppSpec::Files {
+        files: (0..20).map(|i| FileSpec { size: 5000 + 37_000 * i, start: 0.3 * i as f64 }).collect(),
+    };
+    s.links[1].queue = QueueSpec { limit_packets: None, limit_bytes: Some(15_000) };
+    specs.push(s);
+    let mut saw_timeout = false;
+    let mut saw_drop = false;
+    for spec in specs {
+        let r = tcplab_core::run(spec).unwrap();
+        assert_conservation(&r);
+        saw_timeout |= r.flows.iter().any(|f| f.timeouts > 0);
+        saw_drop |= r.links.iter().any(|l| l.drops > 0);
+    }
+    assert!(saw_timeout && saw_drop, "the scenarios must exercise drops and timeouts");
+}
+
+#[test]
+fn files_complete_in_order_and_deliver_exactly_their_bytes() {
+    let mut s = line(10e6, 30, Recovery::Sack, 30.0);
+    let sizes: Vec<u64> = vec![1, 1460, 1461, 100_000, 2_000_000];
+    s.flows[0].app = AppSpec::Files { files: sizes.iter().enumerate().map(|(i, &size)| FileSpec { size, start: i as f64 }).collect() };
+    let r = tcplab_core::run(s).unwrap();
+    assert_conservation(&r);
+    assert_eq!(r.flows[0].bytes_delivered, sizes.iter().sum::<u64>());
+    for (f, size) in r.files.iter().zip(&sizes) {
+        assert_eq!(f.size, *size);
+        assert!(f.finish.is_finite() && f.fct > 0.0);
+        // Completion is when the receiver holds the last byte (the connection is
+        // already open): never sooner than the one-way delay plus serialization.
+        assert!(f.fct >= 0.025 + *size as f64 * 8.0 / 10e6, "file of {size} B took {}", f.fct);
+    }
+}
+
+#[test]
+fn same_scenario_and_seed_give_identical_results() {
+    let spec = dumbbell(4, 30, Recovery::Sack);
+    let a = tcplab_core::run(spec.clone()).unwrap();
+    let b = tcplab_core::run(spec).unwrap();
+    assert_eq!(a.flows, b.flows);
+    assert_eq!(a.links, b.links);
+    assert_eq!(a.meta.events, b.meta.events);
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&a.flow_ts.cwnd), bits(&b.flow_ts.cwnd));
+    assert_eq!(bits(&a.flow_ts.srtt), bits(&b.flow_ts.srtt));
+    assert_eq!(a.flow_ts.delivered_bytes, b.flow_ts.delivered_bytes);
+    assert_eq!(a.queue_ts.packets, b.queue_ts.packets);
+}
+
+#[test]
+fn single_flow_with_a_bdp_buffer_fills_the_link() {
+    // A single Reno flow keeps the link busy iff B >= C*T (beta = 1/2).
+    let mut d = Dumbbell::new(1, 20e6, 0.1, 0);
+    d.buffer_packets = Dumbbell::bdp_packets(20e6, 0.11, 1500) + 5;
+    d.duration = 200.0;
+    d.measure_start = 100.0;
+    let r = tcplab_core::run(d.spec()).unwrap();
+    assert_conservation(&r);
+    assert!(r.links[0].utilization > 0.995, "utilization {}", r.links[0].utilization);
+    let g = r.flows[0].goodput_bps;
+    // Bytes in flight at the window's start may land inside it: at most a
+    // couple of packets over the window.
+    assert!(g <= 20e6 + 2.0 * 1500.0 * 8.0 / 100.0 && g > 0.99 * 20e6, "goodput {g}");
+}
+
+#[test]
+fn errors_name_the_field() {
+    let mut s = line(10e6, 10, Recovery::Sack, 1.0);
+    s.links[1].rate_bps = 0.0;
+    assert_eq!(tcplab_core::World::new(s).err().unwrap().field, "links[1].rate_bps");
+    let mut s = line(10e6, 10, Recovery::Sack, 1.0);
+    s.links.retain(|l| l.name != "r->h2");
+    let e = tcplab_core::World::new(s).err().unwrap();
+    assert_eq!(e.field, "flows[0]");
+    assert!(e.message.contains("no route"), "{}", e.message);
+    let mut s = line(10e6, 10, Recovery::Sack, 1.0);
+    s.links[1].queue.limit_packets = Some(0);
+    assert_eq!(tcplab_core::World::new(s).err().unwrap().field, "links[1].queue.limit_packets");
+}
+
+fn random_spec(flows: usize, rates: Vec<f64>, delays: Vec<f64>, buffer: u64, ack_buffer: u64, rec: u8, delack: bool) -> RunSpec {
+    let recovery = [Recovery::Reno, Recovery::NewReno, Recovery::Sack][rec as usize % 3];
+    let mut d = Dumbbell::new(flows, rates[0], delays[0], buffer);
+    d.duration = 15.0;
+    d.measure_start = 5.0;
+    d.sample_interval = 0.1;
+    d.recovery = recovery;
+    let mut s = d.spec();
+    // Random access rates and delays, and a finite reverse queue (ACK drops).
+    for (i, l) in s.links.iter_mut().enumerate().skip(2) {
+        l.rate_bps = rates[i % rates.len()];
+        l.delay = delays[i % delays.len()];
+    }
+    s.links[1].queue.limit_packets = Some(ack_buffer);
+    for (i, f) in s.flows.iter_mut().enumerate() {
+        f.delayed_ack = delack;
+        f.start = 0.05 * i as f64;
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn random_networks_conserve_packets_and_keep_moving(
+        flows in 1usize..6,
+        rates in proptest::collection::vec(1e6f64..100e6, 4),
+        delays in proptest::collection::vec(0.0f64..0.05, 4),
+        buffer in 1u64..100,
+        ack_buffer in 2u64..200,
+        rec in 0u8..3,
+        delack in any::<bool>(),
+    ) {
+        let spec = random_spec(flows, rates, delays, buffer, ack_buffer, rec, delack);
+        let r = tcplab_core::run(spec).unwrap();
+        assert_conservation(&r);
+        // No stall: every flow delivers data in the second half of the run.
+        for f in &r.flows {
+            let series: Vec<u64> = r.flow_ts.flow.iter().zip(&r.flow_ts.delivered_bytes)
+                .filter(|(id, _)| **id == f.id).map(|(_, d)| *d).collect();
+            let half = series[series.len() / 2];
+            prop_assert!(*series.last().unwrap() > half, "flow {} stalled: {:?}", f.name, f);
+        }
+    }
+}

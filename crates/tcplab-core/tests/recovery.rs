@@ -1,0 +1,162 @@
+//! Loss recovery: Reno (RFC 5681), NewReno (RFC 6582) and SACK (RFC 6675)
+//! facing the same losses behave as their RFCs say.
+
+mod common;
+
+use common::{assert_conservation, line};
+use tcplab_core::sim::time::{from_secs, to_secs};
+use tcplab_core::spec::Recovery;
+use tcplab_core::tcp::CaState;
+use tcplab_core::World;
+
+struct Episode {
+    fast_recoveries: u64,
+    timeouts: u64,
+    retransmits: u64,
+    /// (entry, exit) times of each fast recovery, seconds.
+    recoveries: Vec<(f64, f64)>,
+    rtt: f64,
+}
+
+/// One flow in congestion avoidance at 40 segments; the first transmissions
+/// of `drops` are lost. Steps the run 1 ms at a time and records recoveries.
+fn episode(recovery: Recovery, drops: &[u64]) -> Episode {
+    let mut spec = line(10e6, 1000, recovery, 4.0);
+    spec.flows[0].init_cwnd = 40.0;
+    spec.flows[0].init_ssthresh = Some(40.0);
+    spec.flows[0].drop_segments = drops.to_vec();
+    let mut w = World::new(spec).unwrap();
+    let mut recoveries = Vec::new();
+    let mut entered: Option<f64> = None;
+    let mut t = 0;
+    while t < from_secs(4.0) {
+        t += from_secs(0.001);
+        w.run_until(t);
+        let in_rec = w.sender(0).state == CaState::Recovery;
+        match (in_rec, entered) {
+            (true, None) => entered = Some(to_secs(t)),
+            (false, Some(e)) => {
+                recoveries.push((e, to_secs(t)));
+                entered = None;
+            }
+            _ => {}
+        }
+    }
+    w.run();
+    let r = w.results();
+    assert_conservation(&r);
+    let f = &r.flows[0];
+    assert_eq!(f.data_packets_lost, drops.len() as u64);
+    Episode { fast_recoveries: f.fast_recoveries, timeouts: f.timeouts, retransmits: f.retransmits, recoveries, rtt: f.rtt_min }
+}
+
+const FOUR_HOLES: [u64; 4] = [100, 103, 106, 109];
+
+#[test]
+fn single_loss_is_repaired_by_one_fast_retransmit_in_every_variant() {
+    for rec in [Recovery::Reno, Recovery::NewReno, Recovery::Sack] {
+        let e = episode(rec, &[100]);
+        assert_eq!((e.fast_recoveries, e.timeouts, e.retransmits), (1, 0, 1), "{rec:?}");
+    }
+}
+
+#[test]
+fn newreno_repairs_several_holes_one_per_round_trip_without_timeout() {
+    // RFC 6582: each partial ACK retransmits the next hole; recovery lasts
+    // about one RTT per lost segment and ends with one window reduction.
+    let e = episode(Recovery::NewReno, &FOUR_HOLES);
+    assert_eq!(e.fast_recoveries, 1);
+    assert_eq!(e.timeouts, 0);
+    assert_eq!(e.retransmits, 4);
+    assert_eq!(e.recoveries.len(), 1);
+    let (enter, exit) = e.recoveries[0];
+    let rounds = (exit - enter) / e.rtt;
+    assert!(rounds > 3.5 && rounds < 5.0, "NewReno recovery took {rounds:.2} RTTs");
+}
+
+#[test]
+fn sack_repairs_several_holes_in_one_round_trip() {
+    // RFC 6675: the scoreboard marks every hole lost, NextSeg() retransmits
+    // them all in the first round of recovery.
+    let e = episode(Recovery::Sack, &FOUR_HOLES);
+    assert_eq!(e.fast_recoveries, 1);
+    assert_eq!(e.timeouts, 0);
+    assert_eq!(e.retransmits, 4);
+    let (enter, exit) = e.recoveries[0];
+    let rounds = (exit - enter) / e.rtt;
+    assert!(rounds < 1.6, "SACK recovery took {rounds:.2} RTTs");
+}
+
+#[test]
+fn reno_leaves_recovery_on_the_first_partial_ack_and_pays_for_the_other_holes() {
+    // RFC 5681: the first ACK of new data ends fast recovery (cwnd = ssthresh);
+    // the remaining holes need new rounds of duplicate ACKs (another window
+    // halving each) or, when too few arrive, the retransmission timer.
+    let reno = episode(Recovery::Reno, &FOUR_HOLES);
+    let newreno = episode(Recovery::NewReno, &FOUR_HOLES);
+    assert!(reno.timeouts >= 1 || reno.fast_recoveries >= 2, "Reno: {} FR, {} RTO", reno.fast_recoveries, reno.timeouts);
+    assert!(reno.timeouts > newreno.timeouts || reno.fast_recoveries > newreno.fast_recoveries);
+    assert!(reno.recoveries[0].1 - reno.recoveries[0].0 < 1.5 * reno.rtt, "Reno's first recovery ends at the first new ACK");
+}
+
+#[test]
+fn tail_loss_is_repaired_by_the_retransmission_timer_and_karn_keeps_the_sample_clean() {
+    // The last segment of a file is lost: no later segment can produce
+    // duplicate ACKs, so only the RTO (RFC 6298 5.4) repairs it. Karn's rule:
+    // the retransmitted segment gives no RTT sample, so no sample includes the
+    // timeout. RFC 5681: ssthresh halves, cwnd restarts from 1.
+    let mut spec = line(10e6, 1000, Recovery::NewReno, 3.0);
+    spec.flows[0].init_cwnd = 10.0;
+    spec.flows[0].app = tcplab_core::spec::AppSpec::Files {
+        files: vec![tcplab_core::spec::FileSpec { size: 20 * 1460, start: 0.0 }],
+    };
+    spec.flows[0].drop_segments = vec![19];
+    let mut w = World::new(spec).unwrap();
+    let (mut cwnd_before, mut t) = (0.0, 0);
+    while w.sender(0).stats.timeouts == 0 {
+        cwnd_before = w.sender(0).w.cwnd;
+        t += from_secs(0.0005);
+        w.run_until(t);
+    }
+    assert_eq!(w.sender(0).w.cwnd, 1.0, "loss window after the RTO");
+    assert_eq!(w.sender(0).w.ssthresh, (cwnd_before / 2.0).floor().max(2.0));
+    w.run();
+    let r = w.results();
+    assert_conservation(&r);
+    let f = &r.flows[0];
+    assert_eq!((f.timeouts, f.fast_recoveries, f.retransmits), (1, 0, 1));
+    assert!(f.rtt_max < 0.1, "an RTT sample spans the timeout: {}", f.rtt_max);
+    // Finishes about one RTO (>= SRTT + 200 ms, Linux mode) after the loss.
+    let file = &r.files[0];
+    assert!(file.fct > 0.25 && file.fct < 0.6, "fct {}", file.fct);
+}
+
+#[test]
+fn repeated_timeouts_back_off_exponentially_and_hold_ssthresh() {
+    // Bottleneck buffer of 1 and an initial burst of 50: most of the window is
+    // dropped; NewReno cannot repair it by partial ACKs within the impatient
+    // timer, so timeouts follow. Each timeout of the same data doubles the RTO
+    // (RFC 6298 5.5) and does not reduce ssthresh again (RFC 5681 3.1).
+    let mut spec = line(10e6, 1, Recovery::NewReno, 20.0);
+    spec.flows[0].init_cwnd = 50.0;
+    let mut w = World::new(spec).unwrap();
+    let (mut repeated, mut t) = (0, 0);
+    while t < from_secs(20.0) {
+        let s = w.sender(0);
+        let (n, backoff, rto, ssthresh) = (s.stats.timeouts, s.rtt.backoff, s.rtt.rto(), s.w.ssthresh);
+        t += from_secs(0.0005);
+        w.run_until(t);
+        let s = w.sender(0);
+        if s.stats.timeouts == n + 1 && backoff > 0 {
+            repeated += 1;
+            assert_eq!(s.rtt.backoff, backoff + 1);
+            assert!((s.rtt.rto() - (2.0 * rto).min(60.0)).abs() < 1e-12, "RTO doubles");
+            assert_eq!(s.w.ssthresh, ssthresh, "ssthresh held on a repeated timeout");
+        }
+    }
+    w.run();
+    let r = w.results();
+    assert_conservation(&r);
+    assert!(repeated >= 1, "the scenario must produce back-to-back timeouts");
+    assert!(r.flows[0].bytes_delivered > 1_000_000, "the flow recovers and moves data");
+}

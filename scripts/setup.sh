@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Sets up a fresh checkout: a virtual environment in .venv with tcplab
+# installed in editable mode (maturin builds the Rust core in release mode)
+# and the test dependencies. Safe to run again; it only rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+"$PY" -c 'import sys; assert sys.version_info >= (3, 10), "tcplab needs Python 3.10+"'
+command -v cargo >/dev/null || { echo "error: cargo not found; install Rust (https://rustup.rs)" >&2; exit 1; }
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
