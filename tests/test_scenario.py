@@ -25,7 +25,7 @@ FILE_KEYS = {"size", "start"}
 FLOW_KEYS = {
     "name", "src", "dst", "cc", "recovery", "start", "packet_size", "header_size", "ack_size", "accounting",
     "init_cwnd", "init_ssthresh", "rwnd_packets", "min_rto", "max_rto", "rto_mode", "init_rto", "dupthresh",
-    "limited_transmit", "delayed_ack", "delack_timeout", "sack_blocks", "restart_after_idle", "app",
+    "limited_transmit", "delayed_ack", "delack_timeout", "sack_blocks", "restart_after_idle", "app", "drop_segments",
 }
 
 

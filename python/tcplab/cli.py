@@ -44,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--duration", help="override the run duration (e.g. '100s')")
     r.add_argument("--progress", action="store_true", help="show the core's progress on stderr")
     r.add_argument("--no-plot", action="store_true", help="do not write cwnd_queue.png")
+    r.add_argument("--compare-analytic", action="store_true",
+                   help="for a single Reno/NewReno flow on a dumbbell, print the analytic sawtooth "
+                        "prediction (tcplab.analysis.reno_sawtooth_utilization) beside the simulation")
 
     a = sub.add_parser("algorithms", help="list congestion-control algorithms and their parameters")
     a.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -210,12 +213,55 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except OSError as e:
         raise _CliError(f"{e.filename or outdir}: cannot write results: {e.strerror or e}", EXIT_FAILURE) from None
 
+    comparison = _analytic_comparison(sc, res) if args.compare_analytic else None
     if args.json:
-        print(json.dumps(res.summary(), indent=2))
+        summ = res.summary()
+        if comparison is not None:
+            summ["analytic"] = comparison
+        print(json.dumps(summ, indent=2))
     else:
         print(_summary_text(res))
+        if args.compare_analytic:
+            print()
+            print(_analytic_text(comparison))
         print(f"\nresults written to {outdir}/")
     return EXIT_OK
+
+
+def _analytic_comparison(sc: Any, res: Any) -> Optional[dict]:
+    """The single-flow Reno sawtooth prediction for a one-flow Reno/NewReno
+    dumbbell, beside the simulated bottleneck utilization; None where the
+    model does not apply."""
+    from .analysis import reno_sawtooth_utilization
+    from .scenario import Dumbbell
+
+    if not isinstance(sc, Dumbbell) or sc.n_flows != 1:
+        return None
+    if str(res.flows["algorithm"].iloc[0]) != "newreno":
+        return None
+    buf = sc.buffer_packets
+    if buf is None:
+        return None
+    T = sc.path_rtt(0)
+    predicted = reno_sawtooth_utilization(sc.capacity_bps, T, buf, sc.packet_bytes)
+    link = res.links[res.links["name"] == sc.bottleneck_links()[0]].iloc[0]
+    simulated = float(link["utilization"])
+    return {
+        "model": "reno_sawtooth_utilization",
+        "path_rtt_s": T,
+        "buffer_packets": buf,
+        "predicted_utilization": predicted,
+        "simulated_utilization": simulated,
+        "relative_difference": (simulated - predicted) / predicted,
+    }
+
+
+def _analytic_text(c: Optional[dict]) -> str:
+    if c is None:
+        return "analytic: no model applies (the sawtooth model covers one Reno/NewReno flow on a dumbbell)"
+    return (f"analytic sawtooth (T = {c['path_rtt_s'] * 1e3:g} ms, B = {c['buffer_packets']:g} packets): "
+            f"utilization {c['predicted_utilization']:.4f}; simulated {c['simulated_utilization']:.4f} "
+            f"({100 * c['relative_difference']:+.2f} %)")
 
 
 def _cmd_algorithms(args: argparse.Namespace) -> int:

@@ -367,6 +367,8 @@ class Flow:
     sack_blocks: int = 3
     restart_after_idle: bool = True
     files: Optional[list] = None
+    #: Scripted loss: the first transmission of these data segments is lost.
+    drop_segments: Optional[list] = None
 
     def _files_spec(self, path: str) -> dict:
         if self.files is None:
@@ -455,7 +457,20 @@ class Flow:
             "sack_blocks": sack_blocks,
             "restart_after_idle": _bool(self.restart_after_idle, p("restart_after_idle")),
             "app": self._files_spec(path),
+            "drop_segments": self._drop_segments(path),
         }
+
+    def _drop_segments(self, path: str) -> list:
+        if self.drop_segments is None:
+            return []
+        if isinstance(self.drop_segments, (str, bytes)) or not isinstance(self.drop_segments, Iterable):
+            raise ScenarioError(f"{path}.drop_segments", f"expected a list of segment numbers, got {self.drop_segments!r}")
+        out = []
+        for j, x in enumerate(self.drop_segments):
+            if isinstance(x, bool) or not isinstance(x, int) or x < 0:
+                raise ScenarioError(f"{path}.drop_segments[{j}]", f"must be a non-negative integer, got {x!r}")
+            out.append(int(x))
+        return out
 
 
 FLOW_KEYS = [f.name for f in fields(Flow)]

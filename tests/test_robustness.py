@@ -1,0 +1,60 @@
+"""A panic or an error in the core becomes a Python exception; the process lives on."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import tcplab
+from tcplab import _core
+
+
+def test_a_panic_in_the_core_raises_simulation_error_and_python_continues():
+    with pytest.raises(_core.SimulationError, match="deliberate test panic"):
+        _core._panic_for_test()
+    assert issubclass(_core.SimulationError, RuntimeError)
+    # The interpreter and the core still work afterwards.
+    assert _core.version() == tcplab.__version__
+
+
+def test_invalid_spec_raises_spec_error_naming_the_field():
+    spec = tcplab.Dumbbell(n_flows=1, bottleneck_rate="10Mbps", rtt="20ms", buffer=10, duration="1s").to_spec()
+    spec["flows"][0]["init_cwnd"] = 0
+    with pytest.raises(_core.SpecError) as e:
+        _core.run(json.dumps(spec))
+    assert str(e.value).startswith("flows[0].init_cwnd:")
+    assert e.value.field == "flows[0].init_cwnd"
+
+
+def test_bench_quick_prints_the_documented_json():
+    out = subprocess.run([sys.executable, "-m", "tcplab", "bench", "--quick", "--json"], capture_output=True,
+                         text=True, check=True).stdout
+    rows = json.loads(out)
+    assert rows and {"scenario", "wall_s", "packets_per_s", "events_per_s", "peak_rss_mb"} <= set(rows[0])
+    r = rows[0]
+    assert r["scenario"] == "S1" and r["bottleneck_data_packets"] > 0
+    assert r["packets_per_s"] == pytest.approx(r["bottleneck_data_packets"] / r["wall_s"])
+    assert 0 < r["peak_rss_mb"] < 4096
+
+
+def test_run_compare_analytic_reports_the_model(tmp_path):
+    toml = tmp_path / "s.toml"
+    toml.write_text("""
+[dumbbell]
+n_flows = 1
+bottleneck_rate = "20Mbps"
+rtt = "40ms"
+buffer = "0.2BDP"
+algorithm = "newreno"
+[run]
+duration = "120s"
+measure_window = "60s"
+sample_interval = "100ms"
+""")
+    out = subprocess.run([sys.executable, "-m", "tcplab", "run", str(toml), "-o", str(tmp_path / "o"), "--json",
+                          "--compare-analytic", "--no-plot"], capture_output=True, text=True, check=True).stdout
+    a = json.loads(out)["analytic"]
+    assert a["model"] == "reno_sawtooth_utilization"
+    assert a["predicted_utilization"] < 1.0
+    assert abs(a["relative_difference"]) < 0.03
