@@ -117,20 +117,27 @@ pub struct AlgorithmInfo {
     pub params: Vec<ParamInfo>,
 }
 
+/// Builds an algorithm from its parameters; `field` is the path used in errors
+/// (e.g. `flows[0].cc`).
+pub type BuildFn = fn(&serde_json::Map<String, serde_json::Value>, &str) -> Result<Box<dyn CongestionControl>, SpecError>;
+
+/// The registry: one line per algorithm, (description, constructor).
+const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
+    (reno::info, reno::build),
+];
+
 /// Every algorithm the core implements.
 pub fn catalog() -> Vec<AlgorithmInfo> {
-    vec![reno::info()]
+    ALGORITHMS.iter().map(|(info, _)| info()).collect()
 }
 
-/// Builds the algorithm of `spec` for a flow whose initial window is `init_cwnd`.
+/// Builds the algorithm of `spec`; `field` names the spec's path in errors.
 pub fn build(spec: &CcSpec, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
     let name = spec.algorithm.to_ascii_lowercase();
-    for info in catalog() {
-        if info.name == name || info.aliases.contains(&name.as_str()) {
-            return match info.name {
-                "newreno" => Ok(Box::new(reno::Reno::from_params(&spec.params, field)?)),
-                _ => unreachable!(),
-            };
+    for (info, build) in ALGORITHMS {
+        let i = info();
+        if i.name == name || i.aliases.contains(&name.as_str()) {
+            return build(&spec.params, field);
         }
     }
     let known: Vec<&str> = catalog().iter().flat_map(|i| std::iter::once(i.name).chain(i.aliases.iter().copied())).collect();
@@ -183,6 +190,25 @@ impl<'a> Params<'a> {
             None => Ok(default),
             Some(v) => match v.as_f64() {
                 Some(x) if x.is_finite() && valid(x) => Ok(x),
+                _ => Err(SpecError::new(format!("{}.params.{name}", self.field), format!("must be {what}, got {v}"))),
+            },
+        }
+    }
+
+    pub fn bool(&self, name: &str, default: bool) -> Result<bool, SpecError> {
+        match self.map.get(name) {
+            None => Ok(default),
+            Some(v) => v.as_bool().ok_or_else(|| {
+                SpecError::new(format!("{}.params.{name}", self.field), format!("must be true or false, got {v}"))
+            }),
+        }
+    }
+
+    pub fn u64(&self, name: &str, default: u64, valid: impl Fn(u64) -> bool, what: &str) -> Result<u64, SpecError> {
+        match self.map.get(name) {
+            None => Ok(default),
+            Some(v) => match v.as_u64() {
+                Some(x) if valid(x) => Ok(x),
                 _ => Err(SpecError::new(format!("{}.params.{name}", self.field), format!("must be {what}, got {v}"))),
             },
         }

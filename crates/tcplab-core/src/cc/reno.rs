@@ -61,6 +61,11 @@ pub fn info() -> AlgorithmInfo {
     }
 }
 
+/// Registry constructor.
+pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+    Ok(Box::new(Reno::from_params(map, field)?))
+}
+
 impl Reno {
     pub fn new(mode: Mode) -> Self {
         Reno { mode, basis: SsthreshBasis::Cwnd, beta: 0.5, cwnd_cnt: 0 }
@@ -80,8 +85,11 @@ impl Reno {
         Ok(Reno { mode, basis, beta, cwnd_cnt: 0 })
     }
 
-    /// Linux `tcp_slow_start`: returns the credit left once ssthresh is reached.
-    fn slow_start(w: &mut Window, acked: u64) -> u64 {
+    /// Linux `tcp_slow_start` (integer cwnd): `cwnd = min(cwnd + acked,
+    /// ssthresh)`; returns the credit left once ssthresh is reached, which
+    /// Linux applies to congestion avoidance in the same ACK. Shared by every
+    /// algorithm with Linux's standard slow start.
+    pub fn slow_start(w: &mut Window, acked: u64) -> u64 {
         let cwnd = w.cwnd as u64;
         let ss = if w.ssthresh >= u64::MAX as f64 { u64::MAX } else { w.ssthresh as u64 };
         let new = (cwnd + acked).min(ss);
