@@ -133,9 +133,14 @@ fn random_spec(flows: usize, rates: Vec<f64>, delays: Vec<f64>, buffer: u64, ack
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // A fixed seed keeps CI reproducible; raise `cases` locally to explore more.
+    #![proptest_config(ProptestConfig {
+        cases: 64,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x7c9_1ab5),
+        ..ProptestConfig::default()
+    })]
     #[test]
-    fn random_networks_conserve_packets_and_keep_moving(
+    fn random_networks_conserve_packets_and_never_stall(
         flows in 1usize..6,
         rates in proptest::collection::vec(1e6f64..100e6, 4),
         delays in proptest::collection::vec(0.0f64..0.05, 4),
@@ -145,14 +150,28 @@ proptest! {
         delack in any::<bool>(),
     ) {
         let spec = random_spec(flows, rates, delays, buffer, ack_buffer, rec, delack);
-        let r = tcplab_core::run(spec).unwrap();
+        let mut w = tcplab_core::World::new(spec).unwrap();
+        w.run();
+        let r = w.results();
         assert_conservation(&r);
-        // No stall: every flow delivers data in the second half of the run.
         for f in &r.flows {
+            prop_assert!(f.bytes_delivered > 0, "flow {} delivered nothing: {:?}", f.name, f);
+            // A stall is outstanding data that nothing will ever retransmit:
+            // the retransmission timer must be armed, with its event queued.
+            let s = w.sender(f.id as usize);
+            if s.snd_una < s.high_data {
+                let deadline = s.rto_deadline;
+                prop_assert!(deadline.is_some(), "flow {} has data outstanding and no timer", f.name);
+                prop_assert!(s.rto_event.is_some_and(|e| e <= deadline.unwrap()), "flow {}: timer armed but no event queued", f.name);
+            }
+            // No progress in the second half is only allowed while waiting on a
+            // backed-off timer (Karn: retransmissions give no RTT sample, so the
+            // backoff persists through go-back-N).
             let series: Vec<u64> = r.flow_ts.flow.iter().zip(&r.flow_ts.delivered_bytes)
                 .filter(|(id, _)| **id == f.id).map(|(_, d)| *d).collect();
-            let half = series[series.len() / 2];
-            prop_assert!(*series.last().unwrap() > half, "flow {} stalled: {:?}", f.name, f);
+            if *series.last().unwrap() == series[series.len() / 2] {
+                prop_assert!(s.rtt.backoff >= 1, "flow {} made no progress without a backed-off timer: {:?}", f.name, f);
+            }
         }
     }
 }
