@@ -52,6 +52,17 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--json", action="store_true", help="print the list as JSON")
 
     b = sub.add_parser("bench", help="benchmark the core (tcplab.bench)")
+    rp = sub.add_parser("reproduce", help="regenerate a paper's tables and figures",
+                        description="Regenerate the tables and figures of a paper of shared/spec/ "
+                                    "(full length by default; --quick for a shortened check).")
+    rp.add_argument("paper", help="paper key, e.g. mv-highspeed")
+    rp.add_argument("items", nargs="*", help="items to regenerate (default: all), e.g. table1 figs2-8")
+    rp.add_argument("--quick", action="store_true", help="shortened runs for checking; every output says so")
+    rp.add_argument("--out", help="output directory (default: out/<paper>[-quick])")
+    rp.add_argument("--workers", type=int, help="worker processes (default: all local cores)")
+    rp.add_argument("--variants", choices=["paper", "linux"], default="paper",
+                    help="algorithm variants: the paper's (default) or the Linux defaults")
+    rp.add_argument("--list", action="store_true", help="list the paper's items and exit")
     b.add_argument("--json", action="store_true", help="print results as JSON")
     b.add_argument("--quick", action="store_true", help="a short benchmark")
     return p
@@ -285,6 +296,24 @@ def _cmd_algorithms(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from . import experiments
+
+    try:
+        if args.list:
+            for it in experiments.items(args.paper):
+                print(it)
+            return EXIT_OK
+        if args.workers is not None and args.workers < 1:
+            raise _CliError(f"--workers: must be at least 1, got {args.workers}")
+        mod = experiments._module(args.paper)
+        mod.reproduce(items=args.items or None, quick=args.quick, out=args.out, workers=args.workers,
+                      variants=args.variants)
+    except ValueError as e:
+        raise _CliError(str(e)) from None
+    return EXIT_OK
+
+
 def _cmd_bench(argv: Sequence[str]) -> int:
     try:
         from .bench import main as bench_main  # type: ignore[import-not-found]
@@ -322,6 +351,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _cmd_run(args)
         if args.command == "algorithms":
             return _cmd_algorithms(args)
+        if args.command == "reproduce":
+            return _cmd_reproduce(args)
         if args.command == "bench":
             return _cmd_bench(argv[argv.index("bench") + 1:])
         parser.error(f"unknown command {args.command}")  # pragma: no cover

@@ -1,0 +1,487 @@
+"""mv-highspeed: Mascolo & Vacirca, *Issues in Performance Evaluation of New
+TCP Stacks in High Speed Networks* (shared/spec/mv-highspeed.md).
+
+Items:
+
+- ``table1``: one flow, C = 200 Mbit/s, RTT in {100, 300} ms, B in {0.1, 1}
+  BDP. Goodput over the last 1000 s for seven protocols (28 runs).
+- ``figs2-8``: cwnd and bottleneck queue against time for each protocol,
+  one flow, RTT 100 ms, panel (a) B = BDP and (b) B = 0.1 BDP. Dotted
+  reference lines at C x RTT and B + C x RTT. Reuses Table I's runs.
+- ``figs9-10``: two flows of one protocol (host A with the shorter access
+  delay, host B the longer), RTT 100 ms, B from 0.1 to 1 BDP. Goodput of
+  each host (Fig. 9) and Jain's index (Fig. 10).
+- ``table2``: mixed pairs at B = BDP, each new protocol on host A against
+  NewReno on host B, then the reverse.
+- ``figs11-12``: ten flows of one protocol, RTT 100 ms (Fig. 11) and 300 ms
+  (Fig. 12). Total goodput against buffer size.
+- ``fig13``: C = 1 Gbit/s, RTT 100 ms, B = 0.1 BDP, 5, 10 and 50 flows.
+  Total goodput over [10, 100] s, [100, 1000] s and the last 1000 s.
+
+The scenario is the paper's dumbbell (tcplab.Dumbbell): access links at
+10 x C, with one-way delays spread from 2.5/N to 2.5 ms. Packets are 1500
+bytes, counted with ns-2 accounting, and ACKs are 40 bytes. Runs last
+2000 s. All flows start at 0; the dumbbell has no randomness, so the seed
+(1) only labels the runs.
+
+Algorithm variants: the paper's. See ``PROTOCOLS``; ``--variants linux``
+selects the Linux defaults instead. Loss recovery is NewReno (RFC 6582) for
+every protocol. The paper does not say which recovery its ns-2.28 agents
+used; its baseline is NewReno, and the Westwood+ authors' own ns-2 module
+derives from NewReno. ``recovery=`` changes it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import time
+from typing import Any, Optional, Sequence
+
+ITEMS = ["table1", "figs2-8", "figs9-10", "table2", "figs11-12", "fig13"]
+
+#: Display name -> (core algorithm, the paper's variant parameters, Linux-default parameters).
+PROTOCOLS: dict[str, tuple[str, dict, dict]] = {
+    "NewReno": ("newreno", {}, {}),
+    "STCP": ("scalable", {"variant": "paper", "low_window": 0}, {}),
+    "HSTCP": ("highspeed", {"variant": "rfc3649"}, {}),
+    "H-TCP": ("htcp", {"variant": "paper"}, {}),
+    "Westwood+": ("westwood", {"variant": "paper"}, {}),
+    "BIC": ("bic", {"variant": "paper"}, {}),
+    "CUBIC": ("cubic", {"variant": "2005"}, {}),
+}
+#: Figure numbers of Figs. 2-8, in the paper's order of protocols.
+FIG_OF = {"NewReno": 2, "STCP": 3, "HSTCP": 4, "H-TCP": 5, "Westwood+": 6, "BIC": 7, "CUBIC": 8}
+
+C_BPS = 200e6
+PACKET = 1500
+SEED = 1
+
+
+class Setup:
+    """Durations and grids; ``quick`` shortens everything and says so."""
+
+    def __init__(self, quick: bool, variants: str = "paper", recovery: str = "newreno"):
+        self.quick = quick
+        self.variants = variants
+        self.recovery = recovery
+        self.duration = 60.0 if quick else 2000.0
+        self.window = 30.0 if quick else 1000.0
+        self.buffers = [0.1, 0.5, 1.0] if quick else [round(0.1 * k, 1) for k in range(1, 11)]
+        self.fig13_duration = 20.0 if quick else 2000.0
+        self.fig13_windows = [(1.0, 5.0), (5.0, 10.0), (10.0, 20.0)] if quick else [(10.0, 100.0), (100.0, 1000.0),
+                                                                                 (1000.0, 2000.0)]
+        self.fig13_flows = [5, 10, 50]
+
+    def algo(self, proto: str) -> tuple[str, dict]:
+        name, paper, linux = PROTOCOLS[proto]
+        return name, dict(paper if self.variants == "paper" else linux)
+
+    def describe(self) -> str:
+        lines = [f"- duration {self.duration:g} s, goodput over the last {self.window:g} s"
+                 + (" (QUICK MODE: shortened runs, not the paper's)" if self.quick else ""),
+                 f"- buffers (fractions of BDP) for the buffer sweeps: {', '.join(f'{b:g}' for b in self.buffers)}",
+                 f"- Fig. 13: {self.fig13_duration:g} s, windows "
+                 + ", ".join(f"[{a:g}, {b:g}] s" for a, b in self.fig13_windows),
+                 f"- loss recovery: {self.recovery}; algorithm variants: {self.variants}; seed {SEED}",
+                 "- protocols:"]
+        for p in PROTOCOLS:
+            a, params = self.algo(p)
+            lines.append(f"  - {p}: algorithm `{a}`, params `{json.dumps(params, sort_keys=True)}`")
+        return "\n".join(lines)
+
+
+def _dumbbell(setup: Setup, protos: Sequence[str], rate: float, rtt_ms: float, buffer_bdp: float, duration: float,
+              window: float, sample_interval: str):
+    from tcplab import Dumbbell
+
+    algos = [setup.algo(p) for p in protos]
+    return Dumbbell(n_flows=len(protos), bottleneck_rate=rate, rtt=f"{rtt_ms}ms", buffer=f"{buffer_bdp}BDP",
+                    algorithm=[a for a, _ in algos], params=[p for _, p in algos], recovery=setup.recovery,
+                    duration=f"{duration}s", measure_window=f"{window}s", sample_interval=sample_interval,
+                    packet_size=f"{PACKET}B", accounting="ns2", seed=SEED)
+
+
+def _job(key: str, sc, extract: str, **args) -> tuple[str, dict, str, dict]:
+    return key, sc.to_spec(), extract, {"bottleneck": sc.bottleneck_links()[0], **args}
+
+
+# ---------------------------------------------------------------- jobs per item
+
+def _table1_jobs(setup: Setup, traces: bool) -> list:
+    jobs = []
+    for p in PROTOCOLS:
+        for rtt in (100, 300):
+            for b in (1.0, 0.1):
+                want_trace = traces and rtt == 100
+                sc = _dumbbell(setup, [p], C_BPS, rtt, b, setup.duration, setup.window,
+                               "100ms" if want_trace else "1s")
+                jobs.append(_job(f"t1|{p}|{rtt}|{b}", sc, "traces" if want_trace else "summary"))
+    return jobs
+
+
+def _pairs_jobs(setup: Setup) -> list:
+    jobs = []
+    for p in PROTOCOLS:
+        for b in setup.buffers:
+            sc = _dumbbell(setup, [p, p], C_BPS, 100, b, setup.duration, setup.window, "1s")
+            jobs.append(_job(f"f9|{p}|{b}", sc, "summary"))
+    return jobs
+
+
+def _table2_jobs(setup: Setup) -> list:
+    jobs = []
+    for p in PROTOCOLS:
+        if p == "NewReno":
+            continue
+        for order in ((p, "NewReno"), ("NewReno", p)):
+            sc = _dumbbell(setup, list(order), C_BPS, 100, 1.0, setup.duration, setup.window, "1s")
+            jobs.append(_job(f"t2|{order[0]}|{order[1]}", sc, "summary"))
+    return jobs
+
+
+def _ten_jobs(setup: Setup) -> list:
+    jobs = []
+    for rtt in (100, 300):
+        for p in PROTOCOLS:
+            for b in setup.buffers:
+                sc = _dumbbell(setup, [p] * 10, C_BPS, rtt, b, setup.duration, setup.window, "1s")
+                jobs.append(_job(f"f11|{p}|{rtt}|{b}", sc, "summary"))
+    return jobs
+
+
+def _fig13_jobs(setup: Setup) -> list:
+    jobs = []
+    for n in setup.fig13_flows:
+        for p in PROTOCOLS:
+            sc = _dumbbell(setup, [p] * n, 1e9, 100, 0.1, setup.fig13_duration,
+                           setup.fig13_windows[-1][1] - setup.fig13_windows[-1][0], "1s")
+            jobs.append(_job(f"f13|{p}|{n}", sc, "summary", windows=setup.fig13_windows))
+    return jobs
+
+
+# ---------------------------------------------------------------- outputs
+
+def _write_table(df, out: str, name: str, title: str, md_df=None, note: str = "", floatfmt: str = ".3f") -> list[str]:
+    csv = os.path.join(out, f"{name}.csv")
+    md = os.path.join(out, f"{name}.md")
+    df.to_csv(csv, index=False)
+    with open(md, "w") as f:
+        f.write(f"# {title}\n\n")
+        if note:
+            f.write(note + "\n\n")
+        f.write((md_df if md_df is not None else df).to_markdown(index=md_df is not None, floatfmt=floatfmt))
+        f.write("\n")
+    return [csv, md]
+
+
+def _quick_note(setup: Setup) -> str:
+    return ("**QUICK MODE**: shortened runs for checking, not the paper's durations or grids." if setup.quick else "")
+
+
+def _table1(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
+    import pandas as pd
+
+    from tcplab.analysis import bdp_packets, reno_sawtooth_goodput
+
+    rows = []
+    for p in PROTOCOLS:
+        a, params = setup.algo(p)
+        for rtt in (100, 300):
+            for b in (1.0, 0.1):
+                r = res[f"t1|{p}|{rtt}|{b}"]
+                bdp = bdp_packets(C_BPS, rtt / 1e3, PACKET)
+                buf = max(1, int(math.floor(b * bdp + 0.5)))
+                row = {"protocol": p, "algorithm": a, "params": json.dumps(params, sort_keys=True), "rtt_ms": rtt,
+                       "buffer_bdp": b, "buffer_packets": buf, "goodput_kbps": r["goodput_bps"][0] / 1e3,
+                       "utilization": r["utilization"], "retransmits": r["retransmits"][0],
+                       "timeouts": r["timeouts"][0], "drops": r["drops"],
+                       "queue_mean_packets": r["queue_mean_packets"], "wall_s": r["wall_s"],
+                       "duration_s": setup.duration, "quick": setup.quick}
+                if a == "newreno":
+                    # Path RTT = bottleneck RTT + 4 x 2.5 ms access delay (one flow).
+                    row["analytic_goodput_kbps"] = reno_sawtooth_goodput(C_BPS, rtt / 1e3 + 0.010, buf, PACKET) / 1e3
+                rows.append(row)
+    df = pd.DataFrame(rows)
+    piv = df.pivot_table(index="protocol", columns=["rtt_ms", "buffer_bdp"], values="goodput_kbps", sort=False)
+    piv.columns = [f"RTT {r} ms, B = {b:g} BDP" for r, b in piv.columns]
+    piv = piv.reindex(list(PROTOCOLS))
+    note = (f"Goodput (kbit/s) over the last {setup.window:g} s of {setup.duration:g} s; C = 200 Mbit/s; one flow. "
+            "NewReno's analytic sawtooth values are in the CSV column `analytic_goodput_kbps`. " + _quick_note(setup))
+    return {"table1": df}, _write_table(df, out, "table1", "mv-highspeed Table I", piv, note, floatfmt=".0f")
+
+
+def _figs2_8(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tcplab.analysis import bdp_packets
+
+    files = []
+    bdp = bdp_packets(C_BPS, 0.1, PACKET)
+    for p in PROTOCOLS:
+        fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
+        for col, b in enumerate((1.0, 0.1)):
+            r = res[f"t1|{p}|100|{b}"]
+            buf = max(1, int(math.floor(b * bdp + 0.5)))
+            ax = axes[0][col]
+            ax.plot(r["trace_time"], r["cwnd"][0], lw=0.7, color="C0", label="cwnd")
+            ax.axhline(bdp, ls=":", color="k", lw=1, label=f"C x RTT = {bdp} packets")
+            ax.axhline(bdp + buf, ls=":", color="C3", lw=1, label=f"B + C x RTT = {bdp + buf} packets")
+            ax.set_ylabel("cwnd (packets)")
+            ax.set_title(f"({'a' if col == 0 else 'b'}) B = {b:g} BDP ({buf} packets)")
+            ax.legend(loc="upper right", fontsize=8)
+            ax.grid(alpha=0.3)
+            top = max(2.5 * (bdp + buf), 1.0)
+            ax.set_ylim(0, min(top, max(max(r["cwnd"][0], default=1) * 1.05, bdp + buf) * 1.1))
+            qa = axes[1][col]
+            qa.plot(r["queue_time"], r["queue"], lw=0.7, color="C1", label="bottleneck queue")
+            qa.axhline(buf, ls=":", color="C3", lw=1, label=f"B = {buf} packets")
+            qa.set_ylabel("queue (packets)")
+            qa.set_xlabel("time (s)")
+            qa.set_ylim(0, buf * 1.15)
+            qa.legend(loc="upper right", fontsize=8)
+            qa.grid(alpha=0.3)
+        a, params = setup.algo(p)
+        fig.suptitle(f"Fig. {FIG_OF[p]}: {p} ({a} {json.dumps(params, sort_keys=True)}), C = 200 Mbit/s, "
+                     f"RTT = 100 ms" + (" [QUICK MODE]" if setup.quick else ""))
+        fig.tight_layout()
+        path = os.path.join(out, f"fig{FIG_OF[p]}_{a}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        files.append(path)
+    return {}, files
+
+
+def _figs9_10(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from tcplab.analysis import jain_index
+
+    rows = []
+    for p in PROTOCOLS:
+        for b in setup.buffers:
+            r = res[f"f9|{p}|{b}"]
+            g = r["goodput_bps"]
+            rows.append({"protocol": p, "algorithm": setup.algo(p)[0], "buffer_bdp": b,
+                         "goodput_a_mbps": g[0] / 1e6, "goodput_b_mbps": g[1] / 1e6,
+                         "total_mbps": sum(g) / 1e6, "jain_index": jain_index(g), "utilization": r["utilization"],
+                         "quick": setup.quick})
+    df = pd.DataFrame(rows)
+    files = _write_table(df, out, "figs9_10", "mv-highspeed Figs. 9-10: two flows against buffer size",
+                         note="Host A has the shorter access delay (1.25 ms), host B the longer (2.5 ms). "
+                         + _quick_note(setup))
+    fig, axes = plt.subplots(2, 4, figsize=(15, 7), sharey=True)
+    for ax, p in zip(axes.flat, PROTOCOLS):
+        d = df[df.protocol == p]
+        ax.plot(d.buffer_bdp, d.goodput_a_mbps, "o-", label="host A (shorter RTT)")
+        ax.plot(d.buffer_bdp, d.goodput_b_mbps, "s--", label="host B (longer RTT)")
+        ax.set_title(p)
+        ax.set_xlabel("buffer (fraction of BDP)")
+        ax.grid(alpha=0.3)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("goodput (Mbit/s)")
+    axes.flat[0].legend(fontsize=8)
+    axes.flat[-1].axis("off")
+    fig.suptitle("Fig. 9: goodput of two flows of the same protocol, C = 200 Mbit/s, RTT = 100 ms"
+                 + (" [QUICK MODE]" if setup.quick else ""))
+    fig.tight_layout()
+    p9 = os.path.join(out, "fig9.png")
+    fig.savefig(p9, dpi=110)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for i, p in enumerate(PROTOCOLS):
+        d = df[df.protocol == p]
+        ax.plot(d.buffer_bdp, d.jain_index, marker="os^vD<>"[i], label=p)
+    ax.set_xlabel("buffer (fraction of BDP)")
+    ax.set_ylabel("Jain's fairness index")
+    ax.set_ylim(0.45, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Fig. 10: Jain's index of two flows" + (" [QUICK MODE]" if setup.quick else ""))
+    fig.tight_layout()
+    p10 = os.path.join(out, "fig10.png")
+    fig.savefig(p10, dpi=110)
+    plt.close(fig)
+    return {"figs9-10": df}, files + [p9, p10]
+
+
+def _table2(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
+    import pandas as pd
+
+    rows = []
+    for p in PROTOCOLS:
+        if p == "NewReno":
+            continue
+        for a_host, b_host in ((p, "NewReno"), ("NewReno", p)):
+            r = res[f"t2|{a_host}|{b_host}"]
+            g = r["goodput_bps"]
+            rows.append({"protocol": p, "host_a": a_host, "host_b": b_host, "goodput_a_mbps": g[0] / 1e6,
+                         "goodput_b_mbps": g[1] / 1e6, "new_protocol_mbps": (g[0] if a_host == p else g[1]) / 1e6,
+                         "newreno_mbps": (g[1] if a_host == p else g[0]) / 1e6, "utilization": r["utilization"],
+                         "quick": setup.quick})
+    df = pd.DataFrame(rows)
+    files = _write_table(df, out, "table2", "mv-highspeed Table II: each protocol against NewReno, B = BDP",
+                         note="Goodput (Mbit/s) of host A (shorter access delay) and host B. " + _quick_note(setup))
+    return {"table2": df}, files
+
+
+def _figs11_12(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from tcplab.analysis import jain_index
+
+    rows = []
+    for rtt in (100, 300):
+        for p in PROTOCOLS:
+            for b in setup.buffers:
+                r = res[f"f11|{p}|{rtt}|{b}"]
+                rows.append({"protocol": p, "algorithm": setup.algo(p)[0], "rtt_ms": rtt, "buffer_bdp": b,
+                             "total_goodput_mbps": sum(r["goodput_bps"]) / 1e6, "utilization": r["utilization"],
+                             "jain_index": jain_index(r["goodput_bps"]), "quick": setup.quick})
+    df = pd.DataFrame(rows)
+    files = _write_table(df, out, "figs11_12", "mv-highspeed Figs. 11-12: ten flows against buffer size",
+                         note=_quick_note(setup))
+    for fig_no, rtt in ((11, 100), (12, 300)):
+        fig, ax = plt.subplots(figsize=(8, 5))
+        for i, p in enumerate(PROTOCOLS):
+            d = df[(df.protocol == p) & (df.rtt_ms == rtt)]
+            ax.plot(d.buffer_bdp, d.total_goodput_mbps, marker="os^vD<>"[i], label=p)
+        ax.axhline(200, ls=":", color="k", lw=1, label="C = 200 Mbit/s")
+        ax.set_xlabel("buffer (fraction of BDP)")
+        ax.set_ylabel("total goodput (Mbit/s)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+        ax.set_title(f"Fig. {fig_no}: ten flows, RTT = {rtt} ms" + (" [QUICK MODE]" if setup.quick else ""))
+        fig.tight_layout()
+        path = os.path.join(out, f"fig{fig_no}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        files.append(path)
+    return {"figs11-12": df}, files
+
+
+def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+    import pandas as pd
+
+    rows = []
+    for n in setup.fig13_flows:
+        for p in PROTOCOLS:
+            r = res[f"f13|{p}|{n}"]
+            per = np.asarray(r["window_goodput_bps"])  # flows x windows
+            for k, (a, e) in enumerate(setup.fig13_windows):
+                rows.append({"protocol": p, "flows": n, "window": f"[{a:g}, {e:g}] s", "window_start_s": a,
+                             "window_end_s": e, "total_goodput_mbps": float(per[:, k].sum()) / 1e6,
+                             "quick": setup.quick})
+    df = pd.DataFrame(rows)
+    piv = df.pivot_table(index="protocol", columns=["flows", "window"], values="total_goodput_mbps", sort=False)
+    piv.columns = [f"{n} flows, {w}" for n, w in piv.columns]
+    files = _write_table(df, out, "fig13", "mv-highspeed Fig. 13: convergence at 1 Gbit/s, B = 0.1 BDP",
+                         md_df=piv.reindex(list(PROTOCOLS)),
+                         note="Total goodput (Mbit/s) of all flows in each window. " + _quick_note(setup),
+                         floatfmt=".1f")
+    fig, axes = plt.subplots(1, len(setup.fig13_flows), figsize=(15, 4.8), sharey=True)
+    x = np.arange(len(PROTOCOLS))
+    wdt = 0.8 / len(setup.fig13_windows)
+    for ax, n in zip(axes, setup.fig13_flows):
+        for k, (a, e) in enumerate(setup.fig13_windows):
+            vals = [df[(df.protocol == p) & (df.flows == n) & (df.window_start_s == a)].total_goodput_mbps.iloc[0]
+                    for p in PROTOCOLS]
+            ax.bar(x + (k - 1) * wdt, vals, wdt, label=f"[{a:g}, {e:g}] s")
+        ax.axhline(1000, ls=":", color="k", lw=1)
+        ax.set_xticks(x, list(PROTOCOLS), rotation=35, ha="right")
+        ax.set_title(f"{n} flows")
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].set_ylabel("total goodput (Mbit/s)")
+    axes[0].legend(fontsize=8, title="window")
+    fig.suptitle("Fig. 13: total goodput at 1 Gbit/s, RTT = 100 ms, B = 0.1 BDP"
+                 + (" [QUICK MODE]" if setup.quick else ""))
+    fig.tight_layout()
+    path = os.path.join(out, "fig13.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return {"fig13": df}, files + [path]
+
+
+# ---------------------------------------------------------------- driver
+
+def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
+              workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
+              recovery: str = "newreno") -> dict:
+    from .runner import run_all
+
+    items = list(items) if items else list(ITEMS)
+    for it in items:
+        if it not in ITEMS:
+            import difflib
+
+            close = difflib.get_close_matches(it, ITEMS, n=2)
+            raise ValueError(f"item: unknown item {it!r} of mv-highspeed"
+                             + (f"; did you mean {' or '.join(map(repr, close))}?" if close else
+                                f"; items: {', '.join(ITEMS)}"))
+    if variants not in ("paper", "linux"):
+        raise ValueError(f"variants: must be 'paper' or 'linux', got {variants!r}")
+    setup = Setup(quick, variants, recovery)
+    out = out or os.path.join("out", "mv-highspeed" + ("-quick" if quick else ""))
+    os.makedirs(out, exist_ok=True)
+    t0 = time.perf_counter()
+    jobs = []
+    if "table1" in items or "figs2-8" in items:
+        jobs += _table1_jobs(setup, traces="figs2-8" in items)
+    if "figs9-10" in items:
+        jobs += _pairs_jobs(setup)
+    if "table2" in items:
+        jobs += _table2_jobs(setup)
+    if "figs11-12" in items:
+        jobs += _ten_jobs(setup)
+    if "fig13" in items:
+        jobs += _fig13_jobs(setup)
+    res = run_all(jobs, workers=workers, label="mv-highspeed" + (" (quick)" if quick else ""), verbose=verbose)
+    made: dict[str, dict] = {}
+    builders = {"table1": _table1, "figs2-8": _figs2_8, "figs9-10": _figs9_10, "table2": _table2,
+                "figs11-12": _figs11_12, "fig13": _fig13}
+    for it in ITEMS:
+        if it in items:
+            tables, files = builders[it](setup, res, out)
+            made[it] = {"tables": tables, "files": files}
+    wall = time.perf_counter() - t0
+    packets = sum(r["bottleneck_packets"] for r in res.values())
+    _write_index(setup, out, items, made, wall, len(jobs), packets)
+    if verbose:
+        print(f"mv-highspeed: {len(jobs)} runs, {packets / 1e9:.2f} G bottleneck packets, {wall:.1f} s wall; "
+              f"outputs in {out}/ (index.md)", file=sys.stderr)
+    return made
+
+
+def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int, packets: int) -> None:
+    import tcplab
+
+    with open(os.path.join(out, "index.md"), "w") as f:
+        f.write("# mv-highspeed reproduction\n\n")
+        if setup.quick:
+            f.write("**QUICK MODE: every run is shortened; these are not the paper's results.**\n\n")
+        f.write(f"tcplab {tcplab.__version__}; {runs} runs; {packets:,} bottleneck data packets; "
+                f"{wall:.1f} s wall.\n\n")
+        f.write("## Scenario\n\nDumbbell of shared/spec/mv-highspeed.md: N senders on access links of 10 x C to R1, "
+                "bottleneck R1 -> R2 (drop-tail buffer B at R1), access one-way delays 2.5 i/N ms, 1500-byte packets "
+                "(ns-2 accounting), 40-byte ACKs, bulk flows starting at 0.\n\n")
+        f.write(setup.describe() + "\n\n## Outputs\n\n")
+        for it in items:
+            f.write(f"- {it}: " + ", ".join(os.path.basename(p) for p in made[it]["files"]) + "\n")
