@@ -132,31 +132,65 @@ fn tail_loss_is_repaired_by_the_retransmission_timer_and_karn_keeps_the_sample_c
 }
 
 #[test]
-fn repeated_timeouts_back_off_exponentially_and_hold_ssthresh() {
+fn repeated_timeouts_back_off_exponentially_and_hold_ssthresh_only_for_the_same_data() {
     // Bottleneck buffer of 1 and an initial burst of 50: most of the window is
-    // dropped; NewReno cannot repair it by partial ACKs within the impatient
-    // timer, so timeouts follow. Each timeout of the same data doubles the RTO
-    // (RFC 6298 5.5) and does not reduce ssthresh again (RFC 5681 3.1).
-    let mut spec = line(10e6, 1, Recovery::NewReno, 20.0);
+    // dropped and timeouts follow. RFC 6298 5.5: each expiry doubles the RTO.
+    // RFC 5681: a timeout of data already retransmitted by the timer (snd_una
+    // has not moved since the last timeout) holds ssthresh; a timeout of new
+    // data reduces it to max(cwnd/2, 2) again (Linux: icsk_retransmits == 0).
+    let mut spec = line(10e6, 1, Recovery::NewReno, 30.0);
     spec.flows[0].init_cwnd = 50.0;
     let mut w = World::new(spec).unwrap();
-    let (mut repeated, mut t) = (0, 0);
-    while t < from_secs(20.0) {
+    let (mut held, mut reduced, mut t) = (0, 0, 0);
+    let mut una_at_last_timeout: Option<u64> = None;
+    while t < from_secs(30.0) {
         let s = w.sender(0);
-        let (n, backoff, rto, ssthresh) = (s.stats.timeouts, s.rtt.backoff, s.rtt.rto(), s.w.ssthresh);
+        let (n, backoff, rto, ssthresh, cwnd, una) = (s.stats.timeouts, s.rtt.backoff, s.rtt.rto(), s.w.ssthresh, s.w.cwnd, s.snd_una);
+        let in_recovery = s.state == CaState::Recovery;
         t += from_secs(0.0005);
         w.run_until(t);
         let s = w.sender(0);
-        if s.stats.timeouts == n + 1 && backoff > 0 {
-            repeated += 1;
+        if s.stats.timeouts == n + 1 {
             assert_eq!(s.rtt.backoff, backoff + 1);
             assert!((s.rtt.rto() - (2.0 * rto).min(60.0)).abs() < 1e-12, "RTO doubles");
-            assert_eq!(s.w.ssthresh, ssthresh, "ssthresh held on a repeated timeout");
+            if una_at_last_timeout == Some(una) || in_recovery {
+                assert_eq!(s.w.ssthresh, ssthresh, "ssthresh held on a timeout of the same data");
+                held += 1;
+            } else {
+                assert_eq!(s.w.ssthresh, (cwnd / 2.0).floor().max(2.0), "ssthresh reduced on a timeout of new data");
+                reduced += 1;
+            }
+            una_at_last_timeout = Some(s.snd_una);
         }
     }
     w.run();
     let r = w.results();
     assert_conservation(&r);
-    assert!(repeated >= 1, "the scenario must produce back-to-back timeouts");
-    assert!(r.flows[0].bytes_delivered > 1_000_000, "the flow recovers and moves data");
+    assert!(held >= 1 && reduced >= 1, "the scenario must exercise both rules: held {held}, reduced {reduced}");
+    // (Throughput is not asserted: with a one-packet buffer behind a 10x faster
+    // access link every window of 3 or more overflows, windows are too small
+    // for three duplicate ACKs, and Karn's rule keeps the RTO backed off.)
+    assert!(r.flows[0].bytes_delivered > 0);
+}
+
+#[test]
+fn sack_fast_retransmit_goes_out_at_once_on_entering_recovery() {
+    // RFC 6675 (4.3): the first segment presumed dropped is retransmitted on
+    // entering recovery, before and regardless of cwnd - pipe. So the SACK
+    // retransmission leaves on the same duplicate ACK as NewReno's.
+    let first_retransmit = |rec: Recovery| {
+        let mut spec = line(10e6, 1000, rec, 2.0);
+        spec.flows[0].init_cwnd = 40.0;
+        spec.flows[0].init_ssthresh = Some(40.0);
+        spec.flows[0].drop_segments = vec![100];
+        let mut w = World::new(spec).unwrap();
+        let mut t = 0;
+        while w.sender(0).stats.retransmits == 0 {
+            t += from_secs(0.0001);
+            w.run_until(t);
+        }
+        to_secs(t)
+    };
+    let (nr, sack) = (first_retransmit(Recovery::NewReno), first_retransmit(Recovery::Sack));
+    assert!((sack - nr).abs() < 0.0002, "NewReno retransmits at {nr:.4} s, SACK at {sack:.4} s");
 }

@@ -19,6 +19,8 @@
 //! `snd_cwnd` keep it integral themselves (with their own fractional counter).
 
 pub mod reno;
+pub mod scalable;
+pub mod highspeed;
 
 use crate::error::SpecError;
 use crate::spec::CcSpec;
@@ -85,7 +87,8 @@ pub trait CongestionControl: Send {
     /// ACK of new data while not in fast recovery: grow the window.
     fn on_ack(&mut self, w: &mut Window, s: &AckSample);
     /// New ssthresh (segments) for a congestion event; the sender applies it.
-    /// `in_flight` is the FlightSize at the event.
+    /// `in_flight` is the RFC 5681 FlightSize at the event (sent and not
+    /// cumulatively acknowledged).
     fn ssthresh(&mut self, w: &Window, event: LossEvent, in_flight: u64, now: f64) -> f64;
     /// Fast recovery has ended; the sender has set cwnd = ssthresh.
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: f64) {}
@@ -124,6 +127,8 @@ pub type BuildFn = fn(&serde_json::Map<String, serde_json::Value>, &str) -> Resu
 /// The registry: one line per algorithm, (description, constructor).
 const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
     (reno::info, reno::build),
+    (scalable::info, scalable::build),
+    (highspeed::info, highspeed::build),
 ];
 
 /// Every algorithm the core implements.

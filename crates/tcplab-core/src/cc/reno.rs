@@ -12,9 +12,10 @@
 //!
 //! Variants (parameter `mode`):
 //! - `linux` (default): integer cwnd with the credit counter, as above.
-//! - `float`: fractional cwnd, `cwnd += acked / cwnd` per ACK in congestion
-//!   avoidance and `cwnd += acked` in slow start (ns-2's TCP agents and the
-//!   RFC's byte-counting form expressed in segments).
+//! - `float`: fractional cwnd updated per ACK of new data, as RFC 5681 and
+//!   ns-2's `opencwnd()`: slow start `cwnd += min(acked, 1)` ("cwnd +=
+//!   min (N, SMSS)"), congestion avoidance `cwnd += 1/cwnd` ("cwnd +=
+//!   SMSS*SMSS/cwnd"), whatever the number of segments the ACK covers.
 //!
 //! Deviations: the cwnd clamp (`snd_cwnd_clamp`) is the receiver window,
 //! enforced by the sender; growth is gated by `cwnd_limited` as Linux's
@@ -135,18 +136,18 @@ impl CongestionControl for Reno {
                 Self::cong_avoid_ai(w, &mut self.cwnd_cnt, width, acked);
             }
             Mode::Float => {
-                let mut acked = s.acked as f64;
                 if w.in_slow_start() {
-                    let room = w.ssthresh - w.cwnd;
-                    let used = acked.min(room);
-                    w.cwnd += used;
-                    acked -= used;
-                }
-                if acked > 0.0 {
-                    w.cwnd += acked / w.cwnd;
+                    w.cwnd = (w.cwnd + 1.0).min(w.ssthresh.max(w.cwnd));
+                } else {
+                    w.cwnd += 1.0 / w.cwnd;
                 }
             }
         }
+    }
+
+    fn on_rto(&mut self, _w: &mut Window, _now: f64) {
+        // Linux tcp_enter_loss zeroes snd_cwnd_cnt on every timeout.
+        self.cwnd_cnt = 0;
     }
 
     fn ssthresh(&mut self, w: &Window, _event: LossEvent, in_flight: u64, _now: f64) -> f64 {
@@ -216,10 +217,22 @@ mod tests {
 
     #[test]
     fn float_congestion_avoidance_is_one_over_cwnd_per_ack() {
+        // RFC 5681 (3.2): cwnd += SMSS*SMSS/cwnd per ACK, whatever it covers.
         let mut r = Reno::new(Mode::Float);
         let mut w = Window { cwnd: 20.0, ssthresh: 10.0 };
         r.on_ack(&mut w, &sample(1));
         assert!((w.cwnd - 20.05).abs() < 1e-12);
+        r.on_ack(&mut w, &sample(2));
+        assert!((w.cwnd - (20.05 + 1.0 / 20.05)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn float_slow_start_adds_at_most_one_segment_per_ack() {
+        // RFC 5681 (2): cwnd += min (N, SMSS).
+        let mut r = Reno::new(Mode::Float);
+        let mut w = Window { cwnd: 10.0, ssthresh: 100.0 };
+        r.on_ack(&mut w, &sample(2));
+        assert_eq!(w.cwnd, 11.0);
     }
 
     #[test]

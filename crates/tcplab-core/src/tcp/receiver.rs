@@ -17,6 +17,8 @@
 //! ACKs (the sender enforces a fixed receiver window); quick-ACK mode is not
 //! modelled.
 
+use std::collections::VecDeque;
+
 use crate::net::{Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::sim::Time;
 use crate::tcp::app::SegmentMap;
@@ -34,9 +36,13 @@ pub struct Receiver {
     pub flow: u32,
     /// Next segment expected in order.
     pub rcv_nxt: u64,
-    /// Out-of-order segments held, as sorted disjoint `[start, end)` ranges.
-    ooo: Vec<(u64, u64)>,
-    /// Recently received out-of-order segments, most recent first.
+    /// Out-of-order segments held, as sorted disjoint `[start, end)` ranges
+    /// (a deque: ranges leave from the front as holes fill, and usually
+    /// arrive at the back).
+    ooo: VecDeque<(u64, u64)>,
+    /// One segment of each of the most recently changed out-of-order blocks,
+    /// most recent first, at most one per block (RFC 2018: repeat the most
+    /// recently reported blocks).
     recent: [u64; MAX_SACK_BLOCKS],
     n_recent: usize,
     sack: bool,
@@ -61,7 +67,7 @@ impl Receiver {
         Receiver {
             flow,
             rcv_nxt: 0,
-            ooo: Vec::new(),
+            ooo: VecDeque::new(),
             recent: [0; MAX_SACK_BLOCKS],
             n_recent: 0,
             sack,
@@ -80,15 +86,34 @@ impl Receiver {
     }
 
     /// Segments held out of order.
-    pub fn out_of_order(&self) -> &[(u64, u64)] {
-        &self.ooo
+    pub fn out_of_order(&self) -> impl Iterator<Item = &(u64, u64)> {
+        self.ooo.iter()
     }
 
+    /// The held range containing `seq`, if any.
+    fn block_of(&self, seq: u64) -> Option<(u64, u64)> {
+        let i = self.ooo.partition_point(|r| r.1 <= seq);
+        self.ooo.get(i).copied().filter(|r| r.0 <= seq)
+    }
+
+    /// Puts the block holding `seq` first among the recent blocks, dropping
+    /// older entries of the same block and entries no longer held.
     fn note_recent(&mut self, seq: u64) {
-        let n = self.n_recent.min(MAX_SACK_BLOCKS - 1);
-        self.recent.copy_within(0..n, 1);
-        self.recent[0] = seq;
-        self.n_recent = (self.n_recent + 1).min(MAX_SACK_BLOCKS);
+        let block = self.block_of(seq);
+        let mut kept = [0u64; MAX_SACK_BLOCKS];
+        let mut n = 0;
+        kept[n] = seq;
+        n += 1;
+        for k in 0..self.n_recent {
+            let s = self.recent[k];
+            let b = self.block_of(s);
+            if b.is_some() && b != block && n < MAX_SACK_BLOCKS {
+                kept[n] = s;
+                n += 1;
+            }
+        }
+        self.recent = kept;
+        self.n_recent = n;
     }
 
     /// Inserts `seq` into the out-of-order set; false if already held.
@@ -122,10 +147,10 @@ impl Receiver {
         } else if seq == self.rcv_nxt {
             self.rcv_nxt += 1;
             let mut filled_gap = false;
-            if let Some(&(s, e)) = self.ooo.first() {
+            if let Some(&(s, e)) = self.ooo.front() {
                 if s == self.rcv_nxt {
                     self.rcv_nxt = e;
-                    self.ooo.remove(0);
+                    self.ooo.pop_front();
                     filled_gap = true;
                 }
             }
@@ -187,13 +212,12 @@ impl Receiver {
                 if n >= self.max_blocks {
                     break;
                 }
-                let s = self.recent[k];
-                let i = self.ooo.partition_point(|r| r.1 <= s);
-                if i < self.ooo.len() && self.ooo[i].0 <= s {
-                    push(self.ooo[i], &mut ack, &mut n);
+                if let Some(b) = self.block_of(self.recent[k]) {
+                    push(b, &mut ack, &mut n);
                 }
             }
-            // Fill the remaining slots with the highest ranges not yet reported.
+            // Fewer recent blocks than slots (e.g. after blocks merged): fill
+            // with the highest ranges not yet reported.
             for r in self.ooo.iter().rev() {
                 if n >= self.max_blocks {
                     break;
@@ -265,5 +289,18 @@ mod tests {
         let a = r.on_data(1, 0, &m).unwrap();
         assert_eq!(a.seq, 1);
         assert_eq!(r.stats.duplicates, 1);
+    }
+
+    #[test]
+    fn sack_blocks_repeat_the_most_recently_reported_blocks() {
+        // RFC 2018: first the block of the triggering segment, then the most
+        // recently reported ones. Arrivals 40, 50, 10, then 30..33 (same block).
+        let m = map();
+        let mut r = Receiver::new(0, true, 3, 40, false, 40, 0);
+        for (t, s) in [40u64, 50, 10, 30, 31, 32, 33].iter().enumerate() {
+            r.on_data(t as u64, *s, &m);
+        }
+        let a = r.on_data(10, 33, &m).unwrap(); // duplicate: same blocks again
+        assert_eq!(blocks(&a)[..], [(30, 34), (10, 11), (50, 51)]);
     }
 }

@@ -35,15 +35,21 @@
 //! senders mark every un-SACKed segment lost and retransmit them through
 //! `NextSeg()` (as Linux's Loss state).
 //!
-//! Per-ACK cost is O(1) amortized plus O(number of SACK holes touched): each
-//! segment is marked SACKed, acknowledged and retransmitted a bounded number of
-//! times, the scoreboard is a sorted list of SACKed ranges, and `pipe` and the
-//! lost boundary come from counters and the top of that list.
+//! Per-ACK cost is O(1) amortized: each segment is marked SACKed, acknowledged
+//! and retransmitted a bounded number of times; the scoreboard is a sorted
+//! deque of SACKed ranges (ranges leave from the front as the cumulative ACK
+//! advances and usually arrive at the back; a range inserted in the middle
+//! costs O(log n) to find and a shift of the shorter side), and `pipe` and the
+//! lost boundary come from counters and the top of that deque.
 //!
 //! Deviations (documented in docs/tcp.md): no PRR (RFC 6937), no RACK-TLP, no
 //! F-RTO or undo, no rescue retransmission (RFC 6675 NextSeg rule 4) and no
-//! rule 3; RTT samples are taken per ACK from the newest newly acknowledged
-//! segment that was never retransmitted (Karn's rule), not from timestamps.
+//! rule 3. RTT samples (no timestamps): one per ACK, from the newest newly
+//! acknowledged segment; none from a cumulative ACK whose range includes a
+//! retransmitted segment (Karn's rule, as Linux's FLAG_RETRANS_DATA_ACKED),
+//! while newly SACKed never-retransmitted segments still give one.
+
+use std::collections::VecDeque;
 
 use crate::cc::{AckSample, CongestionControl, LossEvent, Window};
 use crate::net::Packet;
@@ -115,7 +121,7 @@ pub struct Sender {
     meta: Vec<SegMeta>,
     mask: u64,
     // SACK scoreboard.
-    sacked: Vec<(u64, u64)>,
+    sacked: VecDeque<(u64, u64)>,
     sacked_out: u64,
     /// Un-SACKed segments below this are lost (RFC 6675 IsLost).
     lost_high: u64,
@@ -130,6 +136,9 @@ pub struct Sender {
     partial_ack_seen: bool,
     /// NewReno "Impatient": a later partial ACK does not restart the timer.
     hold_timer: bool,
+    /// Timeouts since `snd_una` last advanced (Linux `icsk_retransmits`):
+    /// non-zero means the next timeout is of data already retransmitted by the timer.
+    rto_retransmits: u32,
     /// Segments the application has made available: `[0, app_limit)`.
     pub app_limit: u64,
     pub started: bool,
@@ -159,7 +168,7 @@ impl Sender {
             high_data: 0,
             meta: vec![SegMeta::default(); 64],
             mask: 63,
-            sacked: Vec::new(),
+            sacked: VecDeque::new(),
             sacked_out: 0,
             lost_high: 0,
             rtx_next: 0,
@@ -169,6 +178,7 @@ impl Sender {
             dupacks: 0,
             partial_ack_seen: false,
             hold_timer: false,
+            rto_retransmits: 0,
             app_limit: 0,
             started: false,
             rtt,
@@ -231,6 +241,13 @@ impl Sender {
         } else {
             self.snd_nxt - self.snd_una
         }
+    }
+
+    /// RFC 5681 FlightSize: data sent and not cumulatively acknowledged
+    /// (what `ssthresh()` receives; segments sent by limited transmit included).
+    #[inline]
+    pub fn flight_size(&self) -> u64 {
+        self.high_data - self.snd_una
     }
 
     /// RFC 6675 IsLost boundary: the DupThresh-th SACKed segment from the top.
@@ -296,11 +313,15 @@ impl Sender {
             if self.rtx_next < self.snd_una {
                 self.rtx_next = self.snd_una;
             }
-            // Skip SACKed ranges.
-            if self.rtx_next < self.lost_high {
+            // Skip SACKed ranges and segments whose retransmission is in flight.
+            while self.rtx_next < self.lost_high {
                 let i = self.sacked.partition_point(|r| r.1 <= self.rtx_next);
                 if i < self.sacked.len() && self.sacked[i].0 <= self.rtx_next {
                     self.rtx_next = self.sacked[i].1;
+                } else if self.meta[(self.rtx_next & self.mask) as usize].flags & RETX_OUT != 0 {
+                    self.rtx_next += 1;
+                } else {
+                    break;
                 }
             }
             if self.rtx_next < self.lost_high {
@@ -335,7 +356,9 @@ impl Sender {
             self.w.cwnd = self.w.cwnd.min(self.cfg.init_cwnd);
         }
         loop {
-            let extra = if self.cfg.limited_transmit && self.state == CaState::Open {
+            // RFC 3042 for FlightSize senders; a SACK sender's pipe already
+            // drops by one per duplicate ACK (RFC 6675 step 3).
+            let extra = if self.cfg.limited_transmit && !self.sack() && self.state == CaState::Open {
                 self.dupacks.min(2) as f64
             } else {
                 0.0
@@ -362,7 +385,7 @@ impl Sender {
     }
 
     fn enter_fast_recovery(&mut self, now: Time) {
-        let flight = self.in_flight();
+        let flight = self.flight_size();
         let ss = self.cc.ssthresh(&self.w, LossEvent::FastRecovery, flight, to_secs(now));
         self.w.ssthresh = ss;
         self.recover = self.high_data;
@@ -418,7 +441,8 @@ impl Sender {
         if cur < e {
             mark(self, cur, e);
         }
-        self.sacked.splice(first..i, std::iter::once((lo, hi)));
+        self.sacked.drain(first..i);
+        self.sacked.insert(first, (lo, hi));
         self.sacked_out += newly;
         (newly, newest)
     }
@@ -462,12 +486,13 @@ impl Sender {
             self.sacked_out -= sacked_below;
             let k = self.sacked.partition_point(|r| r.1 <= a);
             self.sacked.drain(..k);
-            if let Some(r) = self.sacked.first_mut() {
+            if let Some(r) = self.sacked.front_mut() {
                 if r.0 < a {
                     r.0 = a;
                 }
             }
             self.snd_una = a;
+            self.rto_retransmits = 0;
             if self.snd_nxt < a {
                 self.snd_nxt = a;
             }
@@ -513,7 +538,11 @@ impl Sender {
         };
         self.cc.on_ack_sample(&self.w, &sample);
 
-        let grow = if self.sack() { self.sack_recovery(now, a > old_una) } else { self.dupack_recovery(now, a > old_una, cum_acked, map, out) };
+        let grow = if self.sack() {
+            self.sack_recovery(now, a > old_una, map, out)
+        } else {
+            self.dupack_recovery(now, a > old_una, cum_acked, map, out)
+        };
         if grow && a > old_una {
             sample.in_flight = self.in_flight();
             self.cc.on_ack(&mut self.w, &sample);
@@ -571,7 +600,7 @@ impl Sender {
     }
 
     /// RFC 6675 recovery. Returns whether the window may grow on this ACK.
-    fn sack_recovery(&mut self, now: Time, new_data: bool) -> bool {
+    fn sack_recovery(&mut self, now: Time, new_data: bool, map: &SegmentMap, out: &mut Vec<Packet>) -> bool {
         match self.state {
             CaState::Open => {
                 let lost = self.lost_high > self.snd_una;
@@ -581,8 +610,15 @@ impl Sender {
                     if self.lost_high <= self.snd_una {
                         self.lost_high = self.snd_una + 1;
                     }
-                    self.rtx_next = self.snd_una;
                     self.w.cwnd = self.w.ssthresh;
+                    // RFC 6675 (4.3): "Retransmit the first data segment presumed
+                    // dropped", before and regardless of cwnd - pipe (4.4-4.5).
+                    let una = self.snd_una;
+                    let pending = self.meta[(una & self.mask) as usize].flags & RETX_OUT != 0;
+                    if !pending {
+                        self.emit(now, una, true, map, out);
+                    }
+                    self.rtx_next = una + 1;
                     false
                 } else {
                     new_data
@@ -610,10 +646,14 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        if self.rtt.backoff == 0 && self.state != CaState::Recovery {
-            let flight = self.in_flight();
+        // RFC 5681: "when ... the given segment has already been retransmitted
+        // by way of the retransmission timer at least once, the value of
+        // ssthresh is held constant"; inside fast recovery it is already reduced.
+        if self.rto_retransmits == 0 && self.state != CaState::Recovery {
+            let flight = self.flight_size();
             self.w.ssthresh = self.cc.ssthresh(&self.w, LossEvent::Timeout, flight, to_secs(now));
         }
+        self.rto_retransmits += 1;
         self.w.cwnd = 1.0;
         self.cc.on_rto(&mut self.w, to_secs(now));
         self.state = CaState::Loss;

@@ -1,0 +1,162 @@
+//! Every congestion-control algorithm, in every variant, driven through
+//! random sequences of ACKs, duplicate ACKs, fast recoveries, timeouts and
+//! time steps the way the sender drives it, keeps its invariants: cwnd >= 1
+//! segment, ssthresh >= 2 segments, finite values, no panic.
+
+use proptest::prelude::*;
+use tcplab_core::cc::{self, AckSample, LossEvent, Window};
+use tcplab_core::spec::CcSpec;
+
+/// Every algorithm with default parameters, plus each value of every
+/// `variant` parameter the catalog documents (its description lists the
+/// choices as `name: ...` or `name|name`).
+fn configurations() -> Vec<(String, serde_json::Map<String, serde_json::Value>)> {
+    let mut out = vec![];
+    for info in cc::catalog() {
+        out.push((info.name.to_string(), serde_json::Map::new()));
+        for p in &info.params {
+            if p.name == "variant" {
+                for v in variant_values(p.description) {
+                    let mut m = serde_json::Map::new();
+                    m.insert("variant".into(), serde_json::Value::String(v));
+                    out.push((info.name.to_string(), m));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The words that build successfully as a variant value are the variants.
+fn variant_values(description: &str) -> Vec<String> {
+    description
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '.' || c == '_'))
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_string())
+        .collect()
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Ack { acked: u32, rtt_ms: u32, dt_ms: u32 },
+    DupAck { rtt_ms: u32, dt_ms: u32 },
+    FastRecovery { rounds: u8 },
+    Timeout,
+    Idle { dt_ms: u32 },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => (1u32..8, 1u32..600, 0u32..50).prop_map(|(acked, rtt_ms, dt_ms)| Op::Ack { acked, rtt_ms, dt_ms }),
+        2 => (1u32..600, 0u32..20).prop_map(|(rtt_ms, dt_ms)| Op::DupAck { rtt_ms, dt_ms }),
+        1 => (0u8..4).prop_map(|rounds| Op::FastRecovery { rounds }),
+        1 => Just(Op::Timeout),
+        1 => (0u32..5000).prop_map(|dt_ms| Op::Idle { dt_ms }),
+    ]
+}
+
+fn check(name: &str, w: &Window, step: usize) {
+    assert!(w.cwnd.is_finite() && w.ssthresh.is_finite(), "{name} step {step}: non-finite {w:?}");
+    assert!(w.cwnd >= 1.0, "{name} step {step}: cwnd {} < 1", w.cwnd);
+    assert!(w.ssthresh >= 2.0, "{name} step {step}: ssthresh {} < 2", w.ssthresh);
+}
+
+fn drive(name: &str, params: &serde_json::Map<String, serde_json::Value>, ops: &[Op]) {
+    let spec = CcSpec { algorithm: name.into(), params: params.clone() };
+    let mut cc = cc::build(&spec, "cc").unwrap_or_else(|e| panic!("{name} {params:?}: {e}"));
+    let mut w = Window { cwnd: 10.0, ssthresh: 2_147_483_647.0 };
+    let (mut now, mut una, mut delivered, mut min_rtt, mut srtt) = (0.0f64, 0u64, 0u64, f64::INFINITY, 0.0f64);
+    let mut sample = |now: f64, acked: u32, rtt: Option<f64>, w: &Window, una: &mut u64, delivered: &mut u64, min_rtt: &mut f64, srtt: &mut f64, dup: bool| {
+        if let Some(r) = rtt {
+            *min_rtt = min_rtt.min(r);
+            *srtt = if *srtt == 0.0 { r } else { 0.875 * *srtt + 0.125 * r };
+        }
+        *una += acked as u64;
+        *delivered += acked as u64;
+        AckSample {
+            now,
+            acked,
+            cum_acked: acked,
+            rtt,
+            srtt: *srtt,
+            min_rtt: *min_rtt,
+            in_flight: w.cwnd as u64,
+            snd_una: *una,
+            snd_nxt: *una + w.cwnd as u64,
+            delivered: *delivered,
+            cwnd_limited: true,
+            duplicate: dup,
+        }
+    };
+    for (i, op) in ops.iter().enumerate() {
+        match *op {
+            Op::Ack { acked, rtt_ms, dt_ms } => {
+                now += dt_ms as f64 / 1e3;
+                let s = sample(now, acked, Some(rtt_ms as f64 / 1e3), &w, &mut una, &mut delivered, &mut min_rtt, &mut srtt, false);
+                cc.on_ack_sample(&w, &s);
+                cc.on_ack(&mut w, &s);
+            }
+            Op::DupAck { rtt_ms, dt_ms } => {
+                now += dt_ms as f64 / 1e3;
+                let s = sample(now, 0, Some(rtt_ms as f64 / 1e3), &w, &mut una, &mut delivered, &mut min_rtt, &mut srtt, true);
+                cc.on_ack_sample(&w, &s);
+            }
+            Op::FastRecovery { rounds } => {
+                // As the sender does: ssthresh, inflate, partial ACKs, exit with cwnd = ssthresh.
+                let flight = w.cwnd as u64;
+                w.ssthresh = cc.ssthresh(&w, LossEvent::FastRecovery, flight, now);
+                w.cwnd = w.ssthresh + 3.0;
+                check(name, &w, i);
+                for _ in 0..rounds {
+                    now += 0.05;
+                    let s = sample(now, 1, None, &w, &mut una, &mut delivered, &mut min_rtt, &mut srtt, false);
+                    cc.on_ack_sample(&w, &s);
+                }
+                w.cwnd = w.ssthresh;
+                cc.on_recovery_exit(&mut w, now);
+            }
+            Op::Timeout => {
+                let flight = w.cwnd as u64;
+                w.ssthresh = cc.ssthresh(&w, LossEvent::Timeout, flight, now);
+                w.cwnd = 1.0;
+                cc.on_rto(&mut w, now);
+            }
+            Op::Idle { dt_ms } => now += dt_ms as f64 / 1e3,
+        }
+        check(name, &w, i);
+        if let Some(rate) = cc.pacing_rate_bps() {
+            assert!(rate.is_finite() && rate > 0.0, "{name}: pacing rate {rate}");
+        }
+    }
+}
+
+#[test]
+fn every_variant_listed_in_the_catalog_builds() {
+    let configs = configurations();
+    assert!(configs.len() >= cc::catalog().len());
+    for (name, params) in configs {
+        // variant_values() over-collects words of the description; the ones
+        // that do not build are not variants. Each algorithm's defaults must build.
+        if params.is_empty() {
+            cc::build(&CcSpec { algorithm: name.clone(), params }, "cc").unwrap();
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 96,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_cc),
+        ..ProptestConfig::default()
+    })]
+    #[test]
+    fn algorithms_keep_their_invariants_under_random_event_sequences(ops in proptest::collection::vec(op(), 1..400)) {
+        for (name, params) in configurations() {
+            let spec = CcSpec { algorithm: name.clone(), params: params.clone() };
+            if cc::build(&spec, "cc").is_err() {
+                continue; // a word of the description that is not a variant value
+            }
+            drive(&name, &params, &ops);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+"""mv-highspeed reproduction: the quick items in the default suite (structure,
+physics, determinism), full Table I as a slow test (NewReno against the
+analysis)."""
+
+import os
+
+import pandas as pd
+import pytest
+
+from tcplab.experiments import mv_highspeed as mv
+from tcplab.experiments import reproduce
+
+C = 200e6
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mvq")
+    made = reproduce("mv-highspeed", items=["table1", "figs2-8", "table2", "figs9-10"], quick=True, out=str(out),
+                     verbose=False)
+    return out, made
+
+
+def test_table1_has_one_row_per_protocol_rtt_and_buffer(quick):
+    out, made = quick
+    df = made["table1"]["tables"]["table1"]
+    assert len(df) == 7 * 2 * 2
+    assert {"algorithm", "rtt_ms", "buffer_bdp", "goodput_kbps"} <= set(df.columns)
+    assert set(df.protocol) == set(mv.PROTOCOLS)
+    assert sorted(df.buffer_packets.unique()) == [167, 500, 1667, 5000]
+    disk = pd.read_csv(out / "table1.csv")
+    assert len(disk) == len(df)
+    md = (out / "table1.md").read_text()
+    assert "QUICK MODE" in md and "RTT 300 ms, B = 0.1 BDP" in md
+
+
+def test_quick_runs_obey_physics(quick):
+    _, made = quick
+    for key in ("table1", "figs9-10", "table2"):
+        df = made[key]["tables"][key]
+        assert (df.utilization <= 1.0 + 1e-9).all() and (df.utilization > 0).all()
+    t1 = made["table1"]["tables"]["table1"]
+    # Goodput never above the link (ns-2 accounting counts whole packets), up to a packet at the window edge.
+    assert (t1.goodput_kbps * 1e3 <= C + 1500 * 8 / 30.0).all()
+    f9 = made["figs9-10"]["tables"]["figs9-10"]
+    assert ((f9.jain_index >= 0.5 - 1e-12) & (f9.jain_index <= 1 + 1e-12)).all()
+    assert (f9.total_mbps <= 200.0 * (1 + 1e-3)).all()
+
+
+def test_every_figure_is_written_and_says_quick(quick):
+    out, made = quick
+    for p, n in mv.FIG_OF.items():
+        algo = mv.PROTOCOLS[p][0]
+        assert (out / f"fig{n}_{algo}.png").stat().st_size > 10_000
+    assert (out / "fig9.png").exists() and (out / "fig10.png").exists()
+    index = (out / "index.md").read_text()
+    assert "QUICK MODE" in index and "seed 1" in index
+    for p in mv.PROTOCOLS:
+        assert p in index
+
+
+def test_table1_is_deterministic(tmp_path):
+    a = reproduce("mv-highspeed", items=["table1"], quick=True, out=str(tmp_path / "a"), verbose=False, workers=2)
+    b = reproduce("mv-highspeed", items=["table1"], quick=True, out=str(tmp_path / "b"), verbose=False, workers=1)
+    cols = ["protocol", "rtt_ms", "buffer_bdp", "goodput_kbps", "retransmits", "timeouts", "drops"]
+    pd.testing.assert_frame_equal(a["table1"]["tables"]["table1"][cols], b["table1"]["tables"]["table1"][cols])
+
+
+def test_unknown_item_is_named():
+    with pytest.raises(ValueError, match=r"item: unknown item 'tabel1'.*did you mean 'table1'"):
+        reproduce("mv-highspeed", items=["tabel1"], quick=True, out="/tmp/never", verbose=False)
+
+
+@pytest.mark.slow
+def test_full_table1_newreno_agrees_with_the_analysis(tmp_path):
+    made = reproduce("mv-highspeed", items=["table1"], out=str(tmp_path), verbose=False)
+    df = made["table1"]["tables"]["table1"]
+    nr = df[df.algorithm == "newreno"]
+    for _, r in nr.iterrows():
+        if r.buffer_bdp == 1.0:
+            assert r.goodput_kbps * 1e3 >= 0.99 * C, r
+        else:
+            assert abs(r.goodput_kbps - r.analytic_goodput_kbps) / r.analytic_goodput_kbps < 0.02, r
