@@ -81,3 +81,20 @@ def test_full_table1_newreno_agrees_with_the_analysis(tmp_path):
             assert r.goodput_kbps * 1e3 >= 0.99 * C, r
         else:
             assert abs(r.goodput_kbps - r.analytic_goodput_kbps) / r.analytic_goodput_kbps < 0.02, r
+
+
+def test_cli_reproduce_lists_items_and_runs_a_quick_item(tmp_path):
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "tcplab", "reproduce", "mv-highspeed", "--list"], capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out == mv.ITEMS
+    d = tmp_path / "t2"
+    subprocess.run([sys.executable, "-m", "tcplab", "reproduce", "mv-highspeed", "table2", "--quick", "--out", str(d)],
+                   capture_output=True, text=True, check=True)
+    t2 = pd.read_csv(d / "table2.csv")
+    assert len(t2) == 12 and set(t2.host_a) | set(t2.host_b) == set(mv.PROTOCOLS)
+    bad = subprocess.run([sys.executable, "-m", "tcplab", "reproduce", "mv-highspeeed", "--quick"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "did you mean 'mv-highspeed'" in bad.stderr

@@ -62,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--workers", type=int, help="worker processes (default: all local cores)")
     rp.add_argument("--variants", choices=["paper", "linux"], default="paper",
                     help="algorithm variants: the paper's (default) or the Linux defaults")
+    rp.add_argument("--recovery", choices=["reno", "newreno", "sack"],
+                    help="force one loss recovery for every flow (default: the experiment's documented choice)")
     rp.add_argument("--list", action="store_true", help="list the paper's items and exit")
     b.add_argument("--json", action="store_true", help="print results as JSON")
     b.add_argument("--quick", action="store_true", help="a short benchmark")
@@ -307,8 +309,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         if args.workers is not None and args.workers < 1:
             raise _CliError(f"--workers: must be at least 1, got {args.workers}")
         mod = experiments._module(args.paper)
+        kw = {"recovery": args.recovery} if args.recovery else {}
         mod.reproduce(items=args.items or None, quick=args.quick, out=args.out, workers=args.workers,
-                      variants=args.variants)
+                      variants=args.variants, **kw)
     except ValueError as e:
         raise _CliError(str(e)) from None
     return EXIT_OK

@@ -38,8 +38,9 @@
 //! Variants (parameter `variant`):
 //! - `linux` (default): integer cwnd, the table and counter above.
 //! - `rfc3649`: fractional cwnd with the continuous formulas; for `w <=
-//!   low_window` Reno (`w += 1/w` per ACK, halve on loss); slow start `cwnd
-//!   += acked` up to ssthresh, the leftover going to congestion avoidance.
+//!   low_window` Reno (`w += 1/w` per ACK, halve on loss); slow start as
+//!   ns-2's `opencwnd()` and reno.rs `float`: `cwnd += 1` per ACK, capped at
+//!   ssthresh.
 //!   `per_packet = true` applies `a(w)/w` per segment delivered instead of per ACK.
 //!
 //! Deviations: the Linux cwnd clamp (0xffffffff/128) and the ns-2 `cwnd_range_`
@@ -325,22 +326,20 @@ impl CongestionControl for HighSpeed {
                 }
             }
             Variant::Rfc3649 => {
-                let mut acked = s.acked as f64;
-                if acked <= 0.0 {
+                let n = if self.per_packet { s.acked as f64 } else { 1.0 };
+                if w.in_slow_start() {
+                    // ns-2 opencwnd(): +1 per ACK (or per segment), capped at ssthresh.
+                    w.cwnd = (w.cwnd + n).min(w.ssthresh.max(w.cwnd));
                     return;
                 }
-                if w.in_slow_start() {
-                    let used = acked.min(w.ssthresh - w.cwnd);
-                    w.cwnd += used;
-                    acked -= used;
-                    if acked <= 0.0 {
-                        return;
-                    }
-                }
-                let n = if self.per_packet { acked } else { 1.0 };
                 w.cwnd += n * self.rfc.a(w.cwnd) / w.cwnd;
             }
         }
+    }
+
+    fn on_rto(&mut self, _w: &mut Window, _now: f64) {
+        // Linux tcp_enter_loss zeroes snd_cwnd_cnt on every timeout; ai is kept.
+        self.cwnd_cnt = 0;
     }
 
     fn ssthresh(&mut self, w: &Window, _event: LossEvent, _in_flight: u64, _now: f64) -> f64 {
@@ -552,6 +551,30 @@ mod tests {
         let mut w = Window { cwnd: 1000.0, ssthresh: 10.0 };
         pp.on_ack(&mut w, &sample(2));
         assert!(close(w.cwnd, 1000.0 + 2.0 * a1000 / 1000.0, 1e-12));
+    }
+
+    #[test]
+    fn rfc3649_slow_start_is_one_per_ack_capped_at_ssthresh() {
+        // ns-2 opencwnd(): cwnd += 1 per ACK below ssthresh, whatever it covers.
+        let mut h = build_with(serde_json::json!({"variant": "rfc3649"}));
+        let mut w = Window { cwnd: 50.0, ssthresh: 50.5 };
+        h.on_ack(&mut w, &sample(4));
+        assert_eq!(w.cwnd, 50.5);
+        let mut w = Window { cwnd: 50.0, ssthresh: 500.0 };
+        h.on_ack(&mut w, &sample(4));
+        assert_eq!(w.cwnd, 51.0);
+    }
+
+    #[test]
+    fn rto_clears_the_credit_counter_but_keeps_the_row() {
+        // Linux tcp_enter_loss: snd_cwnd_cnt = 0; ca->ai is untouched.
+        let mut h = HighSpeed::new(Variant::Linux);
+        let mut w = Window { cwnd: 1000.0, ssthresh: 100.0 };
+        h.on_ack(&mut w, &sample(1));
+        assert_eq!((h.ai, h.cwnd_cnt), (7, 8));
+        w.cwnd = 1.0;
+        h.on_rto(&mut w, 0.0);
+        assert_eq!((h.ai, h.cwnd_cnt), (7, 0));
     }
 
     #[test]

@@ -26,7 +26,8 @@
 //! - `paper`: fractional cwnd; above `low_window`: `cwnd += a` per ACK (or per
 //!   segment delivered with `per_packet = true`), `ssthresh = max((1-b) cwnd, 2)`;
 //!   at or below `low_window`: Reno (`cwnd += 1/cwnd` per ACK, halve on loss).
-//!   Slow start `cwnd += acked` up to ssthresh, leftover to congestion avoidance.
+//!   Slow start as ns-2's `opencwnd()` and reno.rs `float`: `cwnd += 1` per
+//!   ACK (per segment with `per_packet`), capped at ssthresh.
 //!   `low_window = 0` removes the threshold (mv-highspeed).
 //!
 //! Deviations: Linux's cwnd clamp is the receiver window enforced by the
@@ -174,16 +175,12 @@ impl CongestionControl for Scalable {
                 Reno::cong_avoid_ai(w, &mut self.cwnd_cnt, width, 1);
             }
             Variant::Paper => {
-                let mut acked = s.acked as f64;
+                let n = if self.per_packet { s.acked as f64 } else { 1.0 };
                 if w.in_slow_start() {
-                    let used = acked.min(w.ssthresh - w.cwnd);
-                    w.cwnd += used;
-                    acked -= used;
-                    if acked <= 0.0 {
-                        return;
-                    }
+                    // ns-2 opencwnd(): +1 per ACK (or per segment), capped at ssthresh.
+                    w.cwnd = (w.cwnd + n).min(w.ssthresh.max(w.cwnd));
+                    return;
                 }
-                let n = if self.per_packet { acked } else { 1.0 };
                 if w.cwnd > self.low_window {
                     w.cwnd += self.a * n;
                 } else {
@@ -191,6 +188,11 @@ impl CongestionControl for Scalable {
                 }
             }
         }
+    }
+
+    fn on_rto(&mut self, _w: &mut Window, _now: f64) {
+        // Linux tcp_enter_loss zeroes snd_cwnd_cnt on every timeout.
+        self.cwnd_cnt = 0;
     }
 
     fn ssthresh(&mut self, w: &Window, _event: LossEvent, _in_flight: u64, _now: f64) -> f64 {
@@ -344,6 +346,30 @@ mod tests {
         let mut w = Window { cwnd: 500.0, ssthresh: 10.0 };
         pp.on_ack(&mut w, &sample(3));
         assert!((w.cwnd - 500.03).abs() < 1e-12);
+    }
+
+    #[test]
+    fn paper_slow_start_is_one_per_ack_capped_at_ssthresh() {
+        // ns-2 opencwnd(): cwnd += 1 per ACK below ssthresh, whatever it covers.
+        let mut s = Scalable::new(Variant::Paper);
+        let mut w = Window { cwnd: 10.0, ssthresh: 10.5 };
+        s.on_ack(&mut w, &sample(3));
+        assert_eq!(w.cwnd, 10.5);
+        let mut w = Window { cwnd: 10.0, ssthresh: 100.0 };
+        s.on_ack(&mut w, &sample(3));
+        assert_eq!(w.cwnd, 11.0);
+    }
+
+    #[test]
+    fn rto_clears_the_credit_counter() {
+        // Linux tcp_enter_loss: snd_cwnd_cnt = 0 on every timeout.
+        let mut s = Scalable::new(Variant::Linux);
+        let mut w = Window { cwnd: 1000.0, ssthresh: 10.0 };
+        s.on_ack(&mut w, &sample(7));
+        assert_eq!(s.cwnd_cnt, 7);
+        w.cwnd = 1.0;
+        s.on_rto(&mut w, 0.0);
+        assert_eq!(s.cwnd_cnt, 0);
     }
 
     #[test]
