@@ -19,6 +19,12 @@
 //! `snd_cwnd` keep it integral themselves (with their own fractional counter).
 
 pub mod reno;
+pub mod bic;
+pub mod cubic;
+pub mod filters;
+pub mod bwe;
+pub mod htcp;
+pub mod westwood;
 pub mod scalable;
 pub mod highspeed;
 
@@ -127,8 +133,12 @@ pub type BuildFn = fn(&serde_json::Map<String, serde_json::Value>, &str) -> Resu
 /// The registry: one line per algorithm, (description, constructor).
 const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
     (reno::info, reno::build),
+    (bic::info, bic::build),
+    (cubic::info, cubic::build),
     (scalable::info, scalable::build),
     (highspeed::info, highspeed::build),
+    (htcp::info, htcp::build),
+    (westwood::info, westwood::build),
 ];
 
 /// Every algorithm the core implements.

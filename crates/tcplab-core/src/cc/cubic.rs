@@ -1,0 +1,950 @@
+//! CUBIC.
+//!
+//! Sources:
+//! - Linux `net/ipv4/tcp_cubic.c` v2.3 (mainline, checked in a 6.17-rc tree):
+//!   `bictcp_update`, `cubictcp_cong_avoid`, `cubictcp_recalc_ssthresh`,
+//!   `cubictcp_state`, `cubictcp_acked`, `hystart_update`; module defaults
+//!   beta = 717/1024, bic_scale = 41 (cube_rtt_scale = 410, C = 0.4004),
+//!   fast_convergence = 1, tcp_friendliness = 1, initial_ssthresh = 0,
+//!   hystart = 1, hystart_detect = 3 (ACK train + delay), hystart_low_window
+//!   = 16, hystart_ack_delta_us = 2000, HYSTART_MIN_SAMPLES = 8, delay
+//!   threshold clamp(delay_min / 8, 4 ms, 16 ms).
+//! - RFC 9438 (CUBIC for fast and long-distance networks), section 4.
+//! - S. Ha, I. Rhee, L. Xu, "CUBIC: A New TCP-Friendly High-Speed TCP
+//!   Variant", PFLDnet 2005 / ACM SIGOPS OSR 2008, and Linux CUBIC v2.0 (the
+//!   2.6.16-era module): beta 819/1024 (decrease b = 0.2), C = 0.4, TCP
+//!   friendliness, no HyStart, initial_ssthresh = 100, growth capped at
+//!   max_increment = 16 segments per 100 ms of delay_min.
+//! - Reference: cc-algorithms.md section 7; mv-highspeed selects `2005`.
+//!
+//! Variants (parameter `variant`; every constant is also a parameter):
+//! - `linux` (default): Linux v2.3 exactly as above: integer cwnd with
+//!   `snd_cwnd_cnt` (`Reno::cong_avoid_ai(cnt, acked)`), per-packet `acked`
+//!   counting, epoch starting on the first congestion-avoidance ACK after a
+//!   reduction, `t = now - epoch_start + delay_min`, K and the target in
+//!   1/1024 s, `cnt = cwnd / (target - cwnd)` or `100 cwnd`, the 5 %/RTT floor
+//!   while W_max = 0, the Reno estimate with `beta_scale = 8(1024 + beta) /
+//!   3 / (1024 - beta)` (alpha = 8/15), `cnt >= 2` (at most +1 segment per 2
+//!   acked, 1.5x per RTT), the HZ/32 and once-per-jiffy update throttles,
+//!   `ssthresh = max(cwnd beta / 1024, 2)`, W_max = cwnd (1024 + beta) / 2048
+//!   under fast convergence, full reset on RTO, delay samples ignored for 1 s
+//!   after the epoch start, HyStart.
+//! - `2005` (alias `v2.0`): the same engine with the 2005 paper / Linux v2.0
+//!   constants: beta 0.8 (819/1024), C 0.4, hystart off, initial_ssthresh
+//!   100, max_increment 16 (v2.0's `min_cnt = cwnd / (16 delay_min / 100 ms)`,
+//!   applied in both regions as v2.0 did). The Reno-friendly region is kept:
+//!   the 2005/2008 papers and v2.0 have it (`tcp_friendliness = false` drops it).
+//! - `rfc9438`: fractional cwnd per RFC 9438: W_cubic(t) = C (t - K)^3 + W_max,
+//!   K = cbrt((W_max - cwnd_epoch) / C), target = W_cubic(t + SRTT) clamped to
+//!   [cwnd, 1.5 cwnd], `cwnd += (target - cwnd) / cwnd`, W_est with
+//!   alpha = 3(1 - beta)/(1 + beta) switching to 1 once W_est >= cwnd_prior,
+//!   ssthresh = max(FlightSize beta, 2), K = 0 and W_max = cwnd at the start
+//!   of the first CA stage after an RTO or without any loss; no HyStart by
+//!   default (HyStart++ is not implemented; `hystart = true` uses Linux's).
+//!
+//! Time: Linux's epoch, throttles and the 1 s sample filter run on jiffies:
+//! `jiffies = floor(now * hz)`, `hz` parameter (default 1000); delay_min and
+//! HyStart use microseconds (`round(rtt * 1e6)`), as `tcp_mstamp`.
+//!
+//! Deviations:
+//! - K is the correctly rounded cube root of `cube_factor (W_max - cwnd)`;
+//!   Linux's `cubic_root` (table + one Newton step, average error 0.195 %)
+//!   can differ by a unit in the last place (1/1024 s).
+//! - HyStart sets `ssthresh = cwnd` from `pkts_acked`; `on_ack_sample` only
+//!   sees the window read-only, so the new ssthresh is applied at the start of
+//!   the next `on_ack` (the same ACK when it acknowledges new data outside
+//!   recovery, as in Linux), and dropped if a loss sets ssthresh first.
+//! - HyStart's ACK-train threshold is (delay_min + cushion) / 2 (the sender
+//!   does not pace CUBIC: SK_PACING_NONE). Linux's cushion is min(1 ms,
+//!   4 x 64 KB / sk_pacing_rate), which is 1 ms below ~2 Gbit/s of pacing
+//!   rate; here it is the parameter `hystart_ack_delay_us` (default 1000).
+//! - On RTO Linux resets the HyStart round with end_seq = snd_nxt; here the
+//!   highest snd_nxt seen in ACK samples before the timeout.
+//! - `initial_ssthresh` (set in Linux's `init`, only with hystart off) is
+//!   applied on the first `on_ack`.
+//! - No idle restart shift of epoch_start (CA_EVENT_TX_START is not a hook);
+//!   growth is gated on the sender's `cwnd_limited`.
+//! - 2005 variant: v2.3 machinery (per-packet counting without v2.0's
+//!   packets-per-ACK ratio, the 5 %/RTT floor instead of v2.0's fixed cnt = 50
+//!   before the first loss, the consistent C = 410/1024 instead of v2.0's
+//!   inconsistent cube_rtt_scale = 32).
+//! - rfc9438: the per-ACK increment is applied per segment acked
+//!   (`acked (target - cwnd) / cwnd`, the RFC words it per ACK) so that cwnd
+//!   reaches the target in one RTT with delayed ACKs too; with no loss yet
+//!   cwnd_prior is 0, so alpha = 1.
+
+use super::reno::Reno;
+use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use crate::error::SpecError;
+
+/// Linux BICTCP_BETA_SCALE.
+const BETA_SCALE: u64 = 1024;
+/// Linux BICTCP_HZ: time in 1/1024 s.
+const BICTCP_HZ: u32 = 10;
+const HYSTART_ACK_TRAIN: u64 = 1;
+const HYSTART_DELAY: u64 = 2;
+const HYSTART_MIN_SAMPLES: u32 = 8;
+const HYSTART_DELAY_MIN_US: u64 = 4000;
+const HYSTART_DELAY_MAX_US: u64 = 16000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    Linux,
+    V2005,
+    Rfc9438,
+}
+
+#[derive(Debug, Clone)]
+pub struct Cubic {
+    pub variant: Variant,
+    /// Fraction of the window kept after a loss.
+    pub beta: f64,
+    /// `beta` in 1/1024 (Linux engine).
+    pub beta_1024: u64,
+    /// C, segments / s^3.
+    pub c: f64,
+    /// Linux `cube_rtt_scale` = bic_scale * 10 = round(1024 C).
+    pub cube_rtt_scale: u64,
+    /// Linux `cube_factor` = 2^40 / cube_rtt_scale.
+    pub cube_factor: u64,
+    /// Linux `beta_scale`: ACKs per Reno +1 are cwnd * beta_scale / 8.
+    pub beta_scale: u64,
+    pub fast_convergence: bool,
+    pub tcp_friendliness: bool,
+    pub hystart: bool,
+    pub hystart_detect: u64,
+    pub hystart_low_window: u64,
+    pub hystart_ack_delta_us: u64,
+    pub hystart_ack_delay_us: u64,
+    pub initial_ssthresh: u64,
+    /// v2.0 cap: at most `max_increment` segments per 100 ms of delay_min (0 = off).
+    pub max_increment: u64,
+    pub hz: f64,
+
+    // Linux engine state (struct bictcp).
+    pub cnt: u64,
+    pub last_max_cwnd: u64,
+    pub last_cwnd: u64,
+    pub last_time: u64,
+    pub origin_point: u64,
+    /// K in 1/1024 s.
+    pub bic_k: u64,
+    pub delay_min_us: u64,
+    pub epoch_start: Option<u64>,
+    pub ack_cnt: u64,
+    pub tcp_cwnd: u64,
+    /// Linux `snd_cwnd_cnt`.
+    pub cwnd_cnt: u64,
+    // HyStart.
+    pub found: bool,
+    round_start_us: u64,
+    end_seq: u64,
+    last_ack_us: u64,
+    curr_rtt_us: u64,
+    sample_cnt: u32,
+    pending_ssthresh: Option<f64>,
+
+    // RFC 9438 state.
+    pub w_max: Option<f64>,
+    pub k: f64,
+    pub t_epoch: Option<f64>,
+    pub cwnd_epoch: f64,
+    pub w_est: f64,
+    pub cwnd_prior: f64,
+
+    max_snd_nxt: u64,
+    initialized: bool,
+}
+
+const PARAMS: &[&str] = &[
+    "variant",
+    "beta",
+    "c",
+    "fast_convergence",
+    "tcp_friendliness",
+    "hystart",
+    "hystart_detect",
+    "hystart_low_window",
+    "hystart_ack_delta_us",
+    "hystart_ack_delay_us",
+    "initial_ssthresh",
+    "max_increment",
+    "hz",
+];
+
+pub fn info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "cubic",
+        aliases: &["cubictcp"],
+        description: "CUBIC: W(t) = C (t - K)^3 + W_max since the last loss, Reno-friendly region, HyStart. \
+                      Linux tcp_cubic.c v2.3 by default; variant=2005 for the 2005 paper / Linux v2.0 constants \
+                      (beta 0.8, no HyStart), variant=rfc9438 for the RFC's fractional form.",
+        params: vec![
+            ParamInfo { name: "variant", default: "linux", description: "linux: tcp_cubic.c v2.3; 2005 (alias v2.0): same engine with the 2005 paper / Linux v2.0 constants; rfc9438: RFC 9438 with fractional cwnd", source: "Linux tcp_cubic.c; Ha, Rhee, Xu 2005/2008; RFC 9438" },
+            ParamInfo { name: "beta", default: "717/1024 (linux), 0.8 (2005, used as 819/1024), 0.7 (rfc9438)", description: "fraction of the window kept after a loss (decrease b = 1 - beta); the Linux engine rounds it to 1/1024", source: "Linux beta = 717 (v2.0: 819); RFC 9438 beta_cubic = 0.7; mv-highspeed b = 0.2" },
+            ParamInfo { name: "c", default: "0.4", description: "cubic scaling constant C, segments/s^3; the Linux engine uses cube_rtt_scale = round(1024 C) = 410 (bic_scale 41)", source: "Linux bic_scale = 41; RFC 9438 C = 0.4" },
+            ParamInfo { name: "fast_convergence", default: "true", description: "a loss below the previous W_max sets W_max = cwnd (1 + beta) / 2", source: "Linux tcp_cubic.c; RFC 9438 4.7" },
+            ParamInfo { name: "tcp_friendliness", default: "true", description: "Reno-friendly region: follow the estimated Reno window when it is larger", source: "Linux tcp_friendliness; RFC 9438 4.3" },
+            ParamInfo { name: "hystart", default: "true (linux), false (2005, rfc9438)", description: "HyStart: leave slow start on an ACK train spanning delay_min/2 or an RTT increase", source: "Linux tcp_cubic.c hystart" },
+            ParamInfo { name: "hystart_detect", default: "3", description: "1: ACK train, 2: delay increase, 3: both", source: "Linux hystart_detect" },
+            ParamInfo { name: "hystart_low_window", default: "16", description: "HyStart acts only at cwnd >= this", source: "Linux hystart_low_window" },
+            ParamInfo { name: "hystart_ack_delta_us", default: "2000", description: "ACKs closer than this (us) extend the ACK train", source: "Linux hystart_ack_delta_us" },
+            ParamInfo { name: "hystart_ack_delay_us", default: "1000", description: "TSO/GRO cushion added to delay_min in the ACK-train threshold (Linux min(1 ms, 4 x 64 KB / pacing rate))", source: "Linux hystart_ack_delay()" },
+            ParamInfo { name: "initial_ssthresh", default: "0 (linux, rfc9438), 100 (2005)", description: "initial ssthresh in segments, 0 = keep the sender's; applied only with hystart off, as Linux", source: "Linux initial_ssthresh (v2.0: 100)" },
+            ParamInfo { name: "max_increment", default: "0 (linux), 16 (2005)", description: "Linux engine: at most this many segments per 100 ms of delay_min (v2.0 min_cnt), 0 = off", source: "Linux CUBIC v2.0 max_increment" },
+            ParamInfo { name: "hz", default: "1000", description: "Linux engine: jiffies per second (epoch time, throttles)", source: "Linux CONFIG_HZ" },
+        ],
+    }
+}
+
+/// Registry constructor.
+pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+    Ok(Box::new(Cubic::from_params(map, field)?))
+}
+
+/// Correctly rounded integer cube root (Linux `cubic_root` approximates it).
+pub fn cube_root_rounded(a: u64) -> u64 {
+    let mut x = (a as f64).cbrt().round() as u64;
+    // Fix up floating error so that x = round(cbrt(a)) exactly:
+    // (x - 1/2)^3 <= a < (x + 1/2)^3  <=>  (2x - 1)^3 <= 8a < (2x + 1)^3.
+    let a8 = 8 * a as u128;
+    let c = |v: u64| (v as u128).pow(3);
+    while x > 0 && c(2 * x - 1) > a8 {
+        x -= 1;
+    }
+    while c(2 * x + 1) <= a8 {
+        x += 1;
+    }
+    x
+}
+
+impl Cubic {
+    pub fn new(variant: Variant) -> Self {
+        let (beta, hystart, initial_ssthresh, max_increment) = match variant {
+            Variant::Linux => (717.0 / 1024.0, true, 0, 0),
+            Variant::V2005 => (0.8, false, 100, 16),
+            Variant::Rfc9438 => (0.7, false, 0, 0),
+        };
+        let mut c = Cubic {
+            variant,
+            beta,
+            beta_1024: 0,
+            c: 0.4,
+            cube_rtt_scale: 0,
+            cube_factor: 0,
+            beta_scale: 0,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart,
+            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
+            hystart_low_window: 16,
+            hystart_ack_delta_us: 2000,
+            hystart_ack_delay_us: 1000,
+            initial_ssthresh,
+            max_increment,
+            hz: 1000.0,
+            cnt: 0,
+            last_max_cwnd: 0,
+            last_cwnd: 0,
+            last_time: 0,
+            origin_point: 0,
+            bic_k: 0,
+            delay_min_us: 0,
+            epoch_start: None,
+            ack_cnt: 0,
+            tcp_cwnd: 0,
+            cwnd_cnt: 0,
+            found: false,
+            round_start_us: 0,
+            end_seq: 0,
+            last_ack_us: 0,
+            curr_rtt_us: u64::MAX,
+            sample_cnt: 0,
+            pending_ssthresh: None,
+            w_max: None,
+            k: 0.0,
+            t_epoch: None,
+            cwnd_epoch: 0.0,
+            w_est: 0.0,
+            cwnd_prior: 0.0,
+            max_snd_nxt: 0,
+            initialized: false,
+        };
+        c.precompute();
+        c
+    }
+
+    /// Linux `cubictcp_register`: the scale factors.
+    fn precompute(&mut self) {
+        self.beta_1024 = (self.beta * BETA_SCALE as f64).round() as u64;
+        self.beta_scale = 8 * (BETA_SCALE + self.beta_1024) / 3 / (BETA_SCALE - self.beta_1024);
+        self.cube_rtt_scale = (self.c * BETA_SCALE as f64).round() as u64;
+        self.cube_factor = (1u64 << (10 + 3 * BICTCP_HZ)) / self.cube_rtt_scale;
+    }
+
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, PARAMS)?;
+        let variant = match p.choice("variant", "linux", &["linux", "2005", "v2.0", "rfc9438"])? {
+            "linux" => Variant::Linux,
+            "rfc9438" => Variant::Rfc9438,
+            _ => Variant::V2005,
+        };
+        let mut c = Cubic::new(variant);
+        let err = |name: &str, msg: &str| SpecError::new(format!("{field}.params.{name}"), msg.to_string());
+        c.beta = p.f64("beta", c.beta, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?;
+        c.c = p.f64("c", c.c, |x| x > 0.0 && x <= 1000.0, "a positive number up to 1000")?;
+        if variant != Variant::Rfc9438 {
+            let b = (c.beta * BETA_SCALE as f64).round() as u64;
+            if !(1..BETA_SCALE).contains(&b) {
+                return Err(err("beta", "must round to 1..1023 in 1/1024"));
+            }
+            if (c.c * BETA_SCALE as f64).round() < 1.0 {
+                return Err(err("c", "must be at least 1/1024"));
+            }
+        } else {
+            for name in ["max_increment", "hz"] {
+                if map.contains_key(name) {
+                    return Err(err(name, "only used by variants linux and 2005"));
+                }
+            }
+        }
+        c.fast_convergence = p.bool("fast_convergence", true)?;
+        c.tcp_friendliness = p.bool("tcp_friendliness", true)?;
+        c.hystart = p.bool("hystart", c.hystart)?;
+        c.hystart_detect = p.u64("hystart_detect", 3, |x| (1..=3).contains(&x), "1, 2 or 3")?;
+        c.hystart_low_window = p.u64("hystart_low_window", 16, |_| true, "a non-negative integer")?;
+        c.hystart_ack_delta_us = p.u64("hystart_ack_delta_us", 2000, |_| true, "a non-negative integer")?;
+        c.hystart_ack_delay_us = p.u64("hystart_ack_delay_us", 1000, |_| true, "a non-negative integer")?;
+        c.initial_ssthresh = p.u64("initial_ssthresh", c.initial_ssthresh, |x| x == 0 || x >= 2, "0 or an integer >= 2")?;
+        c.max_increment = p.u64("max_increment", c.max_increment, |_| true, "a non-negative integer")?;
+        c.hz = p.f64("hz", 1000.0, |x| x >= 32.0, "at least 32")?;
+        c.precompute();
+        Ok(c)
+    }
+
+    fn jiffies(&self, now: f64) -> u64 {
+        (now * self.hz + 1e-6).floor().max(0.0) as u64
+    }
+
+    fn usecs_to_jiffies(&self, us: u64) -> u64 {
+        let hz = self.hz as u64;
+        (us * hz).div_ceil(1_000_000)
+    }
+
+    /// Linux `bictcp_update(ca, cwnd, acked)`: sets `cnt`.
+    pub fn update(&mut self, cwnd: u64, acked: u64, now: f64) {
+        self.ack_cnt += acked;
+        let j = self.jiffies(now);
+        if self.last_cwnd == cwnd && j.saturating_sub(self.last_time) <= (self.hz as u64) / 32 {
+            return;
+        }
+        // At most once per jiffy; reductions reset epoch_start and force it.
+        if !(self.epoch_start.is_some() && j == self.last_time) {
+            self.last_cwnd = cwnd;
+            self.last_time = j;
+            if self.epoch_start.is_none() {
+                self.epoch_start = Some(j);
+                self.ack_cnt = acked;
+                self.tcp_cwnd = cwnd;
+                if self.last_max_cwnd <= cwnd {
+                    self.bic_k = 0;
+                    self.origin_point = cwnd;
+                } else {
+                    self.bic_k = cube_root_rounded(self.cube_factor * (self.last_max_cwnd - cwnd));
+                    self.origin_point = self.last_max_cwnd;
+                }
+            }
+            // t = now - epoch_start + delay_min, in 1/1024 s.
+            let mut t = j - self.epoch_start.unwrap() + self.usecs_to_jiffies(self.delay_min_us);
+            t = ((t as u128) << BICTCP_HZ) as u64 / self.hz as u64;
+            let offs = t.abs_diff(self.bic_k) as u128;
+            let delta = ((self.cube_rtt_scale as u128 * offs * offs * offs) >> (10 + 3 * BICTCP_HZ)).min(u64::MAX as u128) as u64;
+            let target = if t < self.bic_k { self.origin_point.saturating_sub(delta) } else { self.origin_point.saturating_add(delta) };
+            self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
+            if self.max_increment > 0 && self.delay_min_us > 0 {
+                // v2.0: "max increment = Smax * rtt / 0.1".
+                let min_cnt = cwnd * 100_000 / (self.max_increment * self.delay_min_us);
+                self.cnt = self.cnt.max(min_cnt);
+            }
+            // Bandwidth still unknown: at least +5 % per RTT.
+            if self.last_max_cwnd == 0 && self.cnt > 20 {
+                self.cnt = 20;
+            }
+        }
+        if self.tcp_friendliness {
+            let d = ((cwnd * self.beta_scale) >> 3).max(1);
+            while self.ack_cnt > d {
+                self.ack_cnt -= d;
+                self.tcp_cwnd += 1;
+            }
+            if self.tcp_cwnd > cwnd {
+                let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
+                self.cnt = self.cnt.min(max_cnt);
+            }
+        }
+        // At most one segment per two acked: 1.5x per RTT.
+        self.cnt = self.cnt.max(2);
+    }
+
+    /// RFC 9438 W_cubic(t).
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        self.c * (t - self.k).powi(3) + self.w_max.unwrap_or(0.0)
+    }
+
+    fn init_once(&mut self, w: &mut Window) {
+        if !self.initialized {
+            self.initialized = true;
+            if !self.hystart && self.initial_ssthresh > 0 {
+                w.ssthresh = self.initial_ssthresh as f64;
+            }
+        }
+    }
+
+    fn hystart_reset(&mut self, now_us: u64, snd_nxt: u64) {
+        self.round_start_us = now_us;
+        self.last_ack_us = now_us;
+        self.end_seq = snd_nxt;
+        self.curr_rtt_us = u64::MAX;
+        self.sample_cnt = 0;
+    }
+
+    /// Linux `hystart_update(sk, delay)`.
+    fn hystart_update(&mut self, w: &Window, s: &AckSample, delay: u64) {
+        let now_us = (s.now * 1e6).round() as u64;
+        if s.snd_una > self.end_seq {
+            self.hystart_reset(now_us, s.snd_nxt);
+        }
+        if (w.cwnd as u64) < self.hystart_low_window {
+            return;
+        }
+        if self.hystart_detect & HYSTART_ACK_TRAIN != 0 && now_us.saturating_sub(self.last_ack_us) <= self.hystart_ack_delta_us {
+            self.last_ack_us = now_us;
+            // Not paced (SK_PACING_NONE): half of delay_min plus the cushion.
+            let threshold = (self.delay_min_us + self.hystart_ack_delay_us) >> 1;
+            if now_us.saturating_sub(self.round_start_us) > threshold {
+                self.found = true;
+                self.pending_ssthresh = Some(w.cwnd.floor());
+            }
+        }
+        if self.hystart_detect & HYSTART_DELAY != 0 {
+            self.curr_rtt_us = self.curr_rtt_us.min(delay);
+            if self.sample_cnt < HYSTART_MIN_SAMPLES {
+                self.sample_cnt += 1;
+            } else {
+                let thresh = (self.delay_min_us >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US);
+                if self.curr_rtt_us > self.delay_min_us + thresh {
+                    self.found = true;
+                    self.pending_ssthresh = Some(w.cwnd.floor());
+                }
+            }
+        }
+    }
+
+    fn on_ack_linux(&mut self, w: &mut Window, s: &AckSample) {
+        let mut acked = s.acked as u64;
+        if w.in_slow_start() {
+            acked = Reno::slow_start(w, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let cwnd = w.cwnd as u64;
+        self.update(cwnd, acked, s.now);
+        Reno::cong_avoid_ai(w, &mut self.cwnd_cnt, self.cnt, acked);
+    }
+
+    fn on_ack_rfc(&mut self, w: &mut Window, s: &AckSample) {
+        let mut acked = s.acked as f64;
+        if w.in_slow_start() {
+            let used = acked.min(w.ssthresh - w.cwnd);
+            w.cwnd += used;
+            acked -= used;
+            if acked <= 0.0 {
+                return;
+            }
+        }
+        if self.t_epoch.is_none() {
+            // Start of a congestion-avoidance stage.
+            self.t_epoch = Some(s.now);
+            self.cwnd_epoch = w.cwnd;
+            self.w_est = w.cwnd;
+            let w_max = *self.w_max.get_or_insert(w.cwnd);
+            self.k = ((w_max - self.cwnd_epoch) / self.c).cbrt();
+        }
+        let t = s.now - self.t_epoch.unwrap();
+        let rtt = if s.srtt > 0.0 { s.srtt } else if s.min_rtt.is_finite() { s.min_rtt } else { 0.0 };
+        let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { 3.0 * (1.0 - self.beta) / (1.0 + self.beta) };
+        self.w_est += alpha * acked / w.cwnd;
+        if self.tcp_friendliness && self.w_cubic(t) < self.w_est {
+            // Reno-friendly region.
+            w.cwnd = self.w_est;
+        } else {
+            let target = self.w_cubic(t + rtt).clamp(w.cwnd, 1.5 * w.cwnd);
+            w.cwnd += acked * (target - w.cwnd) / w.cwnd;
+        }
+    }
+}
+
+impl CongestionControl for Cubic {
+    fn name(&self) -> &'static str {
+        "cubic"
+    }
+
+    fn on_ack_sample(&mut self, w: &Window, s: &AckSample) {
+        self.max_snd_nxt = self.max_snd_nxt.max(s.snd_nxt);
+        // Linux cubictcp_acked.
+        let Some(rtt) = s.rtt else { return };
+        if let Some(e) = self.epoch_start {
+            // Discard delay samples right after fast recovery.
+            if self.variant != Variant::Rfc9438 && self.jiffies(s.now).saturating_sub(e) < self.hz as u64 {
+                return;
+            }
+        }
+        let delay = ((rtt * 1e6).round() as u64).max(1);
+        if self.delay_min_us == 0 || self.delay_min_us > delay {
+            self.delay_min_us = delay;
+        }
+        let ss = match self.pending_ssthresh {
+            Some(p) => w.cwnd < p,
+            None => w.in_slow_start(),
+        };
+        if !self.found && ss && self.hystart {
+            self.hystart_update(w, s, delay);
+        }
+    }
+
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        self.init_once(w);
+        if let Some(ss) = self.pending_ssthresh.take() {
+            w.ssthresh = ss;
+        }
+        if !s.cwnd_limited || s.acked == 0 {
+            return;
+        }
+        match self.variant {
+            Variant::Linux | Variant::V2005 => self.on_ack_linux(w, s),
+            Variant::Rfc9438 => self.on_ack_rfc(w, s),
+        }
+    }
+
+    fn ssthresh(&mut self, w: &Window, _event: LossEvent, in_flight: u64, _now: f64) -> f64 {
+        self.pending_ssthresh = None;
+        self.cwnd_cnt = 0;
+        match self.variant {
+            Variant::Linux | Variant::V2005 => {
+                self.epoch_start = None;
+                let cwnd = w.cwnd as u64;
+                self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
+                    cwnd * (BETA_SCALE + self.beta_1024) / (2 * BETA_SCALE)
+                } else {
+                    cwnd
+                };
+                (cwnd * self.beta_1024 / BETA_SCALE).max(2) as f64
+            }
+            Variant::Rfc9438 => {
+                self.t_epoch = None;
+                let cwnd = w.cwnd;
+                self.cwnd_prior = cwnd;
+                self.w_max = Some(match self.w_max {
+                    Some(prev) if cwnd < prev && self.fast_convergence => cwnd * (1.0 + self.beta) / 2.0,
+                    _ => cwnd,
+                });
+                let flight = if in_flight > 0 { in_flight as f64 } else { cwnd };
+                (flight * self.beta).max(2.0)
+            }
+        }
+    }
+
+    fn on_rto(&mut self, _w: &mut Window, now: f64) {
+        self.pending_ssthresh = None;
+        self.cwnd_cnt = 0;
+        match self.variant {
+            Variant::Linux | Variant::V2005 => {
+                // cubictcp_state(TCP_CA_Loss): bictcp_reset + hystart reset.
+                self.cnt = 0;
+                self.last_max_cwnd = 0;
+                self.last_cwnd = 0;
+                self.last_time = 0;
+                self.origin_point = 0;
+                self.bic_k = 0;
+                self.delay_min_us = 0;
+                self.epoch_start = None;
+                self.ack_cnt = 0;
+                self.tcp_cwnd = 0;
+                self.found = false;
+            }
+            Variant::Rfc9438 => {
+                // First CA stage after an RTO: K = 0, W_max = cwnd at its start.
+                self.t_epoch = None;
+                self.w_max = None;
+                self.found = false;
+            }
+        }
+        let now_us = (now * 1e6).round() as u64;
+        self.hystart_reset(now_us, self.max_snd_nxt);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(now: f64, acked: u32, rtt: f64) -> AckSample {
+        AckSample {
+            now,
+            acked,
+            cum_acked: acked,
+            rtt: Some(rtt),
+            srtt: rtt,
+            min_rtt: rtt,
+            in_flight: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            delivered: 0,
+            cwnd_limited: true,
+            duplicate: false,
+        }
+    }
+
+    /// Drives congestion avoidance with one ACK per segment, `cwnd` ACKs per
+    /// `rtt`, from `t0` to `t1`; returns (time, cwnd) after every ACK.
+    fn drive(c: &mut Cubic, w: &mut Window, t0: f64, t1: f64, rtt: f64) -> Vec<(f64, f64)> {
+        let mut t = t0;
+        let mut out = Vec::new();
+        while t < t1 {
+            let s = sample(t, 1, rtt);
+            c.on_ack_sample(w, &s);
+            c.on_ack(w, &s);
+            out.push((t, w.cwnd));
+            t += rtt / w.cwnd;
+        }
+        out
+    }
+
+    #[test]
+    fn k_matches_reference_vectors() {
+        // Reference section 15: W_max 100, beta 0.7 -> K = cbrt(30 / 0.4) = 4.2172 s;
+        // Linux cube_factor = 2^40 / 410 = 2681735677, K = cbrt(cube_factor * 30)
+        // = 4317 (1/1024 s); W_max 1000 -> K = cbrt(750) = 9.0856 s, Linux 9301.
+        let c = Cubic::new(Variant::Linux);
+        assert_eq!(c.cube_rtt_scale, 410);
+        assert_eq!(c.cube_factor, 2681735677);
+        assert_eq!(cube_root_rounded(c.cube_factor * 30), 4317);
+        assert_eq!(cube_root_rounded(c.cube_factor * 300), 9301);
+        assert!(((30.0f64 / 0.4).cbrt() - 4.2172).abs() < 5e-5);
+        assert!(((300.0f64 / 0.4).cbrt() - 9.0856).abs() < 5e-5);
+        // The engine computes it at the first CA ACK after the loss (epoch
+        // start), not at the loss.
+        let mut c = Cubic::new(Variant::Linux);
+        c.hystart = false;
+        let mut w = Window { cwnd: 100.0, ssthresh: 1e9 };
+        let ss = c.ssthresh(&w, LossEvent::FastRecovery, 100, 0.0);
+        assert_eq!(ss, 70.0); // floor(100 * 717 / 1024)
+        assert!(c.epoch_start.is_none());
+        w.cwnd = 70.0;
+        w.ssthresh = 70.0;
+        c.on_ack(&mut w, &sample(2.5, 1, 0.1));
+        assert_eq!(c.epoch_start, Some(2500));
+        assert_eq!(c.bic_k, 4317);
+        assert_eq!(c.origin_point, 100);
+    }
+
+    /// W(t) = C (t - K)^3 + W_max with RFC constants.
+    fn w_of(t: f64, c: f64, wmax: f64, beta: f64) -> f64 {
+        let k = (wmax * (1.0 - beta) / c).cbrt();
+        c * (t - k).powi(3) + wmax
+    }
+
+    /// Cwnd at the last ACK at or before `t`.
+    fn at(trace: &[(f64, f64)], t: f64) -> f64 {
+        trace.iter().take_while(|(x, _)| *x <= t + 1e-12).last().unwrap().1
+    }
+
+    #[test]
+    fn linux_window_follows_the_cubic_over_an_epoch() {
+        // After a loss at W_max = 100 (cwnd -> 70), cwnd(t) tracks
+        // W(t) = C (t - K)^3 + W_max, K = cbrt(W_max (1 - beta) / C) = 4.2172 s:
+        // concave up to W_max at t = K, plateau, then convex. Linux aims at
+        // W(t + delay_min) and gets there within an RTT, on an integer cwnd.
+        let mut c = Cubic::new(Variant::Linux);
+        c.hystart = false;
+        let mut w = Window { cwnd: 100.0, ssthresh: 1e9 };
+        c.on_ack_sample(&w, &sample(0.0, 1, 0.1)); // delay_min = 100 ms
+        let ss = c.ssthresh(&w, LossEvent::FastRecovery, 100, 0.0);
+        w.cwnd = ss;
+        w.ssthresh = ss;
+        let trace = drive(&mut c, &mut w, 10.0, 19.0, 0.1);
+        for t in [0.5, 1.0, 2.0, 3.0, 4.0, 4.2172, 5.0, 6.0, 7.0, 8.0] {
+            let want = w_of(t, 0.4, 100.0, 0.7);
+            let got = at(&trace, 10.0 + t);
+            assert!((got - want).abs() <= 2.0, "t = {t}: cwnd {got}, W(t) {want}");
+        }
+        // Never above W_max before K, and the plateau is flat: within one
+        // segment of W_max for t in [K - 1 s, K + 1 s].
+        assert!(at(&trace, 10.0 + 4.0) <= 100.0);
+        for t in [3.3, 4.2, 5.1] {
+            assert!((at(&trace, 10.0 + t) - 100.0).abs() <= 1.0, "t = {t}");
+        }
+    }
+
+    #[test]
+    fn rfc9438_window_follows_the_cubic_over_an_epoch() {
+        // RFC 9438 4.2: W_cubic(t) = C (t - K)^3 + W_max, K = cbrt((W_max - cwnd_epoch) / C),
+        // target = W_cubic(t + RTT), cwnd += (target - cwnd) / cwnd; ssthresh =
+        // FlightSize * beta. Reno-friendly region off to see the curve alone.
+        let mut c = Cubic::new(Variant::Rfc9438);
+        c.tcp_friendliness = false;
+        let mut w = Window { cwnd: 100.0, ssthresh: 1e9 };
+        let ss = c.ssthresh(&w, LossEvent::FastRecovery, 100, 0.0);
+        assert!((ss - 70.0).abs() < 1e-9);
+        w.cwnd = ss;
+        w.ssthresh = ss;
+        let trace = drive(&mut c, &mut w, 10.0, 19.0, 0.1);
+        assert!((c.k - 4.2172).abs() < 5e-5);
+        for t in [0.5, 1.0, 2.0, 3.0, 4.2172, 5.0, 6.0, 7.0, 8.0] {
+            let want = w_of(t, 0.4, 100.0, 0.7);
+            let got = at(&trace, 10.0 + t);
+            assert!((got - want).abs() <= 0.2, "t = {t}: cwnd {got}, W(t) {want}");
+        }
+    }
+
+    #[test]
+    fn rfc9438_reno_friendly_alpha_becomes_one_at_cwnd_prior() {
+        // RFC 9438 4.3: W_est += alpha * acked / cwnd, alpha = 3 (1 - beta) / (1 + beta)
+        // = 0.5294 until W_est >= cwnd_prior (100), then 1; cwnd = W_est when
+        // W_cubic(t) < W_est. From 70: W_est reaches 100 at t1 = 30 / 0.5294 RTTs
+        // = 5.667 s, then W_est(8 s) = 100 + (8 - t1) / 0.1 = 123.3 > W_cubic(8) = 121.65.
+        let mut c = Cubic::new(Variant::Rfc9438);
+        let mut w = Window { cwnd: 100.0, ssthresh: 1e9 };
+        let ss = c.ssthresh(&w, LossEvent::FastRecovery, 100, 0.0);
+        w.cwnd = ss;
+        w.ssthresh = ss;
+        let trace = drive(&mut c, &mut w, 10.0, 18.0, 0.1);
+        let alpha = 3.0 * 0.3 / 1.7;
+        let t1 = 30.0 / alpha * 0.1;
+        let want = 100.0 + (8.0 - t1) / 0.1;
+        assert!(want > w_of(8.0, 0.4, 100.0, 0.7));
+        let got = at(&trace, 18.0);
+        assert!((got - want).abs() <= 0.3, "cwnd {got} vs W_est {want}");
+        // Before t1 the cubic dominates (W_est < W_cubic).
+        assert!((at(&trace, 14.0) - w_of(4.0, 0.4, 100.0, 0.7)).abs() <= 0.2);
+    }
+
+    #[test]
+    fn tcp_friendly_region_takes_over_at_small_windows_and_short_rtts() {
+        // W_max = 20, RTT 10 ms: K = cbrt(6 / 0.4) = 2.466 s, so after 1 s
+        // W_cubic(1) = 20 - 0.4 (K - 1)^3 = 18.74, while the Reno estimate
+        // tcp_cwnd grew by one per floor(cwnd * 15 / 8) + 1 ACKs ("ack_cnt > d"),
+        // i.e. 8 / (15 + 8 / 14) .. 8 / 15 = 0.514 .. 0.533 segment per RTT over
+        // 100 RTTs: 65.4 .. 67.3. cwnd trails tcp_cwnd by at most the HZ/32
+        // (31 ms = 3.1 RTT) update throttle's worth, 1.7, plus one segment.
+        let run = |friendly: bool| {
+            let mut c = Cubic::new(Variant::Linux);
+            c.hystart = false;
+            c.tcp_friendliness = friendly;
+            let mut w = Window { cwnd: 20.0, ssthresh: 1e9 };
+            c.on_ack_sample(&w, &sample(0.0, 1, 0.01));
+            let ss = c.ssthresh(&w, LossEvent::FastRecovery, 20, 0.0);
+            assert_eq!(ss, 14.0); // floor(20 * 717 / 1024)
+            w.cwnd = ss;
+            w.ssthresh = ss;
+            let trace = drive(&mut c, &mut w, 5.0, 6.0, 0.01);
+            at(&trace, 6.0)
+        };
+        let reno = run(true);
+        assert!((62.7..=67.4).contains(&reno), "Reno-friendly cwnd {reno}");
+        let cubic_only = run(false);
+        let want = 20.0 - 0.4 * ((6.0f64 / 0.4).cbrt() - 1.0).powi(3);
+        assert!((cubic_only - want).abs() <= 1.5, "cubic-only cwnd {cubic_only} vs {want}");
+    }
+
+    #[test]
+    fn growth_is_at_most_one_segment_per_two_acked() {
+        // cnt = max(cnt, 2): far below the curve cwnd grows by 1.5x per window acked.
+        let mut c = Cubic::new(Variant::Linux);
+        c.hystart = false;
+        let mut w = Window { cwnd: 100.0, ssthresh: 1e9 };
+        c.ssthresh(&w, LossEvent::FastRecovery, 100, 0.0); // W_max = 100
+        w.ssthresh = 70.0; // cwnd 100 >= W_max: K = 0, origin = cwnd
+        c.on_ack(&mut w, &sample(0.0, 1, 0.1)); // epoch start, cnt = 100 cwnd
+        assert_eq!(c.bic_k, 0);
+        assert_eq!(w.cwnd, 100.0);
+        // 10 s later the target is 100 + 0.4 * 10^3 = 500: cnt = 100 / 400 -> 2.
+        for _ in 0..100 {
+            c.on_ack(&mut w, &sample(10.0, 1, 0.1));
+        }
+        assert_eq!(c.cnt, 2);
+        assert_eq!(w.cwnd, 150.0); // (1 leftover + 100) / 2 = 50 increments
+    }
+
+    #[test]
+    fn no_loss_yet_means_at_least_five_percent_per_rtt() {
+        // last_max_cwnd == 0 && cnt > 20 -> cnt = 20.
+        let mut c = Cubic::new(Variant::Linux);
+        c.update(200, 1, 0.0);
+        assert_eq!(c.cnt, 20);
+    }
+
+    #[test]
+    fn hystart_exits_slow_start_on_a_delay_increase() {
+        // hystart_update: per round, curr_rtt = min RTT; from the 9th sample on
+        // (HYSTART_MIN_SAMPLES = 8), exit if curr_rtt > delay_min +
+        // clamp(delay_min / 8, 4 ms, 16 ms). delay_min = 100 ms -> 112.5 ms.
+        let run = |rtt2: f64| {
+            let mut c = Cubic::new(Variant::Linux);
+            let mut w = Window { cwnd: 20.0, ssthresh: 2_147_483_647.0 };
+            let mut t = 0.0;
+            // Round 1 (end_seq = 21): RTT 100 ms; ACKs 5 ms apart (no ACK train).
+            for una in 1..=20 {
+                let mut s = sample(t, 0, 0.1);
+                s.snd_una = una;
+                s.snd_nxt = 21;
+                c.on_ack_sample(&w, &s);
+                t += 0.005;
+            }
+            assert!(!c.found);
+            // Round 2: RTT rtt2.
+            let mut found_at = None;
+            for (i, una) in (22..40).enumerate() {
+                let mut s = sample(t, 0, rtt2);
+                s.snd_una = una;
+                s.snd_nxt = 60;
+                c.on_ack_sample(&w, &s);
+                if c.found && found_at.is_none() {
+                    found_at = Some(i + 1);
+                }
+                t += 0.005;
+            }
+            let s = sample(t, 1, rtt2);
+            c.on_ack(&mut w, &s);
+            (found_at, w)
+        };
+        let (found_at, w) = run(0.113);
+        assert_eq!(found_at, Some(9));
+        assert_eq!(w.ssthresh, 20.0); // ssthresh = cwnd at detection
+        assert!(!w.in_slow_start());
+        let (found_at, w) = run(0.112);
+        assert_eq!(found_at, None);
+        assert!(w.in_slow_start());
+    }
+
+    #[test]
+    fn hystart_exits_on_an_ack_train_of_half_the_min_rtt() {
+        // ACKs within hystart_ack_delta (2 ms) extend the train; exit when it spans
+        // more than (delay_min + 1 ms cushion) / 2 = 20.5 ms with delay_min 40 ms.
+        let mut c = Cubic::new(Variant::Linux);
+        let w = Window { cwnd: 32.0, ssthresh: 2_147_483_647.0 };
+        for i in 0..=30u64 {
+            let mut s = sample(1.0 + i as f64 * 0.001, 1, 0.04);
+            s.snd_una = 1 + i;
+            s.snd_nxt = 100;
+            c.on_ack_sample(&w, &s);
+            assert_eq!(c.found, i >= 21, "ACK {i} ({i} ms into the round)");
+            if c.found {
+                break;
+            }
+        }
+        // Below hystart_low_window (16) nothing is detected.
+        let mut c = Cubic::new(Variant::Linux);
+        let w = Window { cwnd: 15.0, ssthresh: 2_147_483_647.0 };
+        for i in 0..=30u64 {
+            let mut s = sample(1.0 + i as f64 * 0.001, 1, 0.04);
+            s.snd_una = 1 + i;
+            s.snd_nxt = 100;
+            c.on_ack_sample(&w, &s);
+        }
+        assert!(!c.found);
+    }
+
+    #[test]
+    fn rto_forgets_wmax_and_delay_min() {
+        // cubictcp_state(TCP_CA_Loss) -> bictcp_reset.
+        let mut c = Cubic::new(Variant::Linux);
+        let mut w = Window { cwnd: 100.0, ssthresh: 1e9 };
+        c.on_ack_sample(&w, &sample(0.0, 1, 0.1));
+        c.ssthresh(&w, LossEvent::Timeout, 100, 1.0);
+        assert_eq!(c.last_max_cwnd, 100);
+        w.cwnd = 1.0;
+        c.on_rto(&mut w, 1.0);
+        assert_eq!(c.last_max_cwnd, 0);
+        assert_eq!(c.delay_min_us, 0);
+        assert!(c.epoch_start.is_none());
+    }
+
+    #[test]
+    fn variant_2005_constants_and_k() {
+        // 2005 paper / Linux v2.0: beta 819/1024 (b = 0.2), C = 0.4, no HyStart,
+        // initial_ssthresh 100. K = cbrt(W_max b / C) = cbrt(500) = 7.937 s for
+        // W_max = 1000 (the integer cwnd after the loss, floor(1000 * 819 / 1024)
+        // = 799, makes W_max - cwnd = 201 instead of 200: +0.013 s).
+        let mut map = serde_json::Map::new();
+        map.insert("variant".into(), serde_json::json!("2005"));
+        let mut c = Cubic::from_params(&map, "f").unwrap();
+        assert_eq!(c.beta_1024, 819);
+        assert_eq!(c.beta_scale, 23); // 8 (1024 + 819) / 3 / (1024 - 819)
+        assert!(!c.hystart);
+        let mut w = Window { cwnd: 10.0, ssthresh: 1e9 };
+        c.on_ack(&mut w, &sample(0.0, 1, 0.1));
+        assert_eq!(w.ssthresh, 100.0);
+        let mut w = Window { cwnd: 1000.0, ssthresh: 1e9 };
+        let ss = c.ssthresh(&w, LossEvent::FastRecovery, 1000, 1.0);
+        assert_eq!(ss, 799.0);
+        w.cwnd = ss;
+        w.ssthresh = ss;
+        c.on_ack(&mut w, &sample(2.0, 1, 0.1));
+        let k = c.bic_k as f64 / 1024.0;
+        assert!((k - (1000.0f64 * 0.2 / 0.4).cbrt()).abs() < 0.02, "K = {k}");
+    }
+
+    #[test]
+    fn variant_2005_caps_growth_at_max_increment_per_100ms() {
+        // v2.0: min_cnt = cwnd / (max_increment * delay_min / 100 ms): with
+        // delay_min = 100 ms at most 16 segments per RTT. At t = 5 s the cubic
+        // alone would give cnt = 1000 / 53 = 18.
+        let mut c = Cubic::new(Variant::V2005);
+        c.delay_min_us = 100_000;
+        c.last_max_cwnd = 1000;
+        c.update(1000, 1, 10.0);
+        c.update(1000, 1, 15.0);
+        assert_eq!(c.cnt, 1000 / 16);
+        c.max_increment = 0;
+        c.last_cwnd = 0;
+        c.update(1000, 1, 15.001);
+        assert_eq!(c.cnt, 1000 / 53);
+    }
+
+    #[test]
+    fn parameters_are_validated() {
+        let mut map = serde_json::Map::new();
+        map.insert("variant".into(), serde_json::json!("rfc9438"));
+        map.insert("hz".into(), serde_json::json!(250));
+        let err = Cubic::from_params(&map, "flows[0].cc").err().unwrap();
+        assert_eq!(err.field, "flows[0].cc.params.hz");
+        let mut map = serde_json::Map::new();
+        map.insert("beta".into(), serde_json::json!(0.0));
+        let err = Cubic::from_params(&map, "flows[0].cc").err().unwrap();
+        assert_eq!(err.field, "flows[0].cc.params.beta");
+        let mut map = serde_json::Map::new();
+        map.insert("hystart_detect".into(), serde_json::json!(4));
+        let err = Cubic::from_params(&map, "flows[0].cc").err().unwrap();
+        assert_eq!(err.field, "flows[0].cc.params.hystart_detect");
+    }
+
+    #[test]
+    fn linux_ssthresh_and_fast_convergence() {
+        // ssthresh = max(cwnd * 717 / 1024, 2); W_max = cwnd, or
+        // cwnd * (1024 + 717) / 2048 if cwnd < previous W_max (fast convergence).
+        let mut c = Cubic::new(Variant::Linux);
+        let ss = c.ssthresh(&Window { cwnd: 1000.0, ssthresh: 1e9 }, LossEvent::FastRecovery, 1000, 0.0);
+        assert_eq!(ss, (1000 * 717 / 1024) as f64);
+        assert_eq!(c.last_max_cwnd, 1000);
+        c.ssthresh(&Window { cwnd: 80.0, ssthresh: 1e9 }, LossEvent::FastRecovery, 80, 1.0);
+        assert_eq!(c.last_max_cwnd, 80 * 1741 / 2048);
+        assert_eq!(c.last_max_cwnd, 68); // ~ 80 (1 + 0.7) / 2 = 68
+        c.fast_convergence = false;
+        c.ssthresh(&Window { cwnd: 50.0, ssthresh: 1e9 }, LossEvent::FastRecovery, 50, 2.0);
+        assert_eq!(c.last_max_cwnd, 50);
+        let ss = c.ssthresh(&Window { cwnd: 2.0, ssthresh: 1e9 }, LossEvent::Timeout, 2, 3.0);
+        assert_eq!(ss, 2.0);
+    }
+}

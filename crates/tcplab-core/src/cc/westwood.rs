@@ -1,0 +1,512 @@
+//! TCP Westwood+ (`westwood`, aliases `westwood+`, `westwoodplus`): Reno
+//! window growth; after a loss ssthresh (and cwnd) are set to the estimated
+//! bandwidth-delay product `BWE x RTT_min` instead of half the window.
+//!
+//! Sources:
+//! - Linux `net/ipv4/tcp_westwood.c`: `tcp_reno_cong_avoid` growth,
+//!   `tcp_reno_ssthresh` (`max(cwnd/2, 2)`) on entering recovery, and in
+//!   `tcp_westwood_event`: at `CA_EVENT_COMPLETE_CWR` (end of fast recovery)
+//!   `ssthresh = cwnd = max(bw_est * rtt_min / mss, 2)`; at `CA_EVENT_LOSS`
+//!   (RTO) `ssthresh = max(bw_est * rtt_min / mss, 2)` and `reset_rtt_min`.
+//!   The bandwidth estimator (one sample per `max(RTT, 50 ms)`, two cascaded
+//!   7/8 filters, duplicate-ACK accounting, `rtt_min`) is [`super::bwe`].
+//! - L. A. Grieco, S. Mascolo, "Performance evaluation and comparison of
+//!   Westwood+, New Reno, and Vegas TCP congestion control", ACM CCR 34(2),
+//!   2004; S. Mascolo et al., MobiCom 2001: "after 3 duplicate ACKs
+//!   ssthresh = BWE x RTTmin / seg; if cwnd > ssthresh then cwnd = ssthresh;
+//!   after a timeout ssthresh = BWE x RTTmin / seg and cwnd = 1".
+//!
+//! Variants (parameter `variant`):
+//! - `linux` (default): the BWE value is applied when fast recovery ends
+//!   (`bwe_timing = recovery_exit`); during recovery the window is Reno's
+//!   half (in Linux PRR heads there; here the sender sets cwnd = ssthresh
+//!   (+3 for Reno/NewReno)); at the exit cwnd is *set* to BWE x RTTmin, which
+//!   can raise it. After an RTO `rtt_min` is re-learned from the next sample.
+//! - `paper` (seeds mv-highspeed, mv-buffers): the BWE value is the ssthresh
+//!   returned on the third duplicate ACK (`bwe_timing = immediate`), so the
+//!   sender's recovery works around it; when recovery ends cwnd =
+//!   min(cwnd before the loss, ssthresh) (the papers' "if cwnd > ssthresh").
+//!   `rtt_min` is never reset; window growth is fractional (`mode = float`,
+//!   ns-2 style). The RTO rule is the same in both (ssthresh = BWE x RTTmin,
+//!   cwnd = 1): Linux applies it at the same moment as the papers.
+//!
+//! Units: the estimate is in segments per second, so `BWE x RTT_min` is in
+//! segments directly (Linux: bytes per jiffy times jiffies divided by
+//! `mss_cache`; identical for full-sized segments). The result is truncated
+//! to whole segments and at least 2, as Linux's integer division. Time is the
+//! exact simulated time in seconds (Linux: jiffies).
+//!
+//! Deviations: every ACK is counted with Linux's slow-path rule (see
+//! `bwe.rs`); no undo (the sender has none); with Reno/NewReno recovery the
+//! sender inflates cwnd to ssthresh + 3 during recovery, also in the paper
+//! variant where ssthresh may exceed the pre-loss window.
+
+use super::bwe::{BweConfig, BweFilter, WestwoodBwe, WESTWOOD_INIT_RTT, WESTWOOD_RTT_MIN};
+use super::reno::{self, Reno};
+use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use crate::error::SpecError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BweTiming {
+    /// Linux: Reno halving on entry, ssthresh = cwnd = BWE x RTTmin at COMPLETE_CWR.
+    RecoveryExit,
+    /// Papers / ns-2: ssthresh = BWE x RTTmin on the third duplicate ACK.
+    Immediate,
+}
+
+#[derive(Debug, Clone)]
+pub struct Westwood {
+    pub timing: BweTiming,
+    pub reset_rtt_min_on_rto: bool,
+    pub bwe: WestwoodBwe,
+    /// Reno window growth (and Linux's `tcp_reno_ssthresh`).
+    pub reno: Reno,
+    /// cwnd when the last fast recovery began (paper variant).
+    prior_cwnd: f64,
+    /// ssthresh(Timeout) was just called: on_rto is Linux's CA_EVENT_LOSS.
+    loss_pending: bool,
+}
+
+const PARAMS: &[&str] = &[
+    "variant",
+    "bwe_timing",
+    "reset_rtt_min_on_rto",
+    "mode",
+    "filter",
+    "filter_gain",
+    "min_interval",
+    "init_rtt",
+];
+
+pub fn info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "westwood",
+        aliases: &["westwood+", "westwoodplus"],
+        description: "Westwood+: Reno growth; after loss ssthresh = max(BWE x RTTmin, 2) from a once-per-RTT, \
+                      low-pass filtered bandwidth estimate (Linux tcp_westwood.c, or the papers' timing).",
+        params: vec![
+            ParamInfo { name: "variant", default: "linux", description: "linux: BWE x RTTmin applied at recovery exit, rtt_min reset after RTO, integer cwnd; paper: applied on the 3rd dupack, no rtt_min reset, float cwnd (sets the defaults of the next three)", source: "Linux tcp_westwood.c; Grieco & Mascolo 2004; Mascolo et al. 2001" },
+            ParamInfo { name: "bwe_timing", default: "recovery_exit (linux) / immediate (paper)", description: "recovery_exit: ssthresh = Reno half on entry, ssthresh = cwnd = BWE x RTTmin at COMPLETE_CWR; immediate: ssthresh = BWE x RTTmin on entry, cwnd = min(prior cwnd, ssthresh) at exit", source: "Linux tcp_westwood_event; papers" },
+            ParamInfo { name: "reset_rtt_min_on_rto", default: "true (linux) / false (paper)", description: "after an RTO the next ACK sets rtt_min to the latest RTT sample", source: "Linux CA_EVENT_LOSS" },
+            ParamInfo { name: "mode", default: "linux (linux) / float (paper)", description: "Reno growth: linux = integer cwnd with snd_cwnd_cnt; float = cwnd += acked/cwnd", source: "Linux tcp_reno_cong_avoid; ns-2" },
+            ParamInfo { name: "filter", default: "linux", description: "linux: two cascaded EWMAs (bw_ns_est, bw_est); ewma: one EWMA (paper); tustin: v = (1-g) v + g (s + s_prev)/2 (ns-3)", source: "Linux westwood_filter; Grieco & Mascolo 2004; ns-3" },
+            ParamInfo { name: "filter_gain", default: "0.125 (linux) / 0.1 (ewma, tustin)", description: "weight of the new input in the filter (Linux 1/8: (7a + b) >> 3)", source: "Linux westwood_do_filter; paper 0.9/0.1" },
+            ParamInfo { name: "min_interval", default: "0.05", description: "shortest bandwidth sampling interval, s: a sample is taken when more than max(RTT, min_interval) has elapsed", source: "Linux TCP_WESTWOOD_RTT_MIN = HZ/20" },
+            ParamInfo { name: "init_rtt", default: "20", description: "initial rtt and rtt_min, s (no sample before the first RTT sample)", source: "Linux TCP_WESTWOOD_INIT_RTT = 20*HZ" },
+        ],
+    }
+}
+
+/// Registry constructor.
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
+    Ok(Box::new(Westwood::from_params(map, field)?))
+}
+
+impl Westwood {
+    /// Linux defaults.
+    pub fn linux() -> Self {
+        Westwood {
+            timing: BweTiming::RecoveryExit,
+            reset_rtt_min_on_rto: true,
+            bwe: WestwoodBwe::new(BweConfig::default()),
+            reno: Reno::new(reno::Mode::Linux),
+            prior_cwnd: 0.0,
+            loss_pending: false,
+        }
+    }
+
+    /// The papers' variant.
+    pub fn paper() -> Self {
+        Westwood {
+            timing: BweTiming::Immediate,
+            reset_rtt_min_on_rto: false,
+            reno: Reno::new(reno::Mode::Float),
+            ..Self::linux()
+        }
+    }
+
+    pub fn from_params(
+        map: &serde_json::Map<String, serde_json::Value>,
+        field: &str,
+    ) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, PARAMS)?;
+        let paper = p.choice("variant", "linux", &["linux", "paper"])? == "paper";
+        let timing = match p.choice(
+            "bwe_timing",
+            if paper { "immediate" } else { "recovery_exit" },
+            &["recovery_exit", "immediate"],
+        )? {
+            "immediate" => BweTiming::Immediate,
+            _ => BweTiming::RecoveryExit,
+        };
+        let reset_rtt_min_on_rto = p.bool("reset_rtt_min_on_rto", !paper)?;
+        let mode = match p.choice(
+            "mode",
+            if paper { "float" } else { "linux" },
+            &["linux", "float"],
+        )? {
+            "float" => reno::Mode::Float,
+            _ => reno::Mode::Linux,
+        };
+        let kind = p.choice("filter", "linux", &["linux", "ewma", "tustin"])?;
+        let default_gain = if kind == "linux" { 0.125 } else { 0.1 };
+        let gain = p.f64(
+            "filter_gain",
+            default_gain,
+            |g| g > 0.0 && g <= 1.0,
+            "a fraction in (0, 1]",
+        )?;
+        let filter = match kind {
+            "ewma" => BweFilter::Ewma { gain },
+            "tustin" => BweFilter::Tustin { a: 1.0 - gain },
+            _ => BweFilter::LinuxCascaded { gain },
+        };
+        let min_interval = p.f64(
+            "min_interval",
+            WESTWOOD_RTT_MIN,
+            |x| x >= 0.0,
+            "a time >= 0 in seconds",
+        )?;
+        let init_rtt = p.f64(
+            "init_rtt",
+            WESTWOOD_INIT_RTT,
+            |x| x > 0.0,
+            "a time > 0 in seconds",
+        )?;
+        Ok(Westwood {
+            timing,
+            reset_rtt_min_on_rto,
+            bwe: WestwoodBwe::new(BweConfig {
+                min_interval,
+                init_rtt,
+                filter,
+            }),
+            reno: Reno::new(mode),
+            prior_cwnd: 0.0,
+            loss_pending: false,
+        })
+    }
+
+    /// Linux `tcp_westwood_bw_rttmin`: `max(bw_est * rtt_min, 2)` segments, truncated.
+    pub fn bw_rttmin(&self) -> f64 {
+        self.bwe.bw_rttmin()
+    }
+}
+
+impl CongestionControl for Westwood {
+    fn name(&self) -> &'static str {
+        "westwood"
+    }
+
+    fn on_send(&mut self, now: f64, _bytes: u32, _in_flight: u64) {
+        self.bwe.start(now);
+    }
+
+    fn on_ack_sample(&mut self, _w: &Window, s: &AckSample) {
+        self.bwe.on_ack(s);
+    }
+
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        self.reno.on_ack(w, s);
+    }
+
+    fn ssthresh(&mut self, w: &Window, event: LossEvent, in_flight: u64, now: f64) -> f64 {
+        match event {
+            LossEvent::Timeout => {
+                self.reno.cwnd_cnt = 0;
+                self.loss_pending = true;
+                self.bw_rttmin()
+            }
+            LossEvent::FastRecovery => match self.timing {
+                BweTiming::RecoveryExit => self.reno.ssthresh(w, event, in_flight, now),
+                BweTiming::Immediate => {
+                    self.reno.cwnd_cnt = 0;
+                    self.prior_cwnd = w.cwnd;
+                    self.bw_rttmin()
+                }
+            },
+        }
+    }
+
+    fn on_recovery_exit(&mut self, w: &mut Window, _now: f64) {
+        match self.timing {
+            BweTiming::RecoveryExit => {
+                // CA_EVENT_COMPLETE_CWR: ssthresh = cwnd = max(bw_est * rtt_min, 2).
+                let v = self.bw_rttmin();
+                w.ssthresh = v;
+                w.cwnd = v;
+            }
+            BweTiming::Immediate => {
+                // "if cwnd > ssthresh then cwnd = ssthresh" with the pre-loss cwnd.
+                if self.prior_cwnd > 0.0 && self.prior_cwnd < w.cwnd {
+                    w.cwnd = self.prior_cwnd;
+                }
+            }
+        }
+    }
+
+    fn on_rto(&mut self, _w: &mut Window, _now: f64) {
+        // CA_EVENT_LOSS is raised together with the ssthresh() call of
+        // tcp_enter_loss; the sender has already applied our ssthresh.
+        if self.loss_pending {
+            self.loss_pending = false;
+            if self.reset_rtt_min_on_rto {
+                self.bwe.reset_rtt_min();
+            }
+        }
+        self.reno.cwnd_cnt = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(now: f64, snd_una: u64, rtt: Option<f64>, duplicate: bool) -> AckSample {
+        AckSample {
+            now,
+            acked: 1,
+            cum_acked: if duplicate { 0 } else { 1 },
+            rtt,
+            srtt: 0.05,
+            min_rtt: 0.05,
+            in_flight: 10,
+            snd_una,
+            snd_nxt: snd_una + 10,
+            delivered: snd_una,
+            cwnd_limited: true,
+            duplicate,
+        }
+    }
+
+    /// 10 Mbit/s in 1448-byte segments per second.
+    const RATE: f64 = 10e6 / (1448.0 * 8.0);
+
+    /// Drives the estimator so that its first non-zero sample is exactly
+    /// `segs` segments over `t` seconds (RTT `rtt`).
+    fn prime(w: &mut Westwood, rtt: f64, segs: u64, t: f64) {
+        w.on_send(0.0, 1500, 1);
+        let win = Window {
+            cwnd: 10.0,
+            ssthresh: 1e9,
+        };
+        w.on_ack_sample(&win, &ack(0.0, 0, Some(rtt), false)); // first ACK: baseline only
+                                                               // Closes [0, t] with nothing counted (the filter stays empty), then counts segs.
+        w.on_ack_sample(&win, &ack(t, segs, Some(rtt), false));
+        // Closes [t, 2t] with segs counted: the first sample, segs / t.
+        w.on_ack_sample(&win, &ack(2.0 * t, segs, Some(rtt), true));
+    }
+
+    #[test]
+    fn ssthresh_is_bwe_times_rtt_min_worked_example() {
+        // Reference s15: BWE 10 Mbit/s, RTT_min 50 ms, MSS 1448 -> 43 packets
+        // (1.25e6 B/s / 1448 B * 0.05 s = 43.16, truncated).
+        let t = 1000.0 / RATE; // 1000 segments at 10 Mbit/s
+        let mut w = Westwood::linux();
+        prime(&mut w, 0.05, 1000, t);
+        assert!(
+            (w.bwe.bw_est() - RATE).abs() < 1e-6 * RATE,
+            "{}",
+            w.bwe.bw_est()
+        );
+        assert_eq!(w.bwe.rtt_min(), 0.05);
+        assert_eq!(w.bw_rttmin(), 43.0);
+
+        // Linux timing: Reno half on entry, BWE x RTTmin at COMPLETE_CWR.
+        let mut win = Window {
+            cwnd: 120.0,
+            ssthresh: 1e9,
+        };
+        assert_eq!(w.ssthresh(&win, LossEvent::FastRecovery, 120, 3.0), 60.0);
+        win.ssthresh = 60.0;
+        win.cwnd = 60.0;
+        w.on_recovery_exit(&mut win, 3.1);
+        assert_eq!((win.cwnd, win.ssthresh), (43.0, 43.0));
+        // Linux raises cwnd at the exit when BWE x RTTmin exceeds the Reno half.
+        let mut win = Window {
+            cwnd: 70.0,
+            ssthresh: 1e9,
+        };
+        win.ssthresh = w.ssthresh(&win, LossEvent::FastRecovery, 70, 3.2);
+        win.cwnd = win.ssthresh;
+        w.on_recovery_exit(&mut win, 3.3);
+        assert_eq!((win.cwnd, win.ssthresh), (43.0, 43.0));
+
+        // Paper timing: ssthresh = BWE x RTTmin on the third dupack; cwnd kept
+        // if already below it.
+        let mut p = Westwood::paper();
+        prime(&mut p, 0.05, 1000, t);
+        let mut win = Window {
+            cwnd: 120.0,
+            ssthresh: 1e9,
+        };
+        assert_eq!(p.ssthresh(&win, LossEvent::FastRecovery, 120, 3.0), 43.0);
+        win.ssthresh = 43.0;
+        win.cwnd = 43.0;
+        p.on_recovery_exit(&mut win, 3.1);
+        assert_eq!(win.cwnd, 43.0);
+        let mut win = Window {
+            cwnd: 30.0,
+            ssthresh: 1e9,
+        };
+        win.ssthresh = p.ssthresh(&win, LossEvent::FastRecovery, 30, 3.2);
+        assert_eq!(win.ssthresh, 43.0);
+        win.cwnd = win.ssthresh;
+        p.on_recovery_exit(&mut win, 3.3);
+        assert_eq!((win.cwnd, win.ssthresh), (30.0, 43.0));
+    }
+
+    #[test]
+    fn timeout_sets_bwe_ssthresh_and_relearns_rtt_min() {
+        let t = 1000.0 / RATE;
+        let mut w = Westwood::linux();
+        prime(&mut w, 0.05, 1000, t);
+        let mut win = Window {
+            cwnd: 100.0,
+            ssthresh: 1e9,
+        };
+        win.ssthresh = w.ssthresh(&win, LossEvent::Timeout, 100, 3.0);
+        win.cwnd = 1.0;
+        w.on_rto(&mut win, 3.0);
+        assert_eq!((win.cwnd, win.ssthresh), (1.0, 43.0));
+        // reset_rtt_min: the next ACK takes its RTT as rtt_min even if larger.
+        w.on_ack_sample(&win, &ack(3.5, 1001, Some(0.2), false));
+        assert_eq!(w.bwe.rtt_min(), 0.2);
+        // The paper variant keeps the all-time minimum.
+        let mut p = Westwood::paper();
+        prime(&mut p, 0.05, 1000, t);
+        assert_eq!(p.ssthresh(&win, LossEvent::Timeout, 100, 3.0), 43.0);
+        p.on_rto(&mut win, 3.0);
+        p.on_ack_sample(&win, &ack(3.5, 1001, Some(0.2), false));
+        assert_eq!(p.bwe.rtt_min(), 0.05);
+    }
+
+    #[test]
+    fn one_sample_per_rtt_with_a_50ms_floor() {
+        // westwood_update_window: filter only when now - rtt_win_sx > max(rtt, 50 ms).
+        for &(rtt, bound) in &[(0.1, 0.1), (0.02, 0.05)] {
+            let mut w = Westwood::linux();
+            w.on_send(0.0, 1500, 1);
+            let win = Window {
+                cwnd: 10.0,
+                ssthresh: 1e9,
+            };
+            let dt = 1.0 / 1024.0; // exact binary steps
+            let mut una = 0;
+            let mut k = 0;
+            loop {
+                let now = k as f64 * dt;
+                w.on_ack_sample(&win, &ack(now, una, Some(rtt), false));
+                una += 1;
+                if now <= bound {
+                    assert_eq!(w.bwe.samples(), 0, "rtt {rtt}: sample at {now}");
+                } else {
+                    assert_eq!(w.bwe.samples(), 1, "rtt {rtt}: no sample at {now}");
+                    // Counted: ACKs 2..k-1 of the window (the first only set the
+                    // baseline; this one is counted after the window closed),
+                    // one segment each over `now` seconds.
+                    let s = w.bwe.last_sample().unwrap();
+                    assert_eq!(s.amount, (k - 1) as f64);
+                    assert!((s.duration - now).abs() < 1e-12);
+                    assert_eq!(w.bwe.bw_est(), (k - 1) as f64 / now);
+                    break;
+                }
+                k += 1;
+            }
+        }
+    }
+
+    #[test]
+    fn filters_converge_to_a_constant_rate() {
+        // Two cascaded 7/8 EWMAs after a step from r1 to r2: with q = 7/8 the
+        // output after n samples is r2 + (r1 - r2) (q^n + n/8 q^n).
+        let mut w = Westwood::linux();
+        w.on_send(0.0, 1500, 1);
+        let win = Window {
+            cwnd: 10.0,
+            ssthresh: 1e9,
+        };
+        let t = 0.1; // window length, RTT 50 ms
+        let mut una = 0u64;
+        w.on_ack_sample(&win, &ack(0.0, una, Some(0.05), false));
+        let mut now = 0.0;
+        let mut feed = |w: &mut Westwood, segs: u64| {
+            // One ACK per window: it closes the window (t > max(rtt, 50 ms)), then adds `segs`.
+            now += t;
+            una += segs;
+            w.on_ack_sample(&win, &ack(now, una, Some(0.05), false));
+        };
+        feed(&mut w, 50); // closes a window with 0 counted: filter stays empty
+        assert_eq!(w.bwe.bw_est(), 0.0);
+        feed(&mut w, 50); // sample 50 / 0.1 = 500 seg/s: initialises both stages
+        assert!((w.bwe.bw_est() - 500.0).abs() < 1e-9);
+        assert!((w.bwe.bw_ns_est() - 500.0).abs() < 1e-9);
+        feed(&mut w, 200); // still 500 (the 50 counted before this ACK)
+        let q: f64 = 7.0 / 8.0;
+        for n in 1..=100 {
+            feed(&mut w, 200); // samples of 2000 seg/s
+            let expect = 2000.0 + (500.0 - 2000.0) * (q.powi(n) + n as f64 / 8.0 * q.powi(n));
+            assert!(
+                (w.bwe.bw_est() - expect).abs() < 1e-6,
+                "n={n}: {} vs {expect}",
+                w.bwe.bw_est()
+            );
+        }
+        assert!((w.bwe.bw_est() - 2000.0).abs() < 0.1); // 1500 (1 + 100/8) (7/8)^100 = 0.03
+    }
+
+    #[test]
+    fn duplicate_acks_count_in_the_sample() {
+        // A dupack counts one segment; the cumulative ACK ending recovery is
+        // reduced by the segments the dupacks already counted.
+        let mut w = Westwood::linux();
+        w.on_send(0.0, 1500, 1);
+        let win = Window {
+            cwnd: 10.0,
+            ssthresh: 1e9,
+        };
+        w.on_ack_sample(&win, &ack(0.0, 10, Some(0.05), false)); // baseline 10
+        w.on_ack_sample(&win, &ack(0.001, 11, Some(0.05), false));
+        for i in 0..3 {
+            w.on_ack_sample(&win, &ack(0.002 + i as f64 * 0.001, 11, None, true));
+        }
+        assert_eq!(w.bwe.pending(), 4.0);
+        assert_eq!(w.bwe.accounted(), 3);
+        w.on_ack_sample(&win, &ack(0.01, 16, Some(0.05), false)); // 5 acked, 3 pre-counted
+        assert_eq!(w.bwe.pending(), 6.0);
+        assert_eq!(w.bwe.accounted(), 0);
+    }
+
+    #[test]
+    fn growth_is_reno() {
+        // tcp_reno_cong_avoid: +1 segment per cwnd segments acknowledged.
+        let mut w = Westwood::linux();
+        let mut win = Window {
+            cwnd: 20.0,
+            ssthresh: 10.0,
+        };
+        for i in 0..19 {
+            w.on_ack(&mut win, &ack(i as f64, i, None, false));
+        }
+        assert_eq!(win.cwnd, 20.0);
+        w.on_ack(&mut win, &ack(20.0, 20, None, false));
+        assert_eq!(win.cwnd, 21.0);
+    }
+
+    #[test]
+    fn params_are_validated_and_named() {
+        let mut m = serde_json::Map::new();
+        m.insert("bwe_timing".into(), serde_json::json!("later"));
+        let e = Westwood::from_params(&m, "flows[0].cc").err().unwrap();
+        assert_eq!(e.field, "flows[0].cc.params.bwe_timing");
+        let mut m = serde_json::Map::new();
+        m.insert("variant".into(), serde_json::json!("paper"));
+        let p = Westwood::from_params(&m, "f").unwrap();
+        assert_eq!(p.timing, BweTiming::Immediate);
+        assert!(!p.reset_rtt_min_on_rto);
+        assert_eq!(p.reno.mode, reno::Mode::Float);
+    }
+}
