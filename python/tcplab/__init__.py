@@ -21,6 +21,7 @@ from typing import Any, Mapping, Union
 from .errors import ScenarioError, UnitError
 from .results import Results
 from .scenario import Dumbbell, File, Flow, Link, Node, Route, Scenario, load_scenario
+from .sweep import Campaign, Sweep, load_sweep
 
 # The compiled core may not be built yet. Keep it under a private name so that
 # `from tcplab import _core` still fails (ImportError) when it is missing.
@@ -37,6 +38,7 @@ else:  # pragma: no cover
     __version__ = "0.0.0"
 
 __all__ = [
+    "Campaign",
     "Dumbbell",
     "File",
     "Flow",
@@ -46,9 +48,11 @@ __all__ = [
     "Route",
     "Scenario",
     "ScenarioError",
+    "Sweep",
     "UnitError",
     "__version__",
     "load_scenario",
+    "load_sweep",
     "run",
 ]
 if _CORE is not None:

@@ -5,6 +5,8 @@
     tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--progress] [--no-plot]
     tcplab algorithms [--json]
     tcplab bench [--json] [--quick]
+    tcplab sweep SWEEP.toml [-o CAMPAIGN] [--workers N | --scheduler ADDRESS] [--retry-failed] [--verify] ...
+    tcplab report CAMPAIGN_OR_OUTPUT_DIR [-o REPORT.html]
 
 Exit codes: 0 success; 2 for a problem with the input (scenario file missing,
 TOML syntax, invalid scenario, what the core rejects as a run description),
@@ -67,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--list", action="store_true", help="list the paper's items and exit")
     b.add_argument("--json", action="store_true", help="print results as JSON")
     b.add_argument("--quick", action="store_true", help="a short benchmark")
+    _add_campaign_commands(sub)
     return p
 
 
@@ -358,6 +361,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _cmd_reproduce(args)
         if args.command == "bench":
             return _cmd_bench(argv[argv.index("bench") + 1:])
+        if args.command in ("sweep", "report"):
+            return _cmd_campaign(args)
         parser.error(f"unknown command {args.command}")  # pragma: no cover
     except _CliError as e:
         _err(str(e))
@@ -375,6 +380,116 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         _err("interrupted")
         return 130
     return EXIT_OK
+
+
+# ---------------------------------------------------------------- campaigns: sweep and report
+
+def _add_campaign_commands(sub: Any) -> None:
+    sw = sub.add_parser("sweep", help="run a parameter sweep into a campaign directory",
+                        description="Run a sweep (TOML: base scenario, grid, zip, seeds; see docs/campaigns.md) into "
+                                    "a campaign directory. Only runs not stored yet are run; an interrupted sweep "
+                                    "resumes where it stopped.")
+    sw.add_argument("sweep", help="sweep file (TOML)")
+    sw.add_argument("-o", "--out", dest="outdir", help="campaign directory (default: the file's `out`, else "
+                                                       "out/<sweep file stem>)")
+    sw.add_argument("--workers", type=int, help="local worker processes (default: the file's, else all cores)")
+    sw.add_argument("--scheduler", help="run on a Dask cluster: the scheduler's address, e.g. tcp://host:8786")
+    sw.add_argument("--store-on", choices=["worker", "client"], default="worker",
+                    help="who writes results: the workers (default; they must see the campaign directory) "
+                         "or this process (workers without a shared filesystem)")
+    sw.add_argument("--retry-failed", action="store_true", help="run again the runs stored as failed")
+    sw.add_argument("--verify", action="store_true",
+                    help="check every stored run's checksums first; damaged runs are moved to quarantine/ and rerun")
+    sw.add_argument("--no-fsync", action="store_true",
+                    help="do not flush results to disk (still atomic and checksummed, but not power-loss safe)")
+    sw.add_argument("--dry-run", action="store_true", help="list what would run and exit")
+    sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress bar on stderr (default: when stderr is a terminal)")
+    sw.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    rp = sub.add_parser("report", help="write a self-contained HTML report",
+                        description="Write one self-contained HTML page (figures embedded) for a campaign "
+                                    "directory, a `tcplab run` output directory or a reproduction output directory.")
+    rp.add_argument("path", help="campaign, run output or reproduction output directory")
+    rp.add_argument("-o", "--out", help="HTML file to write (default: PATH/report.html)")
+
+
+def _cmd_campaign(args: argparse.Namespace) -> int:
+    import warnings
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        print(f"warning: {message}", file=sys.stderr)
+
+    warnings.showwarning = show  # campaign warnings are for the user: one line each
+    if args.command == "report":
+        return _cmd_report(args)
+    return _cmd_sweep(args)
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .report import ReportError, write_report
+    from .sweep import CampaignError
+
+    try:
+        out = write_report(args.path, args.out)
+    except (ReportError, CampaignError) as e:
+        raise _CliError(str(e)) from None
+    except OSError as e:
+        raise _CliError(f"{e.filename or args.path}: {e.strerror or e}", EXIT_FAILURE) from None
+    print(out)
+    return EXIT_OK
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import Campaign, CampaignError, load_sweep
+
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    path = args.sweep
+    if not os.path.isfile(path):
+        raise _CliError(f"{path}: no such file" if not os.path.exists(path) else f"{path}: not a sweep file (TOML)")
+    try:
+        sweep, opts = load_sweep(path)
+    except tomllib.TOMLDecodeError as e:
+        raise _CliError(f"{path}: invalid TOML: {e}") from None
+    except UnicodeDecodeError as e:
+        raise _CliError(f"{path}: not a text file ({e.reason})") from None
+    workers = args.workers if args.workers is not None else opts.get("workers")
+    if workers is not None and workers < 1:
+        raise _CliError(f"--workers: must be at least 1, got {workers}")
+    scheduler = args.scheduler or opts.get("scheduler")
+    outdir = args.outdir or opts.get("out") or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
+    jobs = sweep.jobs()  # validates every point before anything runs
+    try:
+        camp = Campaign(outdir)
+    except CampaignError as e:
+        raise _CliError(str(e)) from None
+    with camp:
+        if args.verify:
+            problems = camp.verify(fix=True)
+            print(f"verify: {len(problems)} damaged run(s) moved to quarantine/" if problems else
+                  "verify: every stored run matches its checksums", file=sys.stderr)
+        if args.dry_run:
+            _, todo = camp.plan(jobs, args.retry_failed)
+            print(f"{sweep.describe()}; {len(todo)} to run, {len(jobs) - len(todo)} stored, in {camp.path}")
+            return EXIT_OK
+        camp.save_sweep(sweep)
+        if not args.json:
+            print(f"{sweep.describe()} -> {camp.path}" + (f" on Dask at {scheduler}" if scheduler else ""),
+                  file=sys.stderr)
+        try:
+            rep = camp.run(jobs, workers=workers, scheduler=scheduler, progress=args.progress,
+                           retry_failed=args.retry_failed, fsync=not args.no_fsync, store_on=args.store_on)
+        except CampaignError as e:
+            raise _CliError(str(e), EXIT_FAILURE) from None
+    if args.json:
+        print(json.dumps({"campaign": camp.path, **rep.as_dict()}, indent=2))
+    else:
+        print(rep.summary())
+        print(f"results in {camp.path}/ (tcplab report {camp.path})")
+    return EXIT_FAILURE if rep.failures else EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -111,6 +111,11 @@ def _run_local(root: str, jobs: list[dict], on_done: Callable, workers: Optional
             for job in jobs:
                 _finish(execute(job, dest, fsync), store_on, on_done, bar)
             return n, False
+        # forked workers inherit what the parent has imported: import once here, not once per worker
+        import pyarrow.parquet  # noqa: F401
+
+        from .. import _core  # type: ignore[attr-defined]  # noqa: F401
+
         ex = ProcessPoolExecutor(max_workers=min(n, len(jobs)), initializer=pool_initializer)
         try:
             # keep a bounded window in flight so an interrupt leaves little queued work behind

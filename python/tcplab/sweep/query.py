@@ -49,7 +49,7 @@ def aggregate(df: "pd.DataFrame", by: Optional[Sequence[str]] = None, metrics: O
     if metrics is None:
         metrics = [m for m in METRICS if m in df.columns] + [c for c in df.columns if c.startswith("goodput_bps.")]
     if by is None:
-        by = [c for c in df.columns if c not in ID_COLUMNS and c not in METRICS
+        by = [c for c in df.columns if c not in ID_COLUMNS and c not in METRICS and c not in metrics
               and not c.startswith("goodput_bps.")]
     for c in list(by) + list(metrics):
         if c not in df.columns:

@@ -37,7 +37,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
 
 from .grid import canonical_json
-from .worker import MANIFEST, TABLES, commit, run_dir
+from .worker import MANIFEST, TABLES, commit, run_dir, syncfs
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -307,7 +307,8 @@ class Campaign:
                 if key in indexed:
                     continue
                 try:
-                    m = self._check_manifest(d, key)
+                    # not indexed: it may not have been flushed before a crash, so check every byte
+                    m = self._check_manifest(d, key, deep=True)
                 except CampaignError as e:
                     self._quarantine(d, str(e))
                     continue
@@ -437,23 +438,48 @@ class Campaign:
                     self._db.execute("DELETE FROM runs WHERE key = ?", (j["key"],))
         failures: list[dict] = []
         state = {"ran": 0, "sim_s": 0.0}
+        # Durability: when this process shares the filesystem with the writers
+        # (local pool, or results shipped here), files are not fsynced one by
+        # one; instead finished runs are batched, the filesystem is flushed once
+        # (syncfs), and only then do they enter the index ("group commit").
+        # Remote Dask workers fsync each file themselves.
+        remote_writer = (client is not None or scheduler is not None) and store_on == "worker"
+        group = fsync and not remote_writer
+        batch: list[dict] = []
+        last = [time.monotonic()]
+
+        def flush() -> None:
+            if not batch:
+                return
+            if group:
+                syncfs(self.path)
+            with self._db:
+                for m in batch:
+                    self._insert(m)
+            batch.clear()
+            last[0] = time.monotonic()
 
         def on_done(m: dict, files: Optional[dict]) -> None:
             if files is not None:
-                commit(self.path, m, files, fsync)
+                commit(self.path, m, files, fsync and not group)
             elif not os.path.exists(os.path.join(run_dir(self.path, m["key"]), MANIFEST)):
                 raise CampaignError(
                     f"a worker stored run {m['key']} in {self.path}, but this machine does not see it there: "
                     "the workers do not share the campaign directory; use store_on='client' (--store-on client)")
-            with self._db:
-                self._insert(m)
+            batch.append(m)
+            if len(batch) >= 64 or time.monotonic() - last[0] > 0.5:
+                flush()
             state["ran"] += 1
             state["sim_s"] += m.get("sim_s") or 0.0
             if m["status"] != "ok":
                 failures.append({"key": m["key"], "params": m["params"], "seed": m["seed"], "error": m["error"]})
 
-        nworkers, interrupted = execute_jobs(self.path, todo, on_done, workers=workers, client=client,
-                                             scheduler=scheduler, progress=progress, fsync=fsync, store_on=store_on)
+        try:
+            nworkers, interrupted = execute_jobs(self.path, todo, on_done, workers=workers, client=client,
+                                                 scheduler=scheduler, progress=progress,
+                                                 fsync=fsync and not group, store_on=store_on)
+        finally:
+            flush()
         # failures stored earlier (not retried) are listed too
         if not retry_failed:
             done_now = {f["key"] for f in failures}

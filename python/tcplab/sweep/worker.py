@@ -79,22 +79,64 @@ def metrics_from_raw(raw: dict, bottleneck: list) -> dict:
     return {k: (_fin(v) if isinstance(v, float) else v) for k, v in m.items()}
 
 
-def _encode_tables(raw: dict, spec: dict) -> dict[str, bytes]:
-    """Parquet bytes per table, the same frames Results(raw).save() writes."""
+def _arrow_tables(raw: dict) -> dict:
+    """The core's columns as Arrow tables with the columns Results adds
+    (``flow_name``/``link_name`` as dictionaries, ``files.flow_name``),
+    built without pandas: this is most of a small run's storing cost."""
+    import numpy as np
     import pyarrow as pa
+
+    def table(cols: dict) -> "pa.Table":
+        return pa.table({k: (v if isinstance(v, np.ndarray) else pa.array(list(v))) for k, v in cols.items()})
+
+    flows, links = raw.get("flows", {}), raw.get("links", {})
+    fnames = pa.array([str(x) for x in flows.get("name", [])], pa.string())
+    lnames = pa.array([str(x) for x in links.get("name", [])], pa.string())
+    out = {t: table(raw.get(t, {})) for t in TABLES}
+    ft = out["flow_ts"]
+    if "flow" in ft.column_names and len(fnames):
+        idx = pa.array(np.asarray(raw["flow_ts"]["flow"]).astype("int32"))
+        out["flow_ts"] = ft.append_column("flow_name", pa.DictionaryArray.from_arrays(idx, fnames))
+    qt = out["queue_ts"]
+    if "link" in qt.column_names and len(lnames):
+        idx = pa.array(np.asarray(raw["queue_ts"]["link"]).astype("int32"))
+        out["queue_ts"] = qt.append_column("link_name", pa.DictionaryArray.from_arrays(idx, lnames))
+    fl = out["files"]
+    if "flow" in fl.column_names and len(fnames):
+        names = [fnames[int(i)].as_py() for i in np.asarray(raw["files"]["flow"])]
+        out["files"] = fl.add_column(1, "flow_name", pa.array(names, pa.string()))
+    return out
+
+
+def _summary(raw: dict, spec: dict, name: str) -> dict:
+    """Results.summary() computed from the core's columns (same shape)."""
+    flows, links = raw["flows"], raw["links"]
+    fl = [{"id": int(flows["flow"][i]), "name": str(flows["name"][i]), "algorithm": str(flows["algorithm"][i]),
+           "goodput_bps": _fin(flows["goodput_bps"][i]), "retransmits": int(flows["retransmits"][i]),
+           "timeouts": int(flows["timeouts"][i])} for i in range(len(flows["name"]))]
+    lk = [{"name": str(links["name"][i]), "utilization": _fin(links["utilization"][i]),
+           "drops": int(links["drops"][i])} for i in range(len(links["name"]))]
+    meta = {}
+    for k, v in dict(raw.get("meta", {})).items():
+        v = v.item() if hasattr(v, "item") else v
+        meta[k] = None if isinstance(v, float) and not math.isfinite(v) else v
+    meta.setdefault("duration", spec.get("duration"))
+    meta.setdefault("measure_start", spec.get("measure_start", 0.0))
+    return {"scenario": name, "flows": fl, "links": lk, "meta": meta}
+
+
+def _encode_tables(raw: dict, spec: dict, name: str = "run") -> dict[str, bytes]:
+    """The files of a stored run: Parquet tables, summary.json, spec.json
+    (the layout of Results.save, so Results.load reads it)."""
     import pyarrow.parquet as pq
 
-    from ..results import Results
-
-    res = Results(raw, spec=spec)
     out = {}
-    for t in TABLES:
+    for t, table in _arrow_tables(raw).items():
         buf = io.BytesIO()
-        table = pa.Table.from_pandas(getattr(res, t), preserve_index=False)
-        pq.write_table(table, buf, compression="zstd")
+        # compression pays only on long tables; tiny ones are written faster plain
+        pq.write_table(table, buf, compression="zstd" if table.num_rows > 4096 else "none")
         out[f"{t}.parquet"] = buf.getvalue()
-    summ = res.summary()
-    out["summary.json"] = (json.dumps(summ, indent=2) + "\n").encode()
+    out["summary.json"] = (json.dumps(_summary(raw, spec, name), indent=2) + "\n").encode()
     out["spec.json"] = (json.dumps(spec, indent=1) + "\n").encode()
     return out
 
@@ -122,7 +164,7 @@ def execute(job: dict, root: Optional[str] = None, fsync: bool = True) -> dict:
         ts = time.perf_counter()
         raw = _core.run(spec_json)
         sim_s = time.perf_counter() - ts
-        files = _encode_tables(raw, job["spec"])
+        files = _encode_tables(raw, job["spec"], job["key"])
         manifest.update(status="ok", error=None, metrics=metrics_from_raw(raw, job.get("bottleneck") or []),
                         core_wall_s=_fin(raw["meta"].get("wall_s")))
     except Exception as e:  # a failing run is recorded, the sweep goes on
@@ -198,6 +240,26 @@ def _watch_parent(ppid: int) -> None:
         time.sleep(0.2)
         if os.getppid() != ppid:
             os._exit(0)
+
+
+def syncfs(path: str) -> None:
+    """Flush the filesystem holding ``path`` to stable storage (Linux
+    ``syncfs``; elsewhere ``sync``): one call makes every run written since
+    durable, instead of one fsync per file."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.syncfs
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        os.sync()
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if fn(fd) != 0:  # pragma: no cover
+            os.sync()
+    finally:
+        os.close(fd)
 
 
 def pool_initializer() -> None:

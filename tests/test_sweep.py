@@ -1,0 +1,336 @@
+"""Campaigns: sweeps, the result store, local pool and Dask execution (issue 4).
+
+The "what must hold" list of the issue, each protected by a test here:
+kill-and-resume with SIGKILL, local pool == Dask LocalCluster, damaged and
+foreign files handled; the overhead figure is measured by
+test_overhead_200_tiny_runs (marked slow; `python -m tcplab.sweep.overhead`).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import warnings
+
+import pytest
+
+import tcplab
+from tcplab.sweep import Campaign, CampaignError, CampaignWarning, Sweep, SweepError, aggregate, load_sweep, t_interval
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def tiny(**kw):
+    args = dict(n_flows=2, bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP", duration="3s",
+                sample_interval="50ms", access_delay="uniform", seed=1, name="tiny")
+    args.update(kw)
+    return tcplab.Dumbbell(**args)
+
+
+def stored_hashes(camp: Campaign) -> dict:
+    """{key: {parquet file: sha256}}: what a run stored, bit for bit (summary.json holds wall time)."""
+    out = {}
+    for key in camp.status():
+        m = camp.manifest(key)
+        out[key] = {n: f["sha256"] for n, f in m["files"].items() if n.endswith(".parquet")}
+    return out
+
+
+def comparable(df):
+    return df.drop(columns=["sim_s"]).sort_values("key").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- sweeps
+
+def test_grid_zip_and_seeds_expand_in_order():
+    sw = Sweep(tiny(), grid={"buffer": ["0.5BDP", "1BDP"], "n_flows": [1, 2]},
+               zip={"rtt": ["20ms", "40ms"], "duration": ["2s", "3s"]}, seeds=2)
+    pts = list(sw.points())
+    assert len(sw) == len(pts) == 2 * 2 * 2 * 2
+    assert pts[0] == {"buffer": "0.5BDP", "n_flows": 1, "rtt": "20ms", "duration": "2s", "seed": 1}
+    assert pts[1]["seed"] == 2 and pts[2]["rtt"] == "40ms" and pts[2]["duration"] == "3s"
+    sc = sw.scenario(pts[-1])
+    assert (sc.n_flows, sc.rtt, sc.duration, sc.seed) == (2, "40ms", "3s", 2)
+
+
+def test_sweep_errors_name_the_parameter():
+    with pytest.raises(SweepError, match="bufer.*did you mean 'buffer'"):
+        Sweep(tiny(), grid={"bufer": [1]})
+    with pytest.raises(SweepError, match=r"zip\[0\].*equal lengths"):
+        Sweep(tiny(), zip={"rtt": ["1ms", "2ms"], "duration": ["1s"]})
+    with pytest.raises(SweepError, match="seeds"):
+        Sweep(tiny(), grid={"seed": [1, 2]})
+    with pytest.raises(SweepError, match=r"point \(buffer=-1.*buffer"):
+        Sweep(tiny(), grid={"buffer": [-1]}).jobs()
+
+
+def test_generic_scenario_parameters_are_paths(tmp_path):
+    sc = tiny(n_flows=1).to_generic()
+    sw = Sweep(sc, grid={"flows[0].algorithm": ["newreno", "reno"], "links[0].buffer": [5, 10]})
+    specs = [s for _, s, _ in sw.jobs()]
+    assert [s["links"][0]["queue"]["limit_packets"] for s in specs] == [5, 10, 5, 10]
+    with pytest.raises(SweepError, match="generic scenario use a path"):
+        Sweep(sc, grid={"buffer": [1]})
+
+
+def test_sweep_file_with_base_path_and_table(tmp_path):
+    (tmp_path / "base.toml").write_text(tiny().to_toml())
+    (tmp_path / "s.toml").write_text('seeds = [3, 5]\nbase = "base.toml"\nworkers = 1\n[grid]\nbuffer = [4, 8]\n')
+    sw, opts = load_sweep(tmp_path / "s.toml")
+    assert len(sw) == 4 and sw.seeds == [3, 5] and opts == {"workers": 1} and sw.name == "s"
+    sw2, _ = load_sweep(os.path.join(ROOT, "examples", "sweep-buffers.toml"))
+    assert len(sw2) == 4 * 3 * 2 * 3
+    # the stored description reads back as the same sweep
+    (tmp_path / "again.toml").write_text(sw2.to_toml())
+    sw3, _ = load_sweep(tmp_path / "again.toml")
+    assert [s for _, s, _ in sw3.jobs()] == [s for _, s, _ in sw2.jobs()]
+
+
+# ---------------------------------------------------------------- store
+
+def test_run_missing_extends_a_grid_and_queries(tmp_path):
+    camp = Campaign(tmp_path / "c")
+    small = Sweep(tiny(), grid={"buffer": [4, 8]}, seeds=2)
+    r1 = camp.run(small, workers=1, progress=False)
+    assert (r1.ran, r1.reused, r1.failures) == (4, 0, [])
+    big = Sweep(tiny(), grid={"buffer": [4, 8, 16]}, seeds=2)
+    r2 = camp.run(big, workers=2, progress=False)
+    assert (r2.ran, r2.reused) == (2, 4)  # only the new grid point's two seeds ran
+    df = camp.results(big)
+    assert len(df) == 6 and list(df["buffer"]) == [4, 4, 8, 8, 16, 16] and list(df["seed"]) == [1, 2] * 3
+    for col in ("total_goodput_bps", "utilization", "drops", "goodput_bps.flow1", "goodput_bps.flow2", "key"):
+        assert col in df.columns
+    assert df["total_goodput_bps"].gt(0).all()
+    assert (df["goodput_bps.flow1"] + df["goodput_bps.flow2"] - df["total_goodput_bps"]).abs().max() < 1e-6
+    # time series on demand, identical to a direct run
+    res = camp.load(df["key"][0])
+    direct = tcplab.run(big.scenario({"buffer": 4, "seed": 1}))
+    assert res.flows["goodput_bps"].tolist() == direct.flows["goodput_bps"].tolist()
+    assert res.flow_ts["cwnd"].tolist() == direct.flow_ts["cwnd"].tolist()
+    assert camp.timeseries(df["key"][0][:10], "queue_ts")["packets"].tolist() == direct.queue_ts["packets"].tolist()
+    agg = camp.aggregate(big)
+    assert list(agg["n"]) == [2, 2, 2] and {"total_goodput_bps.ci_low", "total_goodput_bps.ci_high"} <= set(agg)
+    # reopening finds everything; nothing runs again
+    camp.close()
+    assert Campaign(tmp_path / "c").run(big, progress=False).ran == 0
+
+
+def test_t_interval_matches_the_t_table():
+    mean, half, sd, n = t_interval([1.0, 2.0, 3.0, 4.0], 0.95)
+    # t_{0.975, 3} = 3.182 (any t table); s = sqrt(5/3)
+    assert (mean, n) == (2.5, 4) and abs(half - 3.182446 * (5 / 3) ** 0.5 / 2) < 1e-5
+    import pandas as pd
+
+    agg = aggregate(pd.DataFrame({"x": [1, 1, 2], "m": [1.0, 3.0, 5.0], "seed": [1, 2, 1]}), metrics=["m"])
+    assert list(agg["x"]) == [1, 2] and list(agg["m.mean"]) == [2.0, 5.0]
+
+
+def test_failed_run_is_recorded_and_the_sweep_goes_on(tmp_path):
+    good = tiny().to_spec()
+    bad = dict(good, flows=[dict(good["flows"][0], cc={"algorithm": "nosuchcc", "params": {}})])
+    camp = Campaign(tmp_path / "c")
+    rep = camp.run([("good", good), ({"case": "bad"}, bad)], workers=2, progress=False)
+    assert rep.ran == 2 and len(rep.failures) == 1
+    assert "nosuchcc" in rep.failures[0]["error"] and "FAILED" in rep.summary()
+    assert len(camp.results()) == 1 and len(camp.results(include_failed=True)) == 2
+    assert camp.failures()["case"].tolist() == ["bad"]
+    # a failure is not rerun by default, and is listed again
+    rep2 = camp.run([("good", good), ({"case": "bad"}, bad)], progress=False)
+    assert rep2.ran == 0 and len(rep2.failures) == 1
+    assert camp.run([({"case": "bad"}, bad)], retry_failed=True, progress=False).ran == 1
+
+
+def test_campaign_refuses_foreign_directories(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(CampaignError, match="not empty and is not a tcplab campaign"):
+        Campaign(tmp_path)
+    d = tmp_path / "x"
+    d.mkdir()
+    (d / "campaign.json").write_text('{"format": "something-else"}')
+    with pytest.raises(CampaignError, match="not a tcplab campaign"):
+        Campaign(d)
+    (d / "campaign.json").write_text("{garbage")
+    with pytest.raises(CampaignError, match="unreadable campaign marker"):
+        Campaign(d)
+    with pytest.raises(CampaignError, match="no campaign.json"):
+        Campaign(tmp_path / "absent", create=False)
+
+
+@pytest.mark.filterwarnings("ignore::tcplab.sweep.CampaignWarning")
+def test_damaged_and_foreign_files_are_never_taken_for_results(tmp_path):
+    sw = Sweep(tiny(), grid={"buffer": [4, 8, 16]})
+    camp = Campaign(tmp_path / "c")
+    camp.run(sw, workers=1, progress=False)
+    keys = list(camp.results(sw)["key"])
+    camp.close()
+    d = tmp_path / "c"
+    # foreign files: warned about and ignored
+    (d / "README.txt").write_text("notes")
+    (d / "runs" / "zz").mkdir()
+    (d / "runs" / keys[0][:2] / "stray.csv").write_text("1,2")
+    # a leftover of a killed writer in tmp/: never read
+    (d / "tmp" / f"{keys[0]}.otherhost.1.abcd").mkdir()
+    # damage: a flipped byte (same size), a truncated table, a lost manifest
+    def rd(k):
+        return d / "runs" / k[:2] / k
+    p = rd(keys[0]) / "flow_ts.parquet"
+    data = bytearray(p.read_bytes()); data[len(data) // 2] ^= 0xFF; p.write_bytes(bytes(data))
+    (rd(keys[1]) / "flows.parquet").write_bytes(b"PAR1")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        camp = Campaign(d)
+    msgs = " ".join(str(x.message) for x in w if issubclass(x.category, CampaignWarning))
+    assert "README.txt" in msgs and "zz" in msgs and "stray.csv" in msgs
+    with pytest.raises(CampaignError, match="checksum mismatch"):
+        camp.load(keys[0])
+    with pytest.raises(CampaignError, match="damaged"):
+        camp.load(keys[1])
+    with pytest.raises(CampaignError, match="checksum mismatch"):
+        camp.timeseries(keys[0], "flow_ts")
+    # verify moves the damaged runs aside and the next sweep computes them again
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        problems = camp.verify()
+        assert len(problems) == 2
+        rep = camp.run(sw, workers=1, progress=False)
+    assert rep.ran == 2 and rep.reused == 1
+    assert camp.load(keys[0]).flows["goodput_bps"].gt(0).all()
+    # an index that is not a database: moved aside with a warning and rebuilt from the runs
+    camp.close()
+    (d / "index.sqlite").write_bytes(b"this is not sqlite" * 100)
+    for f in ("index.sqlite-wal", "index.sqlite-shm"):
+        if (d / f).exists():
+            (d / f).unlink()
+    with pytest.warns(CampaignWarning, match="unreadable index"):
+        camp = Campaign(d)
+    assert sorted(camp.results(sw)["key"]) == sorted(keys)
+    # a run directory without a manifest is quarantined, not adopted
+    camp.close()
+    (rd(keys[2]) / "run.json").unlink()
+    import sqlite3
+    with sqlite3.connect(d / "index.sqlite") as db:
+        db.execute("DELETE FROM runs WHERE key = ?", (keys[2],))
+    with pytest.warns(CampaignWarning, match="no run.json"):
+        camp = Campaign(d)
+    assert keys[2] not in camp.status()
+    assert camp.run(sw, workers=1, progress=False).ran == 1
+
+
+# ---------------------------------------------------------------- must hold 1: kill and resume
+
+KILL_SWEEP = """
+name = "kill"
+seeds = [1, 2, 3, 4]
+workers = 2
+[base]
+name = "kill"
+[base.dumbbell]
+n_flows = 1
+bottleneck_rate = "10Mbps"
+rtt = "20ms"
+buffer = "1BDP"
+access_delay = "uniform"
+[base.run]
+duration = "300s"
+sample_interval = "1s"
+[grid]
+buffer = ["0.25BDP", "0.5BDP", "1BDP", "2BDP", "4BDP", "8BDP"]
+"""
+
+
+def _sweep_cmd(path, out):
+    return [sys.executable, "-m", "tcplab", "sweep", str(path), "-o", str(out), "--json", "--no-progress"]
+
+
+def _stored(out):
+    return {os.path.basename(os.path.dirname(p)): os.stat(p) for p in glob.glob(os.path.join(out, "runs", "*", "*", "run.json"))}
+
+
+def test_kill_with_sigkill_and_resume(tmp_path):
+    path = tmp_path / "kill.toml"
+    path.write_text(KILL_SWEEP)
+    sw, _ = load_sweep(path)
+    n = len(sw)
+    assert n >= 20
+    out = tmp_path / "killed"
+    proc = subprocess.Popen(_sweep_cmd(path, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(_stored(out)) < 3 and proc.poll() is None:
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)  # the sweep's own process, mid-run; its pool workers are orphaned
+    proc.wait()
+    time.sleep(1.0)  # orphaned workers notice and exit
+    before = _stored(out)
+    assert 0 < len(before) < n, f"kill came too late or too early: {len(before)} of {n} stored"
+
+    done = subprocess.run(_sweep_cmd(path, out), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rep = json.loads(done.stdout)
+    assert rep["reused"] == len(before) and rep["ran"] == n - len(before) and rep["failed"] == 0
+    after = _stored(out)
+    assert len(after) == n
+    for key, st in before.items():  # no finished run was recomputed or rewritten
+        assert (after[key].st_ino, after[key].st_mtime_ns) == (st.st_ino, st.st_mtime_ns)
+    assert not os.listdir(out / "tmp") or all(not os.path.exists(out / "tmp" / e) for e in os.listdir(out / "tmp"))
+
+    ref = Campaign(tmp_path / "uninterrupted")
+    ref.run(sw, workers=2, progress=False)
+    killed = Campaign(out)
+    assert stored_hashes(killed) == stored_hashes(ref)
+    import pandas.testing as pdt
+    pdt.assert_frame_equal(comparable(killed.results(sw)), comparable(ref.results(sw)))
+
+
+# ---------------------------------------------------------------- must hold 2: local pool == Dask
+
+def test_local_pool_and_dask_localcluster_store_identical_results(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    import pandas.testing as pdt
+
+    sw = Sweep(tiny(), grid={"buffer": ["0.5BDP", "2BDP"], "recovery": ["newreno", "sack"]}, seeds=2)
+    local = Campaign(tmp_path / "local")
+    local.run(sw, workers=2, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
+            distributed.Client(cl) as client:
+        dask_w = Campaign(tmp_path / "dask-worker")
+        rep = dask_w.run(sw, client=client, progress=False)
+        assert rep.ran == len(sw) and not rep.failures and rep.workers == 2
+        dask_c = Campaign(tmp_path / "dask-client")
+        dask_c.run(sw, scheduler=cl.scheduler_address, store_on="client", progress=False)
+    for other in (dask_w, dask_c):
+        assert stored_hashes(other) == stored_hashes(local)
+        pdt.assert_frame_equal(comparable(other.results(sw)), comparable(local.results(sw)))
+
+
+# ---------------------------------------------------------------- CLI
+
+def test_cli_sweep_dry_run_failures_and_exit_codes(tmp_path):
+    from tcplab.cli import main
+
+    (tmp_path / "s.toml").write_text(
+        'seeds = 1\n[base.dumbbell]\nn_flows = 1\nbottleneck_rate = "10Mbps"\nrtt = "20ms"\nbuffer = 8\n'
+        '[base.run]\nduration = "2s"\n[grid]\nbuffer = [4, 8]\n')
+    out = tmp_path / "c"
+    assert main(["sweep", str(tmp_path / "s.toml"), "-o", str(out), "--dry-run"]) == 0
+    assert main(["sweep", str(tmp_path / "s.toml"), "-o", str(out), "--workers", "1", "--no-progress"]) == 0
+    assert len(Campaign(out)) == 2
+    (tmp_path / "bad.toml").write_text('[base.dumbbell]\nn_flows = 1\nbottleneck_rate = "10Mbps"\nrtt = "20ms"\n'
+                                       'buffer = 8\n[grid]\nbufer = [1]\n')
+    assert main(["sweep", str(tmp_path / "bad.toml"), "-o", str(tmp_path / "c2")]) == 2
+    assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
+
+
+# ---------------------------------------------------------------- must hold 4: overhead
+
+@pytest.mark.slow
+def test_overhead_200_tiny_runs():
+    from tcplab.sweep.overhead import measure
+
+    m = measure(runs=200, rate="10Mbps", duration="200s")
+    print(json.dumps(m))
+    assert m["overhead"] < 0.20, m
