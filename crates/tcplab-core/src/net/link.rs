@@ -54,6 +54,9 @@ pub struct Link {
     pub rate_bps: f64,
     pub delay: Time,
     ps_per_byte: f64,
+    /// One-entry cache of the last serialization time: a link carries one or
+    /// two packet sizes (data one way, ACKs the other), so this nearly always hits.
+    ser_cache: (u32, Time),
     limit_packets: u64,
     limit_bytes: u64,
     entries: VecDeque<InLink>,
@@ -80,6 +83,7 @@ impl Link {
             rate_bps,
             delay,
             ps_per_byte: 8.0 * PS_PER_SEC as f64 / rate_bps,
+            ser_cache: (0, 0),
             limit_packets: limit_packets.unwrap_or(u64::MAX),
             limit_bytes: limit_bytes.unwrap_or(u64::MAX),
             entries: VecDeque::with_capacity(64),
@@ -155,7 +159,14 @@ impl Link {
             return Enqueued::Dropped;
         }
         let start = if idle { now } else { self.busy_until };
-        let depart = start + serialization_time(pkt.size, self.ps_per_byte);
+        let ser = if self.ser_cache.0 == pkt.size {
+            self.ser_cache.1
+        } else {
+            let t = serialization_time(pkt.size, self.ps_per_byte);
+            self.ser_cache = (pkt.size, t);
+            t
+        };
+        let depart = start + ser;
         self.busy_until = depart;
         self.stats.busy_in_window += overlap(start, depart, self.window) as u128;
         let arrive = depart + self.delay;

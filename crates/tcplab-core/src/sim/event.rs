@@ -85,6 +85,18 @@ impl EventQueue {
         e
     }
 
+    /// Pops the earliest event if it is at or before `limit`.
+    #[inline]
+    pub fn pop_until(&mut self, limit: Time) -> Option<Event> {
+        match self.heap.peek_mut() {
+            Some(top) if top.time <= limit => {
+                self.popped += 1;
+                Some(std::collections::binary_heap::PeekMut::pop(top))
+            }
+            _ => None,
+        }
+    }
+
     #[inline]
     pub fn peek_time(&self) -> Option<Time> {
         self.heap.peek().map(|e| e.time)

@@ -74,8 +74,12 @@ impl RttEstimator {
     }
 
     /// The current timeout including backoff, seconds.
+    #[inline]
     pub fn rto(&self) -> f64 {
-        (self.rto * 2f64.powi(self.backoff.min(30) as i32)).min(self.max_rto)
+        if self.backoff == 0 {
+            return self.rto;
+        }
+        (self.rto * (1u64 << self.backoff.min(30)) as f64).min(self.max_rto)
     }
 
     pub fn on_timeout(&mut self) {

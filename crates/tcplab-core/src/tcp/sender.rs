@@ -276,6 +276,11 @@ impl Sender {
     }
 
     fn emit(&mut self, now: Time, seq: u64, retransmit: bool, map: &SegmentMap, out: &mut Vec<Packet>) {
+        let rate = self.cc.pacing_rate_bps();
+        self.emit_paced(now, seq, retransmit, rate, map, out)
+    }
+
+    fn emit_paced(&mut self, now: Time, seq: u64, retransmit: bool, pacing: Option<f64>, map: &SegmentMap, out: &mut Vec<Packet>) {
         if seq >= self.high_data {
             self.high_data = seq + 1;
             self.ensure_capacity();
@@ -300,7 +305,7 @@ impl Sender {
         }
         let inf = self.in_flight();
         self.cc.on_send(to_secs(now), size, inf);
-        if let Some(rate) = self.cc.pacing_rate_bps() {
+        if let Some(rate) = pacing {
             let gap = from_secs(size as f64 * 8.0 / rate);
             self.pace_next = self.pace_next.max(now) + gap;
         }
@@ -355,6 +360,8 @@ impl Sender {
             // RFC 5681 4.1: restart window after an idle period longer than the RTO.
             self.w.cwnd = self.w.cwnd.min(self.cfg.init_cwnd);
         }
+        // The pacing rate is read once per sending opportunity, not per packet.
+        let pacing = self.cc.pacing_rate_bps();
         loop {
             // RFC 3042 for FlightSize senders; a SACK sender's pipe already
             // drops by one per duplicate ACK (RFC 6675 step 3).
@@ -371,7 +378,7 @@ impl Sender {
                 self.cwnd_limited = false;
                 return;
             };
-            if self.cc.pacing_rate_bps().is_some() && now < self.pace_next {
+            if pacing.is_some() && now < self.pace_next {
                 self.pace_wanted = Some(self.pace_next);
                 return;
             }
@@ -380,7 +387,7 @@ impl Sender {
             } else {
                 self.rtx_next = seq + 1;
             }
-            self.emit(now, seq, retx, map, out);
+            self.emit_paced(now, seq, retx, pacing, map, out);
         }
     }
 
