@@ -425,20 +425,7 @@ mod tests {
     use super::*;
 
     fn sample(now: f64, acked: u32) -> AckSample {
-        AckSample {
-            now,
-            acked,
-            cum_acked: acked,
-            rtt: Some(0.1),
-            srtt: 0.1,
-            min_rtt: 0.1,
-            in_flight: 0,
-            snd_una: 0,
-            snd_nxt: 0,
-            delivered: 0,
-            cwnd_limited: true,
-            duplicate: false,
-        }
+        AckSample { rtt: Some(0.1), ..AckSample::test(now, acked) }
     }
 
     /// Linux BIC after a loss at `wmax`, ratio of packets per ACK = 1 (16).

@@ -590,20 +590,7 @@ mod tests {
     use super::*;
 
     fn sample(now: f64, acked: u32, rtt: f64) -> AckSample {
-        AckSample {
-            now,
-            acked,
-            cum_acked: acked,
-            rtt: Some(rtt),
-            srtt: rtt,
-            min_rtt: rtt,
-            in_flight: 0,
-            snd_una: 0,
-            snd_nxt: 0,
-            delivered: 0,
-            cwnd_limited: true,
-            duplicate: false,
-        }
+        AckSample { rtt: Some(rtt), srtt: rtt, min_rtt: rtt, ..AckSample::test(now, acked) }
     }
 
     /// Drives congestion avoidance with one ACK per segment, `cwnd` ACKs per

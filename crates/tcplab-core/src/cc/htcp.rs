@@ -641,20 +641,7 @@ mod tests {
     use super::*;
 
     fn sample(now: f64, acked: u32, rtt: Option<f64>) -> AckSample {
-        AckSample {
-            now,
-            acked,
-            cum_acked: acked,
-            rtt,
-            srtt: 0.1,
-            min_rtt: 0.1,
-            in_flight: 10,
-            snd_una: 0,
-            snd_nxt: 10,
-            delivered: 0,
-            cwnd_limited: true,
-            duplicate: false,
-        }
+        AckSample { rtt, in_flight: 10, snd_nxt: 10, ..AckSample::test(now, acked) }
     }
 
     #[test]

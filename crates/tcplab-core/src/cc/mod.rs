@@ -76,6 +76,29 @@ pub struct AckSample {
     pub duplicate: bool,
 }
 
+#[cfg(test)]
+impl AckSample {
+    /// A plain ACK for the algorithms' rule tests: `acked` segments newly
+    /// delivered at `now`, no RTT sample, SRTT and min RTT 100 ms, nothing in
+    /// flight, window-limited. Tests override fields with struct update.
+    pub(crate) fn test(now: f64, acked: u32) -> Self {
+        AckSample {
+            now,
+            acked,
+            cum_acked: acked,
+            rtt: None,
+            srtt: 0.1,
+            min_rtt: 0.1,
+            in_flight: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            delivered: 0,
+            cwnd_limited: true,
+            duplicate: false,
+        }
+    }
+}
+
 /// Why the sender asks for a new ssthresh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LossEvent {

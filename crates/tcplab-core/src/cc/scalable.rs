@@ -216,20 +216,7 @@ mod tests {
     use super::*;
 
     fn sample(acked: u32) -> AckSample {
-        AckSample {
-            now: 0.0,
-            acked,
-            cum_acked: acked,
-            rtt: None,
-            srtt: 0.1,
-            min_rtt: 0.1,
-            in_flight: 0,
-            snd_una: 0,
-            snd_nxt: 0,
-            delivered: 0,
-            cwnd_limited: true,
-            duplicate: false,
-        }
+        AckSample::test(0.0, acked)
     }
 
     fn build_with(json: serde_json::Value) -> Scalable {
