@@ -55,7 +55,9 @@ from typing import Iterable, Union
 
 from .units import Quantity, parse_rate, parse_size, parse_time
 
-__all__ = ["bdp_packets", "jain_index", "reno_sawtooth_goodput", "reno_sawtooth_utilization"]
+__all__ = ["bdp_packets", "jain_index", "reno_sawtooth_goodput", "reno_sawtooth_utilization",
+           "reno_throughput_model", "westwood_throughput_model", "buffering_time", "friendliness_buffer",
+           "westwood_reno_ratio", "westwood_reno_ratio_sync", "predicted_ratio_vs_buffer"]
 
 
 def bdp_packets(rate: Quantity, rtt: Quantity, packet_size: Quantity = 1500, exact: bool = False) -> Union[int, float]:
@@ -136,3 +138,119 @@ def jain_index(values: Iterable[float]) -> float:
     if sq == 0:
         return float("nan")
     return sum(xs) ** 2 / (len(xs) * sq)
+
+
+# ---------------------------------------------------------------- Westwood / Reno throughput models
+#
+# Kaneko & Katto (ICAS-ICNS 2005, shared/spec/kk-westwood.md):
+#
+#   S_Reno = (1/RTT) sqrt(2 (1-p) / p)                       packets/s
+#   S_West = 1 / (sqrt(RTT) sqrt(T_q)) sqrt((1-p) / p)       packets/s
+#   T_q    = RTT - RTT_min = B x 8 x packet_size / C         (buffering time)
+#
+# For two flows that see the same RTT and loss probability p, p cancels:
+#
+#   S_West / S_Reno = sqrt(RTT / (2 T_q)),
+#
+# equal to 1 when RTT = 2 T_q, i.e. T_q = RTT_min, i.e. B = C RTT_min / (8 S)
+# (the BDP): friendliness_buffer(). What RTT is depends on the reading:
+#
+# * "consistent" (default): RTT = RTT_min + T_q, the RTT of a full buffer:
+#   ratio = sqrt((RTT_min + T_q) / (2 T_q)) = sqrt((1 + BDP/B) / 2):
+#   1.22 at B = BDP/2, 0.87 at 2 BDP.
+# * "fixed": RTT held at its value at the friendliness point, 2 RTT_min:
+#   ratio = sqrt(RTT_min / T_q) = sqrt(BDP / B): 1.41 at BDP/2, 0.71 at
+#   2 BDP - the numbers the spec quotes for the paper's prediction.
+#
+# westwood_reno_ratio_sync() is a third model, derived here (not from the
+# paper): windows of two flows with the same RTT that lose together at every
+# drop-tail overflow (synchronized losses), the window sum at overflow being
+# P + B (P = BDP). Reno keeps W_R/2; Westwood keeps ERE x RTT_min with ERE its
+# share of C at the overflow, W_W P / (P + B). Both then grow by the same
+# amount per cycle, so in steady state each loses the same amount D:
+# W_R / 2 = D and W_W B / (P + B) = D. The mean windows are W - D/2, so
+#
+#   ratio = (W_W - D/2) / (W_R - D/2) = (P/B + 1/2) / (3/2):
+#
+# 1 at B = P, 1.67 at P/2, 0.67 at 2P, 3 at P/4.
+
+
+def reno_throughput_model(rtt_s: float, p: float) -> float:
+    """Kaneko & Katto's Reno model ``(1/RTT) sqrt(2 (1-p)/p)``, packets per second."""
+    if not rtt_s > 0:
+        raise ValueError(f"rtt_s must be positive, got {rtt_s}")
+    if not 0 < p < 1:
+        raise ValueError(f"p must be in (0, 1), got {p}")
+    return math.sqrt(2.0 * (1.0 - p) / p) / rtt_s
+
+
+def buffering_time(buffer_packets: float, capacity_bps: Quantity, packet_size_bytes: Quantity = 1500) -> float:
+    """``T_q = B x 8 x packet_size / C``: the time a full buffer of B packets takes to drain, seconds."""
+    c = parse_rate(capacity_bps, "capacity_bps")
+    s = parse_size(packet_size_bytes, "packet_size_bytes")
+    if not buffer_packets >= 0:
+        raise ValueError(f"buffer_packets must be >= 0, got {buffer_packets}")
+    return buffer_packets * 8.0 * s / c
+
+
+def westwood_throughput_model(rtt_s: float, rtt_min_s: float, p: float) -> float:
+    """Kaneko & Katto's Westwood model ``sqrt((1-p)/p) / (sqrt(RTT) sqrt(T_q))``
+    with ``T_q = RTT - RTT_min``, packets per second."""
+    if not 0 < p < 1:
+        raise ValueError(f"p must be in (0, 1), got {p}")
+    tq = rtt_s - rtt_min_s
+    if not (rtt_s > 0 and tq > 0):
+        raise ValueError(f"need RTT > RTT_min > 0 (a non-empty buffer), got {rtt_s}, {rtt_min_s}")
+    return math.sqrt((1.0 - p) / p) / (math.sqrt(rtt_s) * math.sqrt(tq))
+
+
+def friendliness_buffer(capacity_bps: Quantity, rtt_min_s: Quantity, packet_size_bytes: Quantity = 1500) -> float:
+    """Buffer (packets) at which the models give Westwood and Reno equal
+    throughput: ``C x RTT_min / (8 x packet_size)``, the BDP (not rounded)."""
+    return float(bdp_packets(capacity_bps, rtt_min_s, packet_size_bytes, exact=True))
+
+
+def westwood_reno_ratio(buffer_packets: float, capacity_bps: Quantity, rtt_min_s: Quantity,
+                        packet_size_bytes: Quantity = 1500, rtt: str = "consistent") -> float:
+    """Predicted Westwood/Reno throughput ratio ``S_West / S_Reno`` for a
+    drop-tail buffer of ``buffer_packets`` (p cancels). ``rtt="consistent"``
+    uses RTT = RTT_min + T_q, ``rtt="fixed"`` RTT = 2 RTT_min (see the notes
+    above). Infinite for an empty buffer."""
+    t0 = parse_time(rtt_min_s, "rtt_min_s")
+    tq = buffering_time(buffer_packets, capacity_bps, packet_size_bytes)
+    if tq == 0:
+        return math.inf
+    if rtt == "consistent":
+        r = t0 + tq
+    elif rtt == "fixed":
+        r = 2.0 * t0
+    else:
+        raise ValueError(f"rtt must be 'consistent' or 'fixed', got {rtt!r}")
+    return math.sqrt(r / (2.0 * tq))
+
+
+def westwood_reno_ratio_sync(buffer_packets: float, bdp: float) -> float:
+    """Westwood/Reno throughput ratio of the synchronized-loss window model
+    (derived in this module's notes, not from the paper):
+    ``(BDP/B + 1/2) / (3/2)``. Both in packets."""
+    if not buffer_packets > 0:
+        return math.inf
+    return (bdp / buffer_packets + 0.5) / 1.5
+
+
+def predicted_ratio_vs_buffer(buffers_packets: Iterable[float], capacity_bps: Quantity, rtt_min_s: Quantity,
+                              packet_size_bytes: Quantity = 1500) -> "pd.DataFrame":
+    """Table of the three predictions for each buffer: columns ``buffer_packets``,
+    ``buffer_bdp`` (B / BDP), ``model_consistent``, ``model_fixed_rtt``, ``model_sync``."""
+    import pandas as pd
+
+    bdp = friendliness_buffer(capacity_bps, rtt_min_s, packet_size_bytes)
+    rows = []
+    for b in buffers_packets:
+        rows.append({
+            "buffer_packets": float(b), "buffer_bdp": float(b) / bdp,
+            "model_consistent": westwood_reno_ratio(b, capacity_bps, rtt_min_s, packet_size_bytes, "consistent"),
+            "model_fixed_rtt": westwood_reno_ratio(b, capacity_bps, rtt_min_s, packet_size_bytes, "fixed"),
+            "model_sync": westwood_reno_ratio_sync(b, bdp),
+        })
+    return pd.DataFrame(rows)

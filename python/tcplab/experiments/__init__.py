@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 
 PAPERS = {
     "mv-highspeed": "tcplab.experiments.mv_highspeed",
+    "kk-westwood": "tcplab.experiments.kk_westwood",
 }
 
 

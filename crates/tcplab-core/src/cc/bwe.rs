@@ -110,6 +110,10 @@ pub struct BweConfig {
     /// Initial `rtt` and `rtt_min`, seconds (Linux 20 s).
     pub init_rtt: f64,
     pub filter: BweFilter,
+    /// Sampling interval basis: `None` = the latest RTT sample (Linux,
+    /// Westwood+), `Some(T)` = a fixed interval T seconds (TCPW Rate
+    /// Estimation with a configured T). Either way at least `min_interval`.
+    pub fixed_interval: Option<f64>,
 }
 
 impl Default for BweConfig {
@@ -118,6 +122,7 @@ impl Default for BweConfig {
             min_interval: WESTWOOD_RTT_MIN,
             init_rtt: WESTWOOD_INIT_RTT,
             filter: BweFilter::LinuxCascaded { gain: 1.0 / 8.0 },
+            fixed_interval: None,
         }
     }
 }
@@ -174,7 +179,8 @@ impl WestwoodBwe {
             self.acks.snd_una = s.snd_una;
             self.first_ack = false;
         }
-        let closed = self.sampler.poll(s.now, self.rtt);
+        let basis = self.cfg.fixed_interval.unwrap_or(self.rtt);
+        let closed = self.sampler.poll(s.now, basis);
         if let Some(x) = closed {
             self.filter.update(x.rate());
             self.last_sample = Some(x);

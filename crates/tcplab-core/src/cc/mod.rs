@@ -25,6 +25,9 @@ pub mod filters;
 pub mod bwe;
 pub mod htcp;
 pub mod westwood;
+pub mod westwood_re;
+pub mod westwood_bs;
+pub mod rce;
 pub mod scalable;
 pub mod highspeed;
 
@@ -162,6 +165,8 @@ const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
     (highspeed::info, highspeed::build),
     (htcp::info, htcp::build),
     (westwood::info, westwood::build),
+    (westwood_re::info, westwood_re::build),
+    (westwood_bs::info, westwood_bs::build),
 ];
 
 /// Every algorithm the core implements.

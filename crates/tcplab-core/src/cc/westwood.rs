@@ -67,7 +67,8 @@ pub struct Westwood {
     loss_pending: bool,
 }
 
-const PARAMS: &[&str] = &[
+/// Parameter names (shared with the algorithms built on Westwood).
+pub const PARAMS: &[&str] = &[
     "variant",
     "bwe_timing",
     "reset_rtt_min_on_rto",
@@ -183,6 +184,7 @@ impl Westwood {
                 min_interval,
                 init_rtt,
                 filter,
+                fixed_interval: None,
             }),
             reno: Reno::new(mode),
             prior_cwnd: 0.0,
@@ -193,6 +195,45 @@ impl Westwood {
     /// Linux `tcp_westwood_bw_rttmin`: `max(bw_est * rtt_min, 2)` segments, truncated.
     pub fn bw_rttmin(&self) -> f64 {
         self.bwe.bw_rttmin()
+    }
+
+    /// The loss response with a given post-loss window `target` (segments):
+    /// Westwood+ passes `BWE x RTTmin`; the algorithms built on Westwood
+    /// (e.g. the buffer-estimating Westwood) pass their own target and reuse
+    /// the timing rules (immediate / at recovery exit) unchanged.
+    pub fn ssthresh_with(&mut self, w: &Window, event: LossEvent, in_flight: u64, now: f64, target: f64) -> f64 {
+        match event {
+            LossEvent::Timeout => {
+                self.reno.cwnd_cnt = 0;
+                self.loss_pending = true;
+                target
+            }
+            LossEvent::FastRecovery => match self.timing {
+                BweTiming::RecoveryExit => self.reno.ssthresh(w, event, in_flight, now),
+                BweTiming::Immediate => {
+                    self.reno.cwnd_cnt = 0;
+                    self.prior_cwnd = w.cwnd;
+                    target
+                }
+            },
+        }
+    }
+
+    /// End of fast recovery with a given post-loss window `target`.
+    pub fn recovery_exit_with(&mut self, w: &mut Window, _now: f64, target: f64) {
+        match self.timing {
+            BweTiming::RecoveryExit => {
+                // CA_EVENT_COMPLETE_CWR: ssthresh = cwnd = max(bw_est * rtt_min, 2).
+                w.ssthresh = target;
+                w.cwnd = target;
+            }
+            BweTiming::Immediate => {
+                // "if cwnd > ssthresh then cwnd = ssthresh" with the pre-loss cwnd.
+                if self.prior_cwnd > 0.0 && self.prior_cwnd < w.cwnd {
+                    w.cwnd = self.prior_cwnd;
+                }
+            }
+        }
     }
 }
 
@@ -214,38 +255,13 @@ impl CongestionControl for Westwood {
     }
 
     fn ssthresh(&mut self, w: &Window, event: LossEvent, in_flight: u64, now: f64) -> f64 {
-        match event {
-            LossEvent::Timeout => {
-                self.reno.cwnd_cnt = 0;
-                self.loss_pending = true;
-                self.bw_rttmin()
-            }
-            LossEvent::FastRecovery => match self.timing {
-                BweTiming::RecoveryExit => self.reno.ssthresh(w, event, in_flight, now),
-                BweTiming::Immediate => {
-                    self.reno.cwnd_cnt = 0;
-                    self.prior_cwnd = w.cwnd;
-                    self.bw_rttmin()
-                }
-            },
-        }
+        let target = self.bw_rttmin();
+        self.ssthresh_with(w, event, in_flight, now, target)
     }
 
-    fn on_recovery_exit(&mut self, w: &mut Window, _now: f64) {
-        match self.timing {
-            BweTiming::RecoveryExit => {
-                // CA_EVENT_COMPLETE_CWR: ssthresh = cwnd = max(bw_est * rtt_min, 2).
-                let v = self.bw_rttmin();
-                w.ssthresh = v;
-                w.cwnd = v;
-            }
-            BweTiming::Immediate => {
-                // "if cwnd > ssthresh then cwnd = ssthresh" with the pre-loss cwnd.
-                if self.prior_cwnd > 0.0 && self.prior_cwnd < w.cwnd {
-                    w.cwnd = self.prior_cwnd;
-                }
-            }
-        }
+    fn on_recovery_exit(&mut self, w: &mut Window, now: f64) {
+        let target = self.bw_rttmin();
+        self.recovery_exit_with(w, now, target);
     }
 
     fn on_rto(&mut self, _w: &mut Window, _now: f64) {

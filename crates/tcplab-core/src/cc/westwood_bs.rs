@@ -1,0 +1,383 @@
+//! Reno-friendly TCP Westwood by router buffer estimation (`westwood-bs`,
+//! aliases `kk-westwood`, `westwood-kk`): Kaneko & Katto's proposal.
+//!
+//! Source: K. Kaneko, J. Katto, "Reno Friendly TCP Westwood Based on Router
+//! Buffer Estimation", ICAS-ICNS 2005, as restated in
+//! `shared/spec/kk-westwood.md` and `shared/reference/cc-algorithms.md`
+//! s14.2. It is Westwood with Rate Estimation ([`super::westwood_re`], which
+//! supplies ERE, RTT_min, Reno growth and the loss timing) plus the
+//! Residual Capacity Estimator ([`super::rce`], which supplies C), and a
+//! different post-loss window:
+//!
+//! ```text
+//! BS_estimate          = (RTT - RTT_min) * C / (packet_size * 8)        packets
+//! BDP                  = C * RTT_min / (packet_size * 8)                packets
+//! diff_delay           = (BS_estimate - BDP) * packet_size * 8 / C      s
+//! compensated_RTT_min  = RTT / (RTT - diff_delay) * RTT_min             s
+//! ssthresh (on loss)   = ERE * compensated_RTT_min / (packet_size * 8)  packets
+//! ```
+//!
+//! then `cwnd = ssthresh` if cwnd > ssthresh (3 duplicate ACKs) or cwnd = 1
+//! (timeout), as Westwood. Here C and ERE are in segments per second, so the
+//! `packet_size * 8` factors vanish. Algebraically diff_delay = RTT - 2
+//! RTT_min and compensated_RTT_min = RTT / 2 whatever C is (the reference
+//! notes it; the code evaluates the formulas as written and the tests check
+//! the identity). Before the first RCE measurement (C unknown) the identity
+//! is used, which is the same value.
+//!
+//! Unspecified by the paper, exposed as parameters:
+//! - `rtt_sample`: which RTT enters BS_estimate and compensated_RTT_min:
+//!   `latest` (default: the latest RTT sample at the loss, the same sample
+//!   Westwood's estimator keeps, Linux `w->rtt`; at a drop-tail loss it is
+//!   close to the RTT of a full buffer, which is what the compensation is
+//!   for), `srtt` (the sender's smoothed RTT), `epoch_max` (largest sample
+//!   since the previous loss).
+//! - the RCE's `rce_interval` (0 = the RTO), `rce_filter` (`last`, `ewma`,
+//!   `max`), `rce_gain`, `rce_discard_on_loss`, `rce_min_gaps` (see `rce.rs`).
+//! - everything Westwood-RE takes (interval T, filter, timing...).
+//!
+//! Diagnostics (a workaround until the core can sample algorithm state into
+//! `flow_ts`): with `trace_path` set, the algorithm appends CSV rows
+//! `time,kind,rtt,rtt_min,capacity_seg_s,bs_estimate,bdp,ere_seg_s,comp_rtt_min,ssthresh`
+//! to that file: kind `ack` at most every `trace_interval` s (default 0.01)
+//! on ACKs with an RTT sample, `rce` when a capacity measurement completes,
+//! `loss` at each loss response.
+
+use std::io::Write;
+
+use super::rce::{Rce, RceConfig, RceFilter};
+use super::westwood::Westwood;
+use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use crate::error::SpecError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RttSample {
+    Latest,
+    Srtt,
+    EpochMax,
+}
+
+/// The paper's quantities at one instant (segments, seconds).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BufferEstimate {
+    pub rtt: f64,
+    pub rtt_min: f64,
+    /// C, segments/s (0 if not measured yet).
+    pub capacity: f64,
+    pub bs_estimate: f64,
+    pub bdp: f64,
+    pub diff_delay: f64,
+    pub compensated_rtt_min: f64,
+}
+
+/// Evaluates the paper's formulas as written. `capacity` in segments/s; with
+/// `capacity <= 0` BS_estimate and BDP are 0 and diff_delay uses the
+/// identity RTT - 2 RTT_min.
+pub fn buffer_estimate(rtt: f64, rtt_min: f64, capacity: f64) -> BufferEstimate {
+    let (bs, bdp, diff) = if capacity > 0.0 {
+        let bs = (rtt - rtt_min) * capacity;
+        let bdp = capacity * rtt_min;
+        (bs, bdp, (bs - bdp) / capacity)
+    } else {
+        (0.0, 0.0, rtt - 2.0 * rtt_min)
+    };
+    let den = rtt - diff;
+    let comp = if den > 0.0 { rtt / den * rtt_min } else { rtt_min };
+    BufferEstimate { rtt, rtt_min, capacity: capacity.max(0.0), bs_estimate: bs, bdp, diff_delay: diff, compensated_rtt_min: comp }
+}
+
+pub struct WestwoodBs {
+    pub ww: Westwood,
+    pub rce: Rce,
+    pub rtt_sample: RttSample,
+    srtt: f64,
+    epoch_max: f64,
+    trace: Option<std::io::BufWriter<std::fs::File>>,
+    trace_interval: f64,
+    next_trace: f64,
+    last_now: f64,
+}
+
+const EXTRA: &[&str] = &["rtt_sample", "rce_interval", "rce_filter", "rce_gain", "rce_discard_on_loss", "rce_min_gaps", "trace_path", "trace_interval"];
+
+const PARAMS: &[&str] = &[
+    "variant",
+    "bwe_timing",
+    "reset_rtt_min_on_rto",
+    "mode",
+    "filter",
+    "filter_gain",
+    "min_interval",
+    "init_rtt",
+    "interval",
+    "rtt_sample",
+    "rce_interval",
+    "rce_filter",
+    "rce_gain",
+    "rce_discard_on_loss",
+    "rce_min_gaps",
+    "trace_path",
+    "trace_interval",
+];
+
+pub fn info() -> AlgorithmInfo {
+    let mut params = vec![
+        ParamInfo { name: "rtt_sample", default: "latest", description: "RTT used in BS_estimate / compensated_RTT_min: latest sample, srtt, or epoch_max (largest since the last loss)", source: "unspecified in Kaneko & Katto 2005" },
+        ParamInfo { name: "rce_interval", default: "0 (the RTO)", description: "RCE counting interval, s", source: "Kaneko & Katto (RTO-long interval)" },
+        ParamInfo { name: "rce_filter", default: "last", description: "combining successive RCE measurements: last, ewma, max", source: "unspecified" },
+        ParamInfo { name: "rce_gain", default: "0.25", description: "EWMA gain for rce_filter = ewma", source: "choice" },
+        ParamInfo { name: "rce_discard_on_loss", default: "true", description: "drop RCE measurements whose ACK slot saw duplicate ACKs or an RTO", source: "choice" },
+        ParamInfo { name: "rce_min_gaps", default: "10", description: "fewest ACK gaps for an RCE measurement", source: "choice" },
+        ParamInfo { name: "trace_path", default: "(none)", description: "append the estimator state as CSV to this file (diagnostics)", source: "tcplab" },
+        ParamInfo { name: "trace_interval", default: "0.01", description: "shortest time between two `ack` rows of the trace, s", source: "tcplab" },
+    ];
+    params.extend(super::westwood_re::params_info());
+    AlgorithmInfo {
+        name: "westwood-bs",
+        aliases: &["kk-westwood", "westwood-kk", "westwood_bs"],
+        description: "Kaneko & Katto's Reno-friendly Westwood: Westwood-RE whose post-loss window is ERE x compensated_RTT_min, \
+                      from a router-buffer estimate with RCE capacity (compensated_RTT_min = RTT/2).",
+        params,
+    }
+}
+
+pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+    Ok(Box::new(WestwoodBs::from_params(map, field)?))
+}
+
+impl WestwoodBs {
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, PARAMS)?;
+        let rtt_sample = match p.choice("rtt_sample", "latest", &["latest", "srtt", "epoch_max"])? {
+            "srtt" => RttSample::Srtt,
+            "epoch_max" => RttSample::EpochMax,
+            _ => RttSample::Latest,
+        };
+        let rce_interval = p.f64("rce_interval", 0.0, |x| x >= 0.0, "a time >= 0 in seconds")?;
+        let gain = p.f64("rce_gain", 0.25, |g| g > 0.0 && g <= 1.0, "a fraction in (0, 1]")?;
+        let filter = match p.choice("rce_filter", "last", &["last", "ewma", "max"])? {
+            "ewma" => RceFilter::Ewma { gain },
+            "max" => RceFilter::Max,
+            _ => RceFilter::Last,
+        };
+        let discard = p.bool("rce_discard_on_loss", true)?;
+        let min_gaps = p.u64("rce_min_gaps", 10, |x| x >= 1 && x <= u32::MAX as u64, "an integer >= 1")? as u32;
+        let trace_interval = p.f64("trace_interval", 0.01, |x| x >= 0.0, "a time >= 0 in seconds")?;
+        let trace = match map.get("trace_path") {
+            None => None,
+            Some(v) => {
+                let path = v.as_str().ok_or_else(|| SpecError::new(format!("{field}.params.trace_path"), "must be a file path".to_string()))?;
+                let f = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .map_err(|e| SpecError::new(format!("{field}.params.trace_path"), format!("cannot open {path:?}: {e}")))?;
+                let mut w = std::io::BufWriter::new(f);
+                let _ = writeln!(w, "time,kind,rtt,rtt_min,capacity_seg_s,bs_estimate,bdp,ere_seg_s,comp_rtt_min,ssthresh");
+                Some(w)
+            }
+        };
+        let mut ww_map = map.clone();
+        for k in EXTRA {
+            ww_map.remove(*k);
+        }
+        let ww = super::westwood_re::from_params(&ww_map, field, super::westwood_re::PARAMS)?;
+        Ok(WestwoodBs {
+            ww,
+            rce: Rce::new(RceConfig {
+                interval: if rce_interval > 0.0 { Some(rce_interval) } else { None },
+                discard_on_loss: discard,
+                min_gaps,
+                filter,
+                ..RceConfig::default()
+            }),
+            rtt_sample,
+            srtt: 0.0,
+            epoch_max: 0.0,
+            trace,
+            trace_interval,
+            next_trace: 0.0,
+            last_now: 0.0,
+        })
+    }
+
+    /// The RTT the paper's formulas use now.
+    pub fn rtt(&self) -> f64 {
+        match self.rtt_sample {
+            RttSample::Latest => self.ww.bwe.rtt(),
+            RttSample::Srtt => {
+                if self.srtt > 0.0 {
+                    self.srtt
+                } else {
+                    self.ww.bwe.rtt()
+                }
+            }
+            RttSample::EpochMax => {
+                if self.epoch_max > 0.0 {
+                    self.epoch_max
+                } else {
+                    self.ww.bwe.rtt()
+                }
+            }
+        }
+    }
+
+    /// BS_estimate, BDP, diff_delay and compensated_RTT_min now.
+    pub fn estimate(&self) -> BufferEstimate {
+        buffer_estimate(self.rtt(), self.ww.bwe.rtt_min(), self.rce.capacity())
+    }
+
+    /// Post-loss window: `max(ERE x compensated_RTT_min, 2)` truncated.
+    pub fn target(&self) -> f64 {
+        (self.ww.bwe.bw_est() * self.estimate().compensated_rtt_min).floor().max(2.0)
+    }
+
+    fn write(&mut self, now: f64, kind: &str, ssthresh: f64) {
+        if self.trace.is_none() {
+            return;
+        }
+        let e = self.estimate();
+        let ere = self.ww.bwe.bw_est();
+        if let Some(t) = self.trace.as_mut() {
+            let _ = writeln!(
+                t,
+                "{now:.6},{kind},{:.6},{:.6},{:.3},{:.3},{:.3},{:.3},{:.6},{ssthresh:.3}",
+                e.rtt, e.rtt_min, e.capacity, e.bs_estimate, e.bdp, ere, e.compensated_rtt_min
+            );
+        }
+    }
+}
+
+impl Drop for WestwoodBs {
+    fn drop(&mut self) {
+        if let Some(t) = self.trace.as_mut() {
+            let _ = t.flush();
+        }
+    }
+}
+
+impl CongestionControl for WestwoodBs {
+    fn name(&self) -> &'static str {
+        "westwood-bs"
+    }
+
+    fn on_send(&mut self, now: f64, bytes: u32, in_flight: u64) {
+        self.ww.on_send(now, bytes, in_flight);
+    }
+
+    fn on_ack_sample(&mut self, w: &Window, s: &AckSample) {
+        self.ww.on_ack_sample(w, s);
+        if s.srtt > 0.0 {
+            self.srtt = s.srtt;
+        }
+        if let Some(r) = s.rtt {
+            self.epoch_max = self.epoch_max.max(r);
+        }
+        self.last_now = s.now;
+        let done = self.rce.on_ack(s);
+        if done.is_some() {
+            self.write(s.now, "rce", w.ssthresh);
+        }
+        if s.rtt.is_some() && s.now >= self.next_trace && self.trace.is_some() {
+            self.next_trace = s.now + self.trace_interval;
+            self.write(s.now, "ack", w.ssthresh);
+        }
+    }
+
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        self.ww.on_ack(w, s);
+    }
+
+    fn ssthresh(&mut self, w: &Window, event: LossEvent, in_flight: u64, now: f64) -> f64 {
+        let target = self.target();
+        let ss = self.ww.ssthresh_with(w, event, in_flight, now, target);
+        self.write(now, "loss", ss);
+        self.epoch_max = 0.0;
+        ss
+    }
+
+    fn on_recovery_exit(&mut self, w: &mut Window, now: f64) {
+        let target = self.target();
+        self.ww.recovery_exit_with(w, now, target);
+    }
+
+    fn on_rto(&mut self, w: &mut Window, now: f64) {
+        self.rce.on_rto();
+        self.ww.on_rto(w, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formulas_reduce_to_rtt_over_two() {
+        // C = 4166.7 seg/s (50 Mbit/s, 1500 B), RTT_min 90 ms, RTT 150 ms.
+        let c = 50e6 / 12000.0;
+        let e = buffer_estimate(0.15, 0.09, c);
+        assert!((e.bs_estimate - 0.06 * c).abs() < 1e-9); // 250 packets queued
+        assert!((e.bdp - 375.0).abs() < 1e-9);
+        assert!((e.diff_delay - (0.15 - 0.18)).abs() < 1e-12);
+        assert!((e.compensated_rtt_min - 0.075).abs() < 1e-12);
+        // Independent of C, and the fallback without C is the same.
+        for c2 in [10.0, 1e3, 1e6] {
+            assert!((buffer_estimate(0.15, 0.09, c2).compensated_rtt_min - 0.075).abs() < 1e-12);
+        }
+        assert!((buffer_estimate(0.15, 0.09, 0.0).compensated_rtt_min - 0.075).abs() < 1e-12);
+        // B = BDP: RTT = 2 RTT_min, no compensation.
+        assert!((buffer_estimate(0.18, 0.09, c).compensated_rtt_min - 0.09).abs() < 1e-12);
+    }
+
+    #[test]
+    fn loss_response_uses_compensated_rtt_min() {
+        let mut b = WestwoodBs::from_params(&serde_json::Map::new(), "cc").unwrap();
+        // Prime ERE at 1000 seg/s with RTT_min 0.1 s, then the RTT rises to 0.3 s.
+        let win = Window { cwnd: 200.0, ssthresh: 1e9 };
+        b.on_send(0.0, 1500, 1);
+        let mut una = 0;
+        let mut t = 0.0;
+        for k in 0..5000u64 {
+            t = k as f64 * 0.001;
+            let rtt = if k < 300 { 0.1 } else { 0.3 };
+            let s = AckSample {
+                now: t,
+                acked: 1,
+                cum_acked: 1,
+                rtt: Some(rtt),
+                srtt: rtt,
+                min_rtt: 0.1,
+                in_flight: 100,
+                snd_una: una,
+                snd_nxt: una + 100,
+                delivered: una,
+                cwnd_limited: true,
+                duplicate: false,
+            };
+            b.on_ack_sample(&win, &s);
+            una += 1;
+        }
+        assert!((b.ww.bwe.bw_est() - 1000.0).abs() < 20.0, "{}", b.ww.bwe.bw_est());
+        assert!((b.rce.capacity() - 1000.0).abs() < 1e-6, "{}", b.rce.capacity());
+        let e = b.estimate();
+        assert!((e.bs_estimate - 200.0).abs() < 1e-6, "{e:?}");
+        assert!((e.compensated_rtt_min - 0.15).abs() < 1e-12);
+        let ss = b.ssthresh(&win, LossEvent::FastRecovery, 200, t);
+        // ERE x 0.15 s = 150 (plain Westwood: 100; Reno: 100 = 200/2).
+        assert!((147.0..=153.0).contains(&ss), "{ss}");
+    }
+
+    #[test]
+    fn params_are_checked() {
+        let mut m = serde_json::Map::new();
+        m.insert("rtt_sample".into(), serde_json::json!("median"));
+        let e = WestwoodBs::from_params(&m, "flows[0].cc").err().unwrap();
+        assert_eq!(e.field, "flows[0].cc.params.rtt_sample");
+        let mut m = serde_json::Map::new();
+        m.insert("interval".into(), serde_json::json!(0.2));
+        m.insert("rtt_sample".into(), serde_json::json!("srtt"));
+        let b = WestwoodBs::from_params(&m, "f").unwrap();
+        assert_eq!(b.rtt_sample, RttSample::Srtt);
+        assert_eq!(b.ww.bwe.cfg.fixed_interval, Some(0.2));
+    }
+}

@@ -1,0 +1,470 @@
+"""kk-westwood: Kaneko & Katto, *Reno Friendly TCP Westwood Based on Router
+Buffer Estimation* (ICAS-ICNS 2005; shared/spec/kk-westwood.md).
+
+Items:
+
+- ``rce``: the Residual Capacity Estimator's capacity estimates (C / true C)
+  in a single-flow run at four buffers, and with competing Reno flows.
+- ``bs-tracking``: the proposal's buffer estimate BS_estimate against the real
+  bottleneck queue over time, single flow, B = BDP and 2 BDP.
+- ``fig1``: Westwood/legacy throughput ratio against buffer (0.25, 0.5, 1,
+  2 BDP) with legacy Reno (a), NewReno (b), SACK (c); Westwood-RE and the
+  proposal, with the models' predictions on the same axes.
+- ``fig3``: trade-off graphs, 20 Mbit/s, 80 ms, buffer BDP/2 (67) and 2 BDP
+  (266), several N.
+- ``fig4``: trade-off graph, N = 2, 50 Mbit/s, 90 ms, four buffers.
+- ``fig5``: Jain's index against N, RTTs from 10 + 240/N to 250 ms, at
+  10 Mbit/s (B = 200) and 100 Mbit/s (B = 2000).
+
+Protocols: "Westwood" = ``westwood-re`` (Westwood with Rate Estimation, the
+paper's Westwood), "Proposal" = ``westwood-bs``; defaults of both are
+documented in docs/algorithms/westwood-re.md and westwood-bs.md. The legacy
+"Reno versions" are ``newreno`` window rules with ``recovery`` = reno,
+newreno or sack. Choice (unspecified in the paper): a Westwood flow uses the
+same loss recovery as the legacy flows it competes with, so only the
+congestion control differs; "Reno" in Figs. 3-5 is Reno recovery.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Optional, Sequence
+
+ITEMS = ["rce", "bs-tracking", "fig1", "fig3", "fig4", "fig5"]
+
+PACKET = 1500
+SEED = 1
+WESTWOOD = ("westwood-re", {})
+PROPOSAL = ("westwood-bs", {})
+NEW = {"Westwood": WESTWOOD, "Proposal": PROPOSAL}
+LEGACY = {"Reno": "reno", "NewReno": "newreno", "SACK": "sack"}
+
+# Fig. 1 / Fig. 4 topology: access 100 Mbit/s 5 ms, bottleneck 50 Mbit/s 35 ms: RTT 90 ms, BDP 375.
+F1_C = 50e6
+F1_RTT = 0.09
+F1_BDP = 375
+
+
+class Setup:
+    def __init__(self, quick: bool, buffers: Optional[Sequence[float]] = None):
+        self.quick = quick
+        self.duration = 60.0 if quick else 300.0
+        self.window = 30.0 if quick else 200.0
+        self.buffers = list(buffers) if buffers else [0.25, 0.5, 1.0, 2.0]
+        self.f3_ns = [2, 6] if quick else [2, 4, 6, 10, 16, 20]
+        self.f5_ns = [2, 6] if quick else [2, 6, 10, 16, 20]
+        self.f5_rates = [10e6] if quick else [10e6, 100e6]
+
+    def describe(self) -> str:
+        return "\n".join([
+            f"- duration {self.duration:g} s, throughput over the last {self.window:g} s"
+            + (" (QUICK MODE: shortened runs and grids, not the paper's)" if self.quick else ""),
+            f"- Fig. 1/4 buffers (x BDP = {F1_BDP} packets): {', '.join(f'{b:g}' for b in self.buffers)}",
+            f"- Fig. 3 N: {self.f3_ns}; Fig. 5 N: {self.f5_ns}, rates {[r / 1e6 for r in self.f5_rates]} Mbit/s",
+            f"- Westwood = `{WESTWOOD[0]}` {json.dumps(WESTWOOD[1])}; Proposal = `{PROPOSAL[0]}` "
+            f"{json.dumps(PROPOSAL[1])}; packets {PACKET} B, ns-2 accounting, seed {SEED}",
+        ])
+
+
+def _f1(setup: Setup, algos: Sequence[tuple[str, dict]], recovery, buffer_pkts: int, duration=None, window=None,
+        sample="1s", n=None):
+    from tcplab import Dumbbell
+
+    n = n or len(algos)
+    return Dumbbell(n_flows=n, bottleneck_rate=F1_C, rtt="70ms", buffer=int(buffer_pkts), access_rate="100Mbps",
+                    access_delay="5ms", algorithm=[a for a, _ in algos], params=[dict(p) for _, p in algos],
+                    recovery=recovery, duration=f"{duration or setup.duration}s",
+                    measure_window=f"{window or setup.window}s", sample_interval=sample,
+                    packet_size=f"{PACKET}B", accounting="ns2", seed=SEED)
+
+
+def _job(key, sc, extract="summary", **args):
+    return key, sc.to_spec(), extract, {"bottleneck": sc.bottleneck_links()[0], **args}
+
+
+def _save(fig, out, name) -> str:
+    import matplotlib.pyplot as plt
+
+    p = os.path.join(out, name)
+    fig.savefig(p, dpi=120)
+    plt.close(fig)
+    return p
+
+
+def _table(df, out, name, title, note="") -> list[str]:
+    csv, md = os.path.join(out, f"{name}.csv"), os.path.join(out, f"{name}.md")
+    df.to_csv(csv, index=False)
+    with open(md, "w") as f:
+        f.write(f"# {title}\n\n" + (note + "\n\n" if note else "") + df.to_markdown(index=False, floatfmt=".3f") + "\n")
+    return [csv, md]
+
+
+def _trace_params(out: str, name: str) -> dict:
+    path = os.path.join(out, f"trace-{name}.csv")
+    if os.path.exists(path):
+        os.remove(path)
+    return {"trace_path": os.path.abspath(path)}
+
+
+# ---------------------------------------------------------------- rce
+
+def rce_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
+    import pandas as pd
+
+    from .runner import run_all
+
+    cases = []  # (name, algos, buffer)
+    for b in setup.buffers:
+        cases.append((f"single-{b:g}BDP", 1, b))
+    for k in (1, 3):
+        cases.append((f"vs{k}reno-1BDP", k, 1.0))
+    jobs = []
+    for name, k, b in cases:
+        tp = _trace_params(out, f"rce-{name}")
+        if name.startswith("single"):
+            algos = [(PROPOSAL[0], {**PROPOSAL[1], **tp})]
+        else:
+            algos = [(PROPOSAL[0], {**PROPOSAL[1], **tp})] + [("newreno", {})] * k
+        sc = _f1(setup, algos, "newreno", round(b * F1_BDP))
+        jobs.append(_job(name, sc))
+    run_all(jobs, workers=workers, label="rce", verbose=verbose)
+    rows, per = [], {}
+    for name, k, b in cases:
+        d = pd.read_csv(os.path.join(out, f"trace-rce-{name}.csv"))
+        r = d[d.kind == "rce"]
+        # Skip the first 5 s (slow start).
+        r = r[r.time > 5.0]
+        ratio = r.capacity_seg_s * PACKET * 8 / F1_C
+        per[name] = (r.time.values, ratio.values)
+        err = (ratio - 1).abs()
+        rows.append({"run": name, "competing_flows": 0 if name.startswith("single") else k, "buffer_bdp": b,
+                     "measurements": len(r), "median_C_over_true": float(ratio.median()),
+                     "mean_abs_err_pct": float(100 * err.mean()), "p90_abs_err_pct": float(100 * err.quantile(0.9)),
+                     "max_abs_err_pct": float(100 * err.max()), "within_5pct_frac": float((err <= 0.05).mean())})
+    df = pd.DataFrame(rows)
+    files = _table(df, out, "rce", "RCE capacity estimates (C_est / C), 50 Mbit/s, RTT 90 ms",
+                   "Measurements after t = 5 s; RCE interval = the RTO; lossy slots discarded.")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for name, (t, r) in per.items():
+        ax.plot(t, r, ".", ms=3, label=name)
+    ax.axhspan(0.95, 1.05, color="0.9", zorder=0, label="+/- 5 %")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("RCE estimate / true capacity (ratio)")
+    ax.set_title("Residual Capacity Estimator, 50 Mbit/s bottleneck")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    files.append(_save(fig, out, "rce.png"))
+    return {"tables": {"rce": df}, "files": files}
+
+
+# ---------------------------------------------------------------- bs-tracking
+
+def bs_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
+    import numpy as np
+    import pandas as pd
+
+    from .runner import run_all
+
+    bufs = [1.0, 2.0]
+    dur = 60.0 if setup.quick else 200.0
+    jobs = []
+    for b in bufs:
+        tp = _trace_params(out, f"bs-{b:g}BDP")
+        sc = _f1(setup, [(PROPOSAL[0], {**PROPOSAL[1], **tp, "trace_interval": 0.01})], "newreno",
+                 round(b * F1_BDP), duration=dur, window=dur / 2, sample="10ms")
+        jobs.append(_job(f"bs|{b}", sc, "traces"))
+    res = run_all(jobs, workers=workers, label="bs-tracking", verbose=verbose)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, len(bufs), figsize=(11, 6), sharex=True)
+    rows = []
+    for j, b in enumerate(bufs):
+        r = res[f"bs|{b}"]
+        qt, q = np.asarray(r["queue_time"]), np.asarray(r["queue"], float)
+        d = pd.read_csv(os.path.join(out, f"trace-bs-{b:g}BDP.csv"))
+        a = d[(d.kind == "ack") & (d.capacity_seg_s > 0)]
+        # The RTT sample of an ACK at t belongs to a packet that reached the
+        # bottleneck queue at about t - RTT + 5 ms (sender access delay).
+        t_enq = a.time.values - a.rtt.values + 0.005
+        q_seen = np.interp(t_enq, qt, q)
+        err = a.bs_estimate.values - q_seen
+        steady = a.time.values > 10.0
+        rows.append({"buffer_bdp": b, "buffer_packets": round(b * F1_BDP), "samples": int(steady.sum()),
+                     "mean_err_packets": float(err[steady].mean()),
+                     "mean_abs_err_packets": float(np.abs(err[steady]).mean()),
+                     "p95_abs_err_packets": float(np.quantile(np.abs(err[steady]), 0.95)),
+                     "mean_abs_err_pct_of_buffer": float(100 * np.abs(err[steady]).mean() / (b * F1_BDP)),
+                     "mean_queue_packets": float(q_seen[steady].mean())})
+        ax = axes[0, j]
+        ax.plot(qt, q, lw=0.8, color="0.5", label="real queue (packets)")
+        ax.plot(a.time, a.bs_estimate, lw=0.8, color="C3", label="BS_estimate (packets)")
+        ax.set_ylabel("packets")
+        ax.set_title(f"single flow, B = {b:g} BDP ({round(b * F1_BDP)} packets)", fontsize=10)
+        ax.legend(fontsize=8)
+        ax2 = axes[1, j]
+        ax2.plot(a.time, err, lw=0.6, color="C0")
+        ax2.axhline(0, color="k", lw=0.5)
+        ax2.set_xlabel("time (s)")
+        ax2.set_ylabel("BS_estimate - queue seen (packets)")
+    fig.suptitle("Proposal's router-buffer estimate vs the real bottleneck queue (50 Mbit/s, RTT 90 ms)")
+    fig.tight_layout()
+    df = pd.DataFrame(rows)
+    files = _table(df, out, "bs_tracking", "Buffer-estimate tracking error, single flow",
+                   "Error = BS_estimate - queue the sampled packet found on arrival (queue trace every 10 ms, "
+                   "interpolated at t_ack - RTT + 5 ms); t > 10 s.")
+    files.append(_save(fig, out, "bs_tracking.png"))
+    return {"tables": {"bs_tracking": df}, "files": files}
+
+
+# ---------------------------------------------------------------- fig1
+
+def fig1_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
+    import pandas as pd
+
+    from tcplab.analysis import predicted_ratio_vs_buffer
+
+    from .runner import run_all
+
+    jobs = []
+    for leg, rec in LEGACY.items():
+        for nm, algo in NEW.items():
+            for b in setup.buffers:
+                sc = _f1(setup, [algo, ("newreno", {})], rec, round(b * F1_BDP))
+                jobs.append(_job(f"f1|{leg}|{nm}|{b}", sc))
+    res = run_all(jobs, workers=workers, label="fig1", verbose=verbose)
+    model = predicted_ratio_vs_buffer([round(b * F1_BDP) for b in setup.buffers], F1_C, F1_RTT, PACKET)
+    rows = []
+    for leg in LEGACY:
+        for i, b in enumerate(setup.buffers):
+            row = {"legacy": leg, "buffer_bdp": b, "buffer_packets": round(b * F1_BDP)}
+            for nm in NEW:
+                r = res[f"f1|{leg}|{nm}|{b}"]
+                g = r["goodput_bps"]
+                row[f"{nm}_ratio"] = g[0] / g[1] if g[1] > 0 else float("inf")
+                row[f"{nm}_util"] = r["utilization"]
+            row["model_consistent"] = model.model_consistent[i]
+            row["model_fixed_rtt"] = model.model_fixed_rtt[i]
+            row["model_sync"] = model.model_sync[i]
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    files = _table(df, out, "fig1", "Fig. 1: Westwood (or proposal) / legacy throughput ratio vs buffer",
+                   "Two flows, 50 Mbit/s, RTT 90 ms, BDP 375 packets. model_consistent: the paper's sqrt "
+                   "formulas with RTT = RTT_min + T_q; model_fixed_rtt: the same with RTT = 2 RTT_min (the spec's "
+                   "1.4 / 0.7); model_sync: synchronized-loss window model (tcplab.analysis).")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), sharey=True)
+    bb = np.linspace(min(setup.buffers) * 0.9, max(setup.buffers) * 1.1, 100)
+    mb = predicted_ratio_vs_buffer(bb * F1_BDP, F1_C, F1_RTT, PACKET)
+    for ax, (k, leg) in zip(axes, enumerate(LEGACY)):
+        d = df[df.legacy == leg]
+        ax.plot(d.buffer_bdp, d.Westwood_ratio, "o-", color="C0", label="Westwood (RE), simulated")
+        ax.plot(d.buffer_bdp, d.Proposal_ratio, "s-", color="C3", label="Proposal, simulated")
+        ax.plot(bb, mb.model_consistent, "--", color="0.3", label="model, RTT = RTT_min + T_q")
+        ax.plot(bb, mb.model_fixed_rtt, ":", color="0.3", label="model, RTT = 2 RTT_min")
+        ax.plot(bb, mb.model_sync, "-.", color="C2", label="sync-loss window model")
+        ax.axhline(1.0, color="k", lw=0.5)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(setup.buffers)
+        ax.set_xticklabels([f"{b:g}" for b in setup.buffers])
+        ax.set_xlabel("buffer (x BDP, BDP = 375 packets)")
+        ax.set_title(f"({'abc'[k]}) legacy = {leg}", fontsize=10)
+    axes[0].set_ylabel("throughput ratio new / legacy")
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Fig. 1: throughput ratio vs bottleneck buffer (50 Mbit/s, 90 ms)")
+    fig.tight_layout()
+    files.append(_save(fig, out, "fig1.png"))
+    return {"tables": {"fig1": df}, "files": files}
+
+
+# ---------------------------------------------------------------- fig3 / fig4 (trade-off graphs)
+
+def _tradeoff_runs(points: list, workers, label, verbose):
+    """points: (key, make, base, new, n, extra columns dict)."""
+    from tcplab.tradeoff import point_from_summaries, tradeoff_jobs
+
+    from .runner import run_all
+
+    jobs, meta = [], []
+    for key, make, base, new, n, extra in points:
+        j, rep = tradeoff_jobs(make, base, new, n, key=key)
+        jobs += j
+        meta.append((key, rep, extra))
+    res = run_all(jobs, workers=workers, label=label, verbose=verbose)
+    rows = []
+    for key, rep, extra in meta:
+        p = point_from_summaries(res[f"{key}|base"], res[f"{key}|mixed"], rep, tol=0.01).as_dict()
+        p.update(extra)
+        rows.append(p)
+    return rows
+
+
+def fig3_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
+    import pandas as pd
+
+    from tcplab.tradeoff import Protocol, dumbbell_maker, plot_tradeoff
+
+    base = Protocol("newreno", {}, "reno", "Reno")
+    pts = []
+    for panel, bufp in (("a", 67), ("b", 266)):
+        make = dumbbell_maker("20Mbps", "70ms", bufp, access_delay="2.5ms", duration=f"{setup.duration}s",
+                              measure_window=f"{setup.window}s", sample_interval="1s", packet_size=f"{PACKET}B",
+                              seed=SEED)
+        for nm, (alg, par) in NEW.items():
+            for n in setup.f3_ns:
+                pts.append((f"f3|{panel}|{nm}|{n}", make, base, Protocol(alg, par, "reno", nm), n,
+                            {"panel": panel, "buffer_packets": bufp, "label": nm}))
+    df = pd.DataFrame(_tradeoff_runs(pts, workers, "fig3", verbose))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    for ax, panel, bufp in ((axes[0], "a", 67), (axes[1], "b", 266)):
+        plot_tradeoff(df[df.panel == panel], ax=ax,
+                      title=f"({panel}) 20 Mbit/s, 80 ms, B = {bufp} packets ({'BDP/2' if panel == 'a' else '2 BDP'})")
+    fig.tight_layout()
+    cols = ["panel", "buffer_packets", "label", "n", "t1", "t2", "new_mean", "u1", "u2", "L", "G", "region"]
+    files = _table(df[cols], out, "fig3", "Fig. 3: efficiency/friendliness trade-off (L, G)",
+                   "Throughputs in bit/s. Every path RTT 80 ms (70 ms bottleneck + 2.5 ms access links). Region: "
+                   "'boundary' when |L-1| or |G-1| <= 0.01.")
+    files.append(_save(fig, out, "fig3.png"))
+    return {"tables": {"fig3": df[cols]}, "files": files}
+
+
+def fig4_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
+    import pandas as pd
+
+    from tcplab.tradeoff import Protocol, plot_tradeoff
+
+    base = Protocol("newreno", {}, "reno", "Reno")
+    pts = []
+    for b in setup.buffers:
+        bufp = round(b * F1_BDP)
+
+        def make(protos, bufp=bufp):
+            return _f1(setup, [(p.algorithm, p.params) for p in protos], [p.recovery for p in protos], bufp)
+
+        for nm, (alg, par) in NEW.items():
+            pts.append((f"f4|{nm}|{b}", make, base, Protocol(alg, par, "reno", nm), 2,
+                        {"buffer_bdp": b, "buffer": f"{b:g} BDP", "label": nm}))
+    df = pd.DataFrame(_tradeoff_runs(pts, workers, "fig4", verbose))
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    for ax, (k, nm) in zip(axes, enumerate(NEW)):
+        plot_tradeoff(df[df.label == nm], ax=ax, annotate="buffer",
+                      title=f"({'ab'[k]}) {nm} vs Reno, N = 2, 50 Mbit/s, 90 ms")
+    fig.tight_layout()
+    cols = ["label", "buffer_bdp", "t1", "t2", "new_mean", "u1", "u2", "L", "G", "region"]
+    files = _table(df[cols], out, "fig4", "Fig. 4: trade-off points, N = 2, four buffers")
+    files.append(_save(fig, out, "fig4.png"))
+    return {"tables": {"fig4": df[cols]}, "files": files}
+
+
+# ---------------------------------------------------------------- fig5
+
+def fig5_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
+    import pandas as pd
+
+    from tcplab import Dumbbell
+    from tcplab.analysis import jain_index
+
+    from .runner import run_all
+
+    mixes = {"Reno only": None, "Reno + Westwood": WESTWOOD, "Reno + Proposal": PROPOSAL}
+    jobs, meta = [], []
+    for rate in setup.f5_rates:
+        buf = 200 if rate == 10e6 else 2000
+        for n in setup.f5_ns:
+            # Flow i (1..N): RTT = 10 + 240 i / N ms = 10 ms bottleneck + 4 x access delay.
+            acc = [f"{60.0 * i / n}ms" for i in range(1, n + 1)]
+            for mix, new in mixes.items():
+                algos = [("newreno", {}) if (new is None or i % 2 == 0) else new for i in range(n)]
+                sc = Dumbbell(n_flows=n, bottleneck_rate=rate, rtt="10ms", buffer=buf, access_delay=acc,
+                              algorithm=[a for a, _ in algos], params=[dict(p) for _, p in algos], recovery="reno",
+                              duration=f"{setup.duration}s", measure_window=f"{setup.window}s",
+                              sample_interval="1s", packet_size=f"{PACKET}B", seed=SEED)
+                key = f"f5|{rate}|{n}|{mix}"
+                jobs.append(_job(key, sc))
+                meta.append((key, rate, buf, n, mix))
+    res = run_all(jobs, workers=workers, label="fig5", verbose=verbose)
+    rows = []
+    for key, rate, buf, n, mix in meta:
+        g = res[key]["goodput_bps"]
+        rows.append({"rate_mbps": rate / 1e6, "buffer_packets": buf, "n": n, "mix": mix, "jain": jain_index(g),
+                     "utilization": res[key]["utilization"],
+                     "reno_mean_mbps": sum(g[0::2]) / len(g[0::2]) / 1e6,
+                     "other_mean_mbps": sum(g[1::2]) / len(g[1::2]) / 1e6})
+    df = pd.DataFrame(rows)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(setup.f5_rates), figsize=(6 * len(setup.f5_rates), 4.2), squeeze=False)
+    for ax, rate in zip(axes[0], setup.f5_rates):
+        d = df[df.rate_mbps == rate / 1e6]
+        for mix, m in zip(mixes, "o^s"):
+            dd = d[d["mix"] == mix]
+            ax.plot(dd.n, dd.jain, marker=m, label=mix)
+        ax.set_xlabel("number of flows N")
+        ax.set_ylabel("Jain's fairness index")
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{rate / 1e6:g} Mbit/s, B = {200 if rate == 10e6 else 2000} packets, "
+                     f"RTT 10+240/N .. 250 ms", fontsize=9)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    files = _table(df, out, "fig5", "Fig. 5: Jain's index vs N (RTT fairness)",
+                   "Flows 1, 3, 5, ... (shorter RTT of each pair) Reno; flows 2, 4, ... the new protocol "
+                   "('Reno only': all Reno). reno_mean = mean over odd flows, other_mean = over even flows.")
+    files.append(_save(fig, out, "fig5.png"))
+    return {"tables": {"fig5": df}, "files": files}
+
+
+FUNCS = {"rce": rce_item, "bs-tracking": bs_item, "fig1": fig1_item, "fig3": fig3_item, "fig4": fig4_item,
+         "fig5": fig5_item}
+
+
+def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
+              workers: Optional[int] = None, verbose: bool = True, buffers: Optional[Sequence[float]] = None,
+              variants: str = "paper", recovery: Optional[str] = None) -> dict:
+    """``variants``/``recovery`` come from the shared CLI; this paper fixes its
+    protocols (see the module notes), so other values are refused."""
+    if variants not in ("paper", None):
+        raise ValueError("--variants: kk-westwood has only the paper's protocol definitions")
+    if recovery is not None:
+        raise ValueError("--recovery: kk-westwood sets loss recovery per figure (see docs/experiments/kk-westwood.md)")
+    items = list(items or ITEMS)
+    for it in items:
+        if it not in FUNCS:
+            raise ValueError(f"items: unknown item {it!r}; known: {', '.join(ITEMS)}")
+    out = out or os.path.join("out", "kk-westwood" + ("-quick" if quick else ""))
+    os.makedirs(out, exist_ok=True)
+    setup = Setup(quick, buffers)
+    with open(os.path.join(out, "setup.md"), "w") as f:
+        f.write("# kk-westwood setup\n\n" + setup.describe() + "\n")
+    results: dict[str, Any] = {}
+    for it in items:
+        if verbose:
+            print(f"kk-westwood {it}", file=sys.stderr)
+        results[it] = FUNCS[it](setup, out, workers=workers, verbose=verbose)
+    return results
