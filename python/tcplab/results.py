@@ -23,6 +23,12 @@ numpy arrays or lists of strings; SI units: seconds, bit/s, bytes):
 ``queue_ts``
     ``time``, ``link``, ``link_name`` (categorical, joined in), ``packets``,
     ``bytes``.
+``cc_ts``
+    internal variables of the congestion controls, sampled with the other
+    series, in long format: ``time``, ``flow``, ``variable`` (categorical:
+    the algorithm's names, e.g. ``bs_estimate``), ``value``. Empty for
+    algorithms that trace nothing. :meth:`Results.cc_vars` pivots one flow's
+    variables into columns.
 
 pandas is imported when a Results is built, not when this module is imported.
 """
@@ -42,6 +48,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Results", "TABLES"]
 
 TABLES = ("flows", "links", "files", "flow_ts", "queue_ts")
+#: Tables saved when present and loaded when found (older saves lack them).
+OPTIONAL_TABLES = ("cc_ts",)
 
 
 def _py(v: Any) -> Any:
@@ -64,6 +72,24 @@ def _frame(cols: Mapping[str, Any]) -> "pd.DataFrame":
     for k, v in cols.items():
         data[k] = v if isinstance(v, np.ndarray) else list(v)
     return pd.DataFrame(data)
+
+
+def _cc_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
+    """The core's cc_ts columns (variable as codes plus ``variable_names``) as
+    a long DataFrame with a categorical ``variable``."""
+    import numpy as np
+    import pandas as pd
+
+    names = list(raw.get("variable_names", []))
+    if not len(raw.get("time", [])):
+        return pd.DataFrame({"time": np.zeros(0), "flow": np.zeros(0, dtype="uint32"),
+                             "variable": pd.Categorical([], categories=names), "value": np.zeros(0)})
+    return pd.DataFrame({
+        "time": np.asarray(raw["time"]),
+        "flow": np.asarray(raw["flow"]),
+        "variable": pd.Categorical.from_codes(np.asarray(raw["variable"]).astype("int64"), categories=names),
+        "value": np.asarray(raw["value"]),
+    })
 
 
 class Results:
@@ -94,6 +120,7 @@ class Results:
         self.files = _frame(raw.get("files", {}))
         self.flow_ts = _frame(raw.get("flow_ts", {}))
         self.queue_ts = _frame(raw.get("queue_ts", {}))
+        self.cc_ts = _cc_frame(raw.get("cc_ts", {}))
         flow_names = list(self.flows["name"]) if "name" in self.flows else []
         link_names = list(self.links["name"]) if "name" in self.links else []
         if "flow" in self.flow_ts and flow_names:
@@ -198,12 +225,25 @@ class Results:
         return jain_index(self.flows["goodput_bps"].to_numpy())
 
     # -- persistence ---------------------------------------------------------
+    def cc_vars(self, flow: int = 0) -> "pd.DataFrame":
+        """One flow's traced congestion-control variables as columns, indexed by time."""
+        d = self.cc_ts[self.cc_ts["flow"] == flow] if len(self.cc_ts) else self.cc_ts
+        if not len(d):
+            import pandas as pd
+
+            return pd.DataFrame()
+        return d.pivot_table(index="time", columns="variable", values="value", observed=True)
+
     def save(self, directory: Union[str, os.PathLike]) -> None:
         """Write ``<table>.parquet`` for each table, ``summary.json``, and
         ``scenario.toml`` (or ``spec.json`` when there is no Scenario)."""
         os.makedirs(directory, exist_ok=True)
         for t in TABLES:
             getattr(self, t).to_parquet(os.path.join(directory, f"{t}.parquet"), index=False)
+        for t in OPTIONAL_TABLES:
+            df = getattr(self, t, None)
+            if df is not None and len(df):
+                df.to_parquet(os.path.join(directory, f"{t}.parquet"), index=False)
         with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
             json.dump(self.summary(), fh, indent=2)
             fh.write("\n")
@@ -222,6 +262,9 @@ class Results:
         self = cls.__new__(cls)
         for t in TABLES:
             setattr(self, t, pd.read_parquet(os.path.join(directory, f"{t}.parquet")))
+        for t in OPTIONAL_TABLES:
+            path = os.path.join(directory, f"{t}.parquet")
+            setattr(self, t, pd.read_parquet(path) if os.path.exists(path) else _cc_frame({}))
         with open(os.path.join(directory, "summary.json"), encoding="utf-8") as fh:
             summ = json.load(fh)
         self.name = summ.get("scenario", "run")

@@ -1,7 +1,7 @@
 //! Results of one run: per-flow, per-link and per-file rows, sampled time
 //! series and run metadata. Units: seconds, bit/s, bytes, segments.
 
-use crate::trace::{FlowSeries, QueueSeries};
+use crate::trace::{CcSeries, FlowSeries, QueueSeries};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowResult {
@@ -86,5 +86,7 @@ pub struct RunResults {
     pub files: Vec<FileResult>,
     pub flow_ts: FlowSeries,
     pub queue_ts: QueueSeries,
+    /// Congestion-control internal variables (see `CongestionControl::trace_vars`).
+    pub cc_ts: CcSeries,
     pub meta: RunMeta,
 }

@@ -49,3 +49,27 @@ impl QueueSeries {
         }
     }
 }
+
+/// Sampled internal variables of the congestion controls (long format: one
+/// row per (time, flow, variable)); `names[variable]` is the variable's name.
+#[derive(Debug, Default, Clone)]
+pub struct CcSeries {
+    pub time: Vec<f64>,
+    pub flow: Vec<u32>,
+    pub variable: Vec<u16>,
+    pub value: Vec<f64>,
+    pub names: Vec<&'static str>,
+}
+
+impl CcSeries {
+    /// Index of `name` in `names`, adding it on first use.
+    pub fn intern(&mut self, name: &'static str) -> u16 {
+        match self.names.iter().position(|n| *n == name) {
+            Some(i) => i as u16,
+            None => {
+                self.names.push(name);
+                (self.names.len() - 1) as u16
+            }
+        }
+    }
+}

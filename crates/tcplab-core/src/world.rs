@@ -10,7 +10,7 @@ use crate::sim::time::{from_secs, to_secs, Time};
 use crate::sim::{EventKind, EventQueue};
 use crate::spec::{AppSpec, Recovery, RunSpec};
 use crate::tcp::{Receiver, SegmentMap, Sender, SenderConfig, INFINITE_SSTHRESH};
-use crate::trace::{FlowSeries, QueueSeries};
+use crate::trace::{CcSeries, FlowSeries, QueueSeries};
 
 struct Flow {
     sender: Sender,
@@ -40,6 +40,8 @@ pub struct World {
     scratch: Vec<Packet>,
     flow_ts: FlowSeries,
     queue_ts: QueueSeries,
+    cc_ts: CcSeries,
+    cc_vars: Vec<(&'static str, f64)>,
     wall_s: f64,
     finished: bool,
 }
@@ -143,6 +145,8 @@ impl World {
             scratch: Vec::with_capacity(64),
             flow_ts,
             queue_ts,
+            cc_ts: CcSeries::default(),
+            cc_vars: Vec::new(),
             wall_s: 0.0,
             finished: false,
         })
@@ -354,6 +358,15 @@ impl World {
             self.flow_ts.srtt.push(if s.rtt.samples > 0 { s.rtt.srtt } else { f64::NAN });
             self.flow_ts.in_flight.push(s.in_flight());
             self.flow_ts.delivered_bytes.push(fl.receiver.delivered_bytes);
+            self.cc_vars.clear();
+            s.cc.trace_vars(&mut self.cc_vars);
+            for &(name, v) in &self.cc_vars {
+                let var = self.cc_ts.intern(name);
+                self.cc_ts.time.push(t);
+                self.cc_ts.flow.push(i as u32);
+                self.cc_ts.variable.push(var);
+                self.cc_ts.value.push(v);
+            }
         }
         for &l in &self.traced_links {
             let link = &mut self.links[l as usize];
@@ -481,6 +494,7 @@ impl World {
             files,
             flow_ts: self.flow_ts.clone(),
             queue_ts: self.queue_ts.clone(),
+            cc_ts: self.cc_ts.clone(),
             meta: RunMeta { events: self.events.popped(), sim_time: to_secs(self.now), wall_s: self.wall_s, seed: self.spec.seed },
         }
     }

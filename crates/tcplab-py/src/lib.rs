@@ -146,6 +146,16 @@ fn to_python(py: Python<'_>, r: RunResults) -> PyResult<PyObject> {
     q.set_item("bytes", qs.bytes.into_pyarray_bound(py))?;
     out.set_item("queue_ts", q)?;
 
+    let cs = r.cc_ts;
+    let c = table(py);
+    c.set_item("time", cs.time.into_pyarray_bound(py))?;
+    c.set_item("flow", cs.flow.into_pyarray_bound(py))?;
+    c.set_item("variable", cs.variable.into_pyarray_bound(py))?;
+    c.set_item("value", cs.value.into_pyarray_bound(py))?;
+    // Variable names once (codes above), not one Python string per sample.
+    c.set_item("variable_names", PyList::new_bound(py, cs.names.iter().copied()))?;
+    out.set_item("cc_ts", c)?;
+
     let m = table(py);
     m.set_item("events", r.meta.events)?;
     m.set_item("sim_time", r.meta.sim_time)?;

@@ -101,16 +101,10 @@ def _table(df, out, name, title, note="") -> list[str]:
     return [csv, md]
 
 
-def _trace_params(out: str, name: str) -> dict:
-    path = os.path.join(out, f"trace-{name}.csv")
-    if os.path.exists(path):
-        os.remove(path)
-    return {"trace_path": os.path.abspath(path)}
-
-
 # ---------------------------------------------------------------- rce
 
 def rce_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
+    import numpy as np
     import pandas as pd
 
     from .runner import run_all
@@ -122,18 +116,22 @@ def rce_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
         cases.append((f"vs{k}reno-1BDP", k, 1.0))
     jobs = []
     for name, k, b in cases:
-        tp = _trace_params(out, f"rce-{name}")
         if name.startswith("single"):
-            algos = [(PROPOSAL[0], {**PROPOSAL[1], **tp})]
+            algos = [(PROPOSAL[0], dict(PROPOSAL[1]))]
         else:
-            algos = [(PROPOSAL[0], {**PROPOSAL[1], **tp})] + [("newreno", {})] * k
-        sc = _f1(setup, algos, "newreno", round(b * F1_BDP))
-        jobs.append(_job(name, sc))
-    run_all(jobs, workers=workers, label="rce", verbose=verbose)
+            algos = [(PROPOSAL[0], dict(PROPOSAL[1]))] + [("newreno", {})] * k
+        # The algorithm's state is sampled every 10 ms (the core's cc_ts):
+        # far finer than one RCE measurement per RTO, so each is seen once.
+        sc = _f1(setup, algos, "newreno", round(b * F1_BDP), sample="10ms")
+        jobs.append(_job(name, sc, "cc_traces"))
+    res = run_all(jobs, workers=workers, label="rce", verbose=verbose)
     rows, per = [], {}
     for name, k, b in cases:
-        d = pd.read_csv(os.path.join(out, f"trace-rce-{name}.csv"))
-        r = d[d.kind == "rce"]
+        cc = res[name]["cc"]
+        t = np.asarray(res[name]["cc_time"])
+        count = np.asarray(cc["rce_count"])
+        new = np.flatnonzero(np.diff(count, prepend=0) > 0)  # samples where a measurement completed
+        r = pd.DataFrame({"time": t[new], "capacity_seg_s": np.asarray(cc["rce_last_seg_s"])[new]})
         # Skip the first 5 s (slow start).
         r = r[r.time > 5.0]
         ratio = r.capacity_seg_s * PACKET * 8 / F1_C
@@ -176,10 +174,9 @@ def bs_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     dur = 60.0 if setup.quick else 200.0
     jobs = []
     for b in bufs:
-        tp = _trace_params(out, f"bs-{b:g}BDP")
-        sc = _f1(setup, [(PROPOSAL[0], {**PROPOSAL[1], **tp, "trace_interval": 0.01})], "newreno",
+        sc = _f1(setup, [(PROPOSAL[0], dict(PROPOSAL[1]))], "newreno",
                  round(b * F1_BDP), duration=dur, window=dur / 2, sample="10ms")
-        jobs.append(_job(f"bs|{b}", sc, "traces"))
+        jobs.append(_job(f"bs|{b}", sc, "cc_traces"))
     res = run_all(jobs, workers=workers, label="bs-tracking", verbose=verbose)
     import matplotlib
 
@@ -191,8 +188,10 @@ def bs_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     for j, b in enumerate(bufs):
         r = res[f"bs|{b}"]
         qt, q = np.asarray(r["queue_time"]), np.asarray(r["queue"], float)
-        d = pd.read_csv(os.path.join(out, f"trace-bs-{b:g}BDP.csv"))
-        a = d[(d.kind == "ack") & (d.capacity_seg_s > 0)]
+        cc = r["cc"]
+        d = pd.DataFrame({"time": r["cc_time"], "rtt": cc["rtt"], "capacity_seg_s": cc["capacity_seg_s"],
+                          "bs_estimate": cc["bs_estimate"]})
+        a = d[(d.capacity_seg_s > 0) & (d.rtt > 0)]
         # The RTT sample of an ACK at t belongs to a packet that reached the
         # bottleneck queue at about t - RTT + 5 ms (sender access delay).
         t_enq = a.time.values - a.rtt.values + 0.005

@@ -74,9 +74,28 @@ def extract_traces(raw: dict, spec: dict, args: dict) -> dict:
     return out
 
 
+def extract_cc_traces(raw: dict, spec: dict, args: dict) -> dict:
+    """extract_traces plus flow 0's congestion-control variables (the core's
+    cc_ts series): ``cc_time`` and one list per variable under ``cc``."""
+    out = extract_traces(raw, spec, args)
+    cc = raw["cc_ts"]
+    flow = np.asarray(cc["flow"]) == args.get("cc_flow", 0)
+    var = np.asarray(cc["variable"])[flow]
+    t = np.asarray(cc["time"])[flow]
+    v = np.asarray(cc["value"])[flow]
+    out["cc"] = {}
+    for code, name in enumerate(cc["variable_names"]):
+        sel = var == code
+        if sel.any():
+            out["cc"][name] = v[sel].tolist()
+            out["cc_time"] = t[sel].tolist()
+    return out
+
+
 EXTRACTS: dict[str, Callable[[dict, dict, dict], dict]] = {
     "summary": extract_summary,
     "traces": extract_traces,
+    "cc_traces": extract_cc_traces,
 }
 
 

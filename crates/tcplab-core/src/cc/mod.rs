@@ -13,6 +13,7 @@
 //! | [`CongestionControl::on_rto`] | after the sender applied an RTO (cwnd = 1) | `CA_EVENT_LOSS` |
 //! | [`CongestionControl::on_send`] | every data packet sent | rate-based algorithms |
 //! | [`CongestionControl::pacing_rate_bps`] | queried before each send | `sk_pacing_rate` |
+//! | [`CongestionControl::trace_vars`] | each sampling instant | (tracing) |
 //!
 //! The algorithm owns `cwnd` growth, the new ssthresh on loss and an optional
 //! pacing rate. Windows are in segments as f64: algorithms with Linux's integer
@@ -132,6 +133,10 @@ pub trait CongestionControl: Send {
     fn pacing_rate_bps(&self) -> Option<f64> {
         None
     }
+    /// Internal variables worth plotting (estimates, filters, epochs), as
+    /// (name, value) pairs; the run samples them into the `cc_ts` time series
+    /// at every sampling instant. Names are the algorithm's own.
+    fn trace_vars(&self, _out: &mut Vec<(&'static str, f64)>) {}
 }
 
 /// A documented parameter of an algorithm.

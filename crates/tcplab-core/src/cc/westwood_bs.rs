@@ -36,14 +36,11 @@
 //!   `max`), `rce_gain`, `rce_discard_on_loss`, `rce_min_gaps` (see `rce.rs`).
 //! - everything Westwood-RE takes (interval T, filter, timing...).
 //!
-//! Diagnostics (a workaround until the core can sample algorithm state into
-//! `flow_ts`): with `trace_path` set, the algorithm appends CSV rows
-//! `time,kind,rtt,rtt_min,capacity_seg_s,bs_estimate,bdp,ere_seg_s,comp_rtt_min,ssthresh`
-//! to that file: kind `ack` at most every `trace_interval` s (default 0.01)
-//! on ACKs with an RTT sample, `rce` when a capacity measurement completes,
-//! `loss` at each loss response.
-
-use std::io::Write;
+//! Traced variables (`trace_vars`, sampled into the run's `cc_ts` series):
+//! `rtt` (the RTT the estimate uses), `rtt_min`, `capacity_seg_s` (RCE),
+//! `bs_estimate` (packets), `bdp` (packets), `ere_seg_s`, `comp_rtt_min`,
+//! `rce_count` (completed capacity measurements, so a consumer can pick each
+//! new one) and `rce_last_seg_s` (the raw value of the latest measurement).
 
 use super::rce::{Rce, RceConfig, RceFilter};
 use super::westwood::Westwood;
@@ -92,13 +89,12 @@ pub struct WestwoodBs {
     pub rtt_sample: RttSample,
     srtt: f64,
     epoch_max: f64,
-    trace: Option<std::io::BufWriter<std::fs::File>>,
-    trace_interval: f64,
-    next_trace: f64,
     last_now: f64,
+    rce_count: u64,
+    rce_last: f64,
 }
 
-const EXTRA: &[&str] = &["rtt_sample", "rce_interval", "rce_filter", "rce_gain", "rce_discard_on_loss", "rce_min_gaps", "trace_path", "trace_interval"];
+const EXTRA: &[&str] = &["rtt_sample", "rce_interval", "rce_filter", "rce_gain", "rce_discard_on_loss", "rce_min_gaps"];
 
 const PARAMS: &[&str] = &[
     "variant",
@@ -116,8 +112,6 @@ const PARAMS: &[&str] = &[
     "rce_gain",
     "rce_discard_on_loss",
     "rce_min_gaps",
-    "trace_path",
-    "trace_interval",
 ];
 
 pub fn info() -> AlgorithmInfo {
@@ -128,8 +122,6 @@ pub fn info() -> AlgorithmInfo {
         ParamInfo { name: "rce_gain", default: "0.25", description: "EWMA gain for rce_filter = ewma", source: "choice" },
         ParamInfo { name: "rce_discard_on_loss", default: "true", description: "drop RCE measurements whose ACK slot saw duplicate ACKs or an RTO", source: "choice" },
         ParamInfo { name: "rce_min_gaps", default: "10", description: "fewest ACK gaps for an RCE measurement", source: "choice" },
-        ParamInfo { name: "trace_path", default: "(none)", description: "append the estimator state as CSV to this file (diagnostics)", source: "tcplab" },
-        ParamInfo { name: "trace_interval", default: "0.01", description: "shortest time between two `ack` rows of the trace, s", source: "tcplab" },
     ];
     params.extend(super::westwood_re::params_info());
     AlgorithmInfo {
@@ -162,21 +154,6 @@ impl WestwoodBs {
         };
         let discard = p.bool("rce_discard_on_loss", true)?;
         let min_gaps = p.u64("rce_min_gaps", 10, |x| x >= 1 && x <= u32::MAX as u64, "an integer >= 1")? as u32;
-        let trace_interval = p.f64("trace_interval", 0.01, |x| x >= 0.0, "a time >= 0 in seconds")?;
-        let trace = match map.get("trace_path") {
-            None => None,
-            Some(v) => {
-                let path = v.as_str().ok_or_else(|| SpecError::new(format!("{field}.params.trace_path"), "must be a file path".to_string()))?;
-                let f = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .map_err(|e| SpecError::new(format!("{field}.params.trace_path"), format!("cannot open {path:?}: {e}")))?;
-                let mut w = std::io::BufWriter::new(f);
-                let _ = writeln!(w, "time,kind,rtt,rtt_min,capacity_seg_s,bs_estimate,bdp,ere_seg_s,comp_rtt_min,ssthresh");
-                Some(w)
-            }
-        };
         let mut ww_map = map.clone();
         for k in EXTRA {
             ww_map.remove(*k);
@@ -194,10 +171,9 @@ impl WestwoodBs {
             rtt_sample,
             srtt: 0.0,
             epoch_max: 0.0,
-            trace,
-            trace_interval,
-            next_trace: 0.0,
             last_now: 0.0,
+            rce_count: 0,
+            rce_last: 0.0,
         })
     }
 
@@ -231,29 +207,6 @@ impl WestwoodBs {
     pub fn target(&self) -> f64 {
         (self.ww.bwe.bw_est() * self.estimate().compensated_rtt_min).floor().max(2.0)
     }
-
-    fn write(&mut self, now: f64, kind: &str, ssthresh: f64) {
-        if self.trace.is_none() {
-            return;
-        }
-        let e = self.estimate();
-        let ere = self.ww.bwe.bw_est();
-        if let Some(t) = self.trace.as_mut() {
-            let _ = writeln!(
-                t,
-                "{now:.6},{kind},{:.6},{:.6},{:.3},{:.3},{:.3},{:.3},{:.6},{ssthresh:.3}",
-                e.rtt, e.rtt_min, e.capacity, e.bs_estimate, e.bdp, ere, e.compensated_rtt_min
-            );
-        }
-    }
-}
-
-impl Drop for WestwoodBs {
-    fn drop(&mut self) {
-        if let Some(t) = self.trace.as_mut() {
-            let _ = t.flush();
-        }
-    }
 }
 
 impl CongestionControl for WestwoodBs {
@@ -274,13 +227,9 @@ impl CongestionControl for WestwoodBs {
             self.epoch_max = self.epoch_max.max(r);
         }
         self.last_now = s.now;
-        let done = self.rce.on_ack(s);
-        if done.is_some() {
-            self.write(s.now, "rce", w.ssthresh);
-        }
-        if s.rtt.is_some() && s.now >= self.next_trace && self.trace.is_some() {
-            self.next_trace = s.now + self.trace_interval;
-            self.write(s.now, "ack", w.ssthresh);
+        if let Some(m) = self.rce.on_ack(s) {
+            self.rce_count += 1;
+            self.rce_last = m.capacity;
         }
     }
 
@@ -291,7 +240,6 @@ impl CongestionControl for WestwoodBs {
     fn ssthresh(&mut self, w: &Window, event: LossEvent, in_flight: u64, now: f64) -> f64 {
         let target = self.target();
         let ss = self.ww.ssthresh_with(w, event, in_flight, now, target);
-        self.write(now, "loss", ss);
         self.epoch_max = 0.0;
         ss
     }
@@ -304,6 +252,21 @@ impl CongestionControl for WestwoodBs {
     fn on_rto(&mut self, w: &mut Window, now: f64) {
         self.rce.on_rto();
         self.ww.on_rto(w, now);
+    }
+
+    fn trace_vars(&self, out: &mut Vec<(&'static str, f64)>) {
+        let e = self.estimate();
+        out.extend_from_slice(&[
+            ("rtt", e.rtt),
+            ("rtt_min", e.rtt_min),
+            ("capacity_seg_s", e.capacity),
+            ("bs_estimate", e.bs_estimate),
+            ("bdp", e.bdp),
+            ("ere_seg_s", self.ww.bwe.bw_est()),
+            ("comp_rtt_min", e.compensated_rtt_min),
+            ("rce_count", self.rce_count as f64),
+            ("rce_last_seg_s", self.rce_last),
+        ]);
     }
 }
 
