@@ -12,6 +12,12 @@ matplotlib. Figures printed per scenario:
   (data and ACKs, all links);
 - ``peak_rss_mb``: peak resident memory of the child process.
 
+``tcplab bench --campaign`` measures the campaign layer instead: a sweep of
+200 tiny runs (about 1 ms each in the core) into a fresh campaign, printing
+runs, wall time, core time, overhead % and overhead per run (see
+:mod:`tcplab.sweep.overhead`; options ``--runs``, ``--duration``,
+``--workers``, ``--repeat``, ``--no-fsync``).
+
 Speed is measured here, never asserted in tests: a slow machine gives slower
 figures, not failures. ``--quick`` shortens every scenario (to check that the
 suite runs, e.g. in CI), so its figures are not comparable with full runs.
@@ -90,11 +96,33 @@ def run_suite(quick: bool = False) -> list[dict]:
     return rows
 
 
+def run_campaign(runs: int = 200, duration: str = "5s", workers: int | None = None, repeat: int = 3,
+                 fsync: bool = True) -> dict:
+    """The campaign-layer benchmark: tcplab's own overhead on a sweep of tiny runs."""
+    from .sweep.overhead import run_benchmark
+
+    return run_benchmark(runs=runs, duration=duration, workers=workers, repeat=repeat, fsync=fsync)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="tcplab bench", description="Time the standard scenarios.")
     p.add_argument("--json", action="store_true", help="print a JSON list of result objects")
     p.add_argument("--quick", action="store_true", help="shortened scenarios: checks the suite runs, not speed")
+    p.add_argument("--campaign", action="store_true",
+                   help="measure the campaign layer's overhead on a sweep of tiny runs instead")
+    from .sweep.overhead import add_arguments
+
+    add_arguments(p)
     args = p.parse_args(argv)
+    if args.campaign:
+        from .sweep.overhead import print_table
+
+        res = run_campaign(args.runs, args.duration, args.workers, max(1, args.repeat), not args.no_fsync)
+        if args.json:
+            print(json.dumps(res, indent=2))
+        else:
+            print_table(res)
+        return 0
     rows = run_suite(args.quick)
     if args.json:
         print(json.dumps(rows, indent=2))

@@ -53,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     a = sub.add_parser("algorithms", help="list congestion-control algorithms and their parameters")
     a.add_argument("--json", action="store_true", help="print the list as JSON")
 
-    b = sub.add_parser("bench", help="benchmark the core (tcplab.bench)")
+    b = sub.add_parser("bench", help="benchmark the core (tcplab.bench); see `tcplab bench --help`",
+                       add_help=False)
     rp = sub.add_parser("reproduce", help="regenerate a paper's tables and figures",
                         description="Regenerate the tables and figures of a paper of shared/spec/ "
                                     "(full length by default; --quick for a shortened check).")
@@ -333,7 +334,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``tcplab`` command; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
-    args = parser.parse_args(argv)
+    # `bench` owns its flags (tcplab.bench.main parses them); every other
+    # command must parse completely.
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "bench":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if args.version:
         import tcplab
 

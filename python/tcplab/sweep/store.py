@@ -3,23 +3,26 @@
 Layout::
 
     CAMPAIGN/
-      campaign.json          {"format": "tcplab-campaign", "format_version": 1, "created_by": version}
-      index.sqlite           the index (a cache: rebuilt from runs/ when lost or corrupt)
-      runs/<k2>/<key>/       one run: flows/links/files/flow_ts/queue_ts.parquet, summary.json,
-                             spec.json (Results.load reads it), run.json (the manifest, written last)
+      campaign.json          {"format": "tcplab-campaign", "format_version": 2, "created_by": version}
+      index.sqlite           the index (a cache: rebuilt from segments/ when lost or corrupt)
+      segments/<id>/         one chunk of runs: flows/links/files/flow_ts/queue_ts.parquet (every run's
+                             rows, with a ``run`` key column) and segment.json (the manifest, written last)
       sweeps/<name>.toml     the description of each sweep run into this campaign
-      tmp/                   runs being written; never read
-      quarantine/            runs found damaged, moved aside (then run again)
+      tmp/                   segments being written; never read
+      quarantine/            segments found damaged, moved aside (their runs are run again)
 
 The run key is the SHA-256 of the canonical JSON of ``{"spec": RunSpec,
-"version": tcplab version}`` (first 32 hex digits). A run directory appears
-by one ``rename`` of a complete directory (see :mod:`.worker`), and the
-index row is written after it, so the index never points to a missing or
-partial run. A run directory the index does not know (the sweep was
-killed between the two) is adopted when the campaign is next opened.
+"version": tcplab version}`` (first 32 hex digits). A segment appears by one
+``rename`` of a complete directory (see :mod:`.worker`), and its index rows
+(run key -> segment) are written after it in one transaction, so the index
+never points to a missing or partial segment. A segment the index does not
+know (the sweep was killed between the two) is checked byte for byte and
+adopted when the campaign is next opened.
 
-Failed runs are stored too (``run.json`` with ``status = "failed"`` and the
-error). They are not run again unless asked (``retry_failed``).
+Failed runs are stored too (a record with ``status = "failed"`` and the
+error). They are not run again unless asked (``retry_failed``). When a key
+is stored twice (a retried failure, a run finished by an orphaned worker),
+the index keeps an ``ok`` record over a failed one, then the later one.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
 
 from .grid import canonical_json
-from .worker import MANIFEST, TABLES, commit, run_dir, syncfs
+from .worker import MANIFEST, SEGMENT_FORMAT, TABLES, commit_segment, read_rows, segment_dir, syncfs
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -48,12 +51,13 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Campaign", "CampaignError", "CampaignWarning", "RunReport", "run_key"]
 
 FORMAT = "tcplab-campaign"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MARKER = "campaign.json"
 INDEX = "index.sqlite"
 KEY_LEN = 32
 _KEY_RE = re.compile(r"^[0-9a-f]{%d}$" % KEY_LEN)
-_ROOT_ENTRIES = {MARKER, INDEX, INDEX + "-wal", INDEX + "-shm", INDEX + "-journal", "runs", "sweeps", "tmp",
+_SEG_RE = re.compile(r"^[0-9a-f]{32}$")
+_ROOT_ENTRIES = {MARKER, INDEX, INDEX + "-wal", INDEX + "-shm", INDEX + "-journal", "segments", "sweeps", "tmp",
                  "quarantine", "report.html"}
 
 _SCHEMA = """
@@ -67,8 +71,11 @@ CREATE TABLE IF NOT EXISTS runs (
     error TEXT,
     sim_s REAL,
     task_s REAL,
-    finished REAL
+    finished REAL,
+    segment TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS runs_segment ON runs (segment);
+CREATE TABLE IF NOT EXISTS segments (id TEXT PRIMARY KEY, runs INTEGER NOT NULL, added REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT);
 """
 
@@ -87,12 +94,19 @@ def _warn(msg: str) -> None:
 
 def run_key(spec: Mapping[str, Any], version: Optional[str] = None) -> str:
     """The key of a run: hash of its RunSpec and the tcplab version."""
+    return _key_and_spec_json(spec, version)[0]
+
+
+def _key_and_spec_json(spec: Mapping[str, Any], version: Optional[str] = None) -> tuple[str, str]:
+    """(run key, canonical JSON of the spec): the key hashes ``{"spec": spec, "version": version}``
+    in canonical JSON, which is that text with the spec's text inside (keys sort "spec" < "version")."""
     if version is None:
         import tcplab
 
         version = tcplab.__version__
-    text = canonical_json({"spec": spec, "version": version})
-    return hashlib.sha256(text.encode()).hexdigest()[:KEY_LEN]
+    spec_json = canonical_json(spec)
+    text = '{"spec":' + spec_json + ',"version":' + canonical_json(version) + "}"
+    return hashlib.sha256(text.encode()).hexdigest()[:KEY_LEN], spec_json
 
 
 class RunReport:
@@ -143,6 +157,11 @@ class RunReport:
         return f"<RunReport {self.summary().splitlines()[0]}>"
 
 
+def _spec(rec: dict) -> Optional[dict]:
+    text = rec.get("spec_json")
+    return json.loads(text) if isinstance(text, str) else None
+
+
 def _read_json(path: str) -> Any:
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
@@ -183,7 +202,9 @@ class Campaign:
                 raise CampaignError(f"{marker}: not a tcplab campaign (format {doc.get('format') if isinstance(doc, dict) else doc!r})")
             if doc.get("format_version") != FORMAT_VERSION:
                 raise CampaignError(f"{marker}: campaign format version {doc.get('format_version')!r}; "
-                                    f"this tcplab reads version {FORMAT_VERSION}")
+                                    f"this tcplab reads version {FORMAT_VERSION}"
+                                    + ("; version 1 (one directory per run) was written by an earlier tcplab: run "
+                                       "the sweep into a new directory" if doc.get("format_version") == 1 else ""))
         else:
             if not create:
                 raise CampaignError(f"{self.path}: not a tcplab campaign directory (no {MARKER})")
@@ -195,17 +216,21 @@ class Campaign:
             os.makedirs(self.path, exist_ok=True)
             _atomic_text(marker, json.dumps({"format": FORMAT, "format_version": FORMAT_VERSION,
                                              "created_by": tcplab.__version__, "created": time.time()}) + "\n")
-        for d in ("runs", "tmp", "sweeps"):
+        for d in ("segments", "tmp", "sweeps"):
             os.makedirs(os.path.join(self.path, d), exist_ok=True)
+        self._manifests: dict[str, dict] = {}
         self._db = self._open_index()
         self._reconcile()
 
     # -- index ---------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(os.path.join(self.path, INDEX), timeout=60)
+        # WAL with synchronous=NORMAL: a commit is not flushed by itself (the index is a cache of
+        # segments/, which are flushed before they are indexed) but the database stays consistent
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(_SCHEMA)
+        if db.execute("PRAGMA user_version").fetchone()[0] != FORMAT_VERSION:
+            db.executescript("BEGIN;" + _SCHEMA + f"PRAGMA user_version = {FORMAT_VERSION}; COMMIT;")
         db.execute("SELECT count(*) FROM runs").fetchone()
         return db
 
@@ -219,7 +244,7 @@ class Campaign:
                 if os.path.exists(p):
                     os.replace(p, bad + suffix)
             _warn(f"{os.path.join(self.path, INDEX)}: unreadable index ({e}); moved to {os.path.basename(bad)} "
-                  f"and rebuilt from the stored runs")
+                  f"and rebuilt from the stored segments")
             return self._connect()
 
     def close(self) -> None:
@@ -231,35 +256,56 @@ class Campaign:
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _insert(self, m: dict) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO runs (key, status, params, seed, version, metrics, error, sim_s, task_s, finished)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (m["key"], m["status"], json.dumps(m.get("params") or {}, sort_keys=False), m.get("seed"), m["version"],
-             json.dumps(m.get("metrics")) if m.get("metrics") is not None else None, m.get("error"),
-             m.get("sim_s"), m.get("task_s"), m.get("finished")))
+    def _insert_segment(self, m: dict) -> None:
+        """Index one segment's runs (inside the caller's transaction). A key
+        already indexed keeps its record unless the new one is better: ok
+        over failed, then the later."""
+        seg = m["id"]
+        self._db.execute("INSERT OR REPLACE INTO segments (id, runs, added) VALUES (?,?,?)",
+                         (seg, len(m["runs"]), time.time()))
+        self._db.executemany(
+            "INSERT INTO runs (key, status, params, seed, version, metrics, error, sim_s, task_s, finished, segment)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET status=excluded.status,"
+            " params=excluded.params, seed=excluded.seed, version=excluded.version, metrics=excluded.metrics,"
+            " error=excluded.error, sim_s=excluded.sim_s, task_s=excluded.task_s, finished=excluded.finished,"
+            " segment=excluded.segment"
+            " WHERE (excluded.status = 'ok') > (runs.status = 'ok') OR ((excluded.status = 'ok') = (runs.status = 'ok')"
+            " AND excluded.finished > runs.finished)",
+            [(r["key"], r["status"], json.dumps(r.get("params") or {}), r.get("seed"), r["version"],
+              json.dumps(r.get("metrics")) if r.get("metrics") is not None else None, r.get("error"),
+              r.get("sim_s"), r.get("task_s"), r.get("finished"), seg) for r in m["runs"]])
+
+    def _drop_segment(self, seg: str) -> None:
+        with self._db:
+            self._db.execute("DELETE FROM runs WHERE segment = ?", (seg,))
+            self._db.execute("DELETE FROM segments WHERE id = ?", (seg,))
+        self._manifests.pop(seg, None)
 
     # -- consistency of directory and index ------------------------------------
-    def _check_manifest(self, d: str, key: str, deep: bool = False) -> dict:
-        """The manifest of run directory ``d``; raises CampaignError if the run is damaged."""
+    def _check_segment(self, d: str, seg: str, deep: bool = False) -> dict:
+        """The manifest of segment directory ``d``; raises CampaignError if the segment is damaged."""
         mpath = os.path.join(d, MANIFEST)
         try:
             m = _read_json(mpath)
         except FileNotFoundError:
-            raise CampaignError(f"{d}: no {MANIFEST} (not a stored run)") from None
+            raise CampaignError(f"{d}: no {MANIFEST} (not a stored segment)") from None
         except (OSError, ValueError) as e:
             raise CampaignError(f"{mpath}: unreadable manifest ({e})") from None
-        if not isinstance(m, dict) or m.get("format") != "tcplab-run" or m.get("key") != key:
-            raise CampaignError(f"{mpath}: not the manifest of run {key}")
-        files = m.get("files")
-        if not isinstance(files, dict) or m.get("status") not in ("ok", "failed"):
+        if not isinstance(m, dict) or m.get("format") != SEGMENT_FORMAT or m.get("id") != seg:
+            raise CampaignError(f"{mpath}: not the manifest of segment {seg}")
+        files, runs = m.get("files"), m.get("runs")
+        if not isinstance(files, dict) or not isinstance(runs, list) or m.get("format_version") != 1:
             raise CampaignError(f"{mpath}: incomplete manifest")
+        for r in runs:
+            if not isinstance(r, dict) or not _KEY_RE.match(str(r.get("key"))) or r.get("status") not in ("ok", "failed") \
+                    or (r["status"] == "ok" and not all(isinstance((r.get("rows") or {}).get(t), list) for t in TABLES)):
+                raise CampaignError(f"{mpath}: incomplete manifest (run {str(r.get('key') if isinstance(r, dict) else r)[:32]})")
         for name, info in files.items():
             p = os.path.join(d, name)
             try:
                 size = os.path.getsize(p)
             except OSError:
-                raise CampaignError(f"{p}: missing file of a stored run") from None
+                raise CampaignError(f"{p}: missing file of a stored segment") from None
             if size != info.get("size"):
                 raise CampaignError(f"{p}: {size} bytes, the manifest says {info.get('size')} (damaged)")
             if deep:
@@ -270,22 +316,17 @@ class Campaign:
         return m
 
     def _scan(self) -> dict[str, str]:
-        """Run directories on disk, ``{key: dir}``; foreign entries are warned about and ignored."""
+        """Segment directories on disk, ``{id: dir}``; foreign entries are warned about and ignored."""
         found: dict[str, str] = {}
-        runs = os.path.join(self.path, "runs")
         for e in os.scandir(self.path):
             if e.name not in _ROOT_ENTRIES and not e.name.startswith(INDEX + ".corrupt-") \
                     and not e.name.startswith(MARKER) and not e.name.startswith("report"):
                 _warn(f"{e.path}: not part of a tcplab campaign; ignored")
-        for shard in os.scandir(runs):
-            if not (shard.is_dir() and re.fullmatch(r"[0-9a-f]{2}", shard.name)):
-                _warn(f"{shard.path}: not part of a tcplab campaign; ignored")
-                continue
-            for e in os.scandir(shard.path):
-                if e.is_dir() and _KEY_RE.match(e.name) and e.name[:2] == shard.name:
-                    found[e.name] = e.path
-                else:
-                    _warn(f"{e.path}: not a stored run; ignored")
+        for e in os.scandir(os.path.join(self.path, "segments")):
+            if e.is_dir() and _SEG_RE.match(e.name):
+                found[e.name] = e.path
+            else:
+                _warn(f"{e.path}: not a stored segment; ignored")
         return found
 
     def _quarantine(self, d: str, why: str) -> None:
@@ -294,29 +335,31 @@ class Campaign:
         dest = os.path.join(qdir, f"{os.path.basename(d)}.{int(time.time() * 1000)}")
         try:
             os.rename(d, dest)
-            _warn(f"{why}; moved to {os.path.relpath(dest, self.path)} and will be run again")
+            _warn(f"{why}; moved to {os.path.relpath(dest, self.path)} and its runs will be run again")
         except OSError as e:
             _warn(f"{why}; ignored (could not move it aside: {e})")
 
     def _reconcile(self) -> None:
         self._clean_tmp()
         on_disk = self._scan()
-        indexed = {k: s for k, s in self._db.execute("SELECT key, status FROM runs")}
-        with self._db:
-            for key, d in on_disk.items():
-                if key in indexed:
-                    continue
-                try:
-                    # not indexed: it may not have been flushed before a crash, so check every byte
-                    m = self._check_manifest(d, key, deep=True)
-                except CampaignError as e:
-                    self._quarantine(d, str(e))
-                    continue
-                self._insert(m)  # stored but not indexed (killed between the two): adopt
-            for key in indexed:
-                if key not in on_disk:
-                    _warn(f"run {key}: in the index but not in runs/; dropped from the index (it will be run again)")
-                    self._db.execute("DELETE FROM runs WHERE key = ?", (key,))
+        known = {s for (s,) in self._db.execute("SELECT id FROM segments")}
+        for seg, d in sorted(on_disk.items()):
+            if seg in known:
+                continue
+            try:
+                # not indexed: it may not have been flushed before a crash, so check every byte
+                m = self._check_segment(d, seg, deep=True)
+            except CampaignError as e:
+                self._quarantine(d, str(e))
+                continue
+            with self._db:  # stored but not indexed (killed between the two): adopt
+                self._insert_segment(m)
+        for seg in known - set(on_disk):
+            n = self._db.execute("SELECT count(*) FROM runs WHERE segment = ?", (seg,)).fetchone()[0]
+            if n:
+                _warn(f"segment {seg}: in the index but not in segments/; its {n} run(s) dropped from the index "
+                      f"(they will be run again)")
+            self._drop_segment(seg)
 
     def _clean_tmp(self) -> None:
         tmp = os.path.join(self.path, "tmp")
@@ -337,27 +380,29 @@ class Campaign:
                 shutil.rmtree(e.path, ignore_errors=True) if e.is_dir() else os.remove(e.path)
 
     def verify(self, fix: bool = True) -> list[str]:
-        """Check every stored run's files against its manifest checksums.
+        """Check every stored segment's files against its manifest checksums.
 
-        Returns the problems found; with ``fix``, damaged runs are moved to
-        ``quarantine/`` and dropped from the index, so the next sweep runs them again.
+        Returns the problems found; with ``fix``, damaged segments are moved to
+        ``quarantine/`` and their runs dropped from the index, so the next
+        sweep runs them again.
         """
         problems = []
-        for key, d in sorted(self._scan().items()):
+        for seg, d in sorted(self._scan().items()):
             try:
-                self._check_manifest(d, key, deep=True)
+                self._check_segment(d, seg, deep=True)
             except CampaignError as e:
                 problems.append(str(e))
                 if fix:
                     self._quarantine(d, str(e))
-                    with self._db:
-                        self._db.execute("DELETE FROM runs WHERE key = ?", (key,))
+                    self._drop_segment(seg)
         return problems
 
     def reindex(self) -> None:
-        """Rebuild the index from the run directories."""
+        """Rebuild the index from the segment directories."""
         with self._db:
             self._db.execute("DELETE FROM runs")
+            self._db.execute("DELETE FROM segments")
+        self._manifests.clear()
         self._reconcile()
 
     # -- running -------------------------------------------------------------
@@ -392,7 +437,8 @@ class Campaign:
             params = dict(label) if isinstance(label, Mapping) else {"label": str(label)}
             params.pop("seed", None)
             seed = spec.get("seed")
-            out.append({"key": run_key(spec, version), "params": params, "seed": seed, "spec": spec,
+            key, spec_json = _key_and_spec_json(spec, version)
+            out.append({"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
                         "version": version, "bottleneck": bottleneck})
         return out
 
@@ -413,7 +459,7 @@ class Campaign:
     def run(self, jobs: Any, workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
             progress: Optional[bool] = None, retry_failed: bool = False, fsync: bool = True,
             store_on: str = "worker") -> RunReport:
-        """Run the jobs not stored yet, store each as it finishes, return a :class:`RunReport`.
+        """Run the jobs not stored yet, store them as they finish, return a :class:`RunReport`.
 
         ``workers``: local processes (default: all cores). ``client`` (a
         ``distributed.Client``) or ``scheduler`` (its address) runs on Dask
@@ -428,24 +474,17 @@ class Campaign:
             raise ValueError(f"store_on: expected 'worker' or 'client', got {store_on!r}")
         t0 = time.perf_counter()
         norm, todo = self.plan(jobs, retry_failed)
-        for j in todo:  # a failed run to retry: move its record aside first
-            d = run_dir(self.path, j["key"])
-            if os.path.exists(d):
-                gone = os.path.join(self.path, "tmp", f"{j['key']}.retry.{os.getpid()}.{time.time_ns()}")
-                os.rename(d, gone)
-                shutil.rmtree(gone, ignore_errors=True)
-                with self._db:
-                    self._db.execute("DELETE FROM runs WHERE key = ?", (j["key"],))
         failures: list[dict] = []
         state = {"ran": 0, "sim_s": 0.0}
         # Durability: when this process shares the filesystem with the writers
         # (local pool, or results shipped here), files are not fsynced one by
-        # one; instead finished runs are batched, the filesystem is flushed once
-        # (syncfs), and only then do they enter the index ("group commit").
+        # one; instead finished segments are batched, the filesystem is flushed
+        # once (syncfs), and only then do they enter the index ("group commit").
         # Remote Dask workers fsync each file themselves.
         remote_writer = (client is not None or scheduler is not None) and store_on == "worker"
         group = fsync and not remote_writer
         batch: list[dict] = []
+        pending_runs = [0]
         last = [time.monotonic()]
 
         def flush() -> None:
@@ -455,27 +494,30 @@ class Campaign:
                 syncfs(self.path)
             with self._db:
                 for m in batch:
-                    self._insert(m)
+                    self._insert_segment(m)
             batch.clear()
+            pending_runs[0] = 0
             last[0] = time.monotonic()
 
-        def on_done(m: dict, files: Optional[dict]) -> None:
+        def on_segment(m: dict, files: Optional[dict]) -> None:
             if files is not None:
-                commit(self.path, m, files, fsync and not group)
-            elif not os.path.exists(os.path.join(run_dir(self.path, m["key"]), MANIFEST)):
+                commit_segment(self.path, m, files, fsync and not group)
+            elif not os.path.exists(os.path.join(segment_dir(self.path, m["id"]), MANIFEST)):
                 raise CampaignError(
-                    f"a worker stored run {m['key']} in {self.path}, but this machine does not see it there: "
+                    f"a worker stored segment {m['id']} in {self.path}, but this machine does not see it there: "
                     "the workers do not share the campaign directory; use store_on='client' (--store-on client)")
             batch.append(m)
-            if len(batch) >= 64 or time.monotonic() - last[0] > 0.5:
+            pending_runs[0] += len(m["runs"])
+            if pending_runs[0] >= 256 or time.monotonic() - last[0] > 0.5:
                 flush()
-            state["ran"] += 1
-            state["sim_s"] += m.get("sim_s") or 0.0
-            if m["status"] != "ok":
-                failures.append({"key": m["key"], "params": m["params"], "seed": m["seed"], "error": m["error"]})
+            for r in m["runs"]:
+                state["ran"] += 1
+                state["sim_s"] += r.get("sim_s") or 0.0
+                if r["status"] != "ok":
+                    failures.append({"key": r["key"], "params": r["params"], "seed": r["seed"], "error": r["error"]})
 
         try:
-            nworkers, interrupted = execute_jobs(self.path, todo, on_done, workers=workers, client=client,
+            nworkers, interrupted = execute_jobs(self.path, todo, on_segment, workers=workers, client=client,
                                                  scheduler=scheduler, progress=progress,
                                                  fsync=fsync and not group, store_on=store_on)
         finally:
@@ -585,12 +627,72 @@ class Campaign:
                 self._db.execute("SELECT key, params, seed, error FROM runs WHERE status = 'failed' ORDER BY finished")]
         return pd.DataFrame.from_records(recs, columns=None if recs else ["key", "seed", "error"])
 
-    def run_path(self, key: str) -> str:
-        """The directory of a stored run (checked against its manifest)."""
+    def _segment_of(self, key: str) -> tuple[str, str]:
         key = self._full_key(key)
-        d = run_dir(self.path, key)
-        self._check_manifest(d, key)
-        return d
+        row = self._db.execute("SELECT segment FROM runs WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            raise KeyError(f"run {key}: not stored in {self.path}")
+        return key, row[0]
+
+    def _segment_manifest(self, seg: str) -> dict:
+        m = self._manifests.get(seg)
+        if m is None:
+            d = segment_dir(self.path, seg)
+            if not os.path.isdir(d):
+                raise CampaignError(f"{d}: segment missing (the index is stale; reopen the campaign to rerun its runs)")
+            m = self._check_segment(d, seg)
+            if len(self._manifests) > 64:
+                self._manifests.clear()
+            self._manifests[seg] = m
+        return m
+
+    def _record(self, key: str) -> tuple[str, dict, dict]:
+        """(segment id, segment manifest, the run's record in it)."""
+        key, seg = self._segment_of(key)
+        m = self._segment_manifest(seg)
+        recs = [r for r in m["runs"] if r["key"] == key]
+        if not recs:
+            raise CampaignError(f"{segment_dir(self.path, seg)}: the index says run {key} is here, it is not "
+                                f"(run `tcplab sweep --verify` or Campaign.reindex())")
+        return seg, m, max(recs, key=lambda r: (r["status"] == "ok", r.get("finished") or 0))
+
+    def _table_bytes(self, seg: str, m: dict, table: str, verify: bool) -> bytes:
+        name = f"{table}.parquet"
+        info = m["files"].get(name)
+        p = os.path.join(segment_dir(self.path, seg), name)
+        if info is None:
+            raise CampaignError(f"{p}: not in the segment's manifest")
+        try:
+            with open(p, "rb") as fh:
+                data = fh.read()
+        except OSError as e:
+            raise CampaignError(f"{p}: cannot read a stored table ({e})") from None
+        if len(data) != info.get("size"):
+            raise CampaignError(f"{p}: {len(data)} bytes, the manifest says {info.get('size')} (damaged); "
+                                "run `tcplab sweep --verify` to rerun its runs")
+        if verify and hashlib.sha256(data).hexdigest() != info.get("sha256"):
+            raise CampaignError(f"{p}: checksum mismatch (damaged); run `tcplab sweep --verify` to rerun its runs")
+        return data
+
+    def _raw(self, key: str, tables: Sequence[str], verify: bool) -> tuple[str, dict, dict]:
+        seg, m, rec = self._record(key)
+        if rec["status"] != "ok":
+            raise CampaignError(f"run {rec['key']} failed, it has no results: {rec.get('error')}")
+        raw: dict = {"meta": dict(rec.get("meta") or {})}
+        for t in tables:
+            data = self._table_bytes(seg, m, t, verify)
+            start, n = rec["rows"][t]
+            try:
+                raw[t] = read_rows(data, start, n)
+            except Exception as e:
+                raise CampaignError(f"{segment_dir(self.path, seg)}/{t}.parquet: cannot read the stored table "
+                                    f"({type(e).__name__}: {e})") from None
+        return seg, rec, raw
+
+    def run_path(self, key: str) -> str:
+        """The directory of the segment holding a stored run (checked against its manifest)."""
+        seg, _, _ = self._record(key)
+        return segment_dir(self.path, seg)
 
     def _full_key(self, key: str) -> str:
         if _KEY_RE.match(key):
@@ -601,49 +703,29 @@ class Campaign:
         return hits[0]
 
     def manifest(self, key: str) -> dict:
-        key = self._full_key(key)
-        return self._check_manifest(run_dir(self.path, key), key)
+        """A stored run's record: key, parameters, seed, version, status, error,
+        metrics, meta, RunSpec, timings, and ``segment`` (the id of its segment)."""
+        seg, _, rec = self._record(key)
+        return dict(rec, segment=seg)
 
     def load(self, key: str, verify: bool = True) -> "Results":
         """One stored run as :class:`~tcplab.Results` (time series included),
-        checked against its manifest's checksums unless ``verify=False``."""
+        its tables checked against the segment's checksums unless ``verify=False``."""
         from ..results import Results
 
-        key = self._full_key(key)
-        d = run_dir(self.path, key)
-        if not os.path.isdir(d):
-            raise KeyError(f"run {key}: not stored in {self.path}")
-        m = self._check_manifest(d, key, deep=verify)
-        if m["status"] != "ok":
-            raise CampaignError(f"run {key} failed, it has no results: {m.get('error')}")
-        try:
-            res = Results.load(d)
-        except Exception as e:
-            raise CampaignError(f"{d}: cannot read the stored run ({type(e).__name__}: {e})") from None
-        res.name = key
-        return res
+        seg, rec, raw = self._raw(key, TABLES, verify)
+        return Results(raw, spec=_spec(rec), name=rec["key"])
 
     def timeseries(self, key: str, table: str = "flow_ts") -> "pd.DataFrame":
         """One table of one run, read on demand (``flow_ts``, ``queue_ts``, ``flows``, ...)."""
-        import pandas as pd
+        from ..results import Results
 
         if table not in TABLES:
             raise ValueError(f"table: expected one of {', '.join(TABLES)}, got {table!r}")
-        key = self._full_key(key)
-        d = run_dir(self.path, key)
-        m = self._check_manifest(d, key)
-        name = f"{table}.parquet"
-        info = m["files"].get(name)
-        if info is None:
-            raise CampaignError(f"run {key} has no {table} ({m.get('status')})")
-        p = os.path.join(d, name)
-        with open(p, "rb") as fh:
-            data = fh.read()
-        if hashlib.sha256(data).hexdigest() != info["sha256"]:
-            raise CampaignError(f"{p}: checksum mismatch (damaged); run `tcplab sweep --verify` to rerun it")
-        import io
-
-        return pd.read_parquet(io.BytesIO(data))
+        # the name columns come from the flows (links) table, as in Results
+        need = [table] + [t for t in ({"flow_ts": ["flows"], "files": ["flows"], "queue_ts": ["links"]}.get(table, []))]
+        seg, rec, raw = self._raw(key, need, True)
+        return getattr(Results(raw, spec=_spec(rec), name=rec["key"]), table)
 
     def aggregate(self, which: Any = None, by: Optional[Sequence[str]] = None,
                   metrics: Optional[Sequence[str]] = None, confidence: float = 0.95) -> "pd.DataFrame":

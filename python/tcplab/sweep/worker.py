@@ -1,25 +1,35 @@
-"""What a worker does with one run: simulate it, encode and store its results.
+"""What a worker does with a chunk of runs: simulate them, store them as one segment.
 
 This module is imported in pool workers and on Dask workers, so it imports
-only the standard library at load time; pyarrow and the core come in when a
-run is executed.
+only the standard library at load time; numpy, pyarrow and the core come in
+when a chunk is executed.
 
 A job is a plain dict (it crosses processes and machines)::
 
     {"key": hex run key, "params": {...}, "seed": int, "spec": RunSpec dict,
      "version": tcplab version of the client, "bottleneck": [link names]}
 
-:func:`execute` returns the run's manifest (``run.json``) and, unless it
-stored them itself, the encoded files. :func:`commit` puts a run in a
-campaign directory atomically: every file is written (and fsynced) into a
-fresh directory under ``tmp/``, which is then renamed to
-``runs/<key[:2]>/<key>``. A reader therefore sees a whole run or none of it.
+:func:`execute_chunk` runs a list of jobs and writes their results as one
+**segment**: a directory ``segments/<id>/`` holding one Parquet file per
+table (``flows``, ``links``, ``files``, ``flow_ts``, ``queue_ts``; every
+run's rows, with a leading ``run`` column naming the run key) and
+``segment.json``, the manifest, written last: per run its key, parameters,
+seed, version, status, error, metrics, meta, RunSpec and the row range of
+each table; per file its size and SHA-256. :func:`commit_segment` writes
+everything into a fresh directory under ``tmp/`` and renames it into
+``segments/`` in one ``rename``, so a reader sees a whole segment or none of
+it.
+
+Per run, the hot path only keeps references to the core's numpy columns; a
+chunk's columns are concatenated and encoded once (no pandas, no per-run
+Arrow tables), so storing costs a fraction of a millisecond per run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import itertools
 import json
 import math
 import os
@@ -31,13 +41,18 @@ import traceback
 import uuid
 from typing import Any, Optional
 
-#: Table files of a stored run (the layout of Results.save, readable by Results.load).
+#: Table files of a segment (the tables of a Results).
 TABLES = ("flows", "links", "files", "flow_ts", "queue_ts")
-MANIFEST = "run.json"
+#: A segment's manifest, written last.
+MANIFEST = "segment.json"
+SEGMENT_FORMAT = "tcplab-segment"
+SEGMENT_FORMAT_VERSION = 1
+#: The column of every table naming the run key of a row.
+RUN_COLUMN = "run"
 
 
-def run_dir(root: str, key: str) -> str:
-    return os.path.join(root, "runs", key[:2], key)
+def segment_dir(root: str, seg: str) -> str:
+    return os.path.join(root, "segments", seg)
 
 
 def _fin(v: Any) -> Optional[float]:
@@ -46,6 +61,18 @@ def _fin(v: Any) -> Optional[float]:
     except (TypeError, ValueError):
         return None
     return f if math.isfinite(f) else None
+
+
+def _py(v: Any) -> Any:
+    """numpy scalar -> Python scalar; NaN/inf -> None (JSON has no NaN)."""
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+        try:
+            v = v.item()
+        except (ValueError, AttributeError):
+            pass
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
 
 
 def metrics_from_raw(raw: dict, bottleneck: list) -> dict:
@@ -79,104 +106,147 @@ def metrics_from_raw(raw: dict, bottleneck: list) -> dict:
     return {k: (_fin(v) if isinstance(v, float) else v) for k, v in m.items()}
 
 
-def _arrow_tables(raw: dict) -> dict:
-    """The core's columns as Arrow tables with the columns Results adds
-    (``flow_name``/``link_name`` as dictionaries, ``files.flow_name``),
-    built without pandas: this is most of a small run's storing cost."""
+def _nrows(cols: dict) -> int:
+    for v in cols.values():
+        return len(v)
+    return 0
+
+
+def _concat_table(parts: list, keys: list) -> Any:
+    """One Arrow table from the runs' columns (``parts``: ``[(run index, {col: array or list})]``),
+    with a leading dictionary-encoded ``run`` column."""
     import numpy as np
     import pyarrow as pa
 
-    def table(cols: dict) -> "pa.Table":
-        return pa.table({k: (v if isinstance(v, np.ndarray) else pa.array(list(v))) for k, v in cols.items()})
+    counts = [_nrows(cols) for _, cols in parts]
+    runs = pa.DictionaryArray.from_arrays(
+        pa.array(np.repeat(np.asarray([i for i, _ in parts], dtype="int32"), counts), pa.int32()),
+        pa.array(keys, pa.string()))
+    if not parts:
+        return pa.table({RUN_COLUMN: runs})
 
-    flows, links = raw.get("flows", {}), raw.get("links", {})
-    fnames = pa.array([str(x) for x in flows.get("name", [])], pa.string())
-    lnames = pa.array([str(x) for x in links.get("name", [])], pa.string())
-    out = {t: table(raw.get(t, {})) for t in TABLES}
-    ft = out["flow_ts"]
-    if "flow" in ft.column_names and len(fnames):
-        idx = pa.array(np.asarray(raw["flow_ts"]["flow"]).astype("int32"))
-        out["flow_ts"] = ft.append_column("flow_name", pa.DictionaryArray.from_arrays(idx, fnames))
-    qt = out["queue_ts"]
-    if "link" in qt.column_names and len(lnames):
-        idx = pa.array(np.asarray(raw["queue_ts"]["link"]).astype("int32"))
-        out["queue_ts"] = qt.append_column("link_name", pa.DictionaryArray.from_arrays(idx, lnames))
-    fl = out["files"]
-    if "flow" in fl.column_names and len(fnames):
-        names = [fnames[int(i)].as_py() for i in np.asarray(raw["files"]["flow"])]
-        out["files"] = fl.add_column(1, "flow_name", pa.array(names, pa.string()))
-    return out
+    names = list(parts[0][1])
+    if all(list(cols) == names for _, cols in parts[1:]):  # the usual case: one concatenation per column
+        arrays: dict = {RUN_COLUMN: runs}
+        for name in names:
+            vals = [cols[name] for _, cols in parts]
+            if all(isinstance(v, np.ndarray) for v in vals):
+                if len(vals) == 1:
+                    arrays[name] = pa.array(vals[0])
+                    continue
+                if len({v.dtype for v in vals}) == 1:
+                    arrays[name] = pa.array(np.concatenate(vals))
+                    continue
+            elif not any(isinstance(v, np.ndarray) for v in vals):
+                flat = list(itertools.chain.from_iterable(vals))
+                try:
+                    arrays[name] = pa.array(flat, pa.string())
+                except (TypeError, pa.ArrowException):
+                    arrays[name] = pa.array(flat)
+                continue
+            break  # mixed types between runs
+        else:
+            return pa.table(arrays)
+    # columns differ between runs (not produced by one core version): per-run tables, unified
+    tabs = []
+    for (i, cols), n in zip(parts, counts):
+        t = pa.table({k: (v if isinstance(v, np.ndarray) else pa.array(list(v))) for k, v in cols.items()})
+        tabs.append(t.add_column(0, RUN_COLUMN, pa.DictionaryArray.from_arrays(
+            pa.array(np.full(n, i, dtype="int32"), pa.int32()), pa.array(keys, pa.string()))))
+    return pa.concat_tables(tabs, promote_options="default")
 
 
-def _summary(raw: dict, spec: dict, name: str) -> dict:
-    """Results.summary() computed from the core's columns (same shape)."""
-    flows, links = raw["flows"], raw["links"]
-    fl = [{"id": int(flows["flow"][i]), "name": str(flows["name"][i]), "algorithm": str(flows["algorithm"][i]),
-           "goodput_bps": _fin(flows["goodput_bps"][i]), "retransmits": int(flows["retransmits"][i]),
-           "timeouts": int(flows["timeouts"][i])} for i in range(len(flows["name"]))]
-    lk = [{"name": str(links["name"][i]), "utilization": _fin(links["utilization"][i]),
-           "drops": int(links["drops"][i])} for i in range(len(links["name"]))]
-    meta = {}
-    for k, v in dict(raw.get("meta", {})).items():
-        v = v.item() if hasattr(v, "item") else v
-        meta[k] = None if isinstance(v, float) and not math.isfinite(v) else v
-    meta.setdefault("duration", spec.get("duration"))
-    meta.setdefault("measure_start", spec.get("measure_start", 0.0))
-    return {"scenario": name, "flows": fl, "links": lk, "meta": meta}
-
-
-def _encode_tables(raw: dict, spec: dict, name: str = "run") -> dict[str, bytes]:
-    """The files of a stored run: Parquet tables, summary.json, spec.json
-    (the layout of Results.save, so Results.load reads it)."""
+def _encode(collected: list, keys: list) -> tuple[dict, dict]:
+    """The segment's Parquet files ``{name: bytes}`` and each run's row ranges ``{run index: {table: [start, n]}}``."""
     import pyarrow.parquet as pq
 
-    out = {}
-    for t, table in _arrow_tables(raw).items():
-        buf = io.BytesIO()
-        # compression pays only on long tables; tiny ones are written faster plain
-        pq.write_table(table, buf, compression="zstd" if table.num_rows > 4096 else "none")
-        out[f"{t}.parquet"] = buf.getvalue()
-    out["summary.json"] = (json.dumps(_summary(raw, spec, name), indent=2) + "\n").encode()
-    out["spec.json"] = (json.dumps(spec, indent=1) + "\n").encode()
-    return out
-
-
-def execute(job: dict, root: Optional[str] = None, fsync: bool = True) -> dict:
-    """Simulate one job. With ``root``, store it there and return the
-    manifest; without, return ``{"manifest": ..., "files": {name: bytes}}``
-    for the caller to :func:`commit`. Never raises for a failing run: the
-    manifest says ``status = "failed"`` with the error."""
-    t0 = time.perf_counter()
-    manifest: dict = {
-        "format": "tcplab-run", "key": job["key"], "params": job["params"], "seed": job["seed"],
-        "version": job["version"], "host": socket.gethostname(), "pid": os.getpid(),
-    }
     files: dict[str, bytes] = {}
-    sim_s = 0.0
+    rows: dict[int, dict] = {i: {} for i, _ in collected}
+    for t in TABLES:
+        parts = [(i, raw.get(t) or {}) for i, raw in collected]
+        start = 0
+        for i, cols in parts:
+            n = _nrows(cols)
+            rows[i][t] = [start, n]
+            start += n
+        table = _concat_table(parts, keys)
+        buf = io.BytesIO()
+        # compression pays only on long tables; short ones are written faster plain
+        pq.write_table(table, buf, compression="zstd" if table.num_rows > 4096 else "none",
+                       write_statistics=table.num_rows > 4096)
+        files[f"{t}.parquet"] = buf.getvalue()
+    return files, rows
+
+
+def _meta(raw: dict) -> dict:
+    return {k: _py(v) for k, v in dict(raw.get("meta", {})).items()}
+
+
+def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
+                  budget_s: Optional[float] = None) -> dict:
+    """Simulate ``jobs`` in order and store them as one segment.
+
+    With ``root``, the segment is committed there and its manifest returned;
+    without, ``{"manifest": ..., "files": {name: bytes}}`` is returned for
+    the caller to :func:`commit_segment`. Never raises for a failing run: its
+    record says ``status = "failed"`` with the error. With ``budget_s``, the
+    chunk stops starting new runs once that much time has passed (at least
+    one run is done); the jobs not run are not in the manifest and the
+    caller schedules them again.
+    """
+    t0 = time.perf_counter()
+    records: list[dict] = []
+    collected: list[tuple[int, dict]] = []
+    here: Optional[str] = None
+    import_error = None
     try:
         import tcplab
         from tcplab import _core  # type: ignore[attr-defined]
 
-        if tcplab.__version__ != job["version"]:
-            raise RuntimeError(f"this worker runs tcplab {tcplab.__version__}, the client {job['version']}; "
-                               "install the same version on every worker")
-        spec_json = json.dumps(job["spec"])
+        here = tcplab.__version__
+    except Exception as e:  # pragma: no cover - a broken installation on a worker
+        import_error = f"cannot import tcplab on this worker: {type(e).__name__}: {e}"
+    for job in jobs:
+        if budget_s is not None and records and time.perf_counter() - t0 > budget_s:
+            break
         ts = time.perf_counter()
-        raw = _core.run(spec_json)
-        sim_s = time.perf_counter() - ts
-        files = _encode_tables(raw, job["spec"], job["key"])
-        manifest.update(status="ok", error=None, metrics=metrics_from_raw(raw, job.get("bottleneck") or []),
-                        core_wall_s=_fin(raw["meta"].get("wall_s")))
-    except Exception as e:  # a failing run is recorded, the sweep goes on
-        files = {"spec.json": (json.dumps(job["spec"], indent=1) + "\n").encode()}
-        tb = traceback.format_exception_only(type(e), e)
-        manifest.update(status="failed", error="".join(tb).strip(), metrics=None, core_wall_s=None)
-    manifest["sim_s"] = sim_s
-    manifest["finished"] = time.time()
-    manifest["files"] = {n: {"size": len(b), "sha256": hashlib.sha256(b).hexdigest()} for n, b in files.items()}
+        rec: dict = {"key": job["key"], "params": job["params"], "seed": job["seed"], "version": job["version"],
+                     "spec_json": job.get("spec_json") or json.dumps(job["spec"])}
+        sim_s = 0.0
+        try:
+            if import_error is not None:
+                raise RuntimeError(import_error)
+            if job["version"] != here:
+                raise RuntimeError(f"this worker runs tcplab {here}, the client {job['version']}; "
+                                   "install the same version on every worker")
+            spec_json = job.get("spec_json") or json.dumps(job["spec"])
+            tc = time.perf_counter()
+            raw = _core.run(spec_json)
+            sim_s = time.perf_counter() - tc
+            rec.update(status="ok", error=None, metrics=metrics_from_raw(raw, job.get("bottleneck") or []),
+                       meta=_meta(raw))
+            collected.append((len(records), raw))
+        except Exception as e:  # a failing run is recorded, the sweep goes on
+            tb = traceback.format_exception_only(type(e), e)
+            rec.update(status="failed", error="".join(tb).strip(), metrics=None, meta=None)
+        rec["sim_s"] = sim_s
+        rec["finished"] = time.time()
+        rec["task_s"] = time.perf_counter() - ts
+        records.append(rec)
+    keys = [r["key"] for r in records]
+    files: dict[str, bytes] = {}
+    if collected:
+        files, rows = _encode(collected, keys)
+        for i, r in rows.items():
+            records[i]["rows"] = r
+    manifest = {
+        "format": SEGMENT_FORMAT, "format_version": SEGMENT_FORMAT_VERSION, "id": uuid.uuid4().hex,
+        "host": socket.gethostname(), "pid": os.getpid(), "created": time.time(), "runs": records,
+        "files": {n: {"size": len(b), "sha256": hashlib.sha256(b).hexdigest()} for n, b in files.items()},
+    }
     manifest["task_s"] = time.perf_counter() - t0
     if root is not None:
-        commit(root, manifest, files, fsync)
+        commit_segment(root, manifest, files, fsync)
         return manifest
     return {"manifest": manifest, "files": files}
 
@@ -202,37 +272,51 @@ def _fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def commit(root: str, manifest: dict, files: dict[str, bytes], fsync: bool = True) -> str:
-    """Atomically place one run in the campaign at ``root``; returns its directory.
+def commit_segment(root: str, manifest: dict, files: dict[str, bytes], fsync: bool = True) -> str:
+    """Atomically place one segment in the campaign at ``root``; returns its directory.
 
-    If the run is already there (a concurrent or orphaned worker stored the
-    same deterministic run first), the new copy is discarded.
+    The files go into ``tmp/<id>.<host>.<pid>.<rand>/`` (the manifest last,
+    listing every other file with its checksum), which is renamed to
+    ``segments/<id>``. With ``fsync``, files and directories are flushed
+    before and after the rename.
     """
-    key = manifest["key"]
-    final = run_dir(root, key)
-    tmp = os.path.join(root, "tmp", f"{key}.{socket.gethostname()}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
+    seg = manifest["id"]
+    final = segment_dir(root, seg)
+    tmp = os.path.join(root, "tmp", f"{seg}.{socket.gethostname()}.{os.getpid()}.{uuid.uuid4().hex[:8]}")
     os.makedirs(tmp)
     try:
         for name, data in files.items():
             _write(os.path.join(tmp, name), data, fsync)
-        # the manifest goes last and lists every other file with its checksum
-        _write(os.path.join(tmp, MANIFEST), (json.dumps(manifest, indent=1, allow_nan=False) + "\n").encode(), fsync)
+        _write(os.path.join(tmp, MANIFEST),
+               (json.dumps(manifest, separators=(",", ":"), allow_nan=False) + "\n").encode(), fsync)
         if fsync:
             _fsync_dir(tmp)
         os.makedirs(os.path.dirname(final), exist_ok=True)
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            if os.path.exists(os.path.join(final, MANIFEST)):
-                shutil.rmtree(tmp, ignore_errors=True)
-                return final
-            raise
+        os.rename(tmp, final)
         if fsync:
             _fsync_dir(os.path.dirname(final))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final
+
+
+def read_rows(data: bytes, start: int, n: int) -> dict:
+    """One run's columns (``{name: numpy array or list of str}``) from a segment table's Parquet bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(io.BytesIO(data)).slice(start, n)
+    out: dict = {}
+    for name in table.column_names:
+        if name == RUN_COLUMN:
+            continue
+        col = table.column(name)
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type) or pa.types.is_dictionary(col.type):
+            out[name] = col.to_pylist()
+        else:
+            out[name] = col.to_numpy()
+    return out
 
 
 def _watch_parent(ppid: int) -> None:
@@ -244,8 +328,8 @@ def _watch_parent(ppid: int) -> None:
 
 def syncfs(path: str) -> None:
     """Flush the filesystem holding ``path`` to stable storage (Linux
-    ``syncfs``; elsewhere ``sync``): one call makes every run written since
-    durable, instead of one fsync per file."""
+    ``syncfs``; elsewhere ``sync``): one call makes every segment written
+    since durable, instead of one fsync per file."""
     try:
         import ctypes
 
@@ -262,9 +346,24 @@ def syncfs(path: str) -> None:
         os.close(fd)
 
 
+def warm_up() -> None:
+    """Import and initialise what a chunk needs (pyarrow's first array
+    imports pandas, ~0.3 s): done once in the parent before forking workers,
+    and once per Dask worker."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet  # noqa: F401
+
+    import tcplab  # noqa: F401
+    from tcplab import _core  # type: ignore[attr-defined]  # noqa: F401
+
+    pq = pyarrow.parquet
+    pq.write_table(pa.table({"x": pa.array(np.zeros(1)), "s": pa.array(["a"], pa.string())}), io.BytesIO(),
+                   compression="none")
+
+
 def pool_initializer() -> None:
     """Pool workers exit when their parent dies (e.g. a sweep killed with
-    SIGKILL), instead of finishing orphaned runs."""
+    SIGKILL), instead of finishing orphaned chunks."""
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    import tcplab  # noqa: F401  (warm the imports once per worker)
-    import pyarrow.parquet  # noqa: F401
+    warm_up()
