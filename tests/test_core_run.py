@@ -90,7 +90,7 @@ def test_physical_consistency(res):
     for i, f in fl.iterrows():
         assert f["data_packets_sent"] == f["data_packets_received"] + f["data_packets_dropped"] \
             + f["data_packets_in_network"]
-        assert f["acks_sent"] == f["acks_received"] + f["acks_dropped"] + f["acks_in_network"]
+        assert f["acks_sent"] == f["acks_received"] + f["acks_dropped"] + f["acks_lost"] + f["acks_in_network"]
         # at least the propagation round trip: 20 ms + 2 x (sender + receiver access delay)
         assert f["rtt_min"] >= res.scenario.path_rtt(i) - 1e-9
         assert f["rtt_min"] <= f["rtt_mean"] <= f["rtt_max"]

@@ -17,7 +17,7 @@ SPEC_RS = os.path.join(ROOT, "crates", "tcplab-core", "src", "spec.rs")
 
 RUN_KEYS = {"seed", "duration", "measure_start", "sample_interval", "nodes", "links", "routes", "flows", "trace_links"}
 NODE_KEYS = {"name", "kind"}
-LINK_KEYS = {"name", "src", "dst", "rate_bps", "delay", "queue"}
+LINK_KEYS = {"name", "src", "dst", "rate_bps", "delay", "queue", "loss"}
 QUEUE_KEYS = {"limit_packets", "limit_bytes"}
 ROUTE_KEYS = {"node", "dst", "link"}
 CC_KEYS = {"algorithm", "params"}

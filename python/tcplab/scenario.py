@@ -284,7 +284,9 @@ class Node:
 class Link:
     """A unidirectional link from ``src`` to ``dst``: a drop-tail queue at
     ``src`` (``buffer``: packets, a size in bytes, or ``None`` = unlimited),
-    a transmitter of ``rate`` and a propagation ``delay``."""
+    a transmitter of ``rate`` and a propagation ``delay``. ``loss``: random
+    loss on the wire (see :func:`_loss_spec`), drawn from the link's own
+    seeded stream and counted apart from queue drops."""
 
     name: str
     src: str
@@ -292,6 +294,7 @@ class Link:
     rate: Quantity
     delay: Quantity
     buffer: Union[Quantity, Buffer, None] = None
+    loss: Any = None
 
     def to_spec(self, path: str) -> dict:
         buf = parse_buffer(self.buffer, f"{path}.buffer")
@@ -302,7 +305,41 @@ class Link:
             "rate_bps": _pos_rate(self.rate, f"{path}.rate"),
             "delay": _nonneg_time(self.delay, f"{path}.delay"),
             "queue": buf.resolve(field=f"{path}.buffer"),
+            "loss": _loss_spec(self.loss, f"{path}.loss"),
         }
+
+
+LOSS_KINDS = ("bernoulli", "gilbert_elliott")
+
+
+def _loss_spec(v: Any, path: str) -> Optional[dict]:
+    """A link's random loss: ``None`` (none), a probability ``p`` (Bernoulli),
+    or a table ``{kind = "bernoulli", p = ...}`` /
+    ``{kind = "gilbert_elliott", p_gb = ..., p_bg = ..., loss_good = 0, loss_bad = 1}``."""
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        raise ScenarioError(path, f"expected a probability or a loss table, got {v!r}")
+    if isinstance(v, (int, float)):
+        v = {"kind": "bernoulli", "p": v}
+    if not isinstance(v, Mapping):
+        raise ScenarioError(path, f"expected a probability or a loss table, got {v!r}")
+    kind = v.get("kind", "bernoulli")
+    if kind not in LOSS_KINDS:
+        raise ScenarioError(f"{path}.kind", f"must be one of {', '.join(LOSS_KINDS)}, got {kind!r}")
+    fields_ = {"bernoulli": (["p"], []), "gilbert_elliott": (["p_gb", "p_bg"], ["loss_good", "loss_bad"])}[kind]
+    _check_keys(v, ["kind", *fields_[0], *fields_[1]], path)
+    out: dict = {"kind": kind}
+    for k in fields_[0] + fields_[1]:
+        if k not in v:
+            if k in fields_[0]:
+                raise ScenarioError(f"{path}.{k}", "missing (required)")
+            continue
+        x = v[k]
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not (0.0 <= float(x) <= 1.0):
+            raise ScenarioError(f"{path}.{k}", f"must be a probability in [0, 1], got {x!r}")
+        out[k] = float(x)
+    return out
 
 
 @dataclass
@@ -784,6 +821,8 @@ def _tomlable(v: Any) -> Any:
 
 
 _DUMBBELL_DEFAULTS: dict[str, Any] = {
+    "loss": None,
+    "reverse_loss": None,
     "algorithm": "newreno",
     "params": None,
     "recovery": "newreno",
@@ -818,6 +857,11 @@ class Dumbbell(Scenario):
       their own to ``r2`` (``r2-d<i>``, ``d<i>-r2``). Access links run at
       ``access_rate``, default 10 x ``bottleneck_rate`` (faster than C, so C is
       the only bottleneck).
+    * ``loss`` / ``reverse_loss``: random loss on the bottleneck's data
+      (``r1-r2``) and ACK (``r2-r1``) directions: a probability (Bernoulli)
+      or a table ``{kind = "gilbert_elliott", p_gb, p_bg, loss_good, loss_bad}``;
+      counted as link ``losses`` and flow ``data_packets_lost`` /
+      ``acks_lost``, apart from queue drops.
     * The bottleneck is the pair ``r1-r2`` (data) and ``r2-r1`` (ACKs), both of
       capacity C with one-way propagation delay ``rtt / 2``: ``rtt`` is the
       bottleneck's round-trip propagation delay, as in the papers.
@@ -874,6 +918,8 @@ class Dumbbell(Scenario):
         seed: int = 0,
         sample_interval: Quantity = DEFAULT_SAMPLE_INTERVAL,
         trace_links: Optional[Sequence[str]] = None,
+        loss: Any = None,
+        reverse_loss: Any = None,
         name: str = "dumbbell",
         description: Optional[str] = None,
     ) -> None:
@@ -895,13 +941,15 @@ class Dumbbell(Scenario):
         self.ack_size = ack_size
         self.accounting = accounting
         self.flow_options = dict(flow_options) if flow_options is not None else None
+        self.loss = loss
+        self.reverse_loss = reverse_loss
         # Fail fast: a Dumbbell is complete once constructed.
         self.validate()
 
     # Generic lists are derived from the builder parameters (read-only views).
     nodes = property(lambda self: [Node(**n) for n in self._build()[0]])  # type: ignore[assignment]
     links = property(lambda self: [Link(l["name"], l["src"], l["dst"], l["rate_bps"], l["delay"],  # type: ignore[assignment]
-                                        _queue_buffer(l["queue"])) for l in self._build()[1]])
+                                        _queue_buffer(l["queue"]), l.get("loss")) for l in self._build()[1]])
     routes = property(lambda self: [])  # type: ignore[assignment]
 
     @nodes.setter  # type: ignore[no-redef]
@@ -1052,10 +1100,12 @@ class Dumbbell(Scenario):
         nodes += [{"name": f"s{i}", "kind": "host"} for i in range(1, n + 1)]
         nodes += [{"name": f"d{i}", "kind": "host"} for i in range(1, n + 1)]
 
-        def link(name: str, src: str, dst: str, rate: float, delay: float, q: dict) -> dict:
-            return {"name": name, "src": src, "dst": dst, "rate_bps": rate, "delay": delay, "queue": dict(q)}
+        def link(name: str, src: str, dst: str, rate: float, delay: float, q: dict, loss: Optional[dict] = None) -> dict:
+            return {"name": name, "src": src, "dst": dst, "rate_bps": rate, "delay": delay, "queue": dict(q),
+                    "loss": loss}
 
-        links = [link("r1-r2", "r1", "r2", c, rtt / 2, queue), link("r2-r1", "r2", "r1", c, rtt / 2, UNLIMITED_QUEUE)]
+        links = [link("r1-r2", "r1", "r2", c, rtt / 2, queue, _loss_spec(self.loss, "loss")),
+                 link("r2-r1", "r2", "r1", c, rtt / 2, UNLIMITED_QUEUE, _loss_spec(self.reverse_loss, "reverse_loss"))]
         for i in range(1, n + 1):
             ds, dr = delays[i - 1]
             links += [

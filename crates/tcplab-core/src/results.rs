@@ -21,12 +21,14 @@ pub struct FlowResult {
     pub fast_recoveries: u64,
     pub data_packets_received: u64,
     pub data_packets_dropped: u64,
-    /// Lost to scripted loss (not queue drops).
+    /// Lost on the wire (link loss models) or to scripted loss; not queue drops.
     pub data_packets_lost: u64,
     pub data_packets_in_network: u64,
     pub acks_sent: u64,
     pub acks_received: u64,
     pub acks_dropped: u64,
+    /// ACKs lost on the wire (link loss models).
+    pub acks_lost: u64,
     pub acks_in_network: u64,
     pub rtt_samples: u64,
     pub rtt_min: f64,
@@ -49,7 +51,10 @@ pub struct LinkResult {
     pub utilization: f64,
     pub packets_in: u64,
     pub packets_out: u64,
+    /// Queue (drop-tail) drops.
     pub drops: u64,
+    /// Packets transmitted and lost on the wire (the link's loss model).
+    pub losses: u64,
     /// Packets still queued, serializing or propagating at the end.
     pub packets_in_link: u64,
     pub bytes_out: u64,

@@ -61,6 +61,7 @@ impl Dumbbell {
             rate_bps: rate,
             delay,
             queue: QueueSpec { limit_packets: limit, limit_bytes: None },
+            loss: None,
         };
         let mut links = vec![
             link("r1->r2".into(), "r1".into(), "r2".into(), self.rate_bps, self.rtt / 2.0, Some(self.buffer_packets)),

@@ -67,6 +67,37 @@ pub struct LinkSpec {
     pub delay: f64,
     #[serde(default)]
     pub queue: QueueSpec,
+    /// Random loss on the wire (packets that were transmitted and never
+    /// arrive), drawn from the link's own random stream. Counted as `losses`,
+    /// apart from queue `drops`. Links are one-way, so each direction has its own.
+    #[serde(default)]
+    pub loss: Option<LossSpec>,
+}
+
+fn d_one() -> f64 {
+    1.0
+}
+
+/// A random loss model of a link.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossSpec {
+    /// Each packet is lost independently with probability `p`.
+    Bernoulli { p: f64 },
+    /// Gilbert-Elliott two-state Markov chain, stepped once per packet:
+    /// Good -> Bad with probability `p_gb`, Bad -> Good with `p_bg`; a packet is
+    /// lost with probability `loss_good` (default 0) in Good and `loss_bad`
+    /// (default 1) in Bad. Stationary loss rate
+    /// `(p_bg * loss_good + p_gb * loss_bad) / (p_gb + p_bg)`; with the
+    /// defaults the mean loss burst is `1 / p_bg` packets.
+    GilbertElliott {
+        p_gb: f64,
+        p_bg: f64,
+        #[serde(default)]
+        loss_good: f64,
+        #[serde(default = "d_one")]
+        loss_bad: f64,
+    },
 }
 
 /// Drop-tail queue limit. The packet being serialized is not counted (as in
@@ -350,6 +381,26 @@ impl RunSpec {
             non_negative(format!("links[{i}].delay"), l.delay)?;
             if l.queue.limit_packets == Some(0) {
                 return Err(SpecError::new(format!("links[{i}].queue.limit_packets"), "must be at least 1 packet, got 0".into()));
+            }
+            if let Some(loss) = &l.loss {
+                let prob = |name: &str, v: f64| -> Result<(), SpecError> {
+                    if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+                        return Err(SpecError::new(format!("links[{i}].loss.{name}"), format!("must be a probability in [0, 1], got {v}")));
+                    }
+                    Ok(())
+                };
+                match *loss {
+                    LossSpec::Bernoulli { p } => prob("p", p)?,
+                    LossSpec::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
+                        prob("p_gb", p_gb)?;
+                        prob("p_bg", p_bg)?;
+                        prob("loss_good", loss_good)?;
+                        prob("loss_bad", loss_bad)?;
+                        if p_gb + p_bg == 0.0 {
+                            return Err(SpecError::new(format!("links[{i}].loss.p_bg"), "p_gb and p_bg cannot both be 0".into()));
+                        }
+                    }
+                }
             }
             if l.queue.limit_bytes == Some(0) {
                 return Err(SpecError::new(format!("links[{i}].queue.limit_bytes"), "must be at least 1 byte, got 0".into()));

@@ -4,7 +4,9 @@ use std::time::Instant;
 
 use crate::cc;
 use crate::error::SpecError;
+use crate::net::loss::LossModel;
 use crate::net::{routing, Enqueued, Link, Packet, PacketKind};
+use crate::sim::rng::{self, StreamKind};
 use crate::results::{FileResult, FlowResult, LinkResult, RunMeta, RunResults};
 use crate::sim::time::{from_secs, to_secs, Time};
 use crate::sim::{EventKind, EventQueue};
@@ -23,6 +25,7 @@ struct Flow {
     /// Sorted segments whose first transmission is lost (scripted loss).
     drop_segments: Vec<u64>,
     data_lost: u64,
+    acks_lost: u64,
     delivered_at_measure_start: u64,
 }
 
@@ -57,7 +60,11 @@ impl World {
         let links: Vec<Link> = spec
             .links
             .iter()
-            .map(|l| Link::new(l.rate_bps, from_secs(l.delay), l.queue.limit_packets, l.queue.limit_bytes, window))
+            .enumerate()
+            .map(|(i, l)| {
+                let loss = l.loss.clone().map(|m| LossModel::new(m, rng::stream(spec.seed, StreamKind::Link, i as u64)));
+                Link::new(l.rate_bps, from_secs(l.delay), l.queue.limit_packets, l.queue.limit_bytes, window).with_loss(loss)
+            })
             .collect();
         let mut events = EventQueue::new();
         let mut flows = Vec::with_capacity(spec.flows.len());
@@ -110,6 +117,7 @@ impl World {
                     d
                 },
                 data_lost: 0,
+                acks_lost: 0,
                 delivered_at_measure_start: 0,
             });
         }
@@ -295,11 +303,19 @@ impl World {
     }
 
     fn link_arrival(&mut self, l: u32) {
-        let (mut p, next) = self.links[l as usize].pop_arrival(self.now);
+        let (mut p, lost, next) = self.links[l as usize].pop_arrival(self.now);
         if let Some(t) = next {
             self.events.schedule(t, EventKind::LinkArrival(l));
         }
         let f = p.flow;
+        if lost {
+            let fl = &mut self.flows[f as usize];
+            match p.kind {
+                PacketKind::Data => fl.data_lost += 1,
+                PacketKind::Ack => fl.acks_lost += 1,
+            }
+            return;
+        }
         let dir = (p.kind == PacketKind::Ack) as usize;
         let hop = p.hop as usize + 1;
         let fl = &mut self.flows[f as usize];
@@ -423,6 +439,7 @@ impl World {
                     data_packets_received: r.stats.data_received,
                     data_packets_dropped: fl.data_dropped,
                     data_packets_lost: fl.data_lost,
+                    acks_lost: fl.acks_lost,
                     data_packets_in_network: in_net[i][0],
                     acks_sent: r.stats.acks_sent,
                     acks_received: s.stats.acks_received,
@@ -456,6 +473,7 @@ impl World {
                     packets_in: l.stats.packets_in,
                     packets_out: l.stats.packets_out,
                     drops: l.stats.drops,
+                    losses: l.stats.losses,
                     packets_in_link: l.packets_in_link(),
                     bytes_out: l.stats.bytes_out,
                     data_packets_out: l.stats.data_packets_out,

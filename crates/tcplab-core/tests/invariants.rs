@@ -48,6 +48,41 @@ fn packets_are_conserved_across_scenarios_with_losses_and_timeouts() {
     assert!(saw_timeout && saw_drop, "the scenarios must exercise drops and timeouts");
 }
 
+fn lossy(loss: LossSpec, seed: u64) -> RunSpec {
+    let mut s = dumbbell(2, 40, Recovery::Sack);
+    s.seed = s.seed.wrapping_add(seed);
+    s.links[0].loss = Some(loss.clone()); // data direction of the bottleneck
+    s.links[1].loss = Some(loss); // ACK direction
+    s
+}
+
+#[test]
+fn random_loss_is_counted_apart_from_drops_and_conserves_packets() {
+    let r = tcplab_core::run(lossy(LossSpec::Bernoulli { p: 0.01 }, 0)).unwrap();
+    assert_conservation(&r);
+    let (data, acks) = (&r.links[0], &r.links[1]);
+    for l in [data, acks] {
+        // Measured loss rate: losses / packets that completed the link, within 4 sigma of p.
+        let n = (l.losses + l.packets_out) as f64;
+        let rate = l.losses as f64 / n;
+        assert!((rate - 0.01).abs() < 4.0 * (0.01f64 * 0.99 / n).sqrt(), "{}: {rate} over {n} packets", l.name);
+    }
+    let lost: u64 = r.flows.iter().map(|f| f.data_packets_lost + f.acks_lost).sum();
+    assert_eq!(lost, data.losses + acks.losses);
+    assert!(r.flows.iter().all(|f| f.retransmits >= f.data_packets_lost), "every lost segment is retransmitted or pending");
+}
+
+#[test]
+fn loss_draws_follow_the_seed() {
+    let a = tcplab_core::run(lossy(LossSpec::GilbertElliott { p_gb: 0.01, p_bg: 0.3, loss_good: 0.0, loss_bad: 1.0 }, 0)).unwrap();
+    let b = tcplab_core::run(lossy(LossSpec::GilbertElliott { p_gb: 0.01, p_bg: 0.3, loss_good: 0.0, loss_bad: 1.0 }, 0)).unwrap();
+    let c = tcplab_core::run(lossy(LossSpec::GilbertElliott { p_gb: 0.01, p_bg: 0.3, loss_good: 0.0, loss_bad: 1.0 }, 1)).unwrap();
+    assert_eq!(a.flows, b.flows);
+    assert_eq!(a.links, b.links);
+    assert_ne!(a.links[0].losses, c.links[0].losses, "another seed draws other losses");
+    assert_conservation(&c);
+}
+
 #[test]
 fn files_complete_in_order_and_deliver_exactly_their_bytes() {
     let mut s = line(10e6, 30, Recovery::Sack, 30.0);
@@ -111,7 +146,7 @@ fn errors_name_the_field() {
     assert_eq!(tcplab_core::World::new(s).err().unwrap().field, "links[1].queue.limit_packets");
 }
 
-fn random_spec(flows: usize, rates: Vec<f64>, delays: Vec<f64>, buffer: u64, ack_buffer: u64, rec: u8, delack: bool) -> RunSpec {
+fn random_spec(flows: usize, rates: Vec<f64>, delays: Vec<f64>, buffer: u64, ack_buffer: u64, rec: u8, delack: bool, loss: f64) -> RunSpec {
     let recovery = [Recovery::Reno, Recovery::NewReno, Recovery::Sack][rec as usize % 3];
     let mut d = Dumbbell::new(flows, rates[0], delays[0], buffer);
     d.duration = 15.0;
@@ -125,6 +160,9 @@ fn random_spec(flows: usize, rates: Vec<f64>, delays: Vec<f64>, buffer: u64, ack
         l.delay = delays[i % delays.len()];
     }
     s.links[1].queue.limit_packets = Some(ack_buffer);
+    if loss > 0.0 {
+        s.links[0].loss = Some(LossSpec::Bernoulli { p: loss });
+    }
     for (i, f) in s.flows.iter_mut().enumerate() {
         f.delayed_ack = delack;
         f.start = 0.05 * i as f64;
@@ -148,8 +186,9 @@ proptest! {
         ack_buffer in 2u64..200,
         rec in 0u8..3,
         delack in any::<bool>(),
+        loss in prop_oneof![Just(0.0), 0.0f64..0.05],
     ) {
-        let spec = random_spec(flows, rates, delays, buffer, ack_buffer, rec, delack);
+        let spec = random_spec(flows, rates, delays, buffer, ack_buffer, rec, delack, loss);
         let mut w = tcplab_core::World::new(spec).unwrap();
         w.run();
         let r = w.results();

@@ -87,6 +87,7 @@ fn to_python(py: Python<'_>, r: RunResults) -> PyResult<PyObject> {
     col!(f, fl, "acks_sent", acks_sent);
     col!(f, fl, "acks_received", acks_received);
     col!(f, fl, "acks_dropped", acks_dropped);
+    col!(f, fl, "acks_lost", acks_lost);
     col!(f, fl, "acks_in_network", acks_in_network);
     col!(f, fl, "rtt_samples", rtt_samples);
     col!(f, fl, "rtt_min", rtt_min);
@@ -109,6 +110,7 @@ fn to_python(py: Python<'_>, r: RunResults) -> PyResult<PyObject> {
     col!(l, ls, "packets_in", packets_in);
     col!(l, ls, "packets_out", packets_out);
     col!(l, ls, "drops", drops);
+    col!(l, ls, "losses", losses);
     col!(l, ls, "packets_in_link", packets_in_link);
     col!(l, ls, "bytes_out", bytes_out);
     col!(l, ls, "data_packets_out", data_packets_out);

@@ -14,6 +14,7 @@
 
 use std::collections::VecDeque;
 
+use super::loss::LossModel;
 use super::packet::{Packet, PacketKind};
 use crate::sim::time::{serialization_time, Time, PS_PER_SEC};
 
@@ -31,6 +32,8 @@ pub struct LinkStats {
     pub packets_in: u64,
     /// Packets that reached the far end.
     pub packets_out: u64,
+    /// Packets transmitted and lost on the wire (random loss model).
+    pub losses: u64,
     pub bytes_out: u64,
     pub data_packets_out: u64,
     pub drops: u64,
@@ -67,6 +70,7 @@ pub struct Link {
     /// Time up to which the queue integrals have been accumulated.
     integrated_to: Time,
     window: (Time, Time),
+    loss: Option<LossModel>,
     pub stats: LinkStats,
 }
 
@@ -92,8 +96,15 @@ impl Link {
             busy_until: 0,
             integrated_to: 0,
             window,
+            loss: None,
             stats: LinkStats::default(),
         }
+    }
+
+    /// Gives the link a random loss model.
+    pub fn with_loss(mut self, loss: Option<LossModel>) -> Self {
+        self.loss = loss;
+        self
     }
 
     /// Packets waiting for the transmitter (excluding the one being sent), as
@@ -185,20 +196,28 @@ impl Link {
         Enqueued::Accepted(if was_empty { Some(arrive) } else { None })
     }
 
-    /// Removes the head packet, which arrives at the far end at `now`;
-    /// returns it and the arrival time of the next head, if any.
+    /// Removes the head packet, which reaches the far end at `now`; returns
+    /// it, whether the loss model lost it on the way, and the arrival time of
+    /// the next head, if any.
     #[inline]
-    pub fn pop_arrival(&mut self, now: Time) -> (Packet, Option<Time>) {
+    pub fn pop_arrival(&mut self, now: Time) -> (Packet, bool, Option<Time>) {
         self.advance(now);
         let e = self.entries.pop_front().expect("link arrival event with an empty link");
         debug_assert_eq!(e.arrive, now);
         self.first_waiting -= 1;
+        let next = self.entries.front().map(|h| h.arrive);
+        if let Some(m) = self.loss.as_mut() {
+            if m.lose() {
+                self.stats.losses += 1;
+                return (e.pkt, true, next);
+            }
+        }
         self.stats.packets_out += 1;
         self.stats.bytes_out += e.pkt.size as u64;
         if e.pkt.kind == PacketKind::Data {
             self.stats.data_packets_out += 1;
         }
-        (e.pkt, self.entries.front().map(|h| h.arrive))
+        (e.pkt, false, next)
     }
 }
 
@@ -222,9 +241,10 @@ mod tests {
         l.advance(8 * ms); // second starts service
         assert_eq!(l.waiting_packets(), 0);
         assert!(matches!(l.enqueue(8 * ms, pkt(1000)), Enqueued::Accepted(None)));
-        let (_, next) = l.pop_arrival(18 * ms);
+        let (_, lost, next) = l.pop_arrival(18 * ms);
+        assert!(!lost);
         assert_eq!(next, Some(26 * ms));
-        let (_, next) = l.pop_arrival(26 * ms);
+        let (_, _, next) = l.pop_arrival(26 * ms);
         assert_eq!(next, Some(34 * ms));
         assert_eq!(l.stats.drops, 1);
         assert_eq!(l.stats.packets_in, 4);

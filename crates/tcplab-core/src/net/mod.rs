@@ -1,6 +1,7 @@
 //! The network: packets, links (queue + transmitter + delay line) and routes.
 
 pub mod link;
+pub mod loss;
 pub mod packet;
 pub mod routing;
 

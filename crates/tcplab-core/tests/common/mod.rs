@@ -16,6 +16,7 @@ pub fn line(rate: f64, buffer: u64, recovery: Recovery, duration: f64) -> RunSpe
         rate_bps: r,
         delay,
         queue: QueueSpec { limit_packets: lim, limit_bytes: None },
+        loss: None,
     };
     let flow: FlowSpec = serde_json::from_value(serde_json::json!({
         "name": "f", "src": "h1", "dst": "h2", "cc": {"algorithm": "newreno"}, "recovery": recovery,
@@ -50,13 +51,13 @@ pub fn assert_conservation(r: &RunResults) {
         );
         assert_eq!(
             f.acks_sent,
-            f.acks_received + f.acks_dropped + f.acks_in_network,
+            f.acks_received + f.acks_dropped + f.acks_lost + f.acks_in_network,
             "ACKs of flow {} not conserved: {f:?}",
             f.name
         );
     }
     for l in &r.links {
-        assert_eq!(l.packets_in, l.drops + l.packets_out + l.packets_in_link, "link {} not conserved: {l:?}", l.name);
+        assert_eq!(l.packets_in, l.drops + l.losses + l.packets_out + l.packets_in_link, "link {} not conserved: {l:?}", l.name);
         assert!(l.utilization <= 1.0 + 1e-9, "link {} utilization {} > 1", l.name, l.utilization);
     }
     let dropped: u64 = r.flows.iter().map(|f| f.data_packets_dropped + f.acks_dropped).sum();
