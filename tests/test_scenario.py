@@ -22,10 +22,11 @@ QUEUE_KEYS = {"limit_packets", "limit_bytes"}
 ROUTE_KEYS = {"node", "dst", "link"}
 CC_KEYS = {"algorithm", "params"}
 FILE_KEYS = {"size", "start"}
+CLASSIFIER_KEYS = {"kind", "params"}
 FLOW_KEYS = {
     "name", "src", "dst", "cc", "recovery", "start", "packet_size", "header_size", "ack_size", "accounting",
     "init_cwnd", "init_ssthresh", "rwnd_packets", "min_rto", "max_rto", "rto_mode", "init_rto", "dupthresh",
-    "limited_transmit", "delayed_ack", "delack_timeout", "sack_blocks", "restart_after_idle", "app", "drop_segments",
+    "limited_transmit", "delayed_ack", "delack_timeout", "sack_blocks", "restart_after_idle", "app", "drop_segments", "loss_classifier",
 }
 
 
@@ -48,6 +49,7 @@ def test_expected_keys_match_spec_rs():
     assert rust["FlowSpec"] == FLOW_KEYS
     assert rust["CcSpec"] == CC_KEYS
     assert rust["FileSpec"] == FILE_KEYS
+    assert rust["LossClassifierSpec"] == CLASSIFIER_KEYS
 
 
 def check_spec_keys(spec):

@@ -406,6 +406,10 @@ class Flow:
     files: Optional[list] = None
     #: Scripted loss: the first transmission of these data segments is lost.
     drop_segments: Optional[list] = None
+    #: Loss classifier, e.g. ``{"kind": "knn", "params": {"max_size": 1000}}``:
+    #: on a loss it judges "not congestion", the segment is retransmitted
+    #: without reducing the window (any algorithm). Checked by the core.
+    loss_classifier: Optional[Mapping] = None
 
     def _files_spec(self, path: str) -> dict:
         if self.files is None:
@@ -495,7 +499,23 @@ class Flow:
             "restart_after_idle": _bool(self.restart_after_idle, p("restart_after_idle")),
             "app": self._files_spec(path),
             "drop_segments": self._drop_segments(path),
+            "loss_classifier": self._loss_classifier(path),
         }
+
+    def _loss_classifier(self, path: str) -> Optional[dict]:
+        lc = self.loss_classifier
+        if lc is None:
+            return None
+        if not isinstance(lc, Mapping):
+            raise ScenarioError(f"{path}.loss_classifier", f"expected a table with kind and params, got {lc!r}")
+        _check_keys(lc, ["kind", "params"], f"{path}.loss_classifier")
+        kind = lc.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise ScenarioError(f"{path}.loss_classifier.kind", f"must name a classifier (e.g. 'knn'), got {kind!r}")
+        params = lc.get("params", {})
+        if not isinstance(params, Mapping):
+            raise ScenarioError(f"{path}.loss_classifier.params", f"expected a table, got {params!r}")
+        return {"kind": kind, "params": dict(params)}
 
     def _drop_segments(self, path: str) -> list:
         if self.drop_segments is None:

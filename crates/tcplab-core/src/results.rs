@@ -19,6 +19,10 @@ pub struct FlowResult {
     pub retransmits: u64,
     pub timeouts: u64,
     pub fast_recoveries: u64,
+    /// Loss events judged by the flow's loss classifier (0 without one).
+    pub loss_events: u64,
+    /// Of those, judged not congestion (repaired without a window reduction).
+    pub loss_events_ignored: u64,
     pub data_packets_received: u64,
     pub data_packets_dropped: u64,
     /// Lost on the wire (link loss models) or to scripted loss; not queue drops.

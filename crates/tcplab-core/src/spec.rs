@@ -290,6 +290,21 @@ pub struct FlowSpec {
     /// queue drops.
     #[serde(default)]
     pub drop_segments: Vec<u64>,
+    /// A loss classifier consulted on every loss event (three duplicate ACKs or
+    /// a timeout): when it answers "not congestion" the lost segment is
+    /// retransmitted but the congestion control is not told, so neither cwnd
+    /// nor ssthresh is reduced. Works with any algorithm.
+    #[serde(default)]
+    pub loss_classifier: Option<LossClassifierSpec>,
+}
+
+/// A loss classifier and its parameters (see `cc::knn` for `knn`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LossClassifierSpec {
+    pub kind: String,
+    #[serde(default)]
+    pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 fn d_rto_mode() -> RtoMode {

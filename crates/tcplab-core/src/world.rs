@@ -86,6 +86,10 @@ impl World {
                 max_rto: f.max_rto,
                 rto_mode: f.rto_mode,
             };
+            let classifier = match &f.loss_classifier {
+                Some(lc) => Some(cc::knn::build(lc, &format!("flows[{i}].loss_classifier"))?),
+                None => None,
+            };
             let map = SegmentMap::new(f);
             let n_files = map.files.as_ref().map_or(0, |v| v.len());
             let receiver = Receiver::new(
@@ -103,8 +107,10 @@ impl World {
                     events.schedule(file.start, EventKind::FileStart(i as u32, k as u32));
                 }
             }
+            let mut sender = Sender::new(cfg, cc);
+            sender.classifier = classifier;
             flows.push(Flow {
-                sender: Sender::new(cfg, cc),
+                sender,
                 receiver,
                 map,
                 paths,
@@ -436,6 +442,8 @@ impl World {
                     retransmits: s.stats.retransmits,
                     timeouts: s.stats.timeouts,
                     fast_recoveries: s.stats.fast_recoveries,
+                    loss_events: s.stats.loss_events,
+                    loss_events_ignored: s.stats.loss_events_ignored,
                     data_packets_received: r.stats.data_received,
                     data_packets_dropped: fl.data_dropped,
                     data_packets_lost: fl.data_lost,

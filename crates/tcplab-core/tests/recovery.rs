@@ -194,3 +194,64 @@ fn sack_fast_retransmit_goes_out_at_once_on_entering_recovery() {
     let (nr, sack) = (first_retransmit(Recovery::NewReno), first_retransmit(Recovery::Sack));
     assert!((sack - nr).abs() < 0.0002, "NewReno retransmits at {nr:.4} s, SACK at {sack:.4} s");
 }
+
+#[test]
+fn a_loss_judged_not_congestion_is_repaired_without_reducing_the_window() {
+    // jm-knn: "when the answer is not congestion, the lost segment is
+    // retransmitted but cwnd/ssthresh are not reduced". During the k-NN
+    // warm-up (history < max_size / 3) every answer is "not congestion".
+    for rec in [Recovery::Reno, Recovery::NewReno, Recovery::Sack] {
+        let mut spec = line(10e6, 1000, rec, 3.0);
+        spec.flows[0].init_cwnd = 40.0;
+        spec.flows[0].init_ssthresh = Some(40.0);
+        spec.flows[0].drop_segments = vec![100];
+        spec.flows[0].loss_classifier = Some(serde_json::from_value(serde_json::json!({
+            "kind": "knn", "params": {"max_size": 1_000_000}
+        })).unwrap());
+        let mut w = World::new(spec).unwrap();
+        let mut t = 0;
+        let mut before = None;
+        while t < from_secs(3.0) {
+            let s = w.sender(0);
+            let (cwnd, ss, st) = (s.w.cwnd, s.w.ssthresh, s.state);
+            t += from_secs(0.0005);
+            w.run_until(t);
+            let s = w.sender(0);
+            if st != CaState::Recovery && s.state == CaState::Recovery {
+                before = Some((cwnd, ss));
+            }
+            if st == CaState::Recovery && s.state == CaState::Open {
+                let (c0, s0) = before.unwrap();
+                assert_eq!(s.w.ssthresh, s0, "{rec:?}: ssthresh kept");
+                assert_eq!(s.w.cwnd, c0, "{rec:?}: cwnd back to its value at the loss");
+            }
+        }
+        w.run();
+        let r = w.results();
+        assert_conservation(&r);
+        let f = &r.flows[0];
+        assert_eq!((f.fast_recoveries, f.retransmits, f.timeouts), (1, 1, 0), "{rec:?}");
+        assert_eq!((f.loss_events, f.loss_events_ignored), (1, 1), "{rec:?}");
+        assert!(before.is_some());
+    }
+}
+
+#[test]
+fn the_classifier_works_with_any_algorithm_and_only_judges_losses() {
+    // k-NN attached to four different algorithms. With ACKs effectively not
+    // recorded (ack_every huge) and every drop flagged congestion, the
+    // history holds only drops: the first max_size / 3 = 10 are warm-up
+    // ("not congestion"), every later one has only congestion neighbours.
+    for algo in ["cubic", "htcp", "scalable", "westwood"] {
+        let mut spec = line(10e6, 20, Recovery::Sack, 20.0);
+        spec.flows[0].cc.algorithm = algo.into();
+        spec.flows[0].loss_classifier = Some(serde_json::from_value(serde_json::json!({
+            "kind": "knn", "params": {"max_size": 30, "ack_every": 1000000, "drop_flag": "congestion"}
+        })).unwrap());
+        let r = tcplab_core::run(spec).unwrap();
+        assert_conservation(&r);
+        let f = &r.flows[0];
+        assert!(f.loss_events > 10, "{algo}: {f:?}");
+        assert_eq!(f.loss_events_ignored, 10, "{algo}: {} of {} ignored", f.loss_events_ignored, f.loss_events);
+    }
+}

@@ -80,6 +80,8 @@ fn to_python(py: Python<'_>, r: RunResults) -> PyResult<PyObject> {
     col!(f, fl, "retransmits", retransmits);
     col!(f, fl, "timeouts", timeouts);
     col!(f, fl, "fast_recoveries", fast_recoveries);
+    col!(f, fl, "loss_events", loss_events);
+    col!(f, fl, "loss_events_ignored", loss_events_ignored);
     col!(f, fl, "data_packets_received", data_packets_received);
     col!(f, fl, "data_packets_dropped", data_packets_dropped);
     col!(f, fl, "data_packets_lost", data_packets_lost);

@@ -23,6 +23,7 @@ pub mod reno;
 pub mod bic;
 pub mod cubic;
 pub mod filters;
+pub mod knn;
 pub mod bwe;
 pub mod htcp;
 pub mod westwood;

@@ -51,6 +51,7 @@
 
 use std::collections::VecDeque;
 
+use crate::cc::knn::{LossClassifier, LossVerdict};
 use crate::cc::{AckSample, CongestionControl, LossEvent, Window};
 use crate::net::Packet;
 use crate::sim::time::{from_secs, to_secs, Time};
@@ -89,6 +90,9 @@ pub struct SenderStats {
     pub timeouts: u64,
     pub fast_recoveries: u64,
     pub acks_received: u64,
+    /// Loss events judged by the loss classifier, and those it judged not congestion.
+    pub loss_events: u64,
+    pub loss_events_ignored: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -113,6 +117,12 @@ pub struct SenderConfig {
 pub struct Sender {
     pub cfg: SenderConfig,
     pub cc: Box<dyn CongestionControl>,
+    /// Optional loss classifier (e.g. k-NN): a loss it judges not congestion
+    /// is repaired without reducing the window and without telling `cc`.
+    pub classifier: Option<Box<dyn LossClassifier>>,
+    /// During a recovery whose loss was judged not congestion: the window to
+    /// hold (the cwnd at the loss) instead of ssthresh.
+    hold: Option<f64>,
     pub w: Window,
     pub snd_una: u64,
     pub snd_nxt: u64,
@@ -162,6 +172,8 @@ impl Sender {
         Sender {
             cfg,
             cc,
+            classifier: None,
+            hold: None,
             w,
             snd_una: 0,
             snd_nxt: 0,
@@ -391,10 +403,38 @@ impl Sender {
         }
     }
 
+    /// Asks the loss classifier, if any, whether a loss event is congestion
+    /// (true: reduce as usual).
+    fn is_congestion(&mut self, now: Time, timeout: bool) -> bool {
+        let Some(c) = self.classifier.as_mut() else {
+            return true;
+        };
+        self.stats.loss_events += 1;
+        match c.on_loss(to_secs(now), self.w.cwnd, timeout) {
+            LossVerdict::Congestion => true,
+            LossVerdict::NotCongestion => {
+                self.stats.loss_events_ignored += 1;
+                false
+            }
+        }
+    }
+
+    /// The window fast recovery works towards: ssthresh, or the held window
+    /// when the classifier judged the loss not congestion.
+    #[inline]
+    fn recovery_target(&self) -> f64 {
+        self.hold.unwrap_or(self.w.ssthresh)
+    }
+
     fn enter_fast_recovery(&mut self, now: Time) {
-        let flight = self.flight_size();
-        let ss = self.cc.ssthresh(&self.w, LossEvent::FastRecovery, flight, to_secs(now));
-        self.w.ssthresh = ss;
+        if self.is_congestion(now, false) {
+            let flight = self.flight_size();
+            let ss = self.cc.ssthresh(&self.w, LossEvent::FastRecovery, flight, to_secs(now));
+            self.w.ssthresh = ss;
+            self.hold = None;
+        } else {
+            self.hold = Some(self.w.cwnd.max(2.0));
+        }
         self.recover = self.high_data;
         self.state = CaState::Recovery;
         self.partial_ack_seen = false;
@@ -402,9 +442,11 @@ impl Sender {
     }
 
     fn exit_recovery(&mut self, now: Time) {
-        self.w.cwnd = self.w.ssthresh;
+        self.w.cwnd = self.recovery_target();
         self.state = CaState::Open;
-        self.cc.on_recovery_exit(&mut self.w, to_secs(now));
+        if self.hold.take().is_none() {
+            self.cc.on_recovery_exit(&mut self.w, to_secs(now));
+        }
     }
 
     /// Marks `[s, e)` SACKed; returns (newly SACKed, newest newly SACKed
@@ -524,6 +566,11 @@ impl Sender {
             self.lost_high = self.snd_una;
         }
         self.delivered += acked;
+        if a > old_una {
+            if let Some(c) = self.classifier.as_mut() {
+                c.on_ack(to_secs(now), self.w.cwnd);
+            }
+        }
         let rtt = sample_seq.map(|q| {
             let r = to_secs(now - self.meta[(q & self.mask) as usize].sent);
             self.rtt.on_sample(r);
@@ -600,7 +647,7 @@ impl Sender {
                 self.enter_fast_recovery(now);
                 let una = self.snd_una;
                 self.emit(now, una, true, map, out);
-                self.w.cwnd = self.w.ssthresh + self.cfg.dupthresh as f64;
+                self.w.cwnd = self.recovery_target() + self.cfg.dupthresh as f64;
             }
             false
         }
@@ -617,7 +664,7 @@ impl Sender {
                     if self.lost_high <= self.snd_una {
                         self.lost_high = self.snd_una + 1;
                     }
-                    self.w.cwnd = self.w.ssthresh;
+                    self.w.cwnd = self.recovery_target();
                     // RFC 6675 (4.3): "Retransmit the first data segment presumed
                     // dropped", before and regardless of cwnd - pipe (4.4-4.5).
                     let una = self.snd_una;
@@ -656,13 +703,20 @@ impl Sender {
         // RFC 5681: "when ... the given segment has already been retransmitted
         // by way of the retransmission timer at least once, the value of
         // ssthresh is held constant"; inside fast recovery it is already reduced.
-        if self.rto_retransmits == 0 && self.state != CaState::Recovery {
-            let flight = self.flight_size();
-            self.w.ssthresh = self.cc.ssthresh(&self.w, LossEvent::Timeout, flight, to_secs(now));
+        if self.is_congestion(now, true) {
+            if self.rto_retransmits == 0 && self.state != CaState::Recovery {
+                let flight = self.flight_size();
+                self.w.ssthresh = self.cc.ssthresh(&self.w, LossEvent::Timeout, flight, to_secs(now));
+            }
+            self.w.cwnd = 1.0;
+            self.cc.on_rto(&mut self.w, to_secs(now));
+        } else if let Some(h) = self.hold {
+            // Judged not congestion: keep the window (the held one if this
+            // timeout interrupts an ignored recovery) and tell cc nothing.
+            self.w.cwnd = h;
         }
+        self.hold = None;
         self.rto_retransmits += 1;
-        self.w.cwnd = 1.0;
-        self.cc.on_rto(&mut self.w, to_secs(now));
         self.state = CaState::Loss;
         self.recover = self.high_data;
         self.dupacks = 0;
