@@ -51,13 +51,20 @@ i.e. the ns-2 accounting the papers use; multiply by
 from __future__ import annotations
 
 import math
-from typing import Iterable, Union
+from typing import TYPE_CHECKING, Iterable, Union
 
 from .units import Quantity, parse_rate, parse_size, parse_time
 
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
 __all__ = ["bdp_packets", "jain_index", "reno_sawtooth_goodput", "reno_sawtooth_utilization",
            "reno_throughput_model", "westwood_throughput_model", "buffering_time", "friendliness_buffer",
-           "westwood_reno_ratio", "westwood_reno_ratio_sync", "predicted_ratio_vs_buffer"]
+           "westwood_reno_ratio", "westwood_reno_ratio_sync", "predicted_ratio_vs_buffer",
+           "reno_full_utilization_buffer", "reno_idle_time", "westwood_idle_time", "utilization_from_idle_time",
+           "reno_cycle_time", "westwood_cycle_time", "reno_idle_utilization", "westwood_idle_utilization",
+           "utilization_from_window_spread", "reno_window_sum_sigma", "reno_desync_utilization_bound",
+           "westwood_desync_utilization_bound"]
 
 
 def bdp_packets(rate: Quantity, rtt: Quantity, packet_size: Quantity = 1500, exact: bool = False) -> Union[int, float]:
@@ -254,3 +261,236 @@ def predicted_ratio_vs_buffer(buffers_packets: Iterable[float], capacity_bps: Qu
             "model_sync": westwood_reno_ratio_sync(b, bdp),
         })
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- buffer sizing (mv-buffers)
+#
+# Mascolo & Vacirca, "Congestion control and sizing router buffers in the
+# Internet" (shared/spec/mv-buffers.md). The functions below are the paper's
+# single-flow rule and idle times, a cycle model that turns an idle time into a
+# utilization, and the desynchronized-flows erf bounds. Every quantity is in
+# packets and seconds: ``c = C / (8 S)`` packets/s, ``P = c RTT_m`` the pipe,
+# ``B`` the drop-tail buffer, ``eps`` the packets lost per congestion event.
+
+def _pps(capacity_bps: Quantity, packet_size_bytes: Quantity) -> float:
+    c_bps = parse_rate(capacity_bps, "capacity_bps")
+    s = parse_size(packet_size_bytes, "packet_size_bytes")
+    if not c_bps > 0:
+        raise ValueError(f"capacity_bps must be positive, got {capacity_bps}")
+    return c_bps / (8.0 * s)
+
+
+def _check_buffer_eps(buffer_packets: float, epsilon: float) -> None:
+    if not buffer_packets >= 0:
+        raise ValueError(f"buffer_packets must be >= 0, got {buffer_packets}")
+    if not epsilon >= 0:
+        raise ValueError(f"epsilon must be >= 0, got {epsilon}")
+
+
+def reno_full_utilization_buffer(capacity_bps: Quantity, rtt_min_s: Quantity, epsilon: float = 1.0,
+                                 packet_size_bytes: Quantity = 1500) -> float:
+    r"""Smallest buffer (packets) with which one Reno flow keeps the link busy:
+    ``B >= C RTT_m + eps``.
+
+    Derivation. Drop-tail overflows when the window reaches the pipe plus the
+    full buffer plus the ``eps`` packets that overflow it:
+    ``W = c RTT_m + B + eps``. The third duplicate ACK halves it; Reno's
+    fast recovery keeps new data back until ``W/2`` duplicate ACKs have
+    arrived, which (the lost packets being the last ones of the window, the
+    ACK stream arriving at rate c) takes ``W / (2c)``. Meanwhile the
+    bottleneck drains its B packets in ``B / c`` and then idles for
+    ``idT = W/(2c) - B/c = RTT_m/2 + eps/(2c) - B/(2c)`` (see
+    :func:`reno_idle_time`). ``idT <= 0`` iff ``B >= c RTT_m + eps``:
+    the BDP plus the losses of one event.
+    """
+    t = parse_time(rtt_min_s, "rtt_min_s")
+    _check_buffer_eps(0.0, epsilon)
+    return _pps(capacity_bps, packet_size_bytes) * t + epsilon
+
+
+def reno_idle_time(capacity_bps: Quantity, rtt_min_s: Quantity, buffer_packets: float, epsilon: float = 1.0,
+                   packet_size_bytes: Quantity = 1500) -> float:
+    r"""Link idle time (s) after one Reno congestion event (single flow):
+    ``idT_Reno = [RTT_m/2 + eps/(2C) - B/(2C)]^+`` (C in packets/s).
+
+    Derived in :func:`reno_full_utilization_buffer`: the sender is silent
+    for ``W/(2C)`` with ``W = C RTT_m + B + eps``; the buffer covers
+    ``B/C`` of that silence, the rest is idle. This is the *first* gap only:
+    with ``W/2 < C RTT_m`` the window that resumes is short of the pipe by
+    ``g = C idT`` packets, and the gap recurs in each following round trip,
+    one packet shorter per round, until the window fills the pipe (see
+    :func:`reno_idle_utilization`).
+    """
+    t = parse_time(rtt_min_s, "rtt_min_s")
+    _check_buffer_eps(buffer_packets, epsilon)
+    c = _pps(capacity_bps, packet_size_bytes)
+    return max(0.0, t / 2.0 + epsilon / (2.0 * c) - buffer_packets / (2.0 * c))
+
+
+def westwood_idle_time(capacity_bps: Quantity, epsilon: float = 1.0, packet_size_bytes: Quantity = 1500) -> float:
+    r"""Link idle time (s) after one Westwood+ congestion event (single flow):
+    ``idT_West = eps / C``, independent of the buffer.
+
+    Derivation. At the third duplicate ACK Westwood+ sets
+    ``cwnd = ssthresh = BWE x RTT_m``; with an exact estimate ``BWE = C`` that
+    is the pipe ``C RTT_m``. The window at overflow was ``C RTT_m + B + eps``,
+    so the sender is silent until ``B + eps`` duplicate ACKs have arrived,
+    ``(B + eps)/C``. The buffer covers ``B/C`` of it; the idle time is
+    ``eps/C``. Since the new window equals the pipe, no gap recurs.
+    """
+    _check_buffer_eps(0.0, epsilon)
+    return epsilon / _pps(capacity_bps, packet_size_bytes)
+
+
+def utilization_from_idle_time(idle_s: float, cycle_s: float) -> float:
+    """``U = 1 - idle / cycle``: the link is busy except ``idle_s`` seconds per
+    congestion cycle of ``cycle_s`` seconds (the cycle includes the idle
+    time). Clamped to [0, 1]."""
+    if not cycle_s > 0:
+        raise ValueError(f"cycle_s must be positive, got {cycle_s}")
+    if not idle_s >= 0:
+        raise ValueError(f"idle_s must be >= 0, got {idle_s}")
+    return min(1.0, max(0.0, 1.0 - idle_s / cycle_s))
+
+
+def reno_cycle_time(capacity_bps: Quantity, rtt_min_s: Quantity, buffer_packets: float, epsilon: float = 1.0,
+                    packet_size_bytes: Quantity = 1500) -> float:
+    r"""Duration (s) of one Reno congestion cycle (single flow), fluid model:
+    the window grows by one packet per round trip from ``W_0 = W_max/2`` to
+    ``W_max = P + B + eps`` with ``RTT(W) = max(RTT_m, W/c)``:
+    ``RTT_m (P - W_0)^+ + (W_max^2 - max(W_0, P)^2) / (2c)`` (phase 1, queue
+    empty, round trips of RTT_m; phase 2, queue building, ``dt = W dW / c``).
+    With ``eps = 1`` it is the cycle of :func:`reno_sawtooth_utilization`.
+    """
+    t = parse_time(rtt_min_s, "rtt_min_s")
+    _check_buffer_eps(buffer_packets, epsilon)
+    c = _pps(capacity_bps, packet_size_bytes)
+    p = c * t
+    w_max = p + buffer_packets + epsilon
+    w0 = w_max / 2.0
+    w1 = max(w0, p)
+    return t * max(0.0, p - w0) + (w_max ** 2 - w1 ** 2) / (2.0 * c)
+
+
+def westwood_cycle_time(capacity_bps: Quantity, rtt_min_s: Quantity, buffer_packets: float, epsilon: float = 1.0,
+                        packet_size_bytes: Quantity = 1500) -> float:
+    r"""Duration (s) of one Westwood+ congestion cycle (single flow), fluid
+    model: after the loss ``cwnd = BWE x RTT_m = P`` (exact estimate); it
+    grows by one packet per round trip to ``P + B + eps`` with the queue
+    building, ``dt = W dW / c``: ``((P + B + eps)^2 - P^2) / (2c)``, plus the
+    idle time ``eps/c``."""
+    t = parse_time(rtt_min_s, "rtt_min_s")
+    _check_buffer_eps(buffer_packets, epsilon)
+    c = _pps(capacity_bps, packet_size_bytes)
+    p = c * t
+    return ((p + buffer_packets + epsilon) ** 2 - p ** 2) / (2.0 * c) + epsilon / c
+
+
+def reno_idle_utilization(capacity_bps: Quantity, rtt_min_s: Quantity, buffer_packets: float, epsilon: float = 1.0,
+                          packet_size_bytes: Quantity = 1500, recurring: bool = True) -> float:
+    r"""Single-flow Reno utilization from the paper's idle time and a cycle model.
+
+    Cycle model: one congestion event per cycle of :func:`reno_cycle_time`.
+
+    * ``recurring=True`` (default, the packet-level picture): the first gap
+      ``idT`` (:func:`reno_idle_time`) means the resumed window is short of
+      the pipe by ``g = c idT`` packets; the ACK clock carries the gap into
+      every following round trip, one packet shorter per round (the window
+      grows by one per round), so the idle time per cycle is
+      ``g/c + (g-1)/c + ... = idT (c idT + 1) / 2``. ``U = 1 - that / cycle``.
+      With ``eps = 1`` this equals :func:`reno_sawtooth_utilization` up to
+      the discreteness (``g(g+1)/2`` against the fluid ``g^2/2``).
+    * ``recurring=False``: only the first gap counts, ``U = 1 - idT / cycle``
+      (the paper's reading "idle time per congestion event"). It is an upper
+      bound and overestimates the utilization of small buffers (it gives
+      ``1 - 1/P`` at B = 0, where the saw-tooth gives 3/4).
+    """
+    c = _pps(capacity_bps, packet_size_bytes)
+    idt = reno_idle_time(capacity_bps, rtt_min_s, buffer_packets, epsilon, packet_size_bytes)
+    cycle = reno_cycle_time(capacity_bps, rtt_min_s, buffer_packets, epsilon, packet_size_bytes)
+    idle = idt * (c * idt + 1.0) / 2.0 if recurring else idt
+    return utilization_from_idle_time(idle, cycle)
+
+
+def westwood_idle_utilization(capacity_bps: Quantity, rtt_min_s: Quantity, buffer_packets: float,
+                              epsilon: float = 1.0, packet_size_bytes: Quantity = 1500) -> float:
+    r"""Single-flow Westwood+ utilization: ``1 - idT_West / cycle`` with
+    :func:`westwood_idle_time` and :func:`westwood_cycle_time` (one gap of
+    ``eps/c`` per cycle, none recurring because the new window equals the
+    pipe). Near 1 at every buffer: about ``1 - 1/(P (B + eps) + 1)``, e.g.
+    0.997 with P = 333 and B = 0 (eps = 1). Assumes an exact bandwidth
+    estimate, ``BWE = C``."""
+    idt = westwood_idle_time(capacity_bps, epsilon, packet_size_bytes)
+    cycle = westwood_cycle_time(capacity_bps, rtt_min_s, buffer_packets, epsilon, packet_size_bytes)
+    return utilization_from_idle_time(idt, cycle)
+
+
+def utilization_from_window_spread(buffer_packets: float, sigma_w_packets: float) -> float:
+    r"""``U = erf(B / (2 sqrt(2) sigma_W))``: the link is busy while the sum of
+    the windows, Gaussian with standard deviation ``sigma_W``, stays within
+    ``B/2`` of its mean (a buffer B centred on the mean queue absorbs
+    deviations of +-B/2): ``P(|X| < B/2) = erf((B/2) / (sqrt(2) sigma_W))``.
+    1 when ``sigma_W = 0`` and B > 0."""
+    if not buffer_packets >= 0:
+        raise ValueError(f"buffer_packets must be >= 0, got {buffer_packets}")
+    if not sigma_w_packets >= 0:
+        raise ValueError(f"sigma_w_packets must be >= 0, got {sigma_w_packets}")
+    if sigma_w_packets == 0:
+        return 1.0 if buffer_packets > 0 else 0.0
+    return math.erf(buffer_packets / (2.0 * math.sqrt(2.0) * sigma_w_packets))
+
+
+def reno_window_sum_sigma(n_flows: int, buffer_packets: float, bdp_packets_: float) -> float:
+    r"""Upper bound on the standard deviation of the sum of n desynchronized
+    Reno windows: ``(B + C RTT_m) / (3 sqrt(3) sqrt(n))``.
+
+    Each window is uniform between 2/3 and 4/3 of its mean ``m_i`` (a
+    saw-tooth between ``W_i/2`` and ``W_i``, mean ``3 W_i / 4``), so its
+    standard deviation is ``(2 m_i / 3) / sqrt(12) = m_i / (3 sqrt(3))``. With
+    independent windows of equal mean ``m = M/n`` the sum has
+    ``sigma = sqrt(n) m / (3 sqrt(3)) = M / (3 sqrt(3) sqrt(n))``, and the total
+    mean window M is at most the pipe plus the buffer, ``C RTT_m + B``.
+    (The paper's eqs. 7-8 print n where sqrt(n) is meant; eq. 9 has it right.)
+    """
+    if not n_flows >= 1:
+        raise ValueError(f"n_flows must be >= 1, got {n_flows}")
+    return (buffer_packets + bdp_packets_) / (3.0 * math.sqrt(3.0) * math.sqrt(n_flows))
+
+
+def reno_desync_utilization_bound(n_flows: int, buffer_packets: float, bdp_packets_: float) -> float:
+    r"""Lower bound on the utilization with n desynchronized Reno flows, the
+    paper's eq. 9:
+
+    ``U_Reno >= erf( 3 sqrt(3) B / (2 sqrt(2) (B + C RTT_m) / sqrt(n)) )``
+
+    :func:`utilization_from_window_spread` with the sigma bound of
+    :func:`reno_window_sum_sigma` (a larger sigma gives a smaller erf, hence a
+    lower bound). Example: n = 200, B = 0.05 BDP gives erf(1.237) = 0.919.
+    """
+    return utilization_from_window_spread(buffer_packets, reno_window_sum_sigma(n_flows, buffer_packets,
+                                                                                  bdp_packets_))
+
+
+def westwood_desync_utilization_bound(n_flows: int, form: str = "derived") -> float:
+    r"""Lower bound on the utilization with n desynchronized Westwood+ flows.
+
+    Each Westwood+ window is uniform between ``C_i RTT_i`` (its share of the
+    pipe, where the loss leaves it) and ``C_i RTT_i + B/n`` (its share of the
+    buffer), so ``sigma_Wi = (B/n) / sqrt(12)``. The sum of n independent
+    windows has ``sigma_W = sqrt(n) B / (n sqrt(12)) = B / sqrt(12 n)``, and
+    :func:`utilization_from_window_spread` gives
+
+    ``U_West >= erf( B sqrt(12 n) / (2 sqrt(2) B) ) = erf( sqrt(3 n / 2) )``,
+
+    independent of B. ``form="derived"`` (default, the one tcplab plots)
+    returns that; ``form="printed"`` the paper's printed ``erf(sqrt(3/2) n)``.
+    The two agree at n = 1 and both are 1 within 1e-14 for n >= 20
+    (erf(sqrt(30)) = 1 - 9e-15), so they coincide in Fig. 8 (n = 200).
+    """
+    if not n_flows >= 1:
+        raise ValueError(f"n_flows must be >= 1, got {n_flows}")
+    if form == "derived":
+        return math.erf(math.sqrt(1.5 * n_flows))
+    if form == "printed":
+        return math.erf(math.sqrt(1.5) * n_flows)
+    raise ValueError(f"form must be 'derived' or 'printed', got {form!r}")

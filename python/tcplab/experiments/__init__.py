@@ -11,6 +11,8 @@ from typing import Optional, Sequence
 PAPERS = {
     "mv-highspeed": "tcplab.experiments.mv_highspeed",
     "kk-westwood": "tcplab.experiments.kk_westwood",
+    "mv-buffers": "tcplab.experiments.mv_buffers",
+    "jm-knn": "tcplab.experiments.jm_knn",
 }
 
 

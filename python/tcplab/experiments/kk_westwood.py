@@ -32,6 +32,8 @@ import os
 import sys
 from typing import Any, Optional, Sequence
 
+from .common import save_figure, write_table
+
 ITEMS = ["rce", "bs-tracking", "fig1", "fig3", "fig4", "fig5"]
 
 PACKET = 1500
@@ -84,23 +86,6 @@ def _job(key, sc, extract="summary", **args):
     return key, sc.to_spec(), extract, {"bottleneck": sc.bottleneck_links()[0], **args}
 
 
-def _save(fig, out, name) -> str:
-    import matplotlib.pyplot as plt
-
-    p = os.path.join(out, name)
-    fig.savefig(p, dpi=120)
-    plt.close(fig)
-    return p
-
-
-def _table(df, out, name, title, note="") -> list[str]:
-    csv, md = os.path.join(out, f"{name}.csv"), os.path.join(out, f"{name}.md")
-    df.to_csv(csv, index=False)
-    with open(md, "w") as f:
-        f.write(f"# {title}\n\n" + (note + "\n\n" if note else "") + df.to_markdown(index=False, floatfmt=".3f") + "\n")
-    return [csv, md]
-
-
 # ---------------------------------------------------------------- rce
 
 def rce_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
@@ -142,7 +127,7 @@ def rce_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
                      "mean_abs_err_pct": float(100 * err.mean()), "p90_abs_err_pct": float(100 * err.quantile(0.9)),
                      "max_abs_err_pct": float(100 * err.max()), "within_5pct_frac": float((err <= 0.05).mean())})
     df = pd.DataFrame(rows)
-    files = _table(df, out, "rce", "RCE capacity estimates (C_est / C), 50 Mbit/s, RTT 90 ms",
+    files = write_table(df, out, "rce", "RCE capacity estimates (C_est / C), 50 Mbit/s, RTT 90 ms",
                    "Measurements after t = 5 s; RCE interval = the RTO; lossy slots discarded.")
     import matplotlib
 
@@ -158,7 +143,7 @@ def rce_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     ax.set_title("Residual Capacity Estimator, 50 Mbit/s bottleneck")
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    files.append(_save(fig, out, "rce.png"))
+    files.append(save_figure(fig, out, "rce.png"))
     return {"tables": {"rce": df}, "files": files}
 
 
@@ -218,10 +203,10 @@ def bs_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     fig.suptitle("Proposal's router-buffer estimate vs the real bottleneck queue (50 Mbit/s, RTT 90 ms)")
     fig.tight_layout()
     df = pd.DataFrame(rows)
-    files = _table(df, out, "bs_tracking", "Buffer-estimate tracking error, single flow",
+    files = write_table(df, out, "bs_tracking", "Buffer-estimate tracking error, single flow",
                    "Error = BS_estimate - queue the sampled packet found on arrival (queue trace every 10 ms, "
                    "interpolated at t_ack - RTT + 5 ms); t > 10 s.")
-    files.append(_save(fig, out, "bs_tracking.png"))
+    files.append(save_figure(fig, out, "bs_tracking.png"))
     return {"tables": {"bs_tracking": df}, "files": files}
 
 
@@ -256,7 +241,7 @@ def fig1_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
             row["model_sync"] = model.model_sync[i]
             rows.append(row)
     df = pd.DataFrame(rows)
-    files = _table(df, out, "fig1", "Fig. 1: Westwood (or proposal) / legacy throughput ratio vs buffer",
+    files = write_table(df, out, "fig1", "Fig. 1: Westwood (or proposal) / legacy throughput ratio vs buffer",
                    "Two flows, 50 Mbit/s, RTT 90 ms, BDP 375 packets. model_consistent: the paper's sqrt "
                    "formulas with RTT = RTT_min + T_q; model_fixed_rtt: the same with RTT = 2 RTT_min (the spec's "
                    "1.4 / 0.7); model_sync: synchronized-loss window model (tcplab.analysis).")
@@ -286,7 +271,7 @@ def fig1_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     axes[0].legend(fontsize=7)
     fig.suptitle("Fig. 1: throughput ratio vs bottleneck buffer (50 Mbit/s, 90 ms)")
     fig.tight_layout()
-    files.append(_save(fig, out, "fig1.png"))
+    files.append(save_figure(fig, out, "fig1.png"))
     return {"tables": {"fig1": df}, "files": files}
 
 
@@ -339,10 +324,10 @@ def fig3_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
                       title=f"({panel}) 20 Mbit/s, 80 ms, B = {bufp} packets ({'BDP/2' if panel == 'a' else '2 BDP'})")
     fig.tight_layout()
     cols = ["panel", "buffer_packets", "label", "n", "t1", "t2", "new_mean", "u1", "u2", "L", "G", "region"]
-    files = _table(df[cols], out, "fig3", "Fig. 3: efficiency/friendliness trade-off (L, G)",
+    files = write_table(df[cols], out, "fig3", "Fig. 3: efficiency/friendliness trade-off (L, G)",
                    "Throughputs in bit/s. Every path RTT 80 ms (70 ms bottleneck + 2.5 ms access links). Region: "
                    "'boundary' when |L-1| or |G-1| <= 0.01.")
-    files.append(_save(fig, out, "fig3.png"))
+    files.append(save_figure(fig, out, "fig3.png"))
     return {"tables": {"fig3": df[cols]}, "files": files}
 
 
@@ -374,8 +359,8 @@ def fig4_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
                       title=f"({'ab'[k]}) {nm} vs Reno, N = 2, 50 Mbit/s, 90 ms")
     fig.tight_layout()
     cols = ["label", "buffer_bdp", "t1", "t2", "new_mean", "u1", "u2", "L", "G", "region"]
-    files = _table(df[cols], out, "fig4", "Fig. 4: trade-off points, N = 2, four buffers")
-    files.append(_save(fig, out, "fig4.png"))
+    files = write_table(df[cols], out, "fig4", "Fig. 4: trade-off points, N = 2, four buffers")
+    files.append(save_figure(fig, out, "fig4.png"))
     return {"tables": {"fig4": df[cols]}, "files": files}
 
 
@@ -432,10 +417,10 @@ def fig5_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
                      f"RTT 10+240/N .. 250 ms", fontsize=9)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    files = _table(df, out, "fig5", "Fig. 5: Jain's index vs N (RTT fairness)",
+    files = write_table(df, out, "fig5", "Fig. 5: Jain's index vs N (RTT fairness)",
                    "Flows 1, 3, 5, ... (shorter RTT of each pair) Reno; flows 2, 4, ... the new protocol "
                    "('Reno only': all Reno). reno_mean = mean over odd flows, other_mean = over even flows.")
-    files.append(_save(fig, out, "fig5.png"))
+    files.append(save_figure(fig, out, "fig5.png"))
     return {"tables": {"fig5": df}, "files": files}
 
 

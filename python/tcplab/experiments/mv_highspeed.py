@@ -44,7 +44,9 @@ import math
 import os
 import sys
 import time
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
+
+from .common import check_items, write_index, write_table
 
 ITEMS = ["table1", "figs2-8", "figs9-10", "table2", "figs11-12", "fig13"]
 
@@ -176,19 +178,6 @@ def _fig13_jobs(setup: Setup) -> list:
 
 # ---------------------------------------------------------------- outputs
 
-def _write_table(df, out: str, name: str, title: str, md_df=None, note: str = "", floatfmt: str = ".3f") -> list[str]:
-    csv = os.path.join(out, f"{name}.csv")
-    md = os.path.join(out, f"{name}.md")
-    df.to_csv(csv, index=False)
-    with open(md, "w") as f:
-        f.write(f"# {title}\n\n")
-        if note:
-            f.write(note + "\n\n")
-        f.write((md_df if md_df is not None else df).to_markdown(index=md_df is not None, floatfmt=floatfmt))
-        f.write("\n")
-    return [csv, md]
-
-
 def _quick_note(setup: Setup) -> str:
     return ("**QUICK MODE**: shortened runs for checking, not the paper's durations or grids." if setup.quick else "")
 
@@ -222,7 +211,7 @@ def _table1(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     piv = piv.reindex(list(PROTOCOLS))
     note = (f"Goodput (kbit/s) over the last {setup.window:g} s of {setup.duration:g} s; C = 200 Mbit/s; one flow. "
             "NewReno's analytic sawtooth values are in the CSV column `analytic_goodput_kbps`. " + _quick_note(setup))
-    return {"table1": df}, _write_table(df, out, "table1", "mv-highspeed Table I", piv, note, floatfmt=".0f")
+    return {"table1": df}, write_table(df, out, "table1", "mv-highspeed Table I", note=note, floatfmt=".0f", md_df=piv)
 
 
 def _figs2_8(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
@@ -288,7 +277,7 @@ def _figs9_10(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
                          "total_mbps": sum(g) / 1e6, "jain_index": jain_index(g), "utilization": r["utilization"],
                          "quick": setup.quick})
     df = pd.DataFrame(rows)
-    files = _write_table(df, out, "figs9_10", "mv-highspeed Figs. 9-10: two flows against buffer size",
+    files = write_table(df, out, "figs9_10", "mv-highspeed Figs. 9-10: two flows against buffer size",
                          note="Host A has the shorter access delay (1.25 ms), host B the longer (2.5 ms). "
                          + _quick_note(setup))
     fig, axes = plt.subplots(2, 4, figsize=(15, 7), sharey=True)
@@ -341,7 +330,7 @@ def _table2(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
                          "newreno_mbps": (g[1] if a_host == p else g[0]) / 1e6, "utilization": r["utilization"],
                          "quick": setup.quick})
     df = pd.DataFrame(rows)
-    files = _write_table(df, out, "table2", "mv-highspeed Table II: each protocol against NewReno, B = BDP",
+    files = write_table(df, out, "table2", "mv-highspeed Table II: each protocol against NewReno, B = BDP",
                          note="Goodput (Mbit/s) of host A (shorter access delay) and host B. " + _quick_note(setup))
     return {"table2": df}, files
 
@@ -364,7 +353,7 @@ def _figs11_12(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
                              "total_goodput_mbps": sum(r["goodput_bps"]) / 1e6, "utilization": r["utilization"],
                              "jain_index": jain_index(r["goodput_bps"]), "quick": setup.quick})
     df = pd.DataFrame(rows)
-    files = _write_table(df, out, "figs11_12", "mv-highspeed Figs. 11-12: ten flows against buffer size",
+    files = write_table(df, out, "figs11_12", "mv-highspeed Figs. 11-12: ten flows against buffer size",
                          note=_quick_note(setup))
     for fig_no, rtt in ((11, 100), (12, 300)):
         fig, ax = plt.subplots(figsize=(8, 5))
@@ -405,7 +394,7 @@ def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     df = pd.DataFrame(rows)
     piv = df.pivot_table(index="protocol", columns=["flows", "window"], values="total_goodput_mbps", sort=False)
     piv.columns = [f"{n} flows, {w}" for n, w in piv.columns]
-    files = _write_table(df, out, "fig13", "mv-highspeed Fig. 13: convergence at 1 Gbit/s, B = 0.1 BDP",
+    files = write_table(df, out, "fig13", "mv-highspeed Fig. 13: convergence at 1 Gbit/s, B = 0.1 BDP",
                          md_df=piv.reindex(list(PROTOCOLS)),
                          note="Total goodput (Mbit/s) of all flows in each window. " + _quick_note(setup),
                          floatfmt=".1f")
@@ -439,15 +428,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
               recovery: Optional[str] = None) -> dict:
     from .runner import run_all
 
-    items = list(items) if items else list(ITEMS)
-    for it in items:
-        if it not in ITEMS:
-            import difflib
-
-            close = difflib.get_close_matches(it, ITEMS, n=2)
-            raise ValueError(f"item: unknown item {it!r} of mv-highspeed"
-                             + (f"; did you mean {' or '.join(map(repr, close))}?" if close else
-                                f"; items: {', '.join(ITEMS)}"))
+    items = check_items("mv-highspeed", items, ITEMS)
     if recovery not in (None, "reno", "newreno", "sack"):
         raise ValueError(f"recovery: must be reno, newreno or sack, got {recovery!r}")
     if variants not in ("paper", "linux"):
@@ -485,17 +466,10 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
 
 
 def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int, packets: int) -> None:
-    import tcplab
-
-    with open(os.path.join(out, "index.md"), "w") as f:
-        f.write("# mv-highspeed reproduction\n\n")
-        if setup.quick:
-            f.write("**QUICK MODE: every run is shortened; these are not the paper's results.**\n\n")
-        f.write(f"tcplab {tcplab.__version__}; {runs} runs; {packets:,} bottleneck data packets; "
-                f"{wall:.1f} s wall.\n\n")
-        f.write("## Scenario\n\nDumbbell of shared/spec/mv-highspeed.md: N senders on access links of 10 x C to R1, "
-                "bottleneck R1 -> R2 (drop-tail buffer B at R1), access one-way delays 2.5 i/N ms, 1500-byte packets "
-                "(ns-2 accounting), 40-byte ACKs, bulk flows starting at 0.\n\n")
-        f.write(setup.describe() + "\n\n## Outputs\n\n")
-        for it in items:
-            f.write(f"- {it}: " + ", ".join(os.path.basename(p) for p in made[it]["files"]) + "\n")
+    write_index(out, "mv-highspeed reproduction",
+                "QUICK MODE: every run is shortened; these are not the paper's results." if setup.quick else None,
+                runs, packets, wall,
+                "Dumbbell of shared/spec/mv-highspeed.md: N senders on access links of 10 x C to R1, bottleneck "
+                "R1 -> R2 (drop-tail buffer B at R1), access one-way delays 2.5 i/N ms, 1500-byte packets (ns-2 "
+                "accounting), 40-byte ACKs, bulk flows starting at 0.",
+                setup.describe(), items, made)

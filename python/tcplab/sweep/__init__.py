@@ -19,7 +19,7 @@ pyarrow, tqdm and distributed come in when used.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from .grid import Sweep, SweepError, load_sweep
 from .query import aggregate, t_interval

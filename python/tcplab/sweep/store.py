@@ -34,7 +34,6 @@ import re
 import shutil
 import socket
 import sqlite3
-import sys
 import time
 import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union

@@ -1,0 +1,74 @@
+"""Pieces every paper reproduction shares: item checking, tables written as
+CSV (tidy, for scripts) and Markdown (for reading), figures, and index.md."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional, Sequence
+
+
+def check_items(paper: str, items: Optional[Sequence[str]], known: Sequence[str]) -> list[str]:
+    """The items to run (all when none are given); an unknown one is an
+    error naming it, with close matches."""
+    items = list(items) if items else list(known)
+    for it in items:
+        if it not in known:
+            import difflib
+
+            close = difflib.get_close_matches(it, list(known), n=2)
+            raise ValueError(f"item: unknown item {it!r} of {paper}"
+                             + (f"; did you mean {' or '.join(map(repr, close))}?" if close else
+                                f"; items: {', '.join(known)}"))
+    return items
+
+
+def write_table(df: Any, out: str, name: str, title: str, note: str = "", floatfmt: str = ".3f",
+                md_df: Any = None) -> list[str]:
+    """``name.csv`` (tidy, every row) and ``name.md`` (``md_df`` if given,
+    e.g. a pivot in the paper's layout); returns both paths."""
+    csv = os.path.join(out, f"{name}.csv")
+    md = os.path.join(out, f"{name}.md")
+    df.to_csv(csv, index=False)
+    with open(md, "w") as f:
+        f.write(f"# {title}\n\n")
+        if note:
+            f.write(note + "\n\n")
+        f.write((md_df if md_df is not None else df).to_markdown(index=md_df is not None, floatfmt=floatfmt))
+        f.write("\n")
+    return [csv, md]
+
+
+def pyplot():
+    """matplotlib.pyplot on the file-only Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, out: str, name: str, dpi: int = 110) -> str:
+    plt = pyplot()
+    path = os.path.join(out, name)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
+def write_index(out: str, title: str, quick_text: Optional[str], runs: int, packets: int, wall: float,
+                scenario: str, setup: str, items: Sequence[str], made: dict) -> None:
+    """index.md: version, size and wall time of the reproduction, its
+    scenario and settings, and every output file per item."""
+    import tcplab
+
+    with open(os.path.join(out, "index.md"), "w") as f:
+        f.write(f"# {title}\n\n")
+        if quick_text:
+            f.write(f"**{quick_text}**\n\n")
+        f.write(f"tcplab {tcplab.__version__}; {runs} runs; {packets:,} bottleneck data packets; "
+                f"{wall:.1f} s wall.\n\n")
+        f.write(f"## Scenario\n\n{scenario}\n\n")
+        f.write(setup + "\n\n## Outputs\n\n")
+        for it in items:
+            f.write(f"- {it}: " + ", ".join(os.path.basename(p) for p in made[it]["files"]) + "\n")

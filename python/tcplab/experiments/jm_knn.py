@@ -1,0 +1,432 @@
+"""jm-knn: Jena & Mishra, a k-NN packet-drop guesser for high-speed
+congestion control (shared/spec/jm-knn.md).
+
+Items:
+
+- ``throughput``: the paper's scenario (one link X -> Y, 100 Mbit/s, 64 ms
+  one way, 1448-byte segments, 220-packet buffer, 50 s, one CUBIC flow) for
+  random loss p in {0.1, 0.01, 0.001} and none. For each p a figure of
+  throughput against time (one sample per second) for CUBIC on the error-free
+  link, CUBIC with random loss and CUBIC + k-NN with random loss, each with
+  its 5-sample moving average; a summary table of the mean throughput per p
+  and case (over seeds).
+- ``cost``: what the guesser costs when loss IS congestion: no random loss,
+  a small buffer, CUBIC with and without the guesser, each competing with a
+  Reno flow (throughputs and Jain's index), at the paper's buffer too.
+- ``sensitivity``: the guesser's parameters (max_size, range, ack_every,
+  drop_flag, timeouts) varied one at a time around the defaults: throughput
+  at p = 0.01 and the cost run's fairness.
+
+Topology: tcplab's generic Scenario with two hosts X and Y and a duplex link
+(the paper's two nodes): X-Y carries the data, its drop-tail queue of 220
+packets and the random loss; Y-X carries the ACKs, loss-free and unlimited.
+Random loss is in the data direction only: the paper speaks of dropped
+packets, and lost ACKs would mostly be hidden by cumulative ACKs anyway.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any, Optional, Sequence
+
+from .common import check_items, pyplot, write_index, write_table
+
+import numpy as np
+
+from . import runner
+
+ITEMS = ["throughput", "cost", "sensitivity"]
+
+RATE = 100e6
+DELAY = 0.064
+BUFFER = 220
+PAYLOAD = 1448
+HEADER = 40
+DURATION = 50.0
+LOSSES = [0.1, 0.01, 0.001]
+#: CUBIC as in Linux (tcp_cubic.c v2.3, HyStart on), with SACK recovery as TCP/Linux.
+CUBIC = ("cubic", {})
+RENO = ("newreno", {})
+RECOVERY = "sack"
+#: The guesser with tcplab's defaults (max_size 500, range 0.1, ack_every 1, drop_flag answer, timeouts classify).
+KNN = {"kind": "knn", "params": {}}
+SENSITIVITY_P = 0.01
+COST_BUFFERS = [50, BUFFER]
+SEED = 1
+
+CASES = {"cubic_clean": "CUBIC, error-free link", "cubic_loss": "CUBIC, random loss",
+         "knn_loss": "CUBIC + k-NN, random loss", "knn_clean": "CUBIC + k-NN, error-free link"}
+
+
+class Setup:
+    def __init__(self, quick: bool):
+        self.quick = quick
+        self.seeds = [1] if quick else list(range(1, 11))
+        self.cost_duration = 60.0 if quick else 300.0
+        self.cost_window = 40.0 if quick else 250.0
+        self.sens_seeds = [1] if quick else list(range(1, 6))
+        if quick:
+            self.grid = {"max_size": [50, 500], "range": [0.02, 0.1], "ack_every": [1, 16]}
+        else:
+            self.grid = {"max_size": [50, 150, 500, 1500, 5000], "range": [0.02, 0.05, 0.1, 0.2, 0.5],
+                         "ack_every": [1, 4, 16, 64], "drop_flag": ["answer", "congestion"],
+                         "timeouts": ["classify", "congestion"]}
+
+    def describe(self) -> str:
+        q = " (QUICK MODE: fewer seeds, shorter cost runs, smaller grid)" if self.quick else ""
+        return "\n".join([
+            f"- link X -> Y {RATE / 1e6:g} Mbit/s, {DELAY * 1e3:g} ms one way (RTT {2 * DELAY * 1e3:g} ms), "
+            f"drop-tail {BUFFER} packets; segments {PAYLOAD} B payload + {HEADER} B headers; ACKs 40 B, one per "
+            f"segment; payload accounting{q}",
+            f"- {DURATION:g} s runs, throughput sampled every second; seeds {self.seeds}",
+            f"- random loss p in {LOSSES} and none, Bernoulli, data direction only",
+            f"- CUBIC `{CUBIC[0]}` {json.dumps(CUBIC[1])} (Linux defaults), Reno `{RENO[0]}`, recovery `{RECOVERY}`",
+            f"- guesser `{json.dumps(KNN)}` (defaults: max_size 500, range 0.1, ack_every 1, drop_flag answer, "
+            "timeouts classify)",
+            f"- cost: no random loss, buffers {COST_BUFFERS} packets, {self.cost_duration:g} s, throughput over the "
+            f"last {self.cost_window:g} s; sensitivity at p = {SENSITIVITY_P}, seeds {self.sens_seeds}",
+        ])
+
+
+def scenario(p: Optional[float], flows: Sequence[tuple[tuple[str, dict], Optional[dict]]], buffer: int = BUFFER,
+             duration: float = DURATION, measure_window: Optional[float] = None, seed: int = SEED,
+             sample_interval: str = "1s"):
+    """The paper's two-node scenario: ``flows`` is a list of ((algorithm,
+    params), loss_classifier or None), all from X to Y; ``p`` the Bernoulli
+    loss probability on X-Y (None: no random loss)."""
+    from tcplab.scenario import Flow, Link, Node, Route, Scenario
+
+    links = [Link("X-Y", "X", "Y", RATE, DELAY, int(buffer), loss=p if p else None),
+             Link("Y-X", "Y", "X", RATE, DELAY, None)]
+    fl = [Flow("X", "Y", name=f"flow{i + 1}", algorithm=a, params=dict(pr), recovery=RECOVERY,
+               packet_size=PAYLOAD + HEADER, header_size=HEADER, loss_classifier=lc)
+          for i, ((a, pr), lc) in enumerate(flows)]
+    return Scenario(nodes=[Node("X"), Node("Y")], links=links, flows=fl,
+                    routes=[Route("X", "Y", "X-Y"), Route("Y", "X", "Y-X")], duration=f"{duration}s",
+                    measure_window=f"{measure_window or duration}s", sample_interval=sample_interval, seed=seed,
+                    bottleneck=["X-Y"], name="jm-knn")
+
+
+# ---------------------------------------------------------------- extract (runs in the workers)
+
+_FLOW_COLS = ["goodput_bps", "data_packets_sent", "data_packets_received", "data_packets_lost",
+              "data_packets_dropped", "retransmits", "timeouts", "fast_recoveries"]
+_KNN_COLS = ["loss_events", "loss_events_ignored"]
+
+
+def extract_jm_knn(raw: dict, spec: dict, args: dict) -> dict:
+    """Per-flow counters (the classifier's ``loss_events`` /
+    ``loss_events_ignored`` when the core reports them, else None), the
+    bottleneck's drops and losses, and each flow's throughput per sample
+    (bit/s, from the delivered-bytes series)."""
+    flows = raw["flows"]
+    out: dict[str, Any] = {"names": list(flows["name"])}
+    for c in _FLOW_COLS:
+        out[c] = [float(x) for x in flows[c]]
+    for c in _KNN_COLS:
+        out[c] = [float(x) for x in flows[c]] if c in flows else None
+    links = raw["links"]
+    b = list(links["name"]).index(args["bottleneck"])
+    out["utilization"] = float(links["utilization"][b])
+    out["drops"] = int(links["drops"][b])
+    out["losses"] = int(links["losses"][b])
+    out["packets_in"] = int(links["packets_in"][b])
+    out["bottleneck_packets"] = int(links["data_packets_out"][b])
+    out["wall_s"] = float(raw["meta"]["wall_s"])
+    per = []
+    for i in range(len(out["names"])):
+        t, d = runner._series(raw, "flow_ts", "flow", i, "delivered_bytes")
+        per.append((np.diff(d.astype(float)) * 8.0 / np.diff(t)).tolist())
+        if i == 0:
+            out["series_time"] = t[1:].tolist()
+    out["series_bps"] = per
+    return out
+
+
+runner.EXTRACTS["jm_knn"] = extract_jm_knn
+
+
+def _job(key: str, sc) -> tuple[str, dict, str, dict]:
+    spec = sc.to_spec()
+    for f in spec["flows"]:  # a null classifier is the core's default; older cores reject the key
+        if f.get("loss_classifier", 0) is None:
+            del f["loss_classifier"]
+    return key, spec, "jm_knn", {"bottleneck": "X-Y"}
+
+
+def _pkey(p: Optional[float]) -> str:
+    return "none" if not p else f"{p:g}"
+
+
+def moving_average(x: Sequence[float], n: int = 5) -> np.ndarray:
+    """Trailing mean of the last ``n`` samples (the current one and the n-1
+    before it); NaN for the first n-1 samples."""
+    x = np.asarray(x, dtype=float)
+    out = np.full(len(x), np.nan)
+    if len(x) >= n:
+        c = np.cumsum(np.insert(x, 0, 0.0))
+        out[n - 1:] = (c[n:] - c[:-n]) / n
+    return out
+
+
+# ---------------------------------------------------------------- jobs per item
+
+def _throughput_jobs(setup: Setup) -> list:
+    jobs = []
+    for s in setup.seeds:
+        jobs.append(_job(f"tp|none|cubic_clean|{s}", scenario(None, [(CUBIC, None)], seed=s)))
+        jobs.append(_job(f"tp|none|knn_clean|{s}", scenario(None, [(CUBIC, KNN)], seed=s)))
+        for p in LOSSES:
+            jobs.append(_job(f"tp|{_pkey(p)}|cubic_loss|{s}", scenario(p, [(CUBIC, None)], seed=s)))
+            jobs.append(_job(f"tp|{_pkey(p)}|knn_loss|{s}", scenario(p, [(CUBIC, KNN)], seed=s)))
+    return jobs
+
+
+def _cost_jobs(setup: Setup, knn: Optional[dict] = None, tag: str = "") -> list:
+    jobs = []
+    for b in COST_BUFFERS if not tag else COST_BUFFERS[:1]:
+        for name, lc in (("cubic", None), ("knn", knn or KNN)):
+            if tag and name == "cubic":
+                continue
+            sc = scenario(None, [(CUBIC, lc), (RENO, None)], buffer=b, duration=setup.cost_duration,
+                          measure_window=setup.cost_window)
+            jobs.append(_job(f"cost{tag}|{b}|{name}", sc))
+    return jobs
+
+
+def _sens_settings(setup: Setup) -> list[tuple[str, Any, dict]]:
+    """(parameter, value, params) one at a time around the defaults; the
+    default setting first, once."""
+    out = [("default", "", {})]
+    defaults = {"max_size": 500, "range": 0.1, "ack_every": 1, "drop_flag": "answer", "timeouts": "classify"}
+    for k, vals in setup.grid.items():
+        for v in vals:
+            if v != defaults[k]:
+                out.append((k, v, {k: v}))
+    return out
+
+
+def _sens_jobs(setup: Setup) -> list:
+    jobs = []
+    for k, v, params in _sens_settings(setup):
+        lc = {"kind": "knn", "params": params}
+        tag = f"{k}={v}"
+        for s in setup.sens_seeds:
+            jobs.append(_job(f"sens|{tag}|{s}", scenario(SENSITIVITY_P, [(CUBIC, lc)], seed=s)))
+        jobs += _cost_jobs(setup, lc, tag="s:" + tag)
+    for s in setup.sens_seeds:  # the baseline without the guesser
+        jobs.append(_job(f"sens|none|{s}", scenario(SENSITIVITY_P, [(CUBIC, None)], seed=s)))
+    return jobs
+
+
+# ---------------------------------------------------------------- outputs
+
+def _qnote(setup: Setup) -> str:
+    return " **QUICK MODE**: fewer seeds and shorter runs, not the full reproduction." if setup.quick else ""
+
+
+def _ratio(a: Optional[list], b: Optional[list], i: int = 0) -> float:
+    if a is None or b is None or b[i] == 0:
+        return float("nan")
+    return a[i] / b[i]
+
+
+def _throughput(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
+    import pandas as pd
+
+    rows = []
+    for pk in ["none"] + [_pkey(p) for p in LOSSES]:
+        cases = ("cubic_clean", "knn_clean") if pk == "none" else ("cubic_clean", "cubic_loss", "knn_loss")
+        for case in cases:
+            for s in setup.seeds:
+                r = res[f"tp|none|{case}|{s}"] if case == "cubic_clean" else res[f"tp|{pk}|{case}|{s}"]
+                sent = r["data_packets_sent"][0]
+                # Packets that reached the lossy wire's end: lost there or received by Y.
+                tried = r["data_packets_lost"][0] + r["data_packets_received"][0]
+                rows.append({
+                    "p": pk, "case": case, "seed": s, "throughput_mbps": r["goodput_bps"][0] / 1e6,
+                    "measured_loss_rate": r["data_packets_lost"][0] / tried if tried else float("nan"),
+                    "data_packets_sent": sent, "data_packets_lost": r["data_packets_lost"][0],
+                    "queue_drops": r["drops"], "retransmits": r["retransmits"][0], "timeouts": r["timeouts"][0],
+                    "fast_recoveries": r["fast_recoveries"][0],
+                    "loss_events": (r["loss_events"] or [float("nan")])[0],
+                    "loss_events_ignored": (r["loss_events_ignored"] or [float("nan")])[0],
+                    "ignored_fraction": _ratio(r["loss_events_ignored"], r["loss_events"]),
+                    "quick": setup.quick})
+    runs = pd.DataFrame(rows)
+    g = runs.groupby(["p", "case"], sort=False)
+    summary = g.agg(throughput_mbps=("throughput_mbps", "mean"), throughput_sd=("throughput_mbps", "std"),
+                    measured_loss_rate=("measured_loss_rate", "mean"), queue_drops=("queue_drops", "mean"),
+                    timeouts=("timeouts", "mean"), loss_events=("loss_events", "mean"),
+                    ignored_fraction=("ignored_fraction", "mean"), seeds=("seed", "count")).reset_index()
+    summary["case_label"] = [CASES[c] for c in summary["case"]]
+    gain = []
+    for _, row in summary.iterrows():
+        base = summary[(summary.p == row.p) & (summary.case == ("cubic_loss" if row.p != "none" else "cubic_clean"))]
+        gain.append(row.throughput_mbps / base.throughput_mbps.iloc[0] if len(base) else float("nan"))
+    summary["vs_cubic_same_loss"] = gain
+    files = write_table(runs, out, "throughput_runs", "jm-knn: every run of the throughput item", _qnote(setup))
+    note = (f"Mean throughput (payload, Mbit/s) over the {DURATION:g} s run, mean and standard deviation over "
+            f"{len(setup.seeds)} seed(s). `vs_cubic_same_loss`: ratio to plain CUBIC at the same p (k-NN gain). "
+            "`ignored_fraction`: loss events the guesser judged not congestion." + _qnote(setup))
+    files += write_table(summary, out, "summary", "jm-knn: mean throughput per loss rate and case", note)
+    plt = pyplot()
+    s0 = setup.seeds[0]
+    for fig_no, pk in enumerate([_pkey(p) for p in LOSSES] + ["none"], 1):
+        fig, ax = plt.subplots(figsize=(9, 5))
+        cases = ("cubic_clean", "knn_clean") if pk == "none" else ("cubic_clean", "cubic_loss", "knn_loss")
+        for case in cases:
+            r = res[f"tp|none|{case}|{s0}"] if case == "cubic_clean" else res[f"tp|{pk}|{case}|{s0}"]
+            t = np.asarray(r["series_time"])
+            x = np.asarray(r["series_bps"][0]) / 1e6
+            col = {"cubic_clean": "C0", "cubic_loss": "C1"}.get(case, "C2")
+            ax.plot(t, x, {"C0": "o-", "C1": "s-", "C2": "^-"}[col], color=col, ms=3, lw=0.6, alpha=0.55,
+                    label=CASES[case])
+            ax.plot(t, moving_average(x), "-", color=col, lw=2, label=f"{CASES[case]}, 5-sample mean")
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("throughput (Mbit/s)")
+        ax.set_ylim(0, RATE / 1e6 * 1.05)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="best")
+        ax.set_title(f"Fig. {fig_no}: one CUBIC flow, 100 Mbit/s, RTT 128 ms, B = {BUFFER}, "
+                     + ("no random loss" if pk == "none" else f"p = {pk}") + f" (seed {s0})"
+                     + (" [QUICK MODE]" if setup.quick else ""))
+        fig.tight_layout()
+        path = os.path.join(out, f"throughput_p{pk}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        files.append(path)
+    return {"summary": summary, "runs": runs}, files
+
+
+def _cost_row(r: dict, b: int, guesser: bool) -> dict:
+    from tcplab.analysis import jain_index
+
+    g = r["goodput_bps"]
+    return {"buffer_packets": b, "cubic_has_knn": guesser, "cubic_mbps": g[0] / 1e6, "reno_mbps": g[1] / 1e6,
+            "cubic_share": g[0] / sum(g) if sum(g) else float("nan"), "jain_index": jain_index(g),
+            "utilization": r["utilization"], "queue_drops": r["drops"], "cubic_retransmits": r["retransmits"][0],
+            "reno_retransmits": r["retransmits"][1], "cubic_timeouts": r["timeouts"][0],
+            "cubic_loss_events": (r["loss_events"] or [float("nan")])[0],
+            "cubic_loss_events_ignored": (r["loss_events_ignored"] or [float("nan")])[0],
+            "cubic_ignored_fraction": _ratio(r["loss_events_ignored"], r["loss_events"])}
+
+
+def _cost(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
+    import pandas as pd
+
+    rows = []
+    for b in COST_BUFFERS:
+        for name in ("cubic", "knn"):
+            row = _cost_row(res[f"cost|{b}|{name}"], b, name == "knn")
+            row["quick"] = setup.quick
+            rows.append(row)
+    df = pd.DataFrame(rows)
+    note = (f"No random loss: every loss is a queue overflow. CUBIC (flow 1, with or without the guesser) and Reno "
+            f"(flow 2) from X to Y, both from t = 0, SACK recovery; throughput over the last {setup.cost_window:g} s "
+            f"of {setup.cost_duration:g} s." + _qnote(setup))
+    files = write_table(df, out, "cost", "jm-knn: the guesser's cost when losses are congestion", note)
+    plt = pyplot()
+    fig, axes = plt.subplots(len(COST_BUFFERS), 2, figsize=(13, 3.6 * len(COST_BUFFERS)), sharex=True, sharey=True,
+                             squeeze=False)
+    for i, b in enumerate(COST_BUFFERS):
+        for j, name in enumerate(("cubic", "knn")):
+            r = res[f"cost|{b}|{name}"]
+            ax = axes[i][j]
+            t = np.asarray(r["series_time"])
+            for k, lab in enumerate(("CUBIC + k-NN" if name == "knn" else "CUBIC", "Reno")):
+                x = np.asarray(r["series_bps"][k]) / 1e6
+                ax.plot(t, x, lw=0.5, alpha=0.5, color=f"C{k}")
+                ax.plot(t, moving_average(x), lw=1.6, color=f"C{k}", label=f"{lab} (5-sample mean)")
+            ax.set_title(f"B = {b} packets, {'CUBIC + k-NN' if name == 'knn' else 'CUBIC'} vs Reno")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8, loc="upper right")
+            if j == 0:
+                ax.set_ylabel("throughput (Mbit/s)")
+            if i == len(COST_BUFFERS) - 1:
+                ax.set_xlabel("time (s)")
+    fig.suptitle("jm-knn: cost of the guesser when loss is congestion (no random loss)"
+                 + (" [QUICK MODE]" if setup.quick else ""))
+    fig.tight_layout()
+    path = os.path.join(out, "cost.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return {"cost": df}, files + [path]
+
+
+def _sensitivity(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
+    import pandas as pd
+
+    base = float(np.mean([res[f"sens|none|{s}"]["goodput_bps"][0] for s in setup.sens_seeds])) / 1e6
+    rows = []
+    b = COST_BUFFERS[0]
+    for k, v, params in _sens_settings(setup):
+        tag = f"{k}={v}"
+        rs = [res[f"sens|{tag}|{s}"] for s in setup.sens_seeds]
+        tp = [r["goodput_bps"][0] / 1e6 for r in rs]
+        cost = _cost_row(res[f"costs:{tag}|{b}|knn"], b, True)
+        rows.append({"parameter": k, "value": str(v), "params": json.dumps(params, sort_keys=True),
+                     f"throughput_mbps_p{SENSITIVITY_P:g}": float(np.mean(tp)),
+                     "throughput_sd": float(np.std(tp, ddof=1)) if len(tp) > 1 else float("nan"),
+                     "gain_vs_cubic": float(np.mean(tp)) / base if base else float("nan"),
+                     "ignored_fraction": float(np.nanmean([_ratio(r["loss_events_ignored"], r["loss_events"])
+                                                           for r in rs])),
+                     f"cost_cubic_mbps_B{b}": cost["cubic_mbps"], f"cost_reno_mbps_B{b}": cost["reno_mbps"],
+                     f"cost_jain_B{b}": cost["jain_index"], "cost_ignored_fraction": cost["cubic_ignored_fraction"],
+                     "quick": setup.quick})
+    df = pd.DataFrame(rows)
+    note = (f"One parameter at a time around the defaults. Throughput of one CUBIC + k-NN flow at p = "
+            f"{SENSITIVITY_P:g} (mean over {len(setup.sens_seeds)} seed(s); plain CUBIC: {base:.2f} Mbit/s), and the "
+            f"cost run (no random loss, B = {b} packets, against Reno)." + _qnote(setup))
+    return {"sensitivity": df}, write_table(df, out, "sensitivity", "jm-knn: sensitivity to the guesser's parameters",
+                                             note)
+
+
+# ---------------------------------------------------------------- driver
+
+def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
+              workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
+              recovery: Optional[str] = None) -> dict:
+    """Regenerate the items into ``out`` (default ``out/jm-knn[-quick]``)."""
+    from .runner import run_all
+
+    items = check_items("jm-knn", items, ITEMS)
+    if variants != "paper":
+        raise ValueError("variants: jm-knn runs Linux CUBIC, as the paper did; --variants does not apply")
+    if recovery is not None:
+        raise ValueError("recovery: jm-knn uses SACK (TCP/Linux), the only setting supported")
+    setup = Setup(quick)
+    out = out or os.path.join("out", "jm-knn" + ("-quick" if quick else ""))
+    os.makedirs(out, exist_ok=True)
+    t0 = time.perf_counter()
+    gen = {"throughput": _throughput_jobs, "cost": _cost_jobs, "sensitivity": _sens_jobs}
+    jobs = []
+    for it in ITEMS:
+        if it in items:
+            jobs += gen[it](setup)
+    res = run_all(jobs, workers=workers, label="jm-knn" + (" (quick)" if quick else ""), verbose=verbose)
+    builders = {"throughput": _throughput, "cost": _cost, "sensitivity": _sensitivity}
+    made: dict[str, dict] = {}
+    for it in ITEMS:
+        if it in items:
+            tables, files = builders[it](setup, res, out)
+            made[it] = {"tables": tables, "files": files}
+    wall = time.perf_counter() - t0
+    packets = sum(r["bottleneck_packets"] for r in res.values())
+    _write_index(setup, out, items, made, wall, len(jobs), packets)
+    if verbose:
+        print(f"jm-knn: {len(jobs)} runs, {packets / 1e6:.1f} M bottleneck packets, {wall:.1f} s wall; "
+              f"outputs in {out}/ (index.md)", file=sys.stderr)
+    return made
+
+
+def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int, packets: int) -> None:
+    write_index(out, "jm-knn reproduction",
+                "QUICK MODE: fewer seeds and shorter runs; not the full reproduction." if setup.quick else None,
+                runs, packets, wall,
+                "Two hosts X and Y joined by a duplex link (tcplab's generic Scenario, the paper's topology); "
+                "random loss on X -> Y only. See docs/experiments/jm-knn.md.",
+                setup.describe(), items, made)

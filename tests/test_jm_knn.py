@@ -1,0 +1,148 @@
+"""jm-knn reproduction: the quick items in the default suite (structure,
+physics, loss accounting, the guesser's counters, determinism), the full
+reproduction as a slow test (the guesser raises CUBIC's throughput at every
+loss rate)."""
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcplab.experiments import jm_knn as jm
+from tcplab.experiments import reproduce
+from tcplab.experiments.runner import run_all
+
+PAYLOAD_RATE = 100e6 * 1448 / 1488  # payload share of the 100 Mbit/s link
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("jmq")
+    made = reproduce("jm-knn", quick=True, out=str(out), verbose=False)
+    return out, made
+
+
+def test_items_are_registered():
+    from tcplab.experiments import items
+
+    assert items("jm-knn") == ["throughput", "cost", "sensitivity"]
+    with pytest.raises(ValueError, match="did you mean 'cost'"):
+        reproduce("jm-knn", items=["cots"], quick=True)
+
+
+def test_scenario_is_the_papers_two_node_link():
+    sc = jm.scenario(0.01, [(jm.CUBIC, jm.KNN)])
+    spec = sc.to_spec()
+    assert [n["name"] for n in spec["nodes"]] == ["X", "Y"]
+    xy = {ln["name"]: ln for ln in spec["links"]}
+    assert xy["X-Y"]["rate_bps"] == 100e6 and xy["X-Y"]["delay"] == pytest.approx(0.064)
+    assert xy["X-Y"]["queue"]["limit_packets"] == 220
+    assert xy["X-Y"]["loss"] == {"kind": "bernoulli", "p": 0.01}
+    assert xy["Y-X"]["loss"] is None  # data direction only
+    f = spec["flows"][0]
+    assert f["packet_size"] - f["header_size"] == 1448
+    assert f["cc"]["algorithm"] == "cubic" and f["loss_classifier"] == {"kind": "knn", "params": {}}
+    assert spec["duration"] == 50.0
+
+
+def test_summary_has_every_loss_rate_and_case(quick):
+    out, made = quick
+    s = made["throughput"]["tables"]["summary"]
+    assert len(s) == 2 + 3 * 3
+    assert set(s.p) == {"none", "0.1", "0.01", "0.001"}
+    assert set(s[s.p == "none"].case) == {"cubic_clean", "knn_clean"}
+    assert set(s[s.p == "0.01"].case) == {"cubic_clean", "cubic_loss", "knn_loss"}
+    for pk in ("0.1", "0.01", "0.001", "none"):
+        assert (out / f"throughput_p{pk}.png").stat().st_size > 10_000
+    assert "QUICK MODE" in (out / "summary.md").read_text()
+    assert "QUICK MODE" in (out / "index.md").read_text()
+    assert len(pd.read_csv(out / "summary.csv")) == len(s)
+
+
+def test_throughput_and_loss_accounting_obey_physics(quick):
+    _, made = quick
+    runs = made["throughput"]["tables"]["runs"]
+    assert (runs.throughput_mbps > 0).all()
+    assert (runs.throughput_mbps * 1e6 <= PAYLOAD_RATE * 1.001).all()
+    clean = runs[runs.p == "none"]
+    assert (clean.data_packets_lost == 0).all()
+    for pk in ("0.1", "0.01", "0.001"):
+        for _, r in runs[(runs.p == pk) & (runs.case != "cubic_clean")].iterrows():
+            p, n = float(pk), r.data_packets_sent
+            # every data packet that reaches the end of the lossy wire is lost with probability p
+            assert abs(r.measured_loss_rate - p) < 5 * math.sqrt(p * (1 - p) / n) + 1e-3, (pk, r.case)
+    # the error-free CUBIC run fills the link
+    assert clean[clean.case == "cubic_clean"].throughput_mbps.iloc[0] > 85
+
+
+def test_guesser_counters(quick):
+    _, made = quick
+    runs = made["throughput"]["tables"]["runs"]
+    plain = runs[runs.case.isin(["cubic_clean", "cubic_loss"])]
+    assert (plain.loss_events == 0).all()
+    knn = runs[runs.case.isin(["knn_loss", "knn_clean"])]
+    assert (knn.loss_events > 0).all()
+    assert (knn.loss_events_ignored <= knn.loss_events).all()
+    assert ((knn.ignored_fraction >= 0) & (knn.ignored_fraction <= 1)).all()
+
+
+def test_guesser_raises_cubic_throughput_under_random_loss(quick):
+    _, made = quick
+    s = made["throughput"]["tables"]["summary"].set_index(["p", "case"])
+    for pk in ("0.1", "0.01", "0.001"):
+        assert s.loc[(pk, "knn_loss"), "throughput_mbps"] > 1.5 * s.loc[(pk, "cubic_loss"), "throughput_mbps"], pk
+        # random loss hurts plain CUBIC
+        assert s.loc[(pk, "cubic_loss"), "throughput_mbps"] < s.loc[(pk, "cubic_clean"), "throughput_mbps"]
+
+
+def test_cost_item_two_flows_and_jain(quick):
+    out, made = quick
+    c = made["cost"]["tables"]["cost"]
+    assert len(c) == 2 * len(jm.COST_BUFFERS)
+    assert ((c.jain_index >= 0.5 - 1e-12) & (c.jain_index <= 1 + 1e-12)).all()
+    assert ((c.cubic_mbps + c.reno_mbps) * 1e6 <= PAYLOAD_RATE * 1.001).all()
+    assert (c.utilization <= 1 + 1e-9).all()
+    assert (c[~c.cubic_has_knn].cubic_loss_events == 0).all()
+    assert (c[c.cubic_has_knn].cubic_loss_events > 0).all()
+    assert (out / "cost.png").exists()
+
+
+def test_sensitivity_table(quick):
+    _, made = quick
+    d = made["sensitivity"]["tables"]["sensitivity"]
+    assert d.parameter.iloc[0] == "default"
+    assert len(d) == 1 + 3  # quick grid: one non-default value per parameter
+    assert {json.loads(p).get("max_size") for p in d.params} >= {50}
+    assert (d["throughput_mbps_p0.01"] > 0).all()
+
+
+def test_moving_average():
+    ma = jm.moving_average([1, 2, 3, 4, 5, 6, 7])
+    assert np.isnan(ma[:4]).all()
+    assert ma[4:].tolist() == [3.0, 4.0, 5.0]
+
+
+def test_runs_are_deterministic():
+    jobs = [jm._job("a", jm.scenario(0.01, [(jm.CUBIC, jm.KNN)], seed=3)),
+            jm._job("b", jm.scenario(0.01, [(jm.CUBIC, None)], seed=3))]
+    r1 = run_all(jobs, workers=1, verbose=False)
+    r2 = run_all(jobs, workers=2, verbose=False)
+    for k in ("a", "b"):
+        a, b = dict(r1[k]), dict(r2[k])
+        a.pop("wall_s"), b.pop("wall_s")
+        assert a == b
+    # another seed draws other losses
+    r3 = run_all([jm._job("a", jm.scenario(0.01, [(jm.CUBIC, None)], seed=4))], workers=1, verbose=False)
+    assert r3["a"]["data_packets_lost"] != r1["b"]["data_packets_lost"] or \
+        r3["a"]["goodput_bps"] != r1["b"]["goodput_bps"]
+
+
+@pytest.mark.slow
+def test_full_reproduction_guesser_gain_at_every_loss_rate(tmp_path):
+    made = reproduce("jm-knn", items=["throughput"], out=str(tmp_path), verbose=False)
+    s = made["throughput"]["tables"]["summary"].set_index(["p", "case"])
+    for pk in ("0.1", "0.01", "0.001"):
+        assert s.loc[(pk, "knn_loss"), "seeds"] == 10
+        assert s.loc[(pk, "knn_loss"), "throughput_mbps"] > 2 * s.loc[(pk, "cubic_loss"), "throughput_mbps"], pk
