@@ -245,12 +245,23 @@ def plot_tradeoff(points, ax=None, path: Optional[str] = None, title: str = "", 
     ax.axvline(1.0, color="k", lw=1.2, ls="--", zorder=1, label="target L = 1")
     ax.axhline(1.0, color="k", lw=0.6, zorder=1)
     markers = "osD^v<>p*"
+    # Labels are placed only where they do not land on one already placed
+    # (checked in axes coordinates), above the points for the first series
+    # and below them for the next, so clustered points stay readable.
+    to_axes = ax.transData + ax.transAxes.inverted()
+    placed: list = []
     for k, (lab, g) in enumerate(df.groupby(label_col, sort=False)):
         ax.plot(g["L"], g["G"], marker=markers[k % len(markers)], ls="-", lw=0.8, label=str(lab), zorder=3)
         if annotate and annotate in g:
+            dy = 4 if k % 2 == 0 else -11
             for _, r in g.iterrows():
+                x, y = to_axes.transform((r["L"], r["G"]))
+                y += dy / 300.0
+                if any(abs(x - px) < 0.09 and abs(y - py) < 0.035 for px, py in placed):
+                    continue
+                placed.append((x, y))
                 ax.annotate(f"{annotate}={r[annotate]}" if annotate == "n" else str(r[annotate]), (r["L"], r["G"]),
-                            textcoords="offset points", xytext=(4, 4), fontsize=7)
+                            textcoords="offset points", xytext=(4, dy), fontsize=7)
     ax.set_xlabel("L = t2 / t1 (base-protocol throughput kept, ratio)")
     ax.set_ylabel("G = U2 / U1 (utilization gain, ratio)")
     if title:
