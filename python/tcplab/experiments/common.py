@@ -4,7 +4,9 @@ CSV (tidy, for scripts) and Markdown (for reading), figures, and index.md."""
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Sequence
+import sys
+import time
+from typing import Any, Callable, Optional, Sequence
 
 
 def check_items(paper: str, items: Optional[Sequence[str]], known: Sequence[str]) -> list[str]:
@@ -72,3 +74,23 @@ def write_index(out: str, title: str, quick_text: Optional[str], runs: int, pack
         f.write(setup + "\n\n## Outputs\n\n")
         for it in items:
             f.write(f"- {it}: " + ", ".join(os.path.basename(p) for p in made[it]["files"]) + "\n")
+
+
+def finish(paper: str, items: Sequence[str], known: Sequence[str], builders: dict[str, Callable], setup: Any,
+           res: dict, out: str, t0: float, runs: int, verbose: bool, write_index_fn: Callable) -> dict:
+    """Builds each requested item's tables and figures from the runs' results
+    (in the paper's item order), writes index.md through ``write_index_fn(setup,
+    out, items, made, wall, runs, packets)`` and reports; returns
+    ``{item: {"tables": ..., "files": [...]}}``."""
+    made: dict[str, dict] = {}
+    for it in known:
+        if it in items:
+            tables, files = builders[it](setup, res, out)
+            made[it] = {"tables": tables, "files": files}
+    wall = time.perf_counter() - t0
+    packets = sum(r.get("bottleneck_packets", 0) for r in res.values())
+    write_index_fn(setup, out, list(items), made, wall, runs, packets)
+    if verbose:
+        print(f"{paper}: {runs} runs, {packets / 1e9:.3f} G bottleneck packets, {wall:.1f} s wall; "
+              f"outputs in {out}/ (index.md)", file=sys.stderr)
+    return made

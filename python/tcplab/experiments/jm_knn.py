@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from typing import Any, Optional, Sequence
 
-from .common import check_items, pyplot, write_index, write_table
+from .common import check_items, finish, pyplot, write_index, write_table
 
 import numpy as np
 
@@ -409,18 +408,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
             jobs += gen[it](setup)
     res = run_all(jobs, workers=workers, label="jm-knn" + (" (quick)" if quick else ""), verbose=verbose)
     builders = {"throughput": _throughput, "cost": _cost, "sensitivity": _sensitivity}
-    made: dict[str, dict] = {}
-    for it in ITEMS:
-        if it in items:
-            tables, files = builders[it](setup, res, out)
-            made[it] = {"tables": tables, "files": files}
-    wall = time.perf_counter() - t0
-    packets = sum(r["bottleneck_packets"] for r in res.values())
-    _write_index(setup, out, items, made, wall, len(jobs), packets)
-    if verbose:
-        print(f"jm-knn: {len(jobs)} runs, {packets / 1e6:.1f} M bottleneck packets, {wall:.1f} s wall; "
-              f"outputs in {out}/ (index.md)", file=sys.stderr)
-    return made
+    return finish("jm-knn", items, ITEMS, builders, setup, res, out, t0, len(jobs), verbose, _write_index)
 
 
 def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int, packets: int) -> None:

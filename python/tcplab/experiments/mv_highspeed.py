@@ -42,11 +42,10 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 import time
 from typing import Optional, Sequence
 
-from .common import check_items, write_index, write_table
+from .common import check_items, finish, write_index, write_table
 
 ITEMS = ["table1", "figs2-8", "figs9-10", "table2", "figs11-12", "fig13"]
 
@@ -449,20 +448,9 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
     if "fig13" in items:
         jobs += _fig13_jobs(setup)
     res = run_all(jobs, workers=workers, label="mv-highspeed" + (" (quick)" if quick else ""), verbose=verbose)
-    made: dict[str, dict] = {}
     builders = {"table1": _table1, "figs2-8": _figs2_8, "figs9-10": _figs9_10, "table2": _table2,
                 "figs11-12": _figs11_12, "fig13": _fig13}
-    for it in ITEMS:
-        if it in items:
-            tables, files = builders[it](setup, res, out)
-            made[it] = {"tables": tables, "files": files}
-    wall = time.perf_counter() - t0
-    packets = sum(r["bottleneck_packets"] for r in res.values())
-    _write_index(setup, out, items, made, wall, len(jobs), packets)
-    if verbose:
-        print(f"mv-highspeed: {len(jobs)} runs, {packets / 1e9:.2f} G bottleneck packets, {wall:.1f} s wall; "
-              f"outputs in {out}/ (index.md)", file=sys.stderr)
-    return made
+    return finish("mv-highspeed", items, ITEMS, builders, setup, res, out, t0, len(jobs), verbose, _write_index)
 
 
 def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int, packets: int) -> None:
