@@ -66,7 +66,7 @@ fn drive(name: &str, params: &serde_json::Map<String, serde_json::Value>, ops: &
     let mut cc = cc::build(&spec, "cc").unwrap_or_else(|e| panic!("{name} {params:?}: {e}"));
     let mut w = Window { cwnd: 10.0, ssthresh: 2_147_483_647.0 };
     let (mut now, mut una, mut delivered, mut min_rtt, mut srtt) = (0.0f64, 0u64, 0u64, f64::INFINITY, 0.0f64);
-    let mut sample = |now: f64, acked: u32, rtt: Option<f64>, w: &Window, una: &mut u64, delivered: &mut u64, min_rtt: &mut f64, srtt: &mut f64, dup: bool| {
+    let sample = |now: f64, acked: u32, rtt: Option<f64>, w: &Window, una: &mut u64, delivered: &mut u64, min_rtt: &mut f64, srtt: &mut f64, dup: bool| {
         if let Some(r) = rtt {
             *min_rtt = min_rtt.min(r);
             *srtt = if *srtt == 0.0 { r } else { 0.875 * *srtt + 0.125 * r };
