@@ -31,7 +31,7 @@ import os
 import time
 from typing import Any, Optional, Sequence
 
-from .common import check_items, finish, pyplot, write_index, write_table
+from .common import check_items, finish, pyplot, save_figure, write_index, write_table
 
 import numpy as np
 
@@ -135,13 +135,7 @@ def extract_jm_knn(raw: dict, spec: dict, args: dict) -> dict:
     out["packets_in"] = int(links["packets_in"][b])
     out["bottleneck_packets"] = int(links["data_packets_out"][b])
     out["wall_s"] = float(raw["meta"]["wall_s"])
-    per = []
-    for i in range(len(out["names"])):
-        t, d = runner._series(raw, "flow_ts", "flow", i, "delivered_bytes")
-        per.append((np.diff(d.astype(float)) * 8.0 / np.diff(t)).tolist())
-        if i == 0:
-            out["series_time"] = t[1:].tolist()
-    out["series_bps"] = per
+    out["series_time"], out["series_bps"] = runner.goodput_series(raw, len(out["names"]))
     return out
 
 
@@ -294,9 +288,7 @@ def _throughput(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
                      + ("no random loss" if pk == "none" else f"p = {pk}") + f" (seed {s0})"
                      + (" [QUICK MODE]" if setup.quick else ""))
         fig.tight_layout()
-        path = os.path.join(out, f"throughput_p{pk}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        path = save_figure(fig, out, f"throughput_p{pk}.png")
         files.append(path)
     return {"summary": summary, "runs": runs}, files
 
@@ -350,9 +342,7 @@ def _cost(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     fig.suptitle("jm-knn: cost of the guesser when loss is congestion (no random loss)"
                  + (" [QUICK MODE]" if setup.quick else ""))
     fig.tight_layout()
-    path = os.path.join(out, "cost.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    path = save_figure(fig, out, "cost.png")
     return {"cost": df}, files + [path]
 
 

@@ -28,7 +28,7 @@ import os
 import time
 from typing import Any, Optional, Sequence
 
-from .common import check_items, finish, pyplot, write_index, write_table
+from .common import check_items, finish, pyplot, save_figure, write_index, write_table
 
 import numpy as np
 
@@ -166,13 +166,7 @@ def extract_mv_buffers(raw: dict, spec: dict, args: dict) -> dict:
         out["queue_time"] = qt.tolist()
         out["queue"] = qp.tolist()
     if args.get("series"):
-        per = []
-        for i in range(len(out["names"])):
-            ti, di = runner._series(raw, "flow_ts", "flow", i, "delivered_bytes")
-            per.append((np.diff(di.astype(float)) * 8.0 / np.diff(ti)).tolist())
-            if i == 0:
-                out["series_time"] = ti[1:].tolist()
-        out["series_bps"] = per
+        out["series_time"], out["series_bps"] = runner.goodput_series(raw, len(out["names"]))
     return out
 
 
@@ -338,9 +332,7 @@ def _fig4(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     axes[0].legend(fontsize=8, loc="lower right")
     fig.suptitle("Fig. 4: one flow, C = 40 Mbit/s" + (" [QUICK MODE]" if setup.quick else ""))
     fig.tight_layout()
-    path = os.path.join(out, "fig4.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    path = save_figure(fig, out, "fig4.png")
     return {"fig4": df}, files + [path]
 
 
@@ -373,9 +365,7 @@ def _fig5(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
         fig.suptitle(f"Fig. 5: {p}, one flow, C = 40 Mbit/s, RTT_m = 100 ms"
                      + (" [QUICK MODE]" if setup.quick else ""))
         fig.tight_layout()
-        path = os.path.join(out, f"fig5_{a}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        path = save_figure(fig, out, f"fig5_{a}.png")
         files.append(path)
     return {}, files
 
@@ -440,9 +430,7 @@ def _fig8(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     axes[0].legend(fontsize=8, loc="lower right")
     fig.suptitle(f"Fig. 8: {F8_FLOWS} flows, C = 200 Mbit/s" + (" [QUICK MODE]" if setup.quick else ""))
     fig.tight_layout()
-    path = os.path.join(out, "fig8.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    path = save_figure(fig, out, "fig8.png")
     return {"fig8": df}, files + [path]
 
 
@@ -492,9 +480,7 @@ def _real(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     fig.suptitle(f"Real-experiment analog: {REAL_FLOWS} flows, 1 Gbit/s, RTT {REAL_RTT} ms"
                  + (" [QUICK MODE]" if setup.quick else ""))
     fig.tight_layout()
-    path = os.path.join(out, "real.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    path = save_figure(fig, out, "real.png")
     return {"real": df}, files + [path]
 
 

@@ -45,7 +45,7 @@ import os
 import time
 from typing import Optional, Sequence
 
-from .common import check_items, finish, write_index, write_table
+from .common import check_items, finish, save_figure, write_index, write_table
 
 ITEMS = ["table1", "figs2-8", "figs9-10", "table2", "figs11-12", "fig13"]
 
@@ -250,9 +250,7 @@ def _figs2_8(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
         fig.suptitle(f"Fig. {FIG_OF[p]}: {p} ({a} {json.dumps(params, sort_keys=True)}), C = 200 Mbit/s, "
                      f"RTT = 100 ms" + (" [QUICK MODE]" if setup.quick else ""))
         fig.tight_layout()
-        path = os.path.join(out, f"fig{FIG_OF[p]}_{a}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        path = save_figure(fig, out, f"fig{FIG_OF[p]}_{a}.png")
         files.append(path)
     return {}, files
 
@@ -366,9 +364,7 @@ def _figs11_12(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
         ax.legend(fontsize=8)
         ax.set_title(f"Fig. {fig_no}: ten flows, RTT = {rtt} ms" + (" [QUICK MODE]" if setup.quick else ""))
         fig.tight_layout()
-        path = os.path.join(out, f"fig{fig_no}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        path = save_figure(fig, out, f"fig{fig_no}.png")
         files.append(path)
     return {"figs11-12": df}, files
 
@@ -414,9 +410,7 @@ def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     fig.suptitle("Fig. 13: total goodput at 1 Gbit/s, RTT = 100 ms, B = 0.1 BDP"
                  + (" [QUICK MODE]" if setup.quick else ""))
     fig.tight_layout()
-    path = os.path.join(out, "fig13.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    path = save_figure(fig, out, "fig13.png")
     return {"fig13": df}, files + [path]
 
 

@@ -25,6 +25,18 @@ def _series(raw: dict, table: str, key: str, ident: int, column: str) -> tuple[n
     return np.asarray(t["time"])[mask], np.asarray(t[column])[mask]
 
 
+def goodput_series(raw: dict, n_flows: int) -> tuple[list, list]:
+    """Per-flow goodput (bit/s) in each sampling interval, from the
+    delivered-bytes series: (interval end times, one list per flow)."""
+    per, times = [], []
+    for i in range(n_flows):
+        t, d = _series(raw, "flow_ts", "flow", i, "delivered_bytes")
+        per.append((np.diff(d.astype(float)) * 8.0 / np.diff(t)).tolist())
+        if i == 0:
+            times = t[1:].tolist()
+    return times, per
+
+
 def extract_summary(raw: dict, spec: dict, args: dict) -> dict:
     """Per-flow goodput over the measurement window and over extra windows
     (``args["windows"]``: list of (start, end) seconds, from the sampled

@@ -351,12 +351,7 @@ impl CongestionControl for Bic {
                 Reno::cong_avoid_ai(w, &mut self.cwnd_cnt, self.cnt, acked);
             }
             Variant::Paper => {
-                let mut acked = s.acked as f64;
-                if w.in_slow_start() {
-                    let used = acked.min(w.ssthresh - w.cwnd);
-                    w.cwnd += used;
-                    acked -= used;
-                }
+                let acked = Reno::slow_start_float(w, s.acked as f64);
                 if acked > 0.0 {
                     if self.round_left <= 0.0 {
                         // A new RTT round: the increment toward the midpoint

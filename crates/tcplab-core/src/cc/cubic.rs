@@ -454,14 +454,10 @@ impl Cubic {
     }
 
     fn on_ack_rfc(&mut self, w: &mut Window, s: &AckSample) {
-        let mut acked = s.acked as f64;
-        if w.in_slow_start() {
-            let used = acked.min(w.ssthresh - w.cwnd);
-            w.cwnd += used;
-            acked -= used;
-            if acked <= 0.0 {
-                return;
-            }
+        let was_slow_start = w.in_slow_start();
+        let acked = Reno::slow_start_float(w, s.acked as f64);
+        if was_slow_start && acked <= 0.0 {
+            return;
         }
         if self.t_epoch.is_none() {
             // Start of a congestion-avoidance stage.

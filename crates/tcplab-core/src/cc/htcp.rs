@@ -589,12 +589,7 @@ impl CongestionControl for Htcp {
                 }
             }
             Arith::Float => {
-                let mut acked = s.acked as f64;
-                if w.in_slow_start() {
-                    let used = acked.min(w.ssthresh - w.cwnd);
-                    w.cwnd += used;
-                    acked -= used;
-                }
+                let acked = Reno::slow_start_float(w, s.acked as f64);
                 if acked > 0.0 {
                     self.alpha = self.compute_alpha(s.now);
                     w.cwnd += self.alpha * acked / w.cwnd;

@@ -55,7 +55,7 @@ pub fn info() -> AlgorithmInfo {
         description: "Reno/NewReno window rules: slow start, +1 segment per RTT, halve on loss. \
                       The recovery variant (reno, newreno, sack) is the flow's `recovery` setting.",
         params: vec![
-            ParamInfo { name: "mode", default: "linux", description: "linux: integer cwnd with snd_cwnd_cnt credit; float: cwnd += acked/cwnd (ns-2)", source: "Linux tcp_cong.c; ns-2 tcp.cc" },
+            ParamInfo { name: "mode", default: "linux", description: "linux: integer cwnd with snd_cwnd_cnt credit; float: per ACK, +min(N, 1) in slow start and +1/cwnd in congestion avoidance (RFC 5681, ns-2)", source: "Linux tcp_cong.c; ns-2 tcp.cc" },
             ParamInfo { name: "ssthresh_basis", default: "cwnd", description: "cwnd: ssthresh = max(beta*cwnd, 2) (Linux, ns-2); flightsize: max(beta*FlightSize, 2) (RFC 5681 eq. 4)", source: "RFC 5681 s3.1; Linux tcp_reno_ssthresh" },
             ParamInfo { name: "beta", default: "0.5", description: "fraction of the window kept after a loss", source: "RFC 5681" },
         ],
@@ -96,6 +96,19 @@ impl Reno {
         let new = (cwnd + acked).min(ss);
         w.cwnd = new as f64;
         acked - (new - cwnd)
+    }
+
+    /// Fractional slow start counting segments (RFC 5681 with ABC, L = acked):
+    /// `cwnd += acked` up to ssthresh; returns the credit left for congestion
+    /// avoidance in the same ACK. Shared by the paper/RFC variants of the
+    /// algorithms that grow per segment delivered.
+    pub fn slow_start_float(w: &mut Window, acked: f64) -> f64 {
+        if !w.in_slow_start() {
+            return acked;
+        }
+        let used = acked.min(w.ssthresh - w.cwnd);
+        w.cwnd += used;
+        acked - used
     }
 
     /// Linux `tcp_cong_avoid_ai(tp, w, acked)`: one segment per `w` acked.
