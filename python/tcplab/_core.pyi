@@ -42,6 +42,9 @@ def run(spec_json: str, progress: bool = False) -> RunOutput:
 def validate(spec_json: str) -> None:
     """Raise SpecError if the RunSpec is invalid (routes and algorithms included)."""
 
+def paths(spec_json: str) -> list[tuple[list[str], list[str]]]:
+    """Per flow, the (forward, reverse) link names the core routes it over."""
+
 def algorithms() -> list[AlgorithmInfo]:
     """The congestion-control algorithms of the core and their parameters."""
 

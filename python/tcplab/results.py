@@ -15,7 +15,10 @@ numpy arrays or lists of strings; SI units: seconds, bit/s, bytes):
     ``drops``, queue statistics.
 ``files``
     one row per file: ``flow``, ``flow_name`` (joined in), ``index``,
-    ``size``, ``start``, ``finish``, ``fct`` (NaN if unfinished).
+    ``size``, ``start`` (handed to TCP), ``finish`` (last byte at the
+    receiver), ``fct`` = finish - start, ``first_sent`` (first segment first
+    transmitted), ``acked`` (sender got the ACK of the last segment),
+    ``transfer_time`` = acked - first_sent (NaN where unfinished).
 ``flow_ts``
     sampled every ``sample_interval``: ``time``, ``flow``, ``flow_name``
     (categorical, joined in), ``cwnd``, ``ssthresh`` (segments; a huge value

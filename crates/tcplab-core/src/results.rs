@@ -78,6 +78,15 @@ pub struct FileResult {
     /// NaN if the file did not finish within the run.
     pub finish: f64,
     pub fct: f64,
+    /// When the file's first segment was first transmitted (NaN if never).
+    pub first_sent: f64,
+    /// When the sender received the cumulative ACK of the file's last
+    /// segment (NaN if not within the run).
+    pub acked: f64,
+    /// `acked - first_sent`: the transfer time as ssm-interactions defines it
+    /// ("from the first packet sent to the ACK of the last"), excluding the
+    /// time the file waited behind earlier files of the same connection.
+    pub transfer_time: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]

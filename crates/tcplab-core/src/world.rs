@@ -27,6 +27,13 @@ struct Flow {
     data_lost: u64,
     acks_lost: u64,
     delivered_at_measure_start: u64,
+    /// Per file (in segment order): when its first segment was first sent
+    /// and when the sender got the cumulative ACK of its last segment.
+    file_first_sent: Vec<Option<Time>>,
+    file_acked: Vec<Option<Time>>,
+    /// Next file whose first send / last ACK is awaited.
+    file_send_cursor: usize,
+    file_ack_cursor: usize,
 }
 
 /// A simulation built from a [`RunSpec`], ready to run.
@@ -125,6 +132,10 @@ impl World {
                 data_lost: 0,
                 acks_lost: 0,
                 delivered_at_measure_start: 0,
+                file_first_sent: vec![None; n_files],
+                file_acked: vec![None; n_files],
+                file_send_cursor: 0,
+                file_ack_cursor: 0,
             });
         }
         let traced_links: Vec<u32> = match &spec.trace_links {
@@ -271,6 +282,19 @@ impl World {
         self.scratch = pkts;
         let now = self.now;
         let fl = &mut self.flows[f as usize];
+        if let Some(files) = &fl.map.files {
+            // Transfer-time bookkeeping: files occupy consecutive segment
+            // ranges, so one cursor each suffices.
+            let s = &fl.sender;
+            while fl.file_send_cursor < files.len() && s.high_data > files[fl.file_send_cursor].first {
+                fl.file_first_sent[fl.file_send_cursor] = Some(now);
+                fl.file_send_cursor += 1;
+            }
+            while fl.file_ack_cursor < files.len() && s.snd_una >= files[fl.file_ack_cursor].end {
+                fl.file_acked[fl.file_ack_cursor] = Some(now);
+                fl.file_ack_cursor += 1;
+            }
+        }
         let s = &mut fl.sender;
         if let Some(d) = s.rto_deadline {
             if s.rto_event.map_or(true, |e| d < e) {
@@ -500,6 +524,8 @@ impl World {
                     .map(|(k, f)| {
                         let start = spec_files[f.index].start.max(self.spec.flows[i].start);
                         let finish = fl.receiver.file_finish[k].map(to_secs);
+                        let first_sent = fl.file_first_sent[k].map(to_secs);
+                        let acked = fl.file_acked[k].map(to_secs);
                         FileResult {
                             flow: i as u32,
                             index: f.index as u32,
@@ -507,6 +533,12 @@ impl World {
                             start,
                             finish: finish.unwrap_or(f64::NAN),
                             fct: finish.map_or(f64::NAN, |t| t - start),
+                            first_sent: first_sent.unwrap_or(f64::NAN),
+                            acked: acked.unwrap_or(f64::NAN),
+                            transfer_time: match (first_sent, acked) {
+                                (Some(a), Some(b)) => b - a,
+                                _ => f64::NAN,
+                            },
                         }
                     })
                     .collect();

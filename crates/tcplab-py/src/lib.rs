@@ -129,6 +129,9 @@ fn to_python(py: Python<'_>, r: RunResults) -> PyResult<PyObject> {
     col!(fi, fs, "start", start);
     col!(fi, fs, "finish", finish);
     col!(fi, fs, "fct", fct);
+    col!(fi, fs, "first_sent", first_sent);
+    col!(fi, fs, "acked", acked);
+    col!(fi, fs, "transfer_time", transfer_time);
     out.set_item("files", fi)?;
 
     let ts = r.flow_ts;
@@ -217,6 +220,18 @@ fn validate(spec_json: &str) -> PyResult<()> {
     Ok(())
 }
 
+/// The links every flow traverses, as the core routes it: a list with one
+/// `(forward, reverse)` pair of link-name lists per flow (data direction,
+/// ACK direction). Raises SpecError if the description is invalid.
+#[pyfunction]
+fn paths(spec_json: &str) -> PyResult<Vec<(Vec<String>, Vec<String>)>> {
+    let spec = RunSpec::from_json(spec_json).map_err(spec_err)?;
+    spec.validate().map_err(spec_err)?;
+    let resolved = tcplab_core::net::routing::resolve_paths(&spec).map_err(spec_err)?;
+    let name = |v: &Vec<u32>| v.iter().map(|&i| spec.links[i as usize].name.clone()).collect::<Vec<_>>();
+    Ok(resolved.iter().map(|[f, r]| (name(f), name(r))).collect())
+}
+
 /// The congestion-control algorithms of the core, with their parameters.
 #[pyfunction]
 fn algorithms(py: Python<'_>) -> PyResult<PyObject> {
@@ -261,6 +276,7 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(paths, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
