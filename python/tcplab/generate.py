@@ -1,0 +1,494 @@
+"""Generated scenarios, frozen and replayed: the comparative method of
+ssm-interactions as a first-class operation.
+
+1. :func:`generate` builds one concrete scenario from a seed: a topology
+   (:mod:`tcplab.topology`), flows between hosts attached to chosen or
+   random routers (peer-to-peer or client-server), each flow with its
+   traffic class (short- or long-lived) and its pre-generated files
+   (:mod:`tcplab.workload`), and each flow in a *protocol group* ("A" or
+   "B" by default, a balanced random split within every traffic class).
+2. The result, a :class:`FrozenScenario`, holds the core's exact run
+   description (every node, link, delay, buffer, file size and start time,
+   as floats that round-trip through JSON) plus per-flow facts (class,
+   group, routers, path, backbone hops, base RTT). :meth:`FrozenScenario.save`
+   writes it to a JSON file; :func:`load_frozen` reads it back unchanged.
+3. :meth:`FrozenScenario.spec` applies a protocol :class:`Mix` (which
+   congestion control each group uses) and returns a run description that
+   differs from any other mix's *only* in the flows' ``cc`` and
+   ``recovery`` fields (:func:`spec_differences` checks it).
+4. :func:`join_flows` and :func:`join_files` join per-flow and per-file
+   results of several runs of the same frozen scenario, so every flow and
+   every file can be compared with itself across mixes.
+
+Random streams: the topology, host attachment and workload each draw from
+their own stream of the seed (:func:`tcplab.topology.rng_for`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from .errors import ScenarioError
+from .scenario import Flow, Scenario
+from .topology import (STREAM_ATTACH, STREAM_WORKLOAD, DelayLaw, Topology, check_delay_law, draw_delay, rng_for)
+from .units import Quantity, parse_time
+from .workload import LongLived, ShortLived, workload_from_dict
+
+FORMAT = "tcplab-frozen-scenario"
+FORMAT_VERSION = 1
+
+#: Recovery used by every flow of a generated scenario unless a mix says
+#: otherwise: SACK, as Linux (and ns-2's TCP/Linux, used by ssm-interactions).
+DEFAULT_RECOVERY = "sack"
+
+
+@dataclass
+class TrafficClass:
+    """``count`` flows with the same workload. ``start``: flow start times
+    uniform in ``[0, start_spread]`` (short-lived flows start at 0 and their
+    files arrive as a Poisson process)."""
+
+    name: str
+    count: int
+    workload: Any
+    start_spread: Quantity = 0.0
+
+    def check(self, path: str) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ScenarioError(f"{path}.name", f"expected a non-empty name, got {self.name!r}")
+        if isinstance(self.count, bool) or not isinstance(self.count, (int, np.integer)) or self.count < 0:
+            raise ScenarioError(f"{path}.count", f"expected a non-negative integer, got {self.count!r}")
+        self.workload = workload_from_dict(self.workload, f"{path}.workload")
+        if parse_time(self.start_spread, f"{path}.start_spread") < 0:
+            raise ScenarioError(f"{path}.start_spread", "must be >= 0")
+
+
+def ssm_traffic(n_long: int, n_short: int = 100, short_mean: Quantity = "1MB", short_shape: float = 1.5,
+                short_interarrival: Quantity = "1s", long_size: Quantity = "4.7GB",
+                long_interarrival: Quantity = "120s", long_start_spread: Quantity = "10s") -> list[TrafficClass]:
+    """The traffic of ssm-interactions: ``n_short`` short-lived flows (Pareto
+    sizes, mean 1 MB, Poisson arrivals 1 s apart on average) and ``n_long``
+    long-lived flows of 4.7 GB files arriving 2 minutes apart on average,
+    each flow's first file at its start, starts uniform in [0, 10 s]."""
+    from .workload import Pareto
+
+    return [
+        TrafficClass("short", n_short, ShortLived(Pareto(short_mean, short_shape), short_interarrival)),
+        TrafficClass("long", n_long, LongLived(long_size, long_interarrival, first_at_start=True),
+                     start_spread=long_start_spread),
+    ]
+
+
+@dataclass
+class Mix:
+    """Which congestion control each protocol group uses. ``assign`` maps a
+    group name to an algorithm name or ``{"algorithm", "params",
+    "recovery"}``; ``name`` labels the runs (e.g. ``"reno+cubic"``)."""
+
+    name: str
+    assign: dict
+
+    @staticmethod
+    def all(algorithm: Any, groups: Sequence[str] = ("A", "B")) -> "Mix":
+        """Every group uses ``algorithm`` ("year 2005" with Reno, "year 2010")."""
+        return Mix(f"all-{_algo_name(algorithm)}", {g: algorithm for g in groups})
+
+    @staticmethod
+    def half(algorithm: Any, base: Any = "reno", groups: Sequence[str] = ("A", "B")) -> "Mix":
+        """Group A keeps ``base`` (Reno), group B uses ``algorithm`` ("year 2007")."""
+        if len(groups) != 2:
+            raise ScenarioError("groups", "a half mix needs exactly two groups")
+        return Mix(f"{_algo_name(base)}+{_algo_name(algorithm)}", {groups[0]: base, groups[1]: algorithm})
+
+
+def _algo_name(a: Any) -> str:
+    return a if isinstance(a, str) else str(a.get("algorithm"))
+
+
+def _cc_of(a: Any, path: str) -> tuple[dict, str]:
+    """(cc dict, recovery) of a mix entry."""
+    from .scenario import _check_params, resolve_algorithm, RECOVERIES
+
+    if isinstance(a, str):
+        a = {"algorithm": a}
+    if not isinstance(a, Mapping):
+        raise ScenarioError(path, f"expected an algorithm name or table, got {a!r}")
+    for k in a:
+        if k not in ("algorithm", "params", "recovery"):
+            raise ScenarioError(f"{path}.{k}", "unknown key (expected algorithm, params, recovery)")
+    name, entry = resolve_algorithm(a.get("algorithm"), f"{path}.algorithm")
+    params = _check_params(a.get("params") or {}, entry, name, f"{path}.params")
+    rec = a.get("recovery", DEFAULT_RECOVERY)
+    if rec not in RECOVERIES:
+        raise ScenarioError(f"{path}.recovery", f"must be one of {', '.join(RECOVERIES)}, got {rec!r}")
+    return {"algorithm": name, "params": params}, rec
+
+
+@dataclass
+class FrozenScenario:
+    """A generated scenario, fixed: the core run description (without
+    congestion controls) and what each flow is. See the module docstring."""
+
+    spec_base: dict
+    flows: list
+    topology: dict
+    meta: dict = field(default_factory=dict)
+
+    # -- replay -------------------------------------------------------------
+    @property
+    def groups(self) -> list[str]:
+        seen: list[str] = []
+        for f in self.flows:
+            if f["group"] not in seen:
+                seen.append(f["group"])
+        return seen
+
+    def spec(self, mix: Union[Mix, Mapping[str, Any]], seed: Optional[int] = None,
+             sample_interval: Optional[float] = None) -> dict:
+        """The run description with ``mix`` applied: a deep copy of the
+        frozen description whose flows get the mix's ``cc`` and
+        ``recovery``; nothing else changes. ``seed`` overrides the run's
+        seed (random link loss), ``sample_interval`` the time-series
+        sampling (0 = none)."""
+        assign = mix.assign if isinstance(mix, Mix) else dict(mix)
+        missing = [g for g in self.groups if g not in assign]
+        if missing:
+            raise ScenarioError("mix", f"no algorithm for group(s) {', '.join(missing)} (groups: {', '.join(self.groups)})")
+        for g in assign:
+            if g not in self.groups:
+                raise ScenarioError(f"mix.{g}", f"unknown group (groups: {', '.join(self.groups)})")
+        ccs = {g: _cc_of(a, f"mix.{g}") for g, a in assign.items()}
+        spec = json.loads(json.dumps(self.spec_base))
+        for f, info in zip(spec["flows"], self.flows):
+            cc, rec = ccs[info["group"]]
+            f["cc"] = json.loads(json.dumps(cc))
+            f["recovery"] = rec
+        if seed is not None:
+            spec["seed"] = int(seed)
+        if sample_interval is not None:
+            spec["sample_interval"] = float(sample_interval)
+        return spec
+
+    def run(self, mix: Union[Mix, Mapping[str, Any]], **kw: Any):
+        """Runs the scenario with ``mix``; returns :class:`tcplab.Results`."""
+        import tcplab
+
+        return tcplab.run(self.spec(mix, **kw))
+
+    # -- facts --------------------------------------------------------------
+    def flow_frame(self):
+        """One row per flow: name, class, group, routers, hops, base RTT,
+        number of files and bytes offered."""
+        import pandas as pd
+
+        rows = []
+        for f, fs in zip(self.flows, self.spec_base["flows"]):
+            files = fs["app"].get("files") if fs["app"]["kind"] == "files" else None
+            rows.append({k: f[k] for k in ("name", "cls", "group", "src_router", "dst_router", "hops", "base_rtt")}
+                        | {"start": fs["start"], "n_files": len(files) if files is not None else 0,
+                           "bytes_offered": sum(x["size"] for x in files) if files is not None else np.nan})
+        return pd.DataFrame(rows)
+
+    @property
+    def backbone(self) -> list[str]:
+        return list(self.topology["backbone"])
+
+    # -- files --------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "version": FORMAT_VERSION, "meta": self.meta, "topology": self.topology,
+                "flows": self.flows, "spec": self.spec_base}
+
+    def save(self, path: Union[str, os.PathLike]) -> None:
+        """Writes the frozen scenario as JSON (atomically: a temporary file
+        renamed into place)."""
+        tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
+        with open(tmp, "w") as fh:
+            json.dump(self.to_dict(), fh, indent=1, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, path)
+
+
+def load_frozen(path: Union[str, os.PathLike]) -> FrozenScenario:
+    """Reads a frozen scenario written by :meth:`FrozenScenario.save`."""
+    p = os.fspath(path)
+    try:
+        with open(p) as fh:
+            doc = json.load(fh)
+    except json.JSONDecodeError as e:
+        raise ScenarioError(p, f"not a frozen scenario (invalid JSON: {e})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ScenarioError(p, f"not a frozen scenario (format {doc.get('format') if isinstance(doc, dict) else None!r})")
+    if doc.get("version") != FORMAT_VERSION:
+        raise ScenarioError(f"{p}: version", f"unsupported frozen-scenario version {doc.get('version')!r} "
+                                              f"(this tcplab reads version {FORMAT_VERSION})")
+    for k in ("spec", "flows", "topology"):
+        if k not in doc:
+            raise ScenarioError(f"{p}: {k}", "missing")
+    if len(doc["flows"]) != len(doc["spec"]["flows"]):
+        raise ScenarioError(f"{p}: flows", "flow facts and run description disagree on the number of flows")
+    return FrozenScenario(doc["spec"], doc["flows"], doc["topology"], doc.get("meta", {}))
+
+
+def spec_differences(a: dict, b: dict, path: str = "") -> list[str]:
+    """Paths at which two run descriptions differ (empty if identical)."""
+    out: list[str] = []
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                out.append(f"{path}.{k}".lstrip("."))
+            else:
+                out.extend(spec_differences(a[k], b[k], f"{path}.{k}"))
+    elif isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            out.append(path.lstrip(".") + " (length)")
+        else:
+            for i, (x, y) in enumerate(zip(a, b)):
+                out.extend(spec_differences(x, y, f"{path}[{i}]"))
+    elif a != b or type(a) is not type(b):
+        out.append(path.lstrip("."))
+    return out
+
+
+def generate(topology: Topology, traffic: Sequence[TrafficClass], *, duration: Quantity, seed: int = 0,
+             mode: str = "p2p", n_servers: int = 1, servers: Optional[Sequence[str]] = None,
+             direction: str = "download", distinct_routers: bool = True,
+             access_rate: Optional[Quantity] = None, access_delay: Optional[DelayLaw] = None,
+             access_buffer: Any = None, groups: Sequence[str] = ("A", "B"),
+             packet_size: int = 1500, flow_options: Optional[Mapping[str, Any]] = None,
+             sample_interval: Quantity = 0.0, trace_links: Optional[Sequence[str]] = None,
+             name: str = "generated") -> FrozenScenario:
+    """Builds a concrete scenario on ``topology`` (which it extends with
+    hosts) and freezes it.
+
+    - Every flow gets its own source and destination host, each joined to a
+      router by an access link of ``access_rate`` (default: the topology's
+      rate), one-way delay drawn from ``access_delay`` (default: the
+      topology's delay law, else 1 ms) and buffer ``access_buffer``
+      (default: the topology's buffer).
+    - ``mode="p2p"``: both routers uniform over the edge routers (distinct
+      if ``distinct_routers``). ``mode="client-server"``: ``servers`` (or
+      ``n_servers`` edge routers drawn at random) host the server ends, the
+      other end is a client at a non-server edge router; data flows from
+      server to client (``direction="download"``) or the other way.
+    - Each traffic class's flows are split into ``groups`` as evenly as
+      possible, in a random order.
+    - ``flow_options``: extra :class:`~tcplab.scenario.Flow` fields for
+      every flow (e.g. ``{"delayed_ack": True}``); the congestion control
+      is left to the mix.
+    """
+    if mode not in ("p2p", "client-server"):
+        raise ScenarioError("mode", f"must be 'p2p' or 'client-server', got {mode!r}")
+    if direction not in ("download", "upload"):
+        raise ScenarioError("direction", f"must be 'download' or 'upload', got {direction!r}")
+    if not groups or len(set(groups)) != len(groups):
+        raise ScenarioError("groups", f"expected distinct group names, got {groups!r}")
+    dur = parse_time(duration, "duration")
+    if dur <= 0:
+        raise ScenarioError("duration", "must be > 0")
+    for i, tc in enumerate(traffic):
+        tc.check(f"traffic[{i}]")
+    if len({tc.name for tc in traffic}) != len(traffic):
+        raise ScenarioError("traffic", "traffic class names must be distinct")
+    tp = topology.params
+    access_rate = access_rate if access_rate is not None else tp.get("rate", tp.get("stub_rate", "1Gbps"))
+    if access_delay is None:
+        access_delay = tp.get("delay", tp.get("stub_delay")) or "1ms"
+    check_delay_law(access_delay, "access_delay")
+    access_buffer = access_buffer if access_buffer is not None else tp.get("buffer")
+    edge = list(topology.edge)
+    if not edge:
+        raise ScenarioError("topology", "has no edge routers to attach hosts to")
+
+    rng_attach = rng_for(seed, STREAM_ATTACH)
+    rng_work = rng_for(seed, STREAM_WORKLOAD)
+    if mode == "client-server":
+        if servers is None:
+            if isinstance(n_servers, bool) or not isinstance(n_servers, int) or not 1 <= n_servers < len(edge):
+                raise ScenarioError("n_servers", f"must be an integer in [1, {len(edge) - 1}], got {n_servers!r}")
+            servers = [edge[i] for i in sorted(rng_attach.choice(len(edge), size=n_servers, replace=False))]
+        for s in servers:
+            if s not in edge:
+                raise ScenarioError("servers", f"{s!r} is not an edge router")
+        clients = [r for r in edge if r not in servers]
+        if not clients:
+            raise ScenarioError("servers", "every edge router is a server; no room for clients")
+    elif distinct_routers and len(edge) < 2:
+        raise ScenarioError("distinct_routers", "needs at least two edge routers")
+
+    opts = dict(flow_options or {})
+    for k in ("src", "dst", "name", "files", "algorithm", "params", "recovery", "start"):
+        if k in opts:
+            raise ScenarioError(f"flow_options.{k}", "set by the generator, not an option")
+
+    flows: list[Flow] = []
+    facts: list[dict] = []
+    for tc in traffic:
+        order = rng_attach.permutation(tc.count)
+        group_of = [groups[int(np.where(order == i)[0][0]) % len(groups)] for i in range(tc.count)]
+        for i in range(tc.count):
+            fname = f"{tc.name}{i}"
+            if mode == "p2p":
+                a = edge[int(rng_attach.integers(len(edge)))]
+                choices = [r for r in edge if r != a] if distinct_routers else edge
+                b = choices[int(rng_attach.integers(len(choices)))]
+            else:
+                srv = servers[int(rng_attach.integers(len(servers)))]
+                cli = clients[int(rng_attach.integers(len(clients)))]
+                a, b = (srv, cli) if direction == "download" else (cli, srv)
+            hs, hd = f"h.{fname}.s", f"h.{fname}.d"
+            topology.attach_host(hs, a, access_rate, draw_delay(access_delay, rng_attach, "access_delay"), access_buffer)
+            topology.attach_host(hd, b, access_rate, draw_delay(access_delay, rng_attach, "access_delay"), access_buffer)
+            spread = parse_time(tc.start_spread, "start_spread")
+            start = float(rng_work.uniform(0.0, spread)) if spread > 0 else 0.0
+            files = tc.workload.files(rng_work, start, dur)
+            flows.append(Flow(hs, hd, name=fname, algorithm="reno", recovery=DEFAULT_RECOVERY, start=start,
+                              packet_size=packet_size,
+                              files=None if files is None else [{"size": s, "start": t} for s, t in files], **opts))
+            facts.append({"name": fname, "cls": tc.name, "group": group_of[i], "src_router": a, "dst_router": b})
+    # A flow with an empty file list (no arrival within the run) still
+    # exists: it sends nothing, and stays comparable across runs.
+    sc = Scenario(topology.nodes, topology.links, flows, duration=dur, sample_interval=sample_interval, seed=seed,
+                  name=name, trace_links=trace_links, bottleneck=topology.backbone)
+    spec = sc.to_spec()
+    for f in spec["flows"]:
+        f.pop("cc", None)
+        f.pop("recovery", None)
+    _add_paths(spec, facts, topology.backbone)
+    from . import __version__
+
+    meta = {"seed": int(seed), "name": name, "mode": mode, "direction": direction, "groups": list(groups),
+            "duration": dur, "traffic": [{"name": tc.name, "count": int(tc.count), "workload": tc.workload.to_dict(),
+                                          "start_spread": tc.start_spread} for tc in traffic],
+            "access": {"rate": access_rate, "delay": access_delay, "buffer": access_buffer},
+            "tcplab_version": __version__}
+    topo = {"kind": topology.kind, "params": _jsonable(topology.params), "routers": topology.routers,
+            "edge": topology.edge, "backbone": topology.backbone, "access": topology.access}
+    return FrozenScenario(spec, facts, topo, _jsonable(meta))
+
+
+def _add_paths(spec: dict, facts: list[dict], backbone: Sequence[str]) -> None:
+    """Per flow: forward/reverse path (from the core's router), backbone
+    hops and base RTT (propagation only, both directions)."""
+    from . import _core
+
+    probe = json.loads(json.dumps(spec))
+    for f in probe["flows"]:
+        f["cc"] = {"algorithm": "reno", "params": {}}
+        f["recovery"] = DEFAULT_RECOVERY
+    paths = _core.paths(json.dumps(probe))
+    delay = {ln["name"]: ln["delay"] for ln in spec["links"]}
+    b = set(backbone)
+    for f, (fwd, rev) in zip(facts, paths):
+        f["path"] = list(fwd)
+        f["reverse_path"] = list(rev)
+        f["hops"] = sum(1 for x in fwd if x in b)
+        f["base_rtt"] = sum(delay[x] for x in fwd) + sum(delay[x] for x in rev)
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, Mapping):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    if isinstance(v, (np.floating,)):
+        return float(v)
+    return v
+
+
+# -- joining results across runs -------------------------------------------
+def _raw_tables(res: Any) -> tuple[Any, Any, dict]:
+    """(flows, files, meta) DataFrames of a Results or of the core's raw dict."""
+    import pandas as pd
+
+    if hasattr(res, "flows") and hasattr(res, "files"):
+        return res.flows, res.files, dict(getattr(res, "meta", {}) or {})
+    return pd.DataFrame(res["flows"]), pd.DataFrame(res["files"]), dict(res.get("meta", {}))
+
+
+def join_flows(frozen: FrozenScenario, runs: Mapping[str, Any]):
+    """Per-flow results of several runs of ``frozen``, in long form: one row
+    per (run, flow) with the flow's facts (class, group, routers, hops,
+    base RTT), the algorithm it used in that run, ``bytes_delivered``,
+    ``goodput_bps`` (measurement window) and ``throughput_bps`` = bits
+    delivered / (run duration - flow start). ``runs`` maps a run label
+    (e.g. a mix name) to :class:`~tcplab.Results` or the core's raw dict."""
+    import pandas as pd
+
+    facts = frozen.flow_frame()
+    dur = frozen.spec_base["duration"]
+    frames = []
+    for label, res in runs.items():
+        fl, _, _ = _raw_tables(res)
+        if list(fl["name"]) != list(facts["name"]):
+            raise ScenarioError(f"runs.{label}", "flows do not match the frozen scenario (different scenario?)")
+        df = facts.copy()
+        df.insert(0, "run", label)
+        df["algorithm"] = list(fl["algorithm"])
+        df["bytes_delivered"] = np.asarray(fl["bytes_delivered"], dtype=float)
+        df["goodput_bps"] = np.asarray(fl["goodput_bps"], dtype=float)
+        active = np.maximum(dur - df["start"].to_numpy(float), 1e-9)
+        df["throughput_bps"] = df["bytes_delivered"].to_numpy() * 8.0 / active
+        df["retransmits"] = np.asarray(fl["retransmits"], dtype=float)
+        df["timeouts"] = np.asarray(fl["timeouts"], dtype=float)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def join_files(frozen: FrozenScenario, runs: Mapping[str, Any]):
+    """Per-file results of several runs, in long form: run, flow name,
+    class, group, algorithm, file index, size, start, ``transfer_time``
+    (first packet sent to ACK of the last; NaN if unfinished), ``fct``."""
+    import pandas as pd
+
+    facts = frozen.flow_frame().set_index("name")
+    names = list(facts.index)
+    frames = []
+    for label, res in runs.items():
+        fl, fi, _ = _raw_tables(res)
+        if len(fi) == 0:
+            continue
+        algo = list(fl["algorithm"])
+        df = pd.DataFrame({
+            "run": label,
+            "flow": [names[int(i)] for i in fi["flow"]],
+            "index": np.asarray(fi["index"], dtype=int),
+            "size": np.asarray(fi["size"], dtype=float),
+            "start": np.asarray(fi["start"], dtype=float),
+            "transfer_time": np.asarray(fi["transfer_time"], dtype=float),
+            "fct": np.asarray(fi["fct"], dtype=float),
+        })
+        df["algorithm"] = [algo[int(i)] for i in fi["flow"]]
+        df["cls"] = facts.loc[df["flow"], "cls"].to_numpy()
+        df["group"] = facts.loc[df["flow"], "group"].to_numpy()
+        frames.append(df)
+    if not frames:
+        return pd.DataFrame(columns=["run", "flow", "index", "size", "start", "transfer_time", "fct", "algorithm",
+                                     "cls", "group"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def parking_lot_scenario(n_long: int, *, seed: int, duration: Quantity = "600s", rate: Quantity = "1Gbps",
+                         delay: Optional[DelayLaw] = None, buffer: Any = "2MB", n_routers: int = 5,
+                         n_short: int = 100, short_mean: Quantity = "1MB", short_shape: float = 1.5,
+                         short_interarrival: Quantity = "1s", long_size: Quantity = "4.7GB",
+                         long_interarrival: Quantity = "120s", long_start_spread: Quantity = "10s",
+                         **kw: Any) -> FrozenScenario:
+    """The ssm-interactions scenario: parking lot of ``n_routers`` routers,
+    per-link one-way delay exponential with mean 15 ms (access links too),
+    2 MB buffers, ``n_short`` short-lived and ``n_long`` long-lived flows
+    between random distinct routers. See docs/experiments/ssm-interactions.md
+    for why the delays are read as one-way."""
+    from .topology import parking_lot
+
+    law = delay if delay is not None else {"dist": "exponential", "mean": "15ms"}
+    topo = parking_lot(n_routers=n_routers, rate=rate, delay=law, buffer=buffer, seed=seed)
+    traffic = ssm_traffic(n_long, n_short, short_mean, short_shape, short_interarrival, long_size,
+                          long_interarrival, long_start_spread)
+    return generate(topo, traffic, duration=duration, seed=seed, name=f"parking-lot-L{n_long}-s{seed}", **kw)
