@@ -320,3 +320,44 @@ def test_long_lived_schedule_varies_the_number_of_active_flows():
     assert files and all(10 <= t < 20 for _, t in files)
     assert LongLived(size=None).files(rng, 0, 10) is None
     assert Fixed("4.7GB").sample(rng, 3).tolist() == [4_700_000_000] * 3
+
+
+# ------------------------------------------------------------------ command line
+
+def test_cli_generate_then_replay(tmp_path):
+    from tcplab.cli import main
+
+    spec = tmp_path / "g.toml"
+    spec.write_text("""
+duration = "4s"
+seed = 2
+[topology]
+kind = "tree"
+depth = 2
+fanout = 2
+rate = "20Mbps"
+buffer = "50KB"
+[[traffic]]
+name = "short"
+count = 6
+workload = { kind = "short", interarrival = "0.5s", sizes = { kind = "internet" } }
+[[traffic]]
+name = "long"
+count = 2
+workload = { kind = "long", size = "100MB", interarrival = "10s" }
+""")
+    frozen = tmp_path / "f.json"
+    assert main(["generate", str(spec), "-o", str(frozen)]) == 0
+    fz = load_frozen(frozen)
+    assert len(fz.flows) == 8 and fz.topology["kind"] == "tree"
+    assert main(["replay", str(frozen), "--mix", "reno+htcp", "-o", str(tmp_path / "r")]) == 0
+    import pandas as pd
+
+    flows = pd.read_parquet(tmp_path / "r" / "flows.parquet")
+    expect = ["htcp" if f["group"] == "B" else "newreno" for f in fz.flows]
+    assert list(flows.algorithm) == expect
+    # Bad input names the field.
+    spec.write_text('duration = "4s"\n[topology]\nkind = "tree"\nfanout = 0\n[[traffic]]\nname="s"\ncount=1\n'
+                    'workload = { kind = "short" }\n')
+    assert main(["generate", str(spec), "-o", str(frozen)]) == 2
+    assert main(["replay", str(frozen), "--mix", "cubic"]) == 2

@@ -50,6 +50,22 @@ def _parser() -> argparse.ArgumentParser:
                    help="for a single Reno/NewReno flow on a dumbbell, print the analytic sawtooth "
                         "prediction (tcplab.analysis.reno_sawtooth_utilization) beside the simulation")
 
+    g = sub.add_parser("generate", help="generate a scenario from a seed and freeze it (JSON)",
+                       description="Generate a topology, flows and workload (TOML description, see "
+                                   "docs/generate.md) and write the frozen scenario as JSON.")
+    g.add_argument("spec", help="generation description (TOML)")
+    g.add_argument("-o", "--out", required=True, help="frozen scenario file to write (JSON)")
+    g.add_argument("--seed", type=int, help="override the description's seed")
+
+    rr = sub.add_parser("replay", help="run a frozen scenario with a protocol mix",
+                        description="Run a frozen scenario (from `tcplab generate`) with a protocol mix: "
+                                    "'all-X', 'BASE+X' (group A BASE, group B X) or 'A=alg,B=alg'.")
+    rr.add_argument("frozen", help="frozen scenario (JSON)")
+    rr.add_argument("--mix", required=True, help="e.g. all-reno, reno+cubic, A=reno,B=htcp")
+    rr.add_argument("-o", "--out", dest="outdir", help="output directory (default: out/<stem>-<mix>)")
+    rr.add_argument("--seed", type=int, help="override the run seed (random link loss)")
+    rr.add_argument("--json", action="store_true", help="print only the summary JSON to stdout")
+
     a = sub.add_parser("algorithms", help="list congestion-control algorithms and their parameters")
     a.add_argument("--json", action="store_true", help="print the list as JSON")
 
@@ -68,6 +84,13 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--recovery", choices=["reno", "newreno", "sack"],
                     help="force one loss recovery for every flow (default: the experiment's documented choice)")
     rp.add_argument("--list", action="store_true", help="list the paper's items and exit")
+    rp.add_argument("--scheduler", metavar="ADDRESS",
+                    help="run on a Dask cluster (scheduler address, e.g. tcp://host:8786) instead of local cores")
+    rp.add_argument("--fresh", action="store_true",
+                    help="recompute every run (default: reuse the runs already finished in OUT/.runs/)")
+    rp.add_argument("--configs", type=int, help="ssm-interactions: number of generated configurations (default 12)")
+    rp.add_argument("--duration", type=float, help="ssm-interactions: seconds simulated per run (default 600)")
+    rp.add_argument("--protocols", help="ssm-interactions: comma-separated protocols (default: all nine)")
     b.add_argument("--json", action="store_true", help="print results as JSON")
     b.add_argument("--quick", action="store_true", help="a short benchmark")
     _add_campaign_commands(sub)
@@ -302,6 +325,78 @@ def _cmd_algorithms(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _load_toml(path: str) -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover
+        import tomli as tomllib  # type: ignore[no-redef]
+    if not os.path.isfile(path):
+        raise _CliError(f"{path}: no such file")
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as e:
+        raise _CliError(f"{path}: invalid TOML: {e}") from None
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from .errors import ScenarioError
+    from .generate import generate_from_dict
+
+    doc = _load_toml(args.spec)
+    if args.seed is not None:
+        if args.seed < 0:
+            raise _CliError(f"--seed: must be a non-negative integer, got {args.seed}")
+        doc["seed"] = args.seed
+    _core()
+    try:
+        fz = generate_from_dict(doc)
+    except ScenarioError as e:
+        raise _CliError(f"{args.spec}: {e}") from None
+    try:
+        fz.save(args.out)
+    except OSError as e:
+        raise _CliError(f"{args.out}: cannot write: {e.strerror or e}", EXIT_FAILURE) from None
+    n = len(fz.flows)
+    files = sum(len(f["app"].get("files", [])) for f in fz.spec_base["flows"])
+    print(f"{args.out}: {len(fz.topology['routers'])} routers, {len(fz.spec_base['links'])} links, {n} flows, "
+          f"{files} files, groups {', '.join(fz.groups)}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from .errors import ScenarioError
+    from .generate import load_frozen, parse_mix
+
+    _core()
+    import tcplab
+
+    if not os.path.isfile(args.frozen):
+        raise _CliError(f"{args.frozen}: no such file")
+    try:
+        fz = load_frozen(args.frozen)
+        mix = parse_mix(args.mix, fz.groups)
+        spec = fz.spec(mix, seed=args.seed)
+    except ScenarioError as e:
+        raise _CliError(str(e)) from None
+    res = tcplab.run(spec)
+    res.name = f"{os.path.splitext(os.path.basename(args.frozen))[0]}-{mix.name}"
+    outdir = args.outdir or os.path.join("out", res.name)
+    try:
+        res.save(outdir)
+    except OSError as e:
+        raise _CliError(f"{e.filename or outdir}: cannot write results: {e.strerror or e}", EXIT_FAILURE) from None
+    summ = res.summary()
+    if args.json:
+        print(json.dumps(summ))
+    else:
+        bb = res.links[res.links["name"].isin(fz.backbone)]
+        print(f"{res.name}: {len(res.flows)} flows, backbone utilization {bb['utilization'].mean():.3f}, "
+              f"{int(res.files['transfer_time'].notna().sum()) if len(res.files) else 0} files finished; "
+              f"results in {outdir}/")
+    return EXIT_OK
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from . import experiments
 
@@ -312,10 +407,16 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             return EXIT_OK
         if args.workers is not None and args.workers < 1:
             raise _CliError(f"--workers: must be at least 1, got {args.workers}")
-        mod = experiments._module(args.paper)
-        kw = {"recovery": args.recovery} if args.recovery else {}
-        mod.reproduce(items=args.items or None, quick=args.quick, out=args.out, workers=args.workers,
-                      variants=args.variants, **kw)
+        kw: dict = {"recovery": args.recovery} if args.recovery else {}
+        if args.variants != "paper":
+            kw["variants"] = args.variants
+        for name in ("configs", "duration"):
+            if getattr(args, name) is not None:
+                kw[name] = getattr(args, name)
+        if args.protocols:
+            kw["protocols"] = [p.strip() for p in args.protocols.split(",") if p.strip()]
+        experiments.reproduce(args.paper, items=args.items or None, quick=args.quick, out=args.out,
+                              workers=args.workers, scheduler=args.scheduler, resume=not args.fresh, **kw)
     except ValueError as e:
         raise _CliError(str(e)) from None
     return EXIT_OK
@@ -364,6 +465,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _cmd_algorithms(args)
         if args.command == "reproduce":
             return _cmd_reproduce(args)
+        if args.command == "generate":
+            return _cmd_generate(args)
+        if args.command == "replay":
+            return _cmd_replay(args)
         if args.command == "bench":
             return _cmd_bench(argv[argv.index("bench") + 1:])
         if args.command in ("sweep", "report"):

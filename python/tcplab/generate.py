@@ -142,11 +142,10 @@ class FrozenScenario:
     # -- replay -------------------------------------------------------------
     @property
     def groups(self) -> list[str]:
-        seen: list[str] = []
-        for f in self.flows:
-            if f["group"] not in seen:
-                seen.append(f["group"])
-        return seen
+        """Protocol groups in their declared order (``generate(groups=...)``)."""
+        present = {f["group"] for f in self.flows}
+        declared = [g for g in self.meta.get("groups", []) if g in present]
+        return declared + sorted(present - set(declared))
 
     def spec(self, mix: Union[Mix, Mapping[str, Any]], seed: Optional[int] = None,
              sample_interval: Optional[float] = None) -> dict:
@@ -492,3 +491,96 @@ def parking_lot_scenario(n_long: int, *, seed: int, duration: Quantity = "600s",
     traffic = ssm_traffic(n_long, n_short, short_mean, short_shape, short_interarrival, long_size,
                           long_interarrival, long_start_spread)
     return generate(topo, traffic, duration=duration, seed=seed, name=f"parking-lot-L{n_long}-s{seed}", **kw)
+
+
+# -- generation from a TOML description ------------------------------------
+GEN_KEYS = ["name", "duration", "seed", "mode", "n_servers", "servers", "direction", "distinct_routers", "groups",
+            "packet_size", "sample_interval", "topology", "traffic", "access", "lossy", "flow_options"]
+
+
+def generate_from_dict(doc: Mapping[str, Any]) -> FrozenScenario:
+    """A frozen scenario from a generation description (the TOML of
+    ``tcplab generate``)::
+
+        duration = "600s"
+        seed = 3
+        mode = "p2p"                      # or "client-server" (n_servers = 2)
+        [topology]
+        kind = "parking_lot"              # dumbbell, random_graph, tree, transit_stub, internet_like
+        rate = "1Gbps"
+        buffer = "2MB"
+        delay = {dist = "exponential", mean = "15ms"}
+        [[traffic]]
+        name = "short"
+        count = 100
+        workload = {kind = "short", interarrival = "1s", sizes = {kind = "pareto", mean_size = "1MB", shape = 1.5}}
+        [[traffic]]
+        name = "long"
+        count = 40
+        start_spread = "10s"
+        workload = {kind = "long", size = "4.7GB", interarrival = "120s"}
+        [access]                          # optional: rate, delay, buffer of host links
+        [lossy]                           # optional: links = "access", fraction = 0.1, loss = 0.01
+    """
+    from .scenario import _check_keys
+    from .topology import make_topology
+
+    _check_keys(doc, GEN_KEYS, "")
+    if "duration" not in doc:
+        raise ScenarioError("duration", "missing: how long to simulate (e.g. '600s')")
+    topo_doc = doc.get("topology")
+    if not isinstance(topo_doc, Mapping) or "kind" not in topo_doc:
+        raise ScenarioError("topology.kind", "missing: the generator (e.g. 'parking_lot')")
+    seed = doc.get("seed", 0)
+    params = {k: v for k, v in topo_doc.items() if k != "kind"}
+    if "seed" in params:
+        raise ScenarioError("topology.seed", "the topology uses the top-level seed")
+    try:
+        topo = make_topology(topo_doc["kind"], seed=seed, **params)
+    except ScenarioError as e:
+        raise e.with_prefix("topology") if not e.field.startswith("topology") else e
+    lossy = doc.get("lossy")
+    if lossy is not None:
+        if not isinstance(lossy, Mapping):
+            raise ScenarioError("lossy", "expected a table {links, fraction, loss}")
+        _check_keys(lossy, ["links", "fraction", "loss"], "lossy")
+        try:
+            topo.apply_loss(lossy.get("links", "access"), lossy.get("fraction", 1.0), lossy.get("loss"), seed)
+        except ScenarioError as e:
+            raise e.with_prefix("lossy")
+    traffic_doc = doc.get("traffic")
+    if not isinstance(traffic_doc, list) or not traffic_doc:
+        raise ScenarioError("traffic", "expected at least one [[traffic]] class")
+    traffic = []
+    for i, t in enumerate(traffic_doc):
+        if not isinstance(t, Mapping):
+            raise ScenarioError(f"traffic[{i}]", "expected a table")
+        _check_keys(t, ["name", "count", "workload", "start_spread"], f"traffic[{i}]")
+        traffic.append(TrafficClass(t.get("name", ""), t.get("count", 0), t.get("workload"), t.get("start_spread", 0.0)))
+    access = doc.get("access") or {}
+    _check_keys(access, ["rate", "delay", "buffer"], "access")
+    kw = {k: doc[k] for k in ("mode", "n_servers", "servers", "direction", "distinct_routers", "packet_size",
+                              "sample_interval", "flow_options") if k in doc}
+    if "groups" in doc:
+        kw["groups"] = tuple(doc["groups"])
+    return generate(topo, traffic, duration=doc["duration"], seed=seed, access_rate=access.get("rate"),
+                    access_delay=access.get("delay"), access_buffer=access.get("buffer"),
+                    name=doc.get("name", "generated"), **kw)
+
+
+def parse_mix(text: str, groups: Sequence[str]) -> Mix:
+    """A mix from the command line: ``all-X``, ``reno+X`` (or ``BASE+X``) or
+    ``A=reno,B=cubic``."""
+    text = text.strip()
+    if "=" in text:
+        assign = {}
+        for part in text.split(","):
+            g, _, a = part.partition("=")
+            assign[g.strip()] = a.strip()
+        return Mix(text, assign)
+    if text.startswith("all-"):
+        return Mix.all(text[4:], groups)
+    if "+" in text:
+        base, _, x = text.partition("+")
+        return Mix.half(x, base, groups)
+    raise ScenarioError("mix", f"expected 'all-X', 'BASE+X' or 'A=alg,B=alg', got {text!r}")

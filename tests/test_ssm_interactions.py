@@ -1,0 +1,130 @@
+"""ssm-interactions reproduction: the quick study in the default suite
+(every item, structure and physics of the metrics), resuming from the run
+cache, and the same results on a Dask LocalCluster as on the local pool."""
+
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcplab.experiments import items, reproduce
+from tcplab.experiments import runner
+from tcplab.experiments.ssm_interactions import PROTOCOLS, QUICK_PROTOCOLS, Setup
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ssm")
+    made = reproduce("ssm-interactions", quick=True, out=str(out), verbose=False)
+    return out, made
+
+
+def test_items_and_protocols_are_registered():
+    assert items("ssm-interactions") == ["fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "rtt-ratio"]
+    assert set(PROTOCOLS.values()) == {"reno", "highspeed", "scalable", "bic", "cubic", "htcp", "compound", "vegas",
+                                       "areno"}
+    import tcplab
+
+    names = {a["name"] for a in tcplab._core.algorithms()} | {x for a in tcplab._core.algorithms()
+                                                             for x in a.get("aliases", [])}
+    assert set(PROTOCOLS.values()) <= names
+
+
+def test_every_item_is_written_and_marked_quick(quick):
+    out, made = quick
+    assert set(made) == set(items("ssm-interactions"))
+    for it, m in made.items():
+        for f in m["files"]:
+            assert os.path.getsize(f) > 0, f
+    assert "QUICK MODE" in (out / "index.md").read_text()
+    # The frozen scenarios are saved next to the figures.
+    assert (out / "scenario-L4-c1.json").exists()
+
+
+def test_fig3_has_every_protocol_and_load_and_physical_utilization(quick):
+    _, made = quick
+    df = made["fig3"]["tables"]["fig3"]
+    setup = Setup(True)
+    assert set(df.protocol) == set(setup.protocols) and set(df.long_flows) == set(setup.longs)
+    assert ((df.utilization > 0) & (df.utilization <= 1)).all()
+    # More long-lived flows load the backbone more (same short traffic, same topology).
+    for p, d in df.groupby("protocol"):
+        d = d.sort_values("long_flows")
+        assert d.utilization.iloc[-1] > d.utilization.iloc[0], p
+
+
+def test_relative_throughput_and_degradation_compare_flows_with_themselves(quick):
+    _, made = quick
+    rel = made["fig4"]["tables"]["fig4"]
+    assert (rel.algorithm_base == "newreno").all()
+    assert (rel.cls == "long").all()
+    np.testing.assert_allclose(rel.relative, rel.T_run / rel.T_base)
+    deg = made["fig8"]["tables"]["fig8"]
+    # Only Reno flows (group A in the reno+X mixes) are in the degradation figure.
+    assert (deg.algorithm == "newreno").all() and (deg.group == "A").all()
+    assert set(deg.coexisting) == set(Setup(True).hs)
+
+
+def test_cdf_fractions_and_rtt_ratio(quick):
+    _, made = quick
+    t = made["fig7"]["tables"]["fig7"]
+    below = [c for c in t.columns if c.startswith("below_")][0]
+    above = [c for c in t.columns if c.startswith("above_")][0]
+    assert ((t[below] >= 0) & (t[below] + t[above] <= 1)).all()
+    r = made["rtt-ratio"]["tables"]["rtt-ratio"]
+    assert np.isfinite(r.ratio_30ms_over_300ms).all()
+    np.testing.assert_allclose(r.ratio_30ms_over_300ms, 10.0 ** r.rtt_exponent_k)
+
+
+def test_transfer_time_grows_with_file_size(quick):
+    _, made = quick
+    df = made["fig9"]["tables"]["fig9"]
+    for p, d in df[df.files >= 5].groupby("protocol"):
+        d = d.sort_values("size_mid")
+        # A bin two decades larger takes longer on average.
+        assert d.mean_transfer_time.iloc[-1] > d.mean_transfer_time.iloc[0], p
+
+
+def test_rerun_resumes_from_the_cache_and_recomputes_nothing(quick, monkeypatch):
+    out, made = quick
+
+    def boom(job):
+        raise AssertionError(f"recomputed {job[0]}")
+
+    monkeypatch.setattr(runner, "_work", boom)
+    again = reproduce("ssm-interactions", items=["fig3"], quick=True, out=str(out), verbose=False)
+    pd.testing.assert_frame_equal(again["fig3"]["tables"]["fig3"], made["fig3"]["tables"]["fig3"])
+
+
+def test_corrupt_cache_entries_are_rerun_not_trusted(tmp_path, capsys):
+    kw = dict(quick=True, configs=1, duration=3.0, protocols=["Reno", "CUBIC"], verbose=False)
+    first = reproduce("ssm-interactions", items=["fig3"], out=str(tmp_path), **kw)
+    cache = tmp_path / ".runs"
+    entries = sorted(cache.glob("*.json"))
+    assert entries
+    entries[0].write_text("{truncated")
+    (cache / "foreign.json").write_text(json.dumps({"hello": 1}))
+    second = reproduce("ssm-interactions", items=["fig3"], out=str(tmp_path), **kw)
+    assert "ignoring" in capsys.readouterr().err
+    pd.testing.assert_frame_equal(first["fig3"]["tables"]["fig3"], second["fig3"]["tables"]["fig3"])
+
+
+def test_unknown_option_and_protocol_are_named():
+    with pytest.raises(ValueError, match="configs"):
+        reproduce("mv-highspeed", quick=True, configs=2)
+    with pytest.raises(ValueError, match="protocols"):
+        reproduce("ssm-interactions", quick=True, protocols=["Reno", "TCP-X"])
+
+
+def test_dask_local_cluster_gives_the_local_pool_results(tmp_path):
+    import distributed
+    kw = dict(items=["fig3", "fig8"], quick=True, configs=1, duration=3.0, protocols=["Reno", "CUBIC"],
+              verbose=False, resume=False)
+    local = reproduce("ssm-interactions", out=str(tmp_path / "local"), **kw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as lc:
+        with distributed.Client(lc) as client:
+            remote = reproduce("ssm-interactions", out=str(tmp_path / "dask"), scheduler=client, **kw)
+    for it in ("fig3", "fig8"):
+        pd.testing.assert_frame_equal(local[it]["tables"][it], remote[it]["tables"][it])
