@@ -32,6 +32,8 @@ pub mod westwood_bs;
 pub mod rce;
 pub mod scalable;
 pub mod highspeed;
+pub mod delay;
+pub mod vegas;
 
 use crate::error::SpecError;
 use crate::spec::CcSpec;
@@ -173,6 +175,7 @@ const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
     (westwood::info, westwood::build),
     (westwood_re::info, westwood_re::build),
     (westwood_bs::info, westwood_bs::build),
+    (vegas::info, vegas::build),
 ];
 
 /// Every algorithm the core implements.
