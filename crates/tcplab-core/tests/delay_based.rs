@@ -77,3 +77,30 @@ fn vegas_holds_between_alpha_and_beta_segments_in_the_bottleneck_queue() {
     }
 }
 
+
+#[test]
+fn fast_flows_each_keep_alpha_segments_in_the_bottleneck_queue() {
+    // FAST's fixed point is w (1 - baseRTT/avgRTT) = alpha for every flow; on a
+    // single bottleneck the flows' backlogs add up to the queue: N alpha.
+    // Tolerance 10 % of N alpha: at the fixed point the senders' own backlog
+    // estimates are alpha to within a few percent (checked below), the queue
+    // count leaves out the segment in transmission, and the sampled queue
+    // moves by a segment or two with the ACK clock; a wrong equilibrium
+    // (alpha/2, 2 alpha, or a Vegas-like band) falls far outside.
+    let alpha = 20.0;
+    for n in [1usize, 3] {
+        let r = run(n, "fast", serde_json::json!({"alpha": alpha}), 20.0);
+        assert_eq!(r.links[0].drops, 0, "N = {n}: FAST must not fill a 400-segment buffer");
+        let q = queue_after(&r, 5.0);
+        let m = mean(&q);
+        let want = n as f64 * alpha;
+        eprintln!("fast N = {n}, alpha {alpha}: mean queue {m:.2} (N alpha = {want}), utilization {:.4}", r.links[0].utilization);
+        assert!((m - want).abs() <= 0.1 * want, "N = {n}: mean queue {m}, want {want}");
+        for f in 0..n as u32 {
+            let b = mean(&cc_var_after(&r, f, "backlog", 5.0));
+            eprintln!("  flow {f}: backlog {b:.2}, goodput {:.2} Mbit/s", r.flows[f as usize].goodput_bps / 1e6);
+            assert!((b - alpha).abs() <= 0.05 * alpha, "N = {n}, flow {f}: backlog {b}");
+        }
+        assert!(r.links[0].utilization > 0.97, "utilization {}", r.links[0].utilization);
+    }
+}

@@ -34,6 +34,7 @@ pub mod scalable;
 pub mod highspeed;
 pub mod delay;
 pub mod vegas;
+pub mod fast;
 
 use crate::error::SpecError;
 use crate::spec::CcSpec;
@@ -176,6 +177,7 @@ const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
     (westwood_re::info, westwood_re::build),
     (westwood_bs::info, westwood_bs::build),
     (vegas::info, vegas::build),
+    (fast::info, fast::build),
 ];
 
 /// Every algorithm the core implements.
