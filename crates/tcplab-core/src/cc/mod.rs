@@ -35,6 +35,7 @@ pub mod highspeed;
 pub mod delay;
 pub mod vegas;
 pub mod fast;
+pub mod compound;
 
 use crate::error::SpecError;
 use crate::spec::CcSpec;
@@ -177,6 +178,7 @@ const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
     (westwood_re::info, westwood_re::build),
     (westwood_bs::info, westwood_bs::build),
     (vegas::info, vegas::build),
+    (compound::info, compound::build),
     (fast::info, fast::build),
 ];
 
