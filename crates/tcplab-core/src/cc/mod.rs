@@ -36,6 +36,7 @@ pub mod delay;
 pub mod vegas;
 pub mod fast;
 pub mod compound;
+pub mod areno;
 
 use crate::error::SpecError;
 use crate::spec::CcSpec;
@@ -180,6 +181,7 @@ const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
     (vegas::info, vegas::build),
     (compound::info, compound::build),
     (fast::info, fast::build),
+    (areno::info, areno::build),
 ];
 
 /// Every algorithm the core implements.
