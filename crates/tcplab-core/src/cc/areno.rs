@@ -7,7 +7,7 @@
 //! Sources: `shared/reference/cc-algorithms.md` section 14.1 and
 //! `shared/spec/ssm-interactions.md`. The AReno paper (H. Shimonishi,
 //! T. Hama, T. Murase, PFLDnet 2006) was not available; the reference
-//! reconstructs it from secondary implementations [S]. Both formulations:
+//! reconstructs it from secondary implementations \[S\]. Both formulations:
 //!
 //! - Common: `c = (RTT - RTT_min) / (RTT_cong - RTT_min)` clamped to [0, 1],
 //!   0 while `RTT_cong <= RTT_min` (before the first loss). `RTT_cong` is
@@ -38,7 +38,7 @@
 //! - default `variant = "areno"`: the only fully specified form, and its
 //!   units close (`W_inc_max = B/M` is segments per RTT: 10 at 100 Mbit/s);
 //! - `B`: the Westwood+ estimator of `bwe.rs` with the Tustin filter, a =
-//!   0.9 (the AReno ports [S]), one sample per RTT (at least 50 ms), in
+//!   0.9 (the AReno ports \[S\]), one sample per RTT (at least 50 ms), in
 //!   segments/s; in bit/s for `B/M` using the size of the data packets sent.
 //!   `b_bps > 0` fixes B instead (e.g. a known capacity, which is what the
 //!   seed text calls B);
@@ -54,7 +54,7 @@
 //!
 //! Deviations: the per-ACK increments are per ACK, not per segment
 //! delivered (as the ns-2 style float Reno); `W_inc` is not capped at
-//! `W_inc_max` unless `cap_w_inc` (the ns-2 adaptation's cap [S]). During
+//! `W_inc_max` unless `cap_w_inc` (the ns-2 adaptation's cap \[S\]). During
 //! fast recovery the sender's recovery applies and nothing grows.
 
 use super::bwe::{BweConfig, BweFilter, WestwoodBwe, WESTWOOD_INIT_RTT, WESTWOOD_RTT_MIN};

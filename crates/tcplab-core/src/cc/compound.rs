@@ -7,7 +7,7 @@
 //! - K. Tan, J. Song, Q. Zhang, M. Sridharan, "A Compound TCP Approach for
 //!   High-speed and Long Distance Networks", IEEE INFOCOM 2006
 //!   (MSR-TR-2005-86), and draft-sridharan-tcpm-ctcp (2007-2008), as
-//!   summarised in `shared/reference/cc-algorithms.md` section 10 [P]:
+//!   summarised in `shared/reference/cc-algorithms.md` section 10 \[P\]:
 //!   alpha = 1/8, beta = 1/2, k = 3/4, zeta = 1, gamma = 30 segments;
 //!   `win = cwnd + dwnd`; per ACK in congestion avoidance `cwnd += 1/win`;
 //!   once per RTT `diff = win (1 - baseRTT/RTT)`: `diff < gamma` ->
@@ -16,7 +16,7 @@
 //!   `dwnd = max(win (1 - beta) - cwnd/2, 0)` (so the window becomes
 //!   `win (1 - beta)`), dwnd frozen during recovery; on an RTO `cwnd = 1`,
 //!   `dwnd = 0`; slow start is Reno's on cwnd with dwnd = 0.
-//! - Secondary implementations [S] for what the paper leaves open: the
+//! - Secondary implementations \[S\] for what the paper leaves open: the
 //!   out-of-tree Linux `tcp_compound.c` (Castellani, Hemminger, Andrew
 //!   2006-2008: the Vegas measurement frame, the round's minimum RTT, at
 //!   least 3 samples per round, the delay part only in the Open state,

@@ -7,15 +7,15 @@
 //!   Performance", IEEE INFOCOM 2004, and D. Wei, C. Jin, S. Low, S. Hegde,
 //!   "FAST TCP: Motivation, Architecture, Algorithms, Performance", IEEE/ACM
 //!   ToN 14(6), 2006, as summarised in `shared/reference/cc-algorithms.md`
-//!   section 11 [P]: the update map with the 2w cap; gamma in (0, 1], 0.5
+//!   section 11 \[P\]: the update map with the 2w cap; gamma in (0, 1], 0.5
 //!   usual; alpha in segments; equilibrium `w (1 - baseRTT/RTT) = alpha`;
 //!   baseRTT the minimum RTT; avgRTT an EWMA per ACK with weight
-//!   `eta = min(3/w, 1/4)` [?].
+//!   `eta = min(3/w, 1/4)` \[?\].
 //! - Not in Linux (a Caltech prototype existed); the measurement frame
 //!   (baseRTT, per-RTT rounds keyed on `snd_nxt`, the delay rule only in the
 //!   Open state) is Linux Vegas's, [`super::delay::DelayFrame`].
 //!
-//! Choices where the sources are silent or marked [?] (all parameters):
+//! Choices where the sources are silent or marked \[?\] (all parameters):
 //! - **Update period** (`update_rtts`, default 1): the map runs on the ACK
 //!   that ends every `update_rtts`-th round (a round ends when the first
 //!   segment sent after the previous end is acknowledged). The prototype
@@ -23,7 +23,7 @@
 //!   simulator choice. Between updates the window is held. The update is
 //!   skipped if it would grow a window that is not limiting the sender.
 //! - **alpha** (default 100 segments): the ToN/Caltech Gbit/s experiments
-//!   used 100-200 [?]. Each flow parks alpha segments in the bottleneck
+//!   used 100-200 \[?\]. Each flow parks alpha segments in the bottleneck
 //!   queue, so N flows need a buffer above N alpha to stay delay-based
 //!   rather than loss-based; 100 lets 13 flows share the 2 MB (1333-packet)
 //!   buffers of the ssm-interactions parking lot, and is still 1.2 ms of
@@ -31,16 +31,16 @@
 //!   path (it is in segments, not time).
 //! - **avgRTT**: per RTT sample `avg <- (1 - eta) avg + eta rtt`,
 //!   `eta = min(eta_scale / w, eta_max)` = min(3/w, 1/4), first sample taken
-//!   as is [?].
+//!   as is \[?\].
 //! - **Slow start** (`ss_exit`, default 1 segment): Reno's slow start (one
 //!   segment per segment acknowledged) until queueing is detected: at the end
 //!   of a round, `w (1 - baseRTT / minRTT) > ss_exit` with minRTT the round's
 //!   minimum (Vegas's gamma test, which the per-ACK bursts of slow start do
-//!   not trip); then ssthresh = cwnd and the map runs at once [?].
+//!   not trip); then ssthresh = cwnd and the map runs at once \[?\].
 //! - **Loss** (`loss_keep`, default 0.5): Reno halving, ssthresh =
-//!   max(loss_keep cwnd, 2) [?]; the sender's recovery follows; the map
+//!   max(loss_keep cwnd, 2) \[?\]; the sender's recovery follows; the map
 //!   resumes in the first full round after recovery.
-//! - **RTO**: the same ssthresh, cwnd = 1 (sender), slow start [?].
+//! - **RTO**: the same ssthresh, cwnd = 1 (sender), slow start \[?\].
 //! - Outside the Open state (Disorder, Loss) the window follows Reno
 //!   (slow start, then `+acked/cwnd`), as Linux's delay-based modules do.
 //! - baseRTT is kept across idle periods (`restart_on_idle = false`; Linux
