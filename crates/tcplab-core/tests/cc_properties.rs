@@ -7,11 +7,35 @@ use proptest::prelude::*;
 use tcplab_core::cc::{self, AckSample, LossEvent, Window};
 use tcplab_core::spec::CcSpec;
 
+/// Parameter choices beyond `variant` that change which rules run (the
+/// delay-based algorithms' options and the seed form's units and sign).
+fn extra_configurations() -> Vec<(String, serde_json::Value)> {
+    [
+        ("vegas", serde_json::json!({"restart_on_idle": false})),
+        ("vegas", serde_json::json!({"variant": "paper", "alpha": 0, "beta": 0})),
+        ("compound", serde_json::json!({"round_rtt": "mean"})),
+        ("compound", serde_json::json!({"round_rtt": "last", "low_window": 0, "min_samples": 1})),
+        ("compound", serde_json::json!({"round_rtt": "srtt", "beta": 0.9, "zeta": 0.03})),
+        ("fast", serde_json::json!({"update_rtts": 2, "alpha": 5})),
+        ("fast", serde_json::json!({"gamma": 1, "alpha": 1, "ss_exit": 0, "restart_on_idle": true})),
+        ("areno", serde_json::json!({"b_bps": 1e9, "cap_w_inc": true})),
+        ("areno", serde_json::json!({"b_bps": 1e9, "rtt_sample": "srtt", "filter": "linux"})),
+        ("areno", serde_json::json!({"variant": "seed", "exponent": 1, "rtt_unit": "seconds", "beta": 1})),
+        ("areno", serde_json::json!({"variant": "seed", "b_bps": 1e9, "alpha": 100})),
+    ]
+    .into_iter()
+    .map(|(a, p)| (a.to_string(), p))
+    .collect()
+}
+
 /// Every algorithm with default parameters, plus each value of every
 /// `variant` parameter the catalog documents (its description lists the
-/// choices as `name: ...` or `name|name`).
+/// choices as `name: ...` or `name|name`), plus [`extra_configurations`].
 fn configurations() -> Vec<(String, serde_json::Map<String, serde_json::Value>)> {
     let mut out = vec![];
+    for (name, params) in extra_configurations() {
+        out.push((name, params.as_object().unwrap().clone()));
+    }
     for info in cc::catalog() {
         out.push((info.name.to_string(), serde_json::Map::new()));
         for p in &info.params {
@@ -43,6 +67,8 @@ enum Op {
     FastRecovery { rounds: u8 },
     Timeout,
     Idle { dt_ms: u32 },
+    /// A data segment sent with `in_flight` segments out (counting it).
+    Send { in_flight: u32 },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -52,6 +78,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u8..4).prop_map(|rounds| Op::FastRecovery { rounds }),
         1 => Just(Op::Timeout),
         1 => (0u32..5000).prop_map(|dt_ms| Op::Idle { dt_ms }),
+        3 => (1u32..40).prop_map(|in_flight| Op::Send { in_flight }),
     ]
 }
 
@@ -122,6 +149,7 @@ fn drive(name: &str, params: &serde_json::Map<String, serde_json::Value>, ops: &
                 cc.on_rto(&mut w, now);
             }
             Op::Idle { dt_ms } => now += dt_ms as f64 / 1e3,
+            Op::Send { in_flight } => cc.on_send(now, 1500, in_flight as u64),
         }
         check(name, &w, i);
         if let Some(rate) = cc.pacing_rate_bps() {
@@ -147,6 +175,17 @@ fn every_algorithm_and_each_documented_variant_is_covered() {
         // Defaults always; with a `variant` parameter, at least one more value
         // found in its description (the description must name the choices).
         assert!(n >= 1 + has_variant as usize, "{}: only {n} configuration(s) covered", info.name);
+    }
+}
+
+#[test]
+fn the_extra_configurations_are_valid() {
+    // buildable() drops what does not build; these must not silently vanish.
+    for (name, params) in extra_configurations() {
+        let spec = CcSpec { algorithm: name.clone(), params: params.as_object().unwrap().clone() };
+        if let Err(e) = cc::build(&spec, "cc") {
+            panic!("{name} {params}: {e}");
+        }
     }
 }
 

@@ -32,6 +32,11 @@ pub mod westwood_bs;
 pub mod rce;
 pub mod scalable;
 pub mod highspeed;
+pub mod delay;
+pub mod vegas;
+pub mod fast;
+pub mod compound;
+pub mod areno;
 
 use crate::error::SpecError;
 use crate::spec::CcSpec;
@@ -173,6 +178,10 @@ const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
     (westwood::info, westwood::build),
     (westwood_re::info, westwood_re::build),
     (westwood_bs::info, westwood_bs::build),
+    (vegas::info, vegas::build),
+    (compound::info, compound::build),
+    (fast::info, fast::build),
+    (areno::info, areno::build),
 ];
 
 /// Every algorithm the core implements.

@@ -1,0 +1,653 @@
+//! TCP-AdaptiveReno (`areno`, aliases `adaptive-reno`, `tcp-areno`): a
+//! Westwood descendant that reads a congestion level `c` in [0, 1] from the
+//! RTT, probes for bandwidth hard while `c` is low and like Reno as `c`
+//! reaches 1, and on a loss keeps `W / (1 + c)` (Reno's half at `c = 1`,
+//! almost nothing lost at `c = 0`, i.e. a loss taken as random).
+//!
+//! Sources: `shared/reference/cc-algorithms.md` section 14.1 and
+//! `shared/spec/ssm-interactions.md`. The AReno paper (H. Shimonishi,
+//! T. Hama, T. Murase, PFLDnet 2006) was not available; the reference
+//! reconstructs it from secondary implementations \[S\]. Both formulations:
+//!
+//! - Common: `c = (RTT - RTT_min) / (RTT_cong - RTT_min)` clamped to [0, 1],
+//!   0 while `RTT_cong <= RTT_min` (before the first loss). `RTT_cong` is
+//!   the RTT expected at a congestion loss, an EWMA over the RTTs measured
+//!   just before losses: `RTT_cong = a RTT_cong + (1 - a) RTT(j)`, a = 0.85,
+//!   the first loss taking `RTT(1)`. `B` = Westwood+'s bandwidth estimate
+//!   ([`super::bwe::WestwoodBwe`]). Loss by duplicate ACKs:
+//!   `W <- W / (1 + c)`, `ssthresh = max(W / (1 + c), 2)`. RTO: generic
+//!   (Reno's `ssthresh = max(W/2, 2)`, cwnd 1).
+//! - `variant = "areno"` (default; reference Variant B, the AReno paper as
+//!   implemented in the secondary ports): `W = W_base + W_probe`; per ACK in
+//!   congestion avoidance `W_base += 1/W` and
+//!   `W_probe = max(W_probe + W_inc(c)/W, 0)` with
+//!   `W_inc(c) = W_inc_max e^(-alpha c) + beta c + gamma`, alpha = 10,
+//!   `beta = 2 W_inc_max (1/alpha - (1/alpha + 1) e^-alpha)`,
+//!   `gamma = 1 - 2 W_inc_max (1/alpha - (1/alpha + 1/2) e^-alpha)`,
+//!   `W_inc_max = B / M`, M = 10 Mbit/s. So `W_inc(1) = 1` and the integral of
+//!   `W_inc` over [0, 1] is 1. Loss: `W_base = W/(1 + c)`, `W_probe = 0`.
+//!   Slow start: Reno's.
+//! - `variant = "seed"` (reference Variant A, as restated from the seed paper
+//!   ssm-interactions): per ACK in congestion avoidance
+//!   `W += (alpha (B/R) RTT e^(s c) - beta W c) / W` with `R = W / RTT`, and
+//!   in parallel `W_reno += 1/W`, `W = max(W, W_reno)`; on a loss both are
+//!   divided by `(1 + c)`. alpha, beta, the unit of RTT in
+//!   `alpha (B/R) RTT`, and the sign s of the exponent are not given.
+//!
+//! Choices (parameters; the reasoning is in docs/algorithms/areno.md):
+//! - default `variant = "areno"`: the only fully specified form, and its
+//!   units close (`W_inc_max = B/M` is segments per RTT: 10 at 100 Mbit/s);
+//! - `B`: the Westwood+ estimator of `bwe.rs` with the Tustin filter, a =
+//!   0.9 (the AReno ports \[S\]), one sample per RTT (at least 50 ms), in
+//!   segments/s; in bit/s for `B/M` using the size of the data packets sent.
+//!   `b_bps > 0` fixes B instead (e.g. a known capacity, which is what the
+//!   seed text calls B);
+//! - `RTT` in `c` and at a loss: the latest RTT sample (`rtt_sample`, or
+//!   `srtt`); `RTT_min` the minimum sample;
+//! - `RTT_cong` is updated at each loss detected by duplicate ACKs (an RTO's
+//!   last sample is stale) before `c` is computed for that loss (so the
+//!   first loss has `c = 1`: Reno's halving); the trait has no hook for a
+//!   loss ignored by the sender;
+//! - seed form defaults: `rtt_unit = rtt_min` (the RTT in units of RTT_min,
+//!   so alpha is in segments per RTT), `exponent = -1` (probing decays with
+//!   congestion, as AReno's `e^(-alpha c)`), alpha = 10, beta = 0.1.
+//!
+//! Deviations: the per-ACK increments are per ACK, not per segment
+//! delivered (as the ns-2 style float Reno); `W_inc` is not capped at
+//! `W_inc_max` unless `cap_w_inc` (the ns-2 adaptation's cap \[S\]). During
+//! fast recovery the sender's recovery applies and nothing grows.
+
+use super::bwe::{BweConfig, BweFilter, WestwoodBwe, WESTWOOD_INIT_RTT, WESTWOOD_RTT_MIN};
+use super::reno::Reno;
+use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use crate::error::SpecError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// Reference Variant B: W_base + W_probe (the AReno paper as implemented).
+    AReno,
+    /// Reference Variant A: the seed paper's per-ACK formula with a Reno floor.
+    Seed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RttSample {
+    Latest,
+    Srtt,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RttUnit {
+    /// RTT / RTT_min: alpha in segments per RTT.
+    RttMin,
+    /// RTT in seconds: alpha in segments per second.
+    Seconds,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ArenoConfig {
+    pub form: Form,
+    /// History weight `a` of the RTT_cong EWMA.
+    pub rtt_cong_weight: f64,
+    pub rtt_sample: RttSample,
+    /// Fixed B in bit/s (0: Westwood+ estimate).
+    pub b_bps: f64,
+    /// AReno: alpha of `e^(-alpha c)`.
+    pub decay: f64,
+    /// AReno: M, bit/s.
+    pub m_bps: f64,
+    pub cap_w_inc: bool,
+    /// Seed form: alpha, beta, RTT unit, sign of the exponent.
+    pub alpha: f64,
+    pub beta: f64,
+    pub rtt_unit: RttUnit,
+    pub exponent: f64,
+}
+
+impl Default for ArenoConfig {
+    fn default() -> Self {
+        ArenoConfig {
+            form: Form::AReno,
+            rtt_cong_weight: 0.85,
+            rtt_sample: RttSample::Latest,
+            b_bps: 0.0,
+            decay: 10.0,
+            m_bps: 10e6,
+            cap_w_inc: false,
+            alpha: 10.0,
+            beta: 0.1,
+            rtt_unit: RttUnit::RttMin,
+            exponent: -1.0,
+        }
+    }
+}
+
+/// `c = (RTT - RTT_min) / (RTT_cong - RTT_min)` in [0, 1]; 0 without a
+/// usable RTT_cong (none yet, or not above RTT_min).
+pub fn congestion_level(rtt: f64, rtt_min: f64, rtt_cong: Option<f64>) -> f64 {
+    match rtt_cong {
+        Some(rc) if rc > rtt_min => ((rtt - rtt_min) / (rc - rtt_min)).clamp(0.0, 1.0),
+        _ => 0.0,
+    }
+}
+
+/// AReno's probing increment per RTT, `W_inc(c) = W_max e^(-a c) + beta c + gamma`
+/// with `beta = 2 W_max (1/a - (1/a + 1) e^-a)` and
+/// `gamma = 1 - 2 W_max (1/a - (1/a + 1/2) e^-a)`, `a` the decay (10).
+pub fn w_inc(c: f64, w_max: f64, a: f64) -> f64 {
+    let e = (-a).exp();
+    let beta = 2.0 * w_max * (1.0 / a - (1.0 / a + 1.0) * e);
+    let gamma = 1.0 - 2.0 * w_max * (1.0 / a - (1.0 / a + 0.5) * e);
+    w_max * (-a * c).exp() + beta * c + gamma
+}
+
+#[derive(Debug, Clone)]
+pub struct AReno {
+    pub cfg: ArenoConfig,
+    pub bwe: WestwoodBwe,
+    rtt_cong: Option<f64>,
+    srtt: f64,
+    /// Bits per data packet: the largest sent so far (`on_send`).
+    packet_bits: Option<f64>,
+    /// AReno: the probing window.
+    w_probe: f64,
+    /// Seed form: the Reno floor (NaN until congestion avoidance starts).
+    w_reno: f64,
+    last_c_loss: f64,
+    last_w_inc: f64,
+    losses: u64,
+}
+
+const PARAMS: &[&str] = &[
+    "variant",
+    "rtt_cong_weight",
+    "rtt_sample",
+    "b_bps",
+    "decay",
+    "m_bps",
+    "cap_w_inc",
+    "alpha",
+    "beta",
+    "rtt_unit",
+    "exponent",
+    "filter",
+    "filter_gain",
+    "min_interval",
+];
+
+pub fn info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "areno",
+        aliases: &["adaptive-reno", "tcp-areno"],
+        description: "TCP-AdaptiveReno: congestion level c = (RTT - RTTmin)/(RTTcong - RTTmin) in [0, 1]; Reno growth plus a \
+                      bandwidth-scaled probe that fades as c rises; on loss W / (1 + c). Westwood+ bandwidth estimate.",
+        params: vec![
+            ParamInfo { name: "variant", default: "areno", description: "areno: W = W_base + W_probe, W_probe += W_inc(c)/W with W_inc(c) = (B/M) e^(-10c) + beta c + gamma (the AReno paper as implemented, fully specified); seed: W += (alpha (B/R) RTT e^(s c) - beta W c)/W with a Reno floor (the ssm-interactions formula, alpha/beta/units unspecified)", source: "reference s14.1 Variants B and A" },
+            ParamInfo { name: "rtt_cong_weight", default: "0.85", description: "history weight a of RTT_cong = a RTT_cong + (1 - a) RTT at each loss", source: "AReno ports [S]" },
+            ParamInfo { name: "rtt_sample", default: "latest", description: "RTT in c and at a loss: latest sample or srtt", source: "implementations use the latest [S]; unspecified" },
+            ParamInfo { name: "b_bps", default: "0", description: "B in bit/s; 0 = the Westwood+ estimate (an achieved rate), > 0 = a fixed value (e.g. the bottleneck capacity)", source: "reference s14.1 (B unspecified)" },
+            ParamInfo { name: "decay", default: "10", description: "areno: alpha in W_inc's e^(-alpha c)", source: "AReno paper via ports [S]" },
+            ParamInfo { name: "m_bps", default: "1e7", description: "areno: M in W_inc_max = B/M, bit/s", source: "AReno paper via ports [S] (10 Mbit/s)" },
+            ParamInfo { name: "cap_w_inc", default: "false", description: "areno: cap W_inc at W_inc_max", source: "ns-2 adaptation [S]" },
+            ParamInfo { name: "alpha", default: "10", description: "seed: probing gain; segments per RTT at c = 0, B = R, RTT = RTT_min (rtt_unit = rtt_min)", source: "unspecified in the seed paper; choice" },
+            ParamInfo { name: "beta", default: "0.1", description: "seed: delay-based decrease, beta W c segments per RTT", source: "unspecified in the seed paper; choice" },
+            ParamInfo { name: "rtt_unit", default: "rtt_min", description: "seed: RTT in alpha (B/R) RTT as RTT/RTT_min (rtt_min) or seconds", source: "unspecified in the seed paper; choice" },
+            ParamInfo { name: "exponent", default: "-1", description: "seed: sign s of the exponent e^(s c): -1 (probing fades with congestion, as AReno) or 1 (as restated)", source: "reference s14.1 (sign open)" },
+            ParamInfo { name: "filter", default: "tustin", description: "bandwidth filter: tustin (a = 1 - filter_gain), ewma, linux", source: "AReno ports use Westwood+ with Tustin 0.9/0.1 [S]" },
+            ParamInfo { name: "filter_gain", default: "0.1", description: "weight of the new bandwidth sample", source: "Grieco & Mascolo 2004; ns-3" },
+            ParamInfo { name: "min_interval", default: "0.05", description: "shortest bandwidth sampling interval, s", source: "Linux TCP_WESTWOOD_RTT_MIN" },
+        ],
+    }
+}
+
+/// Registry constructor.
+pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+    Ok(Box::new(AReno::from_params(map, field)?))
+}
+
+impl AReno {
+    pub fn new(cfg: ArenoConfig, bwe: BweConfig) -> Self {
+        AReno {
+            cfg,
+            bwe: WestwoodBwe::new(bwe),
+            rtt_cong: None,
+            srtt: 0.0,
+            packet_bits: None,
+            w_probe: 0.0,
+            w_reno: f64::NAN,
+            last_c_loss: f64::NAN,
+            last_w_inc: f64::NAN,
+            losses: 0,
+        }
+    }
+
+    /// The default Westwood+ estimator configuration for AReno.
+    pub fn default_bwe() -> BweConfig {
+        BweConfig {
+            min_interval: WESTWOOD_RTT_MIN,
+            init_rtt: WESTWOOD_INIT_RTT,
+            filter: BweFilter::Tustin { a: 0.9 },
+            fixed_interval: None,
+        }
+    }
+
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, PARAMS)?;
+        let d = ArenoConfig::default();
+        let form = match p.choice("variant", "areno", &["areno", "seed"])? {
+            "seed" => Form::Seed,
+            _ => Form::AReno,
+        };
+        let rtt_sample = match p.choice("rtt_sample", "latest", &["latest", "srtt"])? {
+            "srtt" => RttSample::Srtt,
+            _ => RttSample::Latest,
+        };
+        let rtt_unit = match p.choice("rtt_unit", "rtt_min", &["rtt_min", "seconds"])? {
+            "seconds" => RttUnit::Seconds,
+            _ => RttUnit::RttMin,
+        };
+        let cfg = ArenoConfig {
+            form,
+            rtt_cong_weight: p.f64("rtt_cong_weight", d.rtt_cong_weight, |x| (0.0..1.0).contains(&x), "a weight in [0, 1)")?,
+            rtt_sample,
+            b_bps: p.f64("b_bps", d.b_bps, |x| x >= 0.0, "a rate >= 0 in bit/s")?,
+            decay: p.f64("decay", d.decay, |x| x > 0.0, "a number > 0")?,
+            m_bps: p.f64("m_bps", d.m_bps, |x| x > 0.0, "a rate > 0 in bit/s")?,
+            cap_w_inc: p.bool("cap_w_inc", d.cap_w_inc)?,
+            alpha: p.f64("alpha", d.alpha, |x| x >= 0.0, "a number >= 0")?,
+            beta: p.f64("beta", d.beta, |x| x >= 0.0, "a number >= 0")?,
+            rtt_unit,
+            exponent: p.f64("exponent", d.exponent, |x| x == 1.0 || x == -1.0, "1 or -1")?,
+        };
+        let kind = p.choice("filter", "tustin", &["tustin", "ewma", "linux"])?;
+        let gain = p.f64("filter_gain", if kind == "linux" { 0.125 } else { 0.1 }, |g| g > 0.0 && g <= 1.0, "a fraction in (0, 1]")?;
+        let filter = match kind {
+            "ewma" => BweFilter::Ewma { gain },
+            "linux" => BweFilter::LinuxCascaded { gain },
+            _ => BweFilter::Tustin { a: 1.0 - gain },
+        };
+        let min_interval = p.f64("min_interval", WESTWOOD_RTT_MIN, |x| x >= 0.0, "a time >= 0 in seconds")?;
+        Ok(AReno::new(cfg, BweConfig { min_interval, filter, ..Self::default_bwe() }))
+    }
+
+    /// The RTT used in `c` and recorded at a loss, seconds.
+    pub fn rtt(&self) -> f64 {
+        match self.cfg.rtt_sample {
+            RttSample::Latest => self.bwe.rtt(),
+            RttSample::Srtt if self.srtt > 0.0 => self.srtt,
+            RttSample::Srtt => self.bwe.rtt(),
+        }
+    }
+
+    pub fn rtt_min(&self) -> f64 {
+        self.bwe.rtt_min()
+    }
+
+    pub fn rtt_cong(&self) -> Option<f64> {
+        self.rtt_cong
+    }
+
+    /// The congestion level now.
+    pub fn c(&self) -> f64 {
+        congestion_level(self.rtt(), self.rtt_min(), self.rtt_cong)
+    }
+
+    /// Bits per data packet: the largest sent so far, 1500 bytes before any.
+    pub fn packet_bits(&self) -> f64 {
+        self.packet_bits.unwrap_or(1500.0 * 8.0)
+    }
+
+    /// B in segments per second.
+    pub fn b_segments(&self) -> f64 {
+        if self.cfg.b_bps > 0.0 {
+            self.cfg.b_bps / self.packet_bits()
+        } else {
+            self.bwe.bw_est()
+        }
+    }
+
+    /// B in bit/s.
+    pub fn b_bps(&self) -> f64 {
+        self.b_segments() * self.packet_bits()
+    }
+
+    /// AReno's `W_inc_max = B / M`, segments per RTT.
+    pub fn w_inc_max(&self) -> f64 {
+        self.b_bps() / self.cfg.m_bps
+    }
+
+    /// Keeps the components inside the window the sender enforces.
+    fn fit(&mut self, w: &Window) {
+        self.w_probe = self.w_probe.min((w.cwnd - 1.0).max(0.0));
+        if self.w_reno.is_finite() {
+            self.w_reno = self.w_reno.min(w.cwnd);
+        }
+    }
+
+    /// One congestion-avoidance ACK.
+    fn avoid(&mut self, w: &mut Window) {
+        let win = w.cwnd;
+        let c = self.c();
+        match self.cfg.form {
+            Form::AReno => {
+                let w_max = self.w_inc_max();
+                let mut inc = w_inc(c, w_max, self.cfg.decay);
+                if self.cfg.cap_w_inc {
+                    inc = inc.min(w_max.max(1.0));
+                }
+                self.last_w_inc = inc;
+                let base = win - self.w_probe + 1.0 / win;
+                self.w_probe = (self.w_probe + inc / win).max(0.0);
+                w.cwnd = base + self.w_probe;
+            }
+            Form::Seed => {
+                let rtt = self.rtt();
+                let rate = win / rtt; // R = W / RTT, segments/s
+                let rtt_term = match self.cfg.rtt_unit {
+                    RttUnit::RttMin => rtt / self.rtt_min(),
+                    RttUnit::Seconds => rtt,
+                };
+                let probe = self.cfg.alpha * (self.b_segments() / rate) * rtt_term * (self.cfg.exponent * c).exp();
+                let inc = probe - self.cfg.beta * win * c;
+                self.last_w_inc = inc;
+                let reno = if self.w_reno.is_finite() { self.w_reno } else { win };
+                self.w_reno = reno + 1.0 / win;
+                w.cwnd = (win + inc / win).max(self.w_reno).max(1.0);
+            }
+        }
+    }
+}
+
+impl CongestionControl for AReno {
+    fn name(&self) -> &'static str {
+        "areno"
+    }
+
+    fn on_send(&mut self, now: f64, bytes: u32, _in_flight: u64) {
+        self.bwe.start(now);
+        if bytes > 0 {
+            let b = bytes as f64 * 8.0;
+            self.packet_bits = Some(self.packet_bits.map_or(b, |p| p.max(b)));
+        }
+    }
+
+    fn on_ack_sample(&mut self, _w: &Window, s: &AckSample) {
+        self.bwe.on_ack(s);
+        if s.srtt > 0.0 {
+            self.srtt = s.srtt;
+        }
+    }
+
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        self.fit(w);
+        if !s.cwnd_limited || s.acked == 0 {
+            return;
+        }
+        if w.in_slow_start() {
+            let left = Reno::slow_start_float(w, s.acked as f64);
+            // Reno's slow start: the probing window stays 0, the Reno floor follows.
+            self.w_probe = 0.0;
+            self.w_reno = w.cwnd;
+            if left <= 0.0 {
+                return;
+            }
+        }
+        self.avoid(w);
+    }
+
+    fn ssthresh(&mut self, w: &Window, event: LossEvent, _in_flight: u64, _now: f64) -> f64 {
+        self.fit(w);
+        match event {
+            LossEvent::FastRecovery => {
+                // RTT_cong learns this loss's RTT first, then c is read with it.
+                let rtt = self.rtt();
+                let a = self.cfg.rtt_cong_weight;
+                self.rtt_cong = Some(match self.rtt_cong {
+                    None => rtt,
+                    Some(rc) => a * rc + (1.0 - a) * rtt,
+                });
+                self.losses += 1;
+                let c = self.c();
+                self.last_c_loss = c;
+                let keep = 1.0 / (1.0 + c);
+                self.w_probe = 0.0;
+                if self.w_reno.is_finite() {
+                    self.w_reno *= keep;
+                }
+                (w.cwnd * keep).max(2.0)
+            }
+            // Generic: Reno's half; cwnd = 1 by the sender.
+            LossEvent::Timeout => (w.cwnd / 2.0).max(2.0),
+        }
+    }
+
+    fn on_recovery_exit(&mut self, w: &mut Window, _now: f64) {
+        self.fit(w);
+    }
+
+    fn on_rto(&mut self, w: &mut Window, _now: f64) {
+        self.w_probe = 0.0;
+        self.w_reno = w.cwnd;
+    }
+
+    fn trace_vars(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.extend_from_slice(&[
+            ("c", self.c()),
+            ("c_at_loss", self.last_c_loss),
+            ("rtt", self.rtt()),
+            ("rtt_min", self.rtt_min()),
+            ("rtt_cong", self.rtt_cong.unwrap_or(f64::NAN)),
+            ("b_bps", self.b_bps()),
+            ("w_inc", self.last_w_inc),
+        ]);
+        match self.cfg.form {
+            Form::AReno => out.push(("w_probe", self.w_probe)),
+            Form::Seed => out.push(("w_reno", self.w_reno)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(now: f64, snd_una: u64, rtt: f64) -> AckSample {
+        AckSample { rtt: Some(rtt), snd_una, snd_nxt: snd_una + 10, ..AckSample::test(now, 1) }
+    }
+
+    fn build(json: serde_json::Value) -> AReno {
+        AReno::from_params(json.as_object().unwrap(), "flows[0].cc").unwrap()
+    }
+
+    /// Feeds RTT samples: the first is the minimum, the last is current.
+    fn rtts(a: &mut AReno, w: &Window, samples: &[f64]) {
+        for (i, &r) in samples.iter().enumerate() {
+            a.on_ack_sample(w, &ack(0.001 * i as f64, i as u64 + 1, r));
+        }
+    }
+
+    fn simpson(f: impl Fn(f64) -> f64, n: usize) -> f64 {
+        let h = 1.0 / n as f64;
+        (0..=n).map(|i| f(i as f64 * h) * if i == 0 || i == n { 1.0 } else if i % 2 == 1 { 4.0 } else { 2.0 }).sum::<f64>() * h / 3.0
+    }
+
+    #[test]
+    fn congestion_level_is_clamped_and_zero_without_rtt_cong() {
+        // c = (RTT - RTT_min)/(RTT_cong - RTT_min) in [0, 1].
+        assert!((congestion_level(0.15, 0.1, Some(0.2)) - 0.5).abs() < 1e-12);
+        assert_eq!(congestion_level(0.3, 0.1, Some(0.2)), 1.0);
+        assert_eq!(congestion_level(0.09, 0.1, Some(0.2)), 0.0);
+        assert_eq!(congestion_level(0.15, 0.1, None), 0.0, "before the first loss");
+        assert_eq!(congestion_level(0.15, 0.1, Some(0.1)), 0.0, "RTT_cong not above RTT_min");
+    }
+
+    #[test]
+    fn w_inc_is_one_at_full_congestion_and_integrates_to_one() {
+        // W_inc(1) = 1 and the integral over [0, 1] is 1, for any W_inc_max;
+        // W_inc(0) = 0.8 W_inc_max + 1 (to e^-10).
+        for w_max in [0.0, 0.5, 1.0, 10.0, 100.0, 1000.0] {
+            assert!((w_inc(1.0, w_max, 10.0) - 1.0).abs() < 1e-9 * w_max.max(1.0), "W_inc(1), W_max {w_max}");
+            let integral = simpson(|c| w_inc(c, w_max, 10.0), 2000);
+            assert!((integral - 1.0).abs() < 1e-7 * w_max.max(1.0), "integral {integral}, W_max {w_max}");
+            assert!((w_inc(0.0, w_max, 10.0) - (0.8 * w_max + 1.0)).abs() < 1e-3 * w_max.max(1.0));
+        }
+        // With a large W_inc_max the probe turns negative at mid congestion.
+        assert!(w_inc(0.5, 100.0, 10.0) < 0.0);
+    }
+
+    #[test]
+    fn w_inc_max_is_b_over_ten_megabit() {
+        // B = 100 Mbit/s -> 10 segments per RTT, whatever the packet size.
+        let mut a = build(serde_json::json!({"b_bps": 100e6}));
+        assert!((a.w_inc_max() - 10.0).abs() < 1e-12);
+        assert!((a.b_segments() - 100e6 / 12000.0).abs() < 1e-6, "1500-byte segments before any is sent");
+        a.on_send(0.0, 1000, 1);
+        assert!((a.b_segments() - 100e6 / 8000.0).abs() < 1e-6, "B in segments of the packets sent");
+        assert!((a.w_inc_max() - 10.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rtt_cong_is_an_ewma_of_the_rtt_at_each_loss_updated_before_c() {
+        let mut a = build(serde_json::json!({}));
+        let w = Window { cwnd: 100.0, ssthresh: 50.0 };
+        rtts(&mut a, &w, &[0.1, 0.2]);
+        assert_eq!(a.c(), 0.0, "c = 0 before the first loss");
+        // First loss: RTT_cong = RTT(1) = 0.2, c = 1: Reno's halving.
+        assert_eq!(a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0), 50.0);
+        assert_eq!(a.rtt_cong(), Some(0.2));
+        // Second loss at RTT 0.12: RTT_cong = 0.85 0.2 + 0.15 0.12 = 0.188,
+        // c = 0.02 / 0.088, W -> W / (1 + c).
+        rtts(&mut a, &w, &[0.12]);
+        let ss = a.ssthresh(&w, LossEvent::FastRecovery, 100, 2.0);
+        assert!((a.rtt_cong().unwrap() - 0.188).abs() < 1e-12);
+        let c = 0.02 / 0.088;
+        assert!((ss - 100.0 / (1.0 + c)).abs() < 1e-9, "{ss}");
+        assert!(ss > 80.0, "a loss at low congestion costs little");
+        // A timeout is generic (Reno's half) and does not feed RTT_cong.
+        assert_eq!(a.ssthresh(&w, LossEvent::Timeout, 100, 3.0), 50.0);
+        assert!((a.rtt_cong().unwrap() - 0.188).abs() < 1e-12);
+    }
+
+    #[test]
+    fn areno_grows_base_by_one_over_w_and_probe_by_w_inc_over_w() {
+        // W_base += 1/W, W_probe = max(W_probe + W_inc(c)/W, 0).
+        let mut a = build(serde_json::json!({"b_bps": 100e6}));
+        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
+        rtts(&mut a, &w, &[0.1, 0.2]);
+        a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0); // RTT_cong = 0.2
+        w.cwnd = 50.0;
+        rtts(&mut a, &w, &[0.1]); // c = 0
+        a.on_ack(&mut w, &ack(1.0, 10, 0.1));
+        let inc = w_inc(0.0, 10.0, 10.0); // about 9
+        assert!((w.cwnd - (50.0 + 1.0 / 50.0 + inc / 50.0)).abs() < 1e-12);
+        assert!((a.w_probe - inc / 50.0).abs() < 1e-12);
+        // At c = 1 the probe adds W_inc(1) = 1 per RTT: two segments per RTT in all.
+        rtts(&mut a, &w, &[0.2]);
+        let before = (w.cwnd, a.w_probe);
+        a.on_ack(&mut w, &ack(1.1, 11, 0.2));
+        assert!((a.w_probe - (before.1 + 1.0 / before.0)).abs() < 1e-9);
+        assert!((w.cwnd - (before.0 + 2.0 / before.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn areno_probe_never_goes_below_zero() {
+        // B = 1 Gbit/s: W_inc_max = 100 and W_inc(0.5) = -8.3. The probe
+        // shrinks to 0, not below; the window never falls under W_base.
+        let mut a = build(serde_json::json!({"b_bps": 1e9}));
+        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
+        rtts(&mut a, &w, &[0.1, 0.2]);
+        a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0); // RTT_cong = 0.2
+        a.w_probe = 0.05;
+        rtts(&mut a, &w, &[0.15]); // c = 0.5
+        assert!((w_inc(0.5, 100.0, 10.0) + 8.3).abs() < 0.05);
+        a.on_ack(&mut w, &ack(1.0, 10, 0.15));
+        assert_eq!(a.w_probe, 0.0);
+        assert!((w.cwnd - (100.0 - 0.05 + 1.0 / 100.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn areno_loss_keeps_w_over_one_plus_c_and_drops_the_probe() {
+        let mut a = build(serde_json::json!({"b_bps": 100e6}));
+        let w = Window { cwnd: 100.0, ssthresh: 50.0 };
+        rtts(&mut a, &w, &[0.1, 0.2]);
+        a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0);
+        a.w_probe = 30.0;
+        rtts(&mut a, &w, &[0.2]); // RTT_cong stays 0.2, c = 1
+        assert_eq!(a.ssthresh(&w, LossEvent::FastRecovery, 100, 2.0), 50.0);
+        assert_eq!(a.w_probe, 0.0);
+        // The sender sets cwnd = ssthresh at the end of recovery: all of it is W_base.
+        let mut w = Window { cwnd: 50.0, ssthresh: 50.0 };
+        a.on_recovery_exit(&mut w, 3.0);
+        assert_eq!(a.w_probe, 0.0);
+    }
+
+    #[test]
+    fn seed_form_per_ack_formula_with_the_reno_floor() {
+        // W += (alpha (B/R) (RTT/RTT_min) e^(-c) - beta W c)/W; W_reno += 1/W; W = max(W, W_reno).
+        let mut a = build(serde_json::json!({"variant": "seed", "b_bps": 12e6, "alpha": 2.0, "beta": 0.5}));
+        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
+        rtts(&mut a, &w, &[0.1, 0.2]);
+        a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0); // RTT_cong = 0.2; w_reno not started (NaN)
+        rtts(&mut a, &w, &[0.15]); // c = 0.5
+        a.on_ack(&mut w, &ack(1.0, 10, 0.15));
+        let (b, r) = (1000.0, 100.0 / 0.15); // 12 Mbit/s in 1500-byte segments; R = W/RTT
+        let inc = 2.0 * (b / r) * 1.5 * (-0.5f64).exp() - 0.5 * 100.0 * 0.5;
+        let w_reno = 100.0 + 1.0 / 100.0;
+        assert!(inc < 0.0);
+        assert!(((100.0 + inc / 100.0).max(w_reno) - w.cwnd).abs() < 1e-12);
+        assert_eq!(w.cwnd, w_reno, "the delay-based decrease is floored by the Reno window");
+        // Uncongested (c = 0): the probe alone, above the floor.
+        let mut a = build(serde_json::json!({"variant": "seed", "b_bps": 12e6, "alpha": 2.0, "beta": 0.5}));
+        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
+        rtts(&mut a, &w, &[0.1]);
+        a.on_ack(&mut w, &ack(1.0, 10, 0.1));
+        let inc = 2.0 * (1000.0 / 1000.0) * 1.0;
+        assert!((w.cwnd - (100.0 + inc / 100.0)).abs() < 1e-12);
+        // rtt_unit = seconds and exponent = +1 change the probe as documented.
+        let mut s = build(serde_json::json!({"variant": "seed", "b_bps": 12e6, "alpha": 20.0, "beta": 0.0, "rtt_unit": "seconds", "exponent": 1}));
+        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
+        rtts(&mut s, &w, &[0.1, 0.2]);
+        s.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0);
+        rtts(&mut s, &w, &[0.15]);
+        s.on_ack(&mut w, &ack(1.0, 10, 0.15));
+        let inc = 20.0 * (1000.0 / (100.0 / 0.15)) * 0.15 * (0.5f64).exp();
+        assert!((w.cwnd - (100.0 + inc / 100.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn seed_loss_divides_both_windows() {
+        let mut a = build(serde_json::json!({"variant": "seed", "b_bps": 12e6}));
+        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
+        rtts(&mut a, &w, &[0.1, 0.2]);
+        a.on_ack(&mut w, &ack(0.5, 5, 0.2)); // starts W_reno at about W
+        let reno = a.w_reno;
+        let ss = a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0); // c = 1
+        assert!((ss - w.cwnd / 2.0).abs() < 1e-12);
+        assert!((a.w_reno - reno / 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn slow_start_is_reno_and_rto_is_generic() {
+        let mut a = build(serde_json::json!({}));
+        let mut w = Window { cwnd: 10.0, ssthresh: 100.0 };
+        a.on_ack(&mut w, &AckSample { acked: 3, ..ack(0.0, 3, 0.1) });
+        assert_eq!(w.cwnd, 13.0);
+        assert_eq!(a.w_probe, 0.0);
+        let ss = a.ssthresh(&Window { cwnd: 80.0, ssthresh: 100.0 }, LossEvent::Timeout, 80, 1.0);
+        assert_eq!(ss, 40.0);
+        let mut w = Window { cwnd: 1.0, ssthresh: ss };
+        a.on_rto(&mut w, 1.0);
+        assert_eq!(a.w_probe, 0.0);
+        assert_eq!(a.rtt_cong(), None, "an RTO does not feed RTT_cong");
+    }
+
+    #[test]
+    fn parameters_are_validated() {
+        let e = AReno::from_params(serde_json::json!({"exponent": 2}).as_object().unwrap(), "flows[0].cc").err().unwrap();
+        assert_eq!(e.field, "flows[0].cc.params.exponent");
+        let e = AReno::from_params(serde_json::json!({"variant": "b"}).as_object().unwrap(), "f").err().unwrap();
+        assert_eq!(e.field, "f.params.variant");
+        let a = build(serde_json::json!({"variant": "seed"}));
+        assert_eq!((a.cfg.form, a.cfg.alpha, a.cfg.beta, a.cfg.rtt_unit, a.cfg.exponent), (Form::Seed, 10.0, 0.1, RttUnit::RttMin, -1.0));
+    }
+}
