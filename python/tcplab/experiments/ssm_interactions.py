@@ -104,7 +104,7 @@ class Setup:
         key = (n_long, config)
         if key not in self._frozen:
             self._frozen[key] = parking_lot_scenario(
-                n_long, seed=config, duration=self.duration, rate=self.rate, buffer=self.buffer,
+                n_long, seed=config, duration=self.duration, rate=self.rate, buffer=f"{self.buffer}B",
                 n_short=self.n_short)
         return self._frozen[key]
 
