@@ -128,3 +128,23 @@ def test_dask_local_cluster_gives_the_local_pool_results(tmp_path):
             remote = reproduce("ssm-interactions", out=str(tmp_path / "dask"), scheduler=client, **kw)
     for it in ("fig3", "fig8"):
         pd.testing.assert_frame_equal(local[it]["tables"][it], remote[it]["tables"][it])
+
+
+def test_full_scale_scenario_is_the_papers():
+    setup = Setup(False)
+    assert setup.configs == 12 and setup.longs == (1, 10, 40) and setup.duration == 600.0
+    assert setup.protocols == list(PROTOCOLS)
+    fz = setup.frozen(40, 1)
+    spec = fz.spec_base
+    links = {ln["name"]: ln for ln in spec["links"]}
+    assert len(fz.backbone) == 8
+    for name in fz.backbone:
+        assert links[name]["rate_bps"] == 1e9
+    for ln in spec["links"]:  # 2 MB drop-tail buffers everywhere, in bytes
+        assert ln["queue"] == {"limit_packets": None, "limit_bytes": 2_000_000}
+    facts = fz.flow_frame()
+    assert (facts.cls == "short").sum() == 100 and (facts.cls == "long").sum() == 40
+    # Offered short-lived load: about 800 Mbit/s (100 flows x 1 MB/s).
+    short_bits = facts[facts.cls == "short"].bytes_offered.sum() * 8 / 600
+    assert 0.6e9 < short_bits < 1.0e9
+    assert 1 <= facts.hops.min() and facts.hops.max() <= 4
