@@ -298,6 +298,20 @@ mod tests {
     }
 
     #[test]
+    fn listed_parameters_are_single_unique_names() {
+        // The Python front end validates parameters against this listing by
+        // exact name, so one entry must be one parameter.
+        for a in catalog() {
+            let mut seen = std::collections::HashSet::new();
+            for p in &a.params {
+                assert!(!p.name.is_empty() && p.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                        "{}: parameter {:?} is not one name", a.name, p.name);
+                assert!(seen.insert(p.name), "{}: parameter {:?} listed twice", a.name, p.name);
+            }
+        }
+    }
+
+    #[test]
     fn unknown_parameter_is_named() {
         let mut params = serde_json::Map::new();
         params.insert("bta".into(), serde_json::json!(0.5));

@@ -46,7 +46,10 @@ pub fn params_info() -> Vec<ParamInfo> {
         ParamInfo { name: "filter", default: "tustin", description: "low-pass filter of the rate samples: tustin (a = 1 - filter_gain), ewma, linux", source: "ns-3 / UCLA TCPW (unspecified in the paper)" },
         ParamInfo { name: "filter_gain", default: "0.1", description: "weight of the new input (Tustin a = 0.9)", source: "Grieco & Mascolo 2004; ns-3" },
         ParamInfo { name: "min_interval", default: "0", description: "floor of the sampling interval, s (Linux Westwood+ uses 50 ms)", source: "choice: RE samples every RTT" },
-        ParamInfo { name: "bwe_timing, reset_rtt_min_on_rto, mode, init_rtt", default: "as westwood variant=paper", description: "see westwood", source: "westwood.rs" },
+        ParamInfo { name: "bwe_timing", default: "immediate (variant paper)", description: "as westwood: when ERE x RTTmin is applied", source: "westwood.rs" },
+        ParamInfo { name: "reset_rtt_min_on_rto", default: "false (variant paper)", description: "as westwood", source: "westwood.rs" },
+        ParamInfo { name: "mode", default: "float (variant paper)", description: "as westwood: Reno growth, float or Linux integer cwnd", source: "westwood.rs" },
+        ParamInfo { name: "init_rtt", default: "20", description: "as westwood: initial rtt and rtt_min, s", source: "westwood.rs" },
     ]
 }
 
