@@ -1,7 +1,7 @@
 //! TCP-AdaptiveReno (`areno`, aliases `adaptive-reno`, `tcp-areno`): a
 //! Westwood descendant that reads a congestion level `c` in [0, 1] from the
-//! RTT, probes for bandwidth hard while `c` is low and like Reno as `c`
-//! reaches 1, and on a loss keeps `W / (1 + c)` (Reno's half at `c = 1`,
+//! RTT, probes for bandwidth hard while `c` is low and gently as `c`
+//! reaches 1 (2 segments per RTT at `c = 1`: Reno's 1 plus `W_inc(1) = 1`), and on a loss keeps `W / (1 + c)` (Reno's half at `c = 1`,
 //! almost nothing lost at `c = 0`, i.e. a loss taken as random).
 //!
 //! Sources: `shared/reference/cc-algorithms.md` section 14.1 and
