@@ -13,6 +13,7 @@ fn extra_configurations() -> Vec<(String, serde_json::Value)> {
     [
         ("vegas", serde_json::json!({"restart_on_idle": false})),
         ("vegas", serde_json::json!({"variant": "paper", "alpha": 0, "beta": 0})),
+        ("vegas", serde_json::json!({"variant": "linux-2.6", "restart_on_idle": false, "alpha": 0, "beta": 0, "gamma": 0})),
         ("compound", serde_json::json!({"round_rtt": "mean"})),
         ("compound", serde_json::json!({"round_rtt": "last", "low_window": 0, "min_samples": 1})),
         ("compound", serde_json::json!({"round_rtt": "srtt", "beta": 0.9, "zeta": 0.03})),

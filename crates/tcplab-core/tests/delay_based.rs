@@ -104,3 +104,38 @@ fn fast_flows_each_keep_alpha_segments_in_the_bottleneck_queue() {
         assert!(r.links[0].utilization > 0.97, "utilization {}", r.links[0].utilization);
     }
 }
+
+#[test]
+fn linux_2_6_vegas_also_holds_a_small_steady_queue() {
+    // The 2.6.16-2.6.22 module computes diff in half-segments from old_wnd,
+    // the segments sent in the previous round: diff_half = 2 old_wnd -
+    // floor(2 old_wnd baseRTT / minRTT). A lone flow at full rate sends
+    // old_wnd = BDP + Q per round with minRTT = baseRTT + Q/C, so
+    // old_wnd (1 - baseRTT/minRTT) = Q and diff_half is in [2Q, 2Q + 1).
+    // The hold band 2 alpha <= diff_half <= 2 beta is then
+    // alpha - 1/2 < Q <= beta for the round's smallest queue; the sampled
+    // queue sits up to one segment above it (the ACK clock), so the band
+    // checked is [alpha - 1, beta + 1] for every sample and
+    // (alpha - 1/2, beta + 1) for the mean. Outside the band the step moves
+    // cwnd toward the previous round's cwnd +- 1, which pulls it back.
+    // The slow-start exit cuts cwnd to the previous round's rate (target + 2,
+    // ssthresh 2), so unlike mainline (30 s above) the queue has settled
+    // within a few seconds; it is measured from 10 s.
+    for (alpha, beta) in [(2.0, 4.0), (6.0, 10.0)] {
+        let r = run(1, "vegas", serde_json::json!({"variant": "linux-2.6", "alpha": alpha, "beta": beta}), 30.0);
+        let f = &r.flows[0];
+        assert_eq!((f.timeouts, f.fast_recoveries, r.links[0].drops), (0, 0, 0), "Vegas must not fill a 400-segment buffer");
+        let q = queue_after(&r, 10.0);
+        let m = mean(&q);
+        let (lo, hi) = q.iter().fold((f64::MAX, f64::MIN), |a, &x| (a.0.min(x), a.1.max(x)));
+        eprintln!("vegas linux-2.6 alpha {alpha} beta {beta}: mean queue {m:.2}, samples in [{lo}, {hi}], utilization {:.4}, cwnd {}", r.links[0].utilization, f.cwnd);
+        assert!(m > alpha - 0.5 && m < beta + 1.0, "alpha {alpha} beta {beta}: mean queue {m}");
+        assert!(lo >= alpha - 1.0 && hi <= beta + 1.0, "alpha {alpha} beta {beta}: queue samples in [{lo}, {hi}]");
+        // The sender's diff (segments) stays in the hold band, give or take the half-segment step.
+        let diff = cc_var_after(&r, 0, "diff", 10.0);
+        assert!(!diff.is_empty());
+        let (dlo, dhi) = diff.iter().fold((f64::MAX, f64::MIN), |a, &d| (a.0.min(d), a.1.max(d)));
+        assert!(dlo >= alpha - 0.5 && dhi <= beta + 0.5, "diff left the band: [{dlo}, {dhi}]");
+        assert!(r.links[0].utilization > 0.97, "utilization {}", r.links[0].utilization);
+    }
+}
