@@ -17,6 +17,7 @@ fn extra_configurations() -> Vec<(String, serde_json::Value)> {
         ("compound", serde_json::json!({"round_rtt": "mean"})),
         ("compound", serde_json::json!({"round_rtt": "last", "low_window": 0, "min_samples": 1})),
         ("compound", serde_json::json!({"round_rtt": "srtt", "beta": 0.9, "zeta": 0.03})),
+        ("compound", serde_json::json!({"variant": "linux-port", "restart_on_idle": false, "gamma": 1, "min_samples": 1})),
         ("fast", serde_json::json!({"update_rtts": 2, "alpha": 5})),
         ("fast", serde_json::json!({"gamma": 1, "alpha": 1, "ss_exit": 0, "restart_on_idle": true})),
         ("areno", serde_json::json!({"b_bps": 1e9, "cap_w_inc": true})),

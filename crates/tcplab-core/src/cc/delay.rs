@@ -33,6 +33,29 @@
 use super::filters::{CaState, CaStateTracker};
 use super::AckSample;
 
+/// Fixed-point shift of the 2.6.1x-2.6.2x Vegas module and of the
+/// out-of-tree Compound port (`V_PARAM_SHIFT`): diff, target and the
+/// thresholds are held in half-segments.
+pub const V_PARAM_SHIFT: u32 = 1;
+
+/// A time in seconds as those modules' `u32` microseconds (the frame
+/// already holds Linux's `vrtt = rtt_us + 1`).
+pub fn to_us(t: f64) -> u32 {
+    (t * 1e6).round().clamp(1.0, u32::MAX as f64) as u32
+}
+
+/// Linux 2.6.22 `tcp_vegas_cong_avoid` (and the 2006 `tcp_compound.c`),
+/// `u32` arithmetic, results in
+/// half-segments: `target_cwnd = ((old_wnd * baseRTT) << V_PARAM_SHIFT) /
+/// rtt` and `diff = (old_wnd << V_PARAM_SHIFT) - target_cwnd`.
+/// `(old_wnd * baseRTT) << 1` wraps at 2^32 as in the kernel (above 21474
+/// segments at a 100 ms baseRTT, 7158 at 300 ms), which makes target small
+/// and diff large. Returns `(diff, target)`.
+pub fn fixed_point_diff(old_wnd: u32, base_us: u32, rtt_us: u32) -> (u32, u32) {
+    let target = (old_wnd.wrapping_mul(base_us) << V_PARAM_SHIFT) / rtt_us.max(1);
+    ((old_wnd << V_PARAM_SHIFT).wrapping_sub(target), target)
+}
+
 /// Linux's `vrtt = rtt_us + 1`: an RTT sample in whole microseconds plus one,
 /// in seconds.
 pub fn linux_vrtt(rtt: f64) -> f64 {

@@ -52,7 +52,7 @@
 //! restart are inferred (see `delay.rs`). Window growth stays integral in
 //! both variants (Linux integer cwnd with `snd_cwnd_cnt` for the Reno steps).
 
-use super::delay::DelayFrame;
+use super::delay::{fixed_point_diff, to_us, DelayFrame, V_PARAM_SHIFT};
 use super::filters::CaState;
 use super::reno::{self, Reno};
 use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
@@ -95,26 +95,6 @@ impl VegasConfig {
     pub fn paper() -> Self {
         VegasConfig { variant: Variant::Paper, alpha: 1.0, beta: 3.0, gamma: 1.0, loss_keep: 0.75, restart_on_idle: true }
     }
-}
-
-/// Fixed-point shift of the period module (`V_PARAM_SHIFT`): diff, target,
-/// alpha, beta and gamma are held in half-segments.
-pub const V_PARAM_SHIFT: u32 = 1;
-
-/// A time in seconds as the period module's `u32` microseconds (the frame
-/// already holds Linux's `vrtt = rtt_us + 1`).
-pub fn to_us(t: f64) -> u32 {
-    (t * 1e6).round().clamp(1.0, u32::MAX as f64) as u32
-}
-
-/// Linux 2.6.22 `tcp_vegas_cong_avoid`, `u32` arithmetic, results in
-/// half-segments: `target_cwnd = ((old_wnd * baseRTT) << V_PARAM_SHIFT) /
-/// rtt` and `diff = (old_wnd << V_PARAM_SHIFT) - target_cwnd`. The product
-/// wraps at 2^32 as in the kernel (above 21474 segments at a 100 ms baseRTT),
-/// which makes target small and diff large. Returns `(diff, target)`.
-pub fn linux26_diff(old_wnd: u32, base_us: u32, rtt_us: u32) -> (u32, u32) {
-    let target = (old_wnd.wrapping_mul(base_us) << V_PARAM_SHIFT) / rtt_us.max(1);
-    ((old_wnd << V_PARAM_SHIFT).wrapping_sub(target), target)
 }
 
 /// Linux 2.6.22 `tcp_slow_start` without ABC (`sysctl_tcp_abc = 0`) or
@@ -248,7 +228,7 @@ impl Vegas {
             Variant::Linux => ((cwnd * (rtt - base) / base).floor(), (cwnd * base / rtt).floor()),
             // Half-segment fixed point (here `cwnd` stands for old_wnd).
             Variant::Linux26 => {
-                let (diff, target) = linux26_diff(cwnd as u32, to_us(base), to_us(rtt));
+                let (diff, target) = fixed_point_diff(cwnd as u32, to_us(base), to_us(rtt));
                 (diff as f64 / 2.0, target as f64 / 2.0)
             }
             // (Expected - Actual) * BaseRTT with Actual = cwnd / RTT.
@@ -306,7 +286,7 @@ impl Vegas {
     /// after the boundary bookkeeping (`old_wnd`, `old_snd_cwnd` are the
     /// previous round's). Source: ns-2.35 `tcp/linux/src/tcp_vegas.c` (from
     /// linux-2.6.22.6); the 2.6.17-2.6.21 file has the same rules.
-    /// - `rtt = minRTT`; [`linux26_diff`] with `old_wnd`, the segments sent
+    /// - `rtt = minRTT`; [`fixed_point_diff`] with `old_wnd`, the segments sent
     ///   in the previous round (`(beg_snd_nxt - beg_snd_una) / mss_cache`),
     ///   not cwnd;
     /// - slow start is `snd_cwnd <= snd_ssthresh` (equality included). There,
@@ -324,7 +304,7 @@ impl Vegas {
     fn per_rtt_linux26(&mut self, w: &mut Window, old_wnd: u32, old_snd_cwnd: u32) {
         let rtt = self.frame.round.min;
         let base = self.frame.base_rtt;
-        let (diff, target) = linux26_diff(old_wnd, to_us(base), to_us(rtt));
+        let (diff, target) = fixed_point_diff(old_wnd, to_us(base), to_us(rtt));
         self.last = Some(VegasStep { rtt, base_rtt: base, target: target as f64 / 2.0, diff: diff as f64 / 2.0 });
         self.steps += 1;
         let half = |x: f64| x * (1u32 << V_PARAM_SHIFT) as f64;
@@ -711,12 +691,12 @@ mod tests {
         (us as f64 - 0.5) / 1e6
     }
 
-    /// An RTT (as vrtt microseconds) at which [`linux26_diff`] gives
+    /// An RTT (as vrtt microseconds) at which [`fixed_point_diff`] gives
     /// `diff_half` half-segments for `old_wnd` and baseRTT `base_us`.
     fn rtt_us_for(old_wnd: u32, base_us: u32, diff_half: u32) -> u32 {
         let t = 2 * old_wnd - diff_half; // target_cwnd in half segments
         let r = ((2 * old_wnd as u64 * base_us as u64) as f64 / (t as f64 + 0.5)).floor() as u32;
-        assert_eq!(linux26_diff(old_wnd, base_us, r).0, diff_half);
+        assert_eq!(fixed_point_diff(old_wnd, base_us, r).0, diff_half);
         r
     }
 
@@ -747,24 +727,24 @@ mod tests {
     }
 
     #[test]
-    fn linux26_diff_is_in_half_segments_and_wraps_like_u32() {
+    fn fixed_point_diff_is_in_half_segments_and_wraps_like_u32() {
         // target = ((old_wnd * baseRTT) << 1) / rtt, diff = (old_wnd << 1) - target.
         // 50 segments, RTT 1.09 baseRTT: 100 - floor(100 / 1.09) = 9 halves = 4.5 segments.
-        assert_eq!(linux26_diff(50, 100_000, 109_000), (9, 91));
-        assert_eq!(linux26_diff(10_000, 200_001, 200_001), (0, 20_000));
+        assert_eq!(fixed_point_diff(50, 100_000, 109_000), (9, 91));
+        assert_eq!(fixed_point_diff(10_000, 200_001, 200_001), (0, 20_000));
         // 20000 x 200001 x 2 = 8.00004e9 > 2^32: the kernel's u32 product wraps,
         // target collapses and diff is large although nothing is queued.
         let wrapped = ((2 * 20_000u64 * 200_001) % (1u64 << 32)) / 200_001;
-        assert_eq!(linux26_diff(20_000, 200_001, 200_001), (40_000 - wrapped as u32, wrapped as u32));
-        assert!(linux26_diff(20_000, 200_001, 200_001).0 > 8);
+        assert_eq!(fixed_point_diff(20_000, 200_001, 200_001), (40_000 - wrapped as u32, wrapped as u32));
+        assert!(fixed_point_diff(20_000, 200_001, 200_001).0 > 8);
     }
 
     #[test]
-    fn linux26_diff_uses_the_segments_sent_in_the_previous_round() {
+    fn fixed_point_diff_uses_the_segments_sent_in_the_previous_round() {
         // old_wnd = 20 (beg_snd_nxt - beg_snd_una) while cwnd is 50. diff with
         // old_wnd is 3 halves (< alpha 4: increase); with cwnd it would be 7 (hold).
         let r = rtt_us_for(20, BASE_US, 3);
-        assert_eq!(linux26_diff(50, BASE_US, r).0, 7);
+        assert_eq!(fixed_point_diff(50, BASE_US, r).0, 7);
         let (mut v, mut w) = linux26(50.0, 10.0, 20, 50);
         linux26_round(&mut v, &mut w, r);
         assert_eq!(v.last_step().unwrap().diff, 1.5);
