@@ -17,11 +17,12 @@
 //!   `win (1 - beta)`), dwnd frozen during recovery; on an RTO `cwnd = 1`,
 //!   `dwnd = 0`; slow start is Reno's on cwnd with dwnd = 0.
 //! - Secondary implementations \[S\] for what the paper leaves open: the
-//!   out-of-tree Linux `tcp_compound.c` (Castellani, Hemminger, Andrew
-//!   2006-2008: the Vegas measurement frame, the round's minimum RTT, at
-//!   least 3 samples per round, the delay part only in the Open state,
-//!   baseRTT kept over idle restarts) and the ns-3 port (F. Zhou 2014: the
-//!   delay part only above a 38-segment window, as HSTCP's Low_Window).
+//!   out-of-tree Linux `tcp_compound.c` (Castellani, Hemminger 2006; Andrew
+//!   v1.3 2008: the Vegas measurement frame, the round's minimum RTT, at
+//!   least 3 samples per round, a fresh round on every return to Open;
+//!   v1.3 keeps baseRTT over idle restarts) and the ns-3 port (F. Zhou
+//!   2014: the delay part only above a 38-segment window, as HSTCP's
+//!   Low_Window).
 //!
 //! Choices (parameters):
 //! - `round_rtt` (default `min`): the RTT of the round in `diff`: the
@@ -44,16 +45,18 @@
 //! as the 2006 original read alongside it). Chosen over L. Andrew's v1.3
 //! (April 2008) because ns-2 TCP-Linux, which ssm-interactions ran, carries
 //! the 2006 module, and v1.3 post-dates the study (its own changelog dates
-//! its ns-2 port to April 2008). See [`Compound::on_ack_port`] for each
+//! its ns-2 port to April 2008). See `Compound::on_ack_port` for each
 //! rule; what v1.3 changed (LOW_WINDOW 38 and zeroing in slow start, paced
 //! dwnd increase, TUBE gamma tuning, scaling both parts at a loss, keeping
 //! baseRTT on TX_START) is not in this variant.
 //!
 //! The measurement frame is [`super::delay::DelayFrame`] (baseRTT over the
-//! connection, kept across idle restarts; rounds keyed on `snd_nxt`; no
-//! delay-based update outside the Open state). The CTCP-TUBE gamma tuning of
-//! later versions (and of the Linux port) is not implemented: gamma is fixed,
-//! as the reference advises unless a reproduction uses TUBE.
+//! connection, kept across idle restarts in the paper variant; rounds keyed
+//! on `snd_nxt`). The paper variant makes no delay-based update outside the
+//! Open state (its choice: the ports update dwnd wherever Linux calls
+//! `cong_avoid`, i.e. also in Disorder and Loss). The CTCP-TUBE gamma tuning
+//! of later versions (and of v1.3 of the Linux port) is not implemented:
+//! gamma is fixed, as the reference advises unless a reproduction uses TUBE.
 
 use super::delay::{fixed_point_diff, to_us, DelayFrame, V_PARAM_SHIFT};
 use super::filters::CaState;
@@ -153,13 +156,13 @@ pub fn info() -> AlgorithmInfo {
                       while fewer than gamma segments are queued, else dwnd -= zeta diff; on loss win (1 - beta).",
         params: vec![
             ParamInfo { name: "variant", default: "paper", description: "paper: Tan et al. 2006 / draft-sridharan-tcpm-ctcp with the choices below; linux-port: the 2006 out-of-tree Linux tcp_compound.c that ns-2 TCP-Linux ships (integer dwnd growth (qroot(old_wnd^3) >> 3) - 1 and diff from the segments sent in the previous round, half-segment fixed point, dwnd also updated in slow start, Reno halving of the whole window with dwnd kept only if both parts fit, dwnd folded into cwnd on TX_START; takes only gamma, min_samples, restart_on_idle)", source: "Tan et al. 2006; Castellani & Hemminger tcp_compound.c (2006), as in ns-2.35 tcp/linux" },
-            ParamInfo { name: "alpha", default: "0.125", description: "dwnd growth alpha win^k - 1 per RTT", source: "Tan et al. 2006; draft-sridharan-tcpm-ctcp" },
-            ParamInfo { name: "beta", default: "0.5", description: "window after a loss = win (1 - beta)", source: "Tan et al. 2006" },
-            ParamInfo { name: "k", default: "0.75", description: "exponent of the dwnd growth (HSTCP-like response)", source: "Tan et al. 2006 (ports: 0.75; CCP 0.8 [S])" },
-            ParamInfo { name: "zeta", default: "1", description: "dwnd -= zeta diff per RTT once diff >= gamma", source: "Tan et al. 2006 (ns-3 port 0.03 [S])" },
-            ParamInfo { name: "gamma", default: "30", description: "segments queued (diff) at which dwnd stops growing", source: "Tan et al. 2006" },
-            ParamInfo { name: "low_window", default: "38", description: "dwnd is updated only while win >= low_window segments", source: "ns-3 port (HSTCP Low_Window) [S]; draft value unverified" },
-            ParamInfo { name: "round_rtt", default: "min", description: "RTT of the round in diff = win (1 - baseRTT/RTT): min (Linux port), mean, last, srtt", source: "Linux tcp_compound.c [S]; unspecified in the paper" },
+            ParamInfo { name: "alpha", default: "0.125", description: "dwnd growth alpha win^k - 1 per RTT (paper variant)", source: "Tan et al. 2006; draft-sridharan-tcpm-ctcp" },
+            ParamInfo { name: "beta", default: "0.5", description: "window after a loss = win (1 - beta) (paper variant)", source: "Tan et al. 2006" },
+            ParamInfo { name: "k", default: "0.75", description: "exponent of the dwnd growth, HSTCP-like response (paper variant)", source: "Tan et al. 2006 (ports: 0.75; CCP 0.8 [S])" },
+            ParamInfo { name: "zeta", default: "1", description: "dwnd -= zeta diff per RTT once diff >= gamma (paper variant)", source: "Tan et al. 2006 (ns-3 port 0.03 [S])" },
+            ParamInfo { name: "gamma", default: "30", description: "segments queued (diff) at which dwnd stops growing (linux-port compares in half-segments)", source: "Tan et al. 2006" },
+            ParamInfo { name: "low_window", default: "38", description: "dwnd is updated only while win >= low_window segments (paper variant; the 2006 port has none)", source: "ns-3 port (HSTCP Low_Window) [S]; draft value unverified" },
+            ParamInfo { name: "round_rtt", default: "min", description: "RTT of the round in diff = win (1 - baseRTT/RTT): min (as the Linux port), mean, last, srtt (paper variant)", source: "Linux tcp_compound.c [S]; unspecified in the paper" },
             ParamInfo { name: "min_samples", default: "3", description: "RTT samples a round needs for its dwnd update", source: "Linux tcp_compound.c cntRTT > 2 [S]" },
             ParamInfo { name: "restart_on_idle", default: "true", description: "re-initialise when a segment is sent with nothing in flight (Linux CA_EVENT_TX_START): a fresh round; linux-port also forgets baseRTT and folds dwnd into cwnd. ns-2 TCP-Linux raises no TX_START: false matches it", source: "Linux tcp_compound_cwnd_event; ns-2.35 tcp-linux.cc" },
         ],

@@ -30,7 +30,7 @@
 //!   ns-2.35 `tcp/linux/src/tcp_vegas.c` ("Modified Linux module source code
 //!   from linux-2.6.22.6", repository hbatmit/ns2.35) and in a copy of the
 //!   `rtt_sample`-era (2.6.17-2.6.21 API) file, which has the same rules; see
-//!   [`Vegas::per_rtt_linux26`] for each rule. Changed in 2.6.23/2.6.24 (read
+//!   `Vegas::per_rtt_linux26` for each rule. Changed in 2.6.23/2.6.24 (read
 //!   in fulei0920/linux-2.6.24): the slow-start exit became `diff > gamma &&
 //!   snd_ssthresh > 2` outside the slow-start test, so it also fires in
 //!   congestion avoidance after a loss; that form is not implemented.
@@ -169,7 +169,7 @@ pub fn info() -> AlgorithmInfo {
             ParamInfo { name: "beta", default: "4 (linux, linux-2.6) / 3 (paper)", description: "segments queued above which cwnd shrinks by one per RTT (linux-2.6 compares in half-segments)", source: "Linux module param beta; paper" },
             ParamInfo { name: "gamma", default: "1", description: "segments queued above which slow start ends", source: "Linux module param gamma; paper" },
             ParamInfo { name: "loss_keep", default: "0.5 (linux, linux-2.6) / 0.75 (paper)", description: "ssthresh = max(loss_keep x cwnd, 2) on a loss (paper only; linux and linux-2.6 use Reno's cwnd >> 1)", source: "Linux tcp_reno_ssthresh; reference s0 (paper 3/4)" },
-            ParamInfo { name: "restart_on_idle", default: "true", description: "re-initialise (forget baseRTT, new round) when a segment is sent with nothing in flight (Linux CA_EVENT_TX_START)", source: "Linux tcp_vegas_cwnd_event" },
+            ParamInfo { name: "restart_on_idle", default: "true", description: "re-initialise (forget baseRTT, new round) when a segment is sent with nothing in flight (Linux CA_EVENT_TX_START); ns-2 TCP-Linux raises no TX_START: false matches it", source: "Linux tcp_vegas_cwnd_event; ns-2.35 tcp-linux.cc" },
         ],
     }
 }
