@@ -148,3 +148,16 @@ def test_full_scale_scenario_is_the_papers():
     short_bits = facts[facts.cls == "short"].bytes_offered.sum() * 8 / 600
     assert 0.6e9 < short_bits < 1.0e9
     assert 1 <= facts.hops.min() and facts.hops.max() <= 4
+
+
+def test_paper_variants_run_the_period_vegas_and_compound():
+    from tcplab.generate import Mix
+
+    setup = Setup(True)
+    fz = setup.frozen(1, 1)
+    spec = fz.spec(Mix.all(setup.cc("Vegas")))
+    assert {f["cc"]["params"]["variant"] for f in spec["flows"]} == {"linux-2.6"}
+    assert Setup(True, variants="linux").cc("Vegas") == "vegas"
+    assert Setup(True).cc("CUBIC") == "cubic"
+    with pytest.raises(ValueError, match="variants"):
+        Setup(True, variants="ns2")

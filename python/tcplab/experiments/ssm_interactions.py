@@ -61,14 +61,27 @@ PROTOCOLS: dict[str, str] = {
 }
 QUICK_PROTOCOLS = ["Reno", "CUBIC", "H-TCP", "CTCP", "Vegas", "AReno"]
 
+#: ``variants="paper"`` (default): where tcplab has the module ns-2's TCP/Linux
+#: patch carried in 2007, use it: Vegas from Linux 2.6.22 and the 2006
+#: out-of-tree Compound port, both without idle restart (ns-2 never raises
+#: TX_START). Every other protocol has only its current Linux form.
+#: ``variants="linux"``: current Linux defaults for all.
+PAPER_PARAMS: dict[str, dict] = {
+    "Vegas": {"variant": "linux-2.6", "restart_on_idle": False},
+    "CTCP": {"variant": "linux-port", "restart_on_idle": False},
+}
+
 
 class Setup:
     """Scale of the study; ``quick`` shrinks it (rates /10, 10 short flows,
     L in {1, 4}, 30 s, 2 configurations) and every output says so."""
 
     def __init__(self, quick: bool, configs: Optional[int] = None, duration: Optional[float] = None,
-                 protocols: Optional[Sequence[str]] = None):
+                 protocols: Optional[Sequence[str]] = None, variants: str = "paper"):
         self.quick = quick
+        if variants not in ("paper", "linux"):
+            raise ValueError(f"variants: must be 'paper' or 'linux', got {variants!r}")
+        self.variants = variants
         self.rate = 100e6 if quick else 1e9
         self.buffer = 200_000 if quick else 2_000_000
         self.n_short = 10 if quick else 100
@@ -94,6 +107,11 @@ class Setup:
         self.bins = size_bins(1e3, 1e10, 2)
         self._frozen: dict = {}
 
+    def cc(self, p: str):
+        """The mix entry of protocol ``p``: an algorithm name or a table."""
+        params = PAPER_PARAMS.get(p) if self.variants == "paper" else None
+        return {"algorithm": PROTOCOLS[p], "params": params} if params else PROTOCOLS[p]
+
     @property
     def hs(self) -> list[str]:
         return [p for p in self.protocols if p != "Reno"]
@@ -118,7 +136,11 @@ class Setup:
             f"long-lived flows L in {list(self.longs)} (4.7 GB files, Poisson arrivals mean 120 s, first file at "
             "the flow's start, starts uniform in [0, 10 s])",
             f"- {self.configs} configurations (seeds 1..{self.configs}), {self.duration:g} s each",
-            f"- protocols: {', '.join(f'{p} ({PROTOCOLS[p]})' for p in self.protocols)}; Linux defaults, SACK",
+            f"- protocols: {', '.join(f'{p} ({PROTOCOLS[p]})' for p in self.protocols)}; SACK; variants "
+            f"'{self.variants}': " + ("Vegas and CTCP as ns-2 TCP/Linux carried them "
+                                      f"({'; '.join(f'{k} {v}' for k, v in PAPER_PARAMS.items())}), "
+                                      "the others their current Linux defaults" if self.variants == "paper"
+                                      else "current Linux defaults for all"),
             "- mixes: all-Reno, reno+X (group A Reno, group B X; groups split each traffic class in half), all-X",
             "- throughput = bytes delivered x 8 / (run end - flow start); transfer time = first packet sent to the "
             "ACK of the last",
@@ -134,9 +156,9 @@ def _mix_jobs(setup: Setup) -> list:
             fz = setup.frozen(L, c)
             groups = [f["group"] for f in fz.flows]
             args = {"backbone": fz.backbone, "bins": setup.bins.tolist(), "groups": groups}
-            mixes = [Mix.all(PROTOCOLS[p]) for p in setup.protocols]
+            mixes = [Mix.all(setup.cc(p)) for p in setup.protocols]
             if L == setup.L:
-                mixes += [Mix.half(PROTOCOLS[p]) for p in setup.hs]
+                mixes += [Mix.half(setup.cc(p)) for p in setup.hs]
             for m in mixes:
                 jobs.append((f"L{L}/c{c}/{m.name}", fz.spec(m), "flows_files", args))
     return jobs
@@ -443,7 +465,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
     items = check_items("ssm-interactions", items, ITEMS)
     if recovery not in (None, "sack"):
         raise ValueError("recovery: ssm-interactions runs every flow with SACK (Linux); only 'sack' is accepted")
-    setup = Setup(quick, configs, duration, protocols)
+    setup = Setup(quick, configs, duration, protocols, variants)
     out = out or os.path.join("out", "ssm-interactions" + ("-quick" if quick else ""))
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()
