@@ -361,3 +361,16 @@ workload = { kind = "long", size = "100MB", interarrival = "10s" }
                     'workload = { kind = "short" }\n')
     assert main(["generate", str(spec), "-o", str(frozen)]) == 2
     assert main(["replay", str(frozen), "--mix", "cubic"]) == 2
+
+
+def test_chosen_routers_pin_a_class_endpoints():
+    topo = parking_lot(seed=1)
+    cls = [TrafficClass("cross", 4, LongLived(size=None), src_routers=["r0"], dst_routers=["r4"]),
+           TrafficClass("other", 6, ShortLived(), dst_routers=["r2", "r3"])]
+    fz = generate(topo, cls, duration="2s", seed=1)
+    cross = [f for f in fz.flows if f["cls"] == "cross"]
+    assert all(f["src_router"] == "r0" and f["dst_router"] == "r4" and f["hops"] == 4 for f in cross)
+    assert all(f["dst_router"] in ("r2", "r3") for f in fz.flows if f["cls"] == "other")
+    with pytest.raises(ScenarioError, match="dst_routers"):
+        generate(parking_lot(seed=1), [TrafficClass("x", 1, ShortLived(), src_routers=["r1"], dst_routers=["r9"])],
+                 duration="1s")

@@ -57,6 +57,11 @@ class TrafficClass:
     count: int
     workload: Any
     start_spread: Quantity = 0.0
+    #: Routers to attach this class's sources / destinations to (drawn
+    #: uniformly from the list; a one-element list pins them). Default: the
+    #: generator's mode decides.
+    src_routers: Optional[Sequence[str]] = None
+    dst_routers: Optional[Sequence[str]] = None
 
     def check(self, path: str) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -66,6 +71,10 @@ class TrafficClass:
         self.workload = workload_from_dict(self.workload, f"{path}.workload")
         if parse_time(self.start_spread, f"{path}.start_spread") < 0:
             raise ScenarioError(f"{path}.start_spread", "must be >= 0")
+        for end in ("src_routers", "dst_routers"):
+            v = getattr(self, end)
+            if v is not None and (isinstance(v, str) or not list(v)):
+                raise ScenarioError(f"{path}.{end}", f"expected a non-empty list of router names, got {v!r}")
 
 
 def ssm_traffic(n_long: int, n_short: int = 100, short_mean: Quantity = "1MB", short_shape: float = 1.5,
@@ -331,7 +340,19 @@ def generate(topology: Topology, traffic: Sequence[TrafficClass], *, duration: Q
         group_of = [groups[int(np.where(order == i)[0][0]) % len(groups)] for i in range(tc.count)]
         for i in range(tc.count):
             fname = f"{tc.name}{i}"
-            if mode == "p2p":
+            if tc.src_routers is not None or tc.dst_routers is not None:
+                srcs = list(tc.src_routers) if tc.src_routers is not None else edge
+                dsts = list(tc.dst_routers) if tc.dst_routers is not None else edge
+                for end, lst in (("src_routers", srcs), ("dst_routers", dsts)):
+                    for r in lst:
+                        if r not in topology.routers:
+                            raise ScenarioError(f"traffic.{tc.name}.{end}", f"unknown router {r!r}")
+                a = srcs[int(rng_attach.integers(len(srcs)))]
+                choices = [r for r in dsts if r != a] if distinct_routers else dsts
+                if not choices:
+                    raise ScenarioError(f"traffic.{tc.name}.dst_routers", f"no destination router other than {a!r}")
+                b = choices[int(rng_attach.integers(len(choices)))]
+            elif mode == "p2p":
                 a = edge[int(rng_attach.integers(len(edge)))]
                 choices = [r for r in edge if r != a] if distinct_routers else edge
                 b = choices[int(rng_attach.integers(len(choices)))]
@@ -555,8 +576,9 @@ def generate_from_dict(doc: Mapping[str, Any]) -> FrozenScenario:
     for i, t in enumerate(traffic_doc):
         if not isinstance(t, Mapping):
             raise ScenarioError(f"traffic[{i}]", "expected a table")
-        _check_keys(t, ["name", "count", "workload", "start_spread"], f"traffic[{i}]")
-        traffic.append(TrafficClass(t.get("name", ""), t.get("count", 0), t.get("workload"), t.get("start_spread", 0.0)))
+        _check_keys(t, ["name", "count", "workload", "start_spread", "src_routers", "dst_routers"], f"traffic[{i}]")
+        traffic.append(TrafficClass(t.get("name", ""), t.get("count", 0), t.get("workload"), t.get("start_spread", 0.0),
+                                    t.get("src_routers"), t.get("dst_routers")))
     access = doc.get("access") or {}
     _check_keys(access, ["rate", "delay", "buffer"], "access")
     kw = {k: doc[k] for k in ("mode", "n_servers", "servers", "direction", "distinct_routers", "packet_size",
