@@ -63,7 +63,7 @@ def measure(runs: int = 200, rate: str = "10Mbps", duration: str = "5s", workers
             raise RuntimeError(f"the benchmark sweep did not run cleanly: {rep.summary()}")
         core, wall, expand, w = rep.sim_s, t2 - t1, t1 - t0, rep.workers
         return {"runs": runs, "rate": rate, "duration": duration, "workers": w, "fsync": fsync,
-                "wall_s": round(wall, 4), "core_s": round(core, 4),
+                "wall_s": round(wall, 6), "core_s": round(core, 6),
                 "per_run_core_ms": round(1e3 * core / runs, 3),
                 "overhead": round(1.0 - core / (wall * w), 4),
                 "per_run_overhead_ms": round(1e3 * (wall * w - core) / runs, 3),
