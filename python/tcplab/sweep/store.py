@@ -36,7 +36,7 @@ import socket
 import sqlite3
 import time
 import warnings
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from .grid import canonical_json
 from .worker import MANIFEST, SEGMENT_FORMAT, TABLES, commit_segment, read_rows, segment_dir, syncfs
@@ -175,6 +175,63 @@ def _atomic_text(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+class _Committer:
+    """Makes finished segments durable and indexes them, in a background thread.
+
+    Segments are handed over with :meth:`add` as they arrive (already renamed
+    into ``segments/``). The thread takes whatever has arrived, flushes the
+    filesystem once for all of it (``syncfs``, when ``flush``), then indexes
+    it in one transaction: a group commit whose flush runs while the workers
+    go on. So the index never names a segment that is not on stable storage,
+    and only the last batch's flush is on a sweep's critical path.
+    :meth:`close` commits what is left and raises what went wrong.
+    """
+
+    def __init__(self, camp: "Campaign", flush: bool) -> None:
+        import queue
+        import threading
+
+        self.camp, self.flush = camp, flush
+        self.error: Optional[BaseException] = None
+        self.q: "queue.SimpleQueue[Optional[dict]]" = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="tcplab-index", daemon=True)
+        self.thread.start()
+
+    def add(self, m: dict) -> None:
+        if self.error is not None:
+            raise self.error
+        self.q.put(m)
+
+    def _loop(self) -> None:
+        import queue
+
+        while True:
+            batch = [self.q.get()]
+            while True:
+                try:
+                    batch.append(self.q.get_nowait())
+                except queue.Empty:
+                    break
+            segs = [m for m in batch if m is not None]
+            if segs and self.error is None:
+                try:
+                    if self.flush:
+                        syncfs(self.camp.path)
+                    with self.camp._db:
+                        for m in segs:
+                            self.camp._insert_segment(m)
+                except BaseException as e:  # raised in the sweep's thread by add() or close()
+                    self.error = e
+            if len(segs) < len(batch):
+                return
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
 class Campaign:
     """A campaign directory (created if absent or empty).
 
@@ -223,7 +280,9 @@ class Campaign:
 
     # -- index ---------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(os.path.join(self.path, INDEX), timeout=60)
+        # check_same_thread=False: during Campaign.run the index is written by its committer thread (and only
+        # by it; the connection is never used from two threads at once)
+        db = sqlite3.connect(os.path.join(self.path, INDEX), timeout=60, check_same_thread=False)
         # WAL with synchronous=NORMAL: a commit is not flushed by itself (the index is a cache of
         # segments/, which are flushed before they are indexed) but the database stays consistent
         db.execute("PRAGMA journal_mode=WAL")
@@ -413,6 +472,9 @@ class Campaign:
         return {k: rows[k] for k in keys if k in rows}
 
     def _normalize(self, jobs: Any) -> list[dict]:
+        return list(self._iter_normalized(jobs))
+
+    def _iter_normalized(self, jobs: Any) -> Iterable[dict]:
         import tcplab
 
         from .grid import Sweep
@@ -421,7 +483,6 @@ class Campaign:
         if isinstance(jobs, Sweep):
             self.save_sweep(jobs)
             jobs = jobs.jobs()
-        out = []
         for i, job in enumerate(jobs):
             if not isinstance(job, (tuple, list)) or len(job) not in (2, 3):
                 raise TypeError(f"jobs[{i}]: expected (label_or_params, RunSpec dict[, bottleneck links]), got {job!r}")
@@ -437,21 +498,26 @@ class Campaign:
             params.pop("seed", None)
             seed = spec.get("seed")
             key, spec_json = _key_and_spec_json(spec, version)
-            out.append({"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
-                        "version": version, "bottleneck": bottleneck})
-        return out
+            yield {"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
+                   "version": version, "bottleneck": bottleneck}
 
-    def plan(self, jobs: Any, retry_failed: bool = False) -> tuple[list[dict], list[dict]]:
-        """(all jobs normalized, the ones to run now)."""
-        norm = self._normalize(jobs)
+    def plan(self, jobs: Any, retry_failed: bool = False,
+             first_todo: Optional[Callable[[], None]] = None) -> tuple[list[dict], list[dict]]:
+        """(all jobs normalized, the ones to run now). ``first_todo()`` is called as soon as one job
+        is found to need running (a sweep starts its workers then, while the rest is planned)."""
         st = self.status()
-        todo, seen = [], set()
-        for j in norm:
+        norm: list[dict] = []
+        todo: list[dict] = []
+        seen: set = set()
+        for j in self._iter_normalized(jobs):
+            norm.append(j)
             if j["key"] in seen:
                 continue
             seen.add(j["key"])
             s = st.get(j["key"])
             if s is None or (s == "failed" and retry_failed):
+                if not todo and first_todo is not None:
+                    first_todo()
                 todo.append(j)
         return norm, todo
 
@@ -467,48 +533,53 @@ class Campaign:
         ``"client"`` ships results back to this process to be written.
         ``progress``: a progress bar on stderr (default: when it is a terminal).
         """
-        from .execute import execute_jobs
+        from .execute import LocalPool, default_workers, execute_jobs
+        from .worker import warm_up
 
         if store_on not in ("worker", "client"):
             raise ValueError(f"store_on: expected 'worker' or 'client', got {store_on!r}")
         t0 = time.perf_counter()
-        norm, todo = self.plan(jobs, retry_failed)
+        local = client is None and scheduler is None
+        n = (workers or default_workers()) if local else 0
+        if local and n < 1:
+            raise ValueError(f"workers: must be at least 1, got {n}")
+        # Durability: when this process shares the filesystem with the writers (local pool, or results
+        # shipped here), files are not fsynced one by one; the committer flushes the filesystem once
+        # (syncfs) for every batch of finished segments, and only then indexes them ("group commit").
+        # Remote Dask workers fsync each file themselves.
+        remote_writer = not local and store_on == "worker"
+        group = fsync and not remote_writer
+        worker_fsync = fsync and not group
+        dest = self.path if store_on == "worker" else None
+        pool: list = []
+
+        def start_pool() -> None:
+            # the workers start (and warm up) while the rest of the sweep is planned; as many as there are
+            # surely runs to do (more jobs than stored runs), more once the plan is known
+            if local and n > 1:
+                try:
+                    at_least = len(jobs) - len(self)
+                except TypeError:
+                    at_least = n
+                warm_up()
+                pool.append(LocalPool(max(1, min(n, at_least)), dest, worker_fsync, max_n=n))
+
+        norm, todo = self.plan(jobs, retry_failed, first_todo=start_pool)
+        if pool:
+            pool[0].grow(min(n, len(todo)))
         failures: list[dict] = []
         state = {"ran": 0, "sim_s": 0.0}
-        # Durability: when this process shares the filesystem with the writers
-        # (local pool, or results shipped here), files are not fsynced one by
-        # one; instead finished segments are batched, the filesystem is flushed
-        # once (syncfs), and only then do they enter the index ("group commit").
-        # Remote Dask workers fsync each file themselves.
-        remote_writer = (client is not None or scheduler is not None) and store_on == "worker"
-        group = fsync and not remote_writer
-        batch: list[dict] = []
-        pending_runs = [0]
-        last = [time.monotonic()]
-
-        def flush() -> None:
-            if not batch:
-                return
-            if group:
-                syncfs(self.path)
-            with self._db:
-                for m in batch:
-                    self._insert_segment(m)
-            batch.clear()
-            pending_runs[0] = 0
-            last[0] = time.monotonic()
+        committer = _Committer(self, group)
+        interrupted = False
 
         def on_segment(m: dict, files: Optional[dict]) -> None:
             if files is not None:
-                commit_segment(self.path, m, files, fsync and not group)
+                commit_segment(self.path, m, files, worker_fsync)
             elif not os.path.exists(os.path.join(segment_dir(self.path, m["id"]), MANIFEST)):
                 raise CampaignError(
                     f"a worker stored segment {m['id']} in {self.path}, but this machine does not see it there: "
                     "the workers do not share the campaign directory; use store_on='client' (--store-on client)")
-            batch.append(m)
-            pending_runs[0] += len(m["runs"])
-            if pending_runs[0] >= 256 or time.monotonic() - last[0] > 0.5:
-                flush()
+            committer.add(m)
             for r in m["runs"]:
                 state["ran"] += 1
                 state["sim_s"] += r.get("sim_s") or 0.0
@@ -516,20 +587,29 @@ class Campaign:
                     failures.append({"key": r["key"], "params": r["params"], "seed": r["seed"], "error": r["error"]})
 
         try:
-            nworkers, interrupted = execute_jobs(self.path, todo, on_segment, workers=workers, client=client,
-                                                 scheduler=scheduler, progress=progress,
-                                                 fsync=fsync and not group, store_on=store_on)
+            try:
+                nworkers, interrupted = execute_jobs(self.path, todo, on_segment, workers=n or workers, client=client,
+                                                     scheduler=scheduler, progress=progress, fsync=worker_fsync,
+                                                     store_on=store_on, pool=pool[0] if pool else None)
+            except KeyboardInterrupt:
+                interrupted = True
+                raise
+            finally:
+                if pool:
+                    pool[0].shutdown(interrupted)  # the workers exit while the last segments are flushed
+                committer.close()
         finally:
-            flush()
+            if pool:
+                pool[0].join()
         # failures stored earlier (not retried) are listed too
         if not retry_failed:
             done_now = {f["key"] for f in failures}
+            stored_failed = dict(self._db.execute("SELECT key, error FROM runs WHERE status = 'failed'"))
             for j in norm:
-                if j["key"] not in done_now:
-                    row = self._db.execute("SELECT status, error FROM runs WHERE key = ?", (j["key"],)).fetchone()
-                    if row and row[0] == "failed":
-                        failures.append({"key": j["key"], "params": j["params"], "seed": j["seed"], "error": row[1]})
-                        done_now.add(j["key"])
+                if j["key"] not in done_now and j["key"] in stored_failed:
+                    failures.append({"key": j["key"], "params": j["params"], "seed": j["seed"],
+                                     "error": stored_failed[j["key"]]})
+                    done_now.add(j["key"])
         return RunReport([j["key"] for j in norm], [dict(j["params"], seed=j["seed"]) for j in norm],
                          ran=state["ran"], reused=len(norm) - len(todo), failures=failures,
                          wall_s=time.perf_counter() - t0, workers=nworkers, sim_s=state["sim_s"],

@@ -39,7 +39,7 @@ import threading
 import time
 import traceback
 import uuid
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 #: Table files of a segment (the tables of a Results).
 TABLES = ("flows", "links", "files", "flow_ts", "queue_ts")
@@ -182,17 +182,24 @@ def _meta(raw: dict) -> dict:
     return {k: _py(v) for k, v in dict(raw.get("meta", {})).items()}
 
 
+#: Value of a pool worker's progress slot while it encodes and stores a chunk (after its runs).
+STORING = -1
+
+
 def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
-                  budget_s: Optional[float] = None) -> dict:
+                  budget_s: Optional[float] = None, should_stop: Optional[Callable[[], bool]] = None,
+                  progress: Optional[Callable[[int], None]] = None) -> dict:
     """Simulate ``jobs`` in order and store them as one segment.
 
     With ``root``, the segment is committed there and its manifest returned;
     without, ``{"manifest": ..., "files": {name: bytes}}`` is returned for
     the caller to :func:`commit_segment`. Never raises for a failing run: its
     record says ``status = "failed"`` with the error. With ``budget_s``, the
-    chunk stops starting new runs once that much time has passed (at least
-    one run is done); the jobs not run are not in the manifest and the
-    caller schedules them again.
+    chunk stops starting new runs once that much time has passed, and with
+    ``should_stop`` once it returns true (at least one run is done either
+    way); the jobs not run are not in the manifest and the caller schedules
+    them again. ``progress(i)`` is called with ``i + 1`` before job ``i``
+    starts and with :data:`STORING` before the segment is encoded.
     """
     t0 = time.perf_counter()
     records: list[dict] = []
@@ -207,8 +214,11 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
     except Exception as e:  # pragma: no cover - a broken installation on a worker
         import_error = f"cannot import tcplab on this worker: {type(e).__name__}: {e}"
     for job in jobs:
-        if budget_s is not None and records and time.perf_counter() - t0 > budget_s:
+        if records and ((budget_s is not None and time.perf_counter() - t0 > budget_s)
+                        or (should_stop is not None and should_stop())):
             break
+        if progress is not None:
+            progress(len(records) + 1)
         ts = time.perf_counter()
         rec: dict = {"key": job["key"], "params": job["params"], "seed": job["seed"], "version": job["version"],
                      "spec_json": job.get("spec_json") or json.dumps(job["spec"])}
@@ -233,6 +243,8 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
         rec["finished"] = time.time()
         rec["task_s"] = time.perf_counter() - ts
         records.append(rec)
+    if progress is not None:
+        progress(STORING)
     keys = [r["key"] for r in records]
     files: dict[str, bytes] = {}
     if collected:
@@ -367,3 +379,43 @@ def pool_initializer() -> None:
     SIGKILL), instead of finishing orphaned chunks."""
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     warm_up()
+
+
+def pool_worker(conn: Any, stop: Any, started: Any, slot: int, root: Optional[str], fsync: bool) -> None:
+    """The loop of a local pool worker (see :class:`.execute.LocalPool`).
+
+    It receives ``(jobs, budget_s)`` on ``conn``, runs them with
+    :func:`execute_chunk` and sends back what that returns (or ``{"error":
+    text}`` if it raised); ``None`` or a closed pipe ends it. Between runs it
+    reads ``stop[slot]`` (set by the parent: hand back the runs not started)
+    and writes its progress into ``started[slot]`` (``i + 1`` while job ``i``
+    runs, :data:`STORING` while storing), so that when a worker dies the
+    parent knows which run it was in. Ctrl-C is the parent's to handle.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    pool_initializer()
+
+    def should_stop() -> bool:
+        return stop[slot] != 0
+
+    def progress(i: int) -> None:
+        started[slot] = i
+
+    try:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                break
+            if msg is None:
+                break
+            jobs, budget_s = msg
+            try:
+                out = execute_chunk(jobs, root, fsync, budget_s, should_stop, progress)
+            except Exception as e:
+                out = {"error": f"{type(e).__name__}: {e}"}
+            conn.send(out)
+    finally:
+        os._exit(0)  # no interpreter teardown: nothing is left to flush, and it takes milliseconds
