@@ -32,6 +32,7 @@ import io
 import itertools
 import json
 import math
+import operator
 import os
 import shutil
 import socket
@@ -49,6 +50,8 @@ SEGMENT_FORMAT = "tcplab-segment"
 SEGMENT_FORMAT_VERSION = 1
 #: The column of every table naming the run key of a row.
 RUN_COLUMN = "run"
+#: Tables of a segment bigger than this (in memory) are compressed (zstd), bytes.
+COMPRESS_MIN_BYTES = 1 << 20
 
 
 def segment_dir(root: str, seg: str) -> str:
@@ -106,6 +109,9 @@ def metrics_from_raw(raw: dict, bottleneck: list) -> dict:
     return {k: (_fin(v) if isinstance(v, float) else v) for k, v in m.items()}
 
 
+_DTYPE = operator.attrgetter("dtype")
+
+
 def _nrows(cols: dict) -> int:
     for v in cols.values():
         return len(v)
@@ -130,14 +136,15 @@ def _concat_table(parts: list, keys: list) -> Any:
         arrays: dict = {RUN_COLUMN: runs}
         for name in names:
             vals = [cols[name] for _, cols in parts]
-            if all(isinstance(v, np.ndarray) for v in vals):
+            types = set(map(type, vals))  # (set/map: this loop runs per column and run, so it is kept in C)
+            if types == {np.ndarray}:
                 if len(vals) == 1:
                     arrays[name] = pa.array(vals[0])
                     continue
-                if len({v.dtype for v in vals}) == 1:
+                if len(set(map(_DTYPE, vals))) == 1:
                     arrays[name] = pa.array(np.concatenate(vals))
                     continue
-            elif not any(isinstance(v, np.ndarray) for v in vals):
+            elif np.ndarray not in types:
                 flat = list(itertools.chain.from_iterable(vals))
                 try:
                     arrays[name] = pa.array(flat, pa.string())
@@ -171,9 +178,10 @@ def _encode(collected: list, keys: list) -> tuple[dict, dict]:
             start += n
         table = _concat_table(parts, keys)
         buf = io.BytesIO()
-        # compression pays only on long tables; short ones are written faster plain
-        pq.write_table(table, buf, compression="zstd" if table.num_rows > 4096 else "none",
-                       write_statistics=table.num_rows > 4096)
+        # zstd where it saves real space (it doubles the cost of writing a chunk of tiny runs, to save
+        # kilobytes); dictionary encoding, which is cheap, is kept everywhere
+        big = table.nbytes > COMPRESS_MIN_BYTES
+        pq.write_table(table, buf, compression="zstd" if big else "none", write_statistics=big)
         files[f"{t}.parquet"] = buf.getvalue()
     return files, rows
 
