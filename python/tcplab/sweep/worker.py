@@ -366,10 +366,17 @@ def syncfs(path: str) -> None:
         os.close(fd)
 
 
+_warm_pid: Optional[int] = None
+
+
 def warm_up() -> None:
     """Import and initialise what a chunk needs (pyarrow's first array
     imports pandas, ~0.3 s): done once in the parent before forking workers,
-    and once per Dask worker."""
+    and once per worker process (after a fork too: pyarrow sets itself up
+    again in a new process)."""
+    global _warm_pid
+    if _warm_pid == os.getpid():
+        return
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet  # noqa: F401
@@ -380,6 +387,7 @@ def warm_up() -> None:
     pq = pyarrow.parquet
     pq.write_table(pa.table({"x": pa.array(np.zeros(1)), "s": pa.array(["a"], pa.string())}), io.BytesIO(),
                    compression="none")
+    _warm_pid = os.getpid()
 
 
 def pool_initializer() -> None:
