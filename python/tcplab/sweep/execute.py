@@ -200,41 +200,30 @@ class LocalPool:
     imported. Shared memory holds per worker a stop flag (set: hand back the
     runs not started) and its progress (which run it is in). Workers exit
     when told, when their pipe closes, or when this process dies.
-
-    ``n`` workers start now; :meth:`grow` adds more, up to ``max_n``.
     """
 
-    def __init__(self, n: int, root: Optional[str], fsync: bool, max_n: Optional[int] = None) -> None:
+    def __init__(self, n: int, root: Optional[str], fsync: bool) -> None:
+        import gc
         import multiprocessing as mp
 
         self.ctx = mp.get_context("fork") if sys.platform.startswith("linux") else mp.get_context()
         self.root, self.fsync = root, fsync
-        self.max_n = max(n, max_n or n)
-        self.stop = self.ctx.RawArray("b", self.max_n)
-        self.started = self.ctx.RawArray("q", self.max_n)
+        self.stop = self.ctx.RawArray("b", n)
+        self.started = self.ctx.RawArray("q", n)
         self.procs: list = []
         self.conns: list = []
-        self.grow(n)
-
-    @property
-    def n(self) -> int:
-        return len(self.procs)
-
-    def grow(self, n: int) -> None:
-        """Start workers until there are ``n`` (at most ``max_n``)."""
-        n = min(n, self.max_n)
-        if n <= self.n:
-            return
-        import gc
-
         gc.freeze()  # the workers' garbage collector leaves alone (and so does not copy) what they inherit
         try:
-            while self.n < n:
-                p, c = self._spawn(self.n)
+            for slot in range(n):
+                p, c = self._spawn(slot)
                 self.procs.append(p)
                 self.conns.append(c)
         finally:
             gc.unfreeze()
+
+    @property
+    def n(self) -> int:
+        return len(self.procs)
 
     def _spawn(self, slot: int) -> tuple:
         parent, child = self.ctx.Pipe()
@@ -280,14 +269,28 @@ class LocalPool:
                 except OSError:
                     pass
 
-    def join(self, timeout: float = 5.0) -> None:
-        deadline = time.monotonic() + timeout
-        for p, c in zip(self.procs, self.conns):
-            p.join(max(0.0, deadline - time.monotonic()))
-            if p.is_alive():  # pragma: no cover - a worker that did not exit when told
-                p.kill()
-                p.join(1.0)
-            c.close()
+    def join(self, timeout: float = 5.0, background: bool = False) -> None:
+        """Wait for the workers to exit (after :meth:`shutdown`); kill those still there after ``timeout``.
+        With ``background``, a daemon thread waits for them: an exiting process takes milliseconds to
+        give back its memory, which need not hold up the caller."""
+        procs, conns = list(self.procs), list(self.conns)
+        self.procs, self.conns = [], []
+
+        def reap() -> None:
+            deadline = time.monotonic() + timeout
+            for p, c in zip(procs, conns):
+                p.join(max(0.0, deadline - time.monotonic()))
+                if p.is_alive():  # pragma: no cover - a worker that did not exit when told
+                    p.kill()
+                    p.join(1.0)
+                c.close()
+
+        if background:
+            import threading
+
+            threading.Thread(target=reap, name="tcplab-reap", daemon=True).start()
+        else:
+            reap()
 
 
 def _drive_local(pool: LocalPool, jobs: list[dict], on_segment: Callable[[dict, Optional[dict]], None],

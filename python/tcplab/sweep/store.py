@@ -36,7 +36,7 @@ import socket
 import sqlite3
 import time
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
 
 from .grid import canonical_json
 from .worker import MANIFEST, SEGMENT_FORMAT, TABLES, commit_segment, read_rows, segment_dir, syncfs
@@ -180,11 +180,13 @@ class _Committer:
 
     Segments are handed over with :meth:`add` as they arrive (already renamed
     into ``segments/``). The thread takes whatever has arrived, flushes the
-    filesystem once for all of it (``syncfs``, when ``flush``), then indexes
-    it in one transaction: a group commit whose flush runs while the workers
-    go on. So the index never names a segment that is not on stable storage,
-    and only the last batch's flush is on a sweep's critical path.
-    :meth:`close` commits what is left and raises what went wrong.
+    filesystem once for all of it (``syncfs``, when ``flush``) and indexes
+    it in one transaction that commits only once the flush has returned: a
+    group commit that runs while the workers go on. So the index never names
+    a segment that is not on stable storage, and only the last batch is on a
+    sweep's critical path (its rows are written while the flush runs, in a
+    second thread, and committed after it). :meth:`close` commits what is
+    left and raises what went wrong.
     """
 
     def __init__(self, camp: "Campaign", flush: bool) -> None:
@@ -215,15 +217,39 @@ class _Committer:
             segs = [m for m in batch if m is not None]
             if segs and self.error is None:
                 try:
-                    if self.flush:
-                        syncfs(self.camp.path)
-                    with self.camp._db:
-                        for m in segs:
-                            self.camp._insert_segment(m)
+                    self._commit(segs)
                 except BaseException as e:  # raised in the sweep's thread by add() or close()
                     self.error = e
             if len(segs) < len(batch):
                 return
+
+    def _commit(self, segs: list[dict]) -> None:
+        import threading
+
+        flushed: list = []
+        flusher = None
+        if self.flush:
+            def flush() -> None:
+                try:
+                    syncfs(self.camp.path)
+                    flushed.append(None)
+                except BaseException as e:
+                    flushed.append(e)
+
+            flusher = threading.Thread(target=flush, name="tcplab-flush", daemon=True)
+            flusher.start()
+        db = self.camp._db
+        try:
+            for m in segs:  # written into the transaction, not committed
+                self.camp._insert_segment(m)
+            if flusher is not None:
+                flusher.join()
+                if flushed[0] is not None:
+                    raise flushed[0]
+        except BaseException:
+            db.rollback()
+            raise
+        db.commit()
 
     def close(self) -> None:
         self.q.put(None)
@@ -506,23 +532,17 @@ class Campaign:
             yield {"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
                    "version": version, "bottleneck": bottleneck}
 
-    def plan(self, jobs: Any, retry_failed: bool = False,
-             first_todo: Optional[Callable[[], None]] = None) -> tuple[list[dict], list[dict]]:
-        """(all jobs normalized, the ones to run now). ``first_todo()`` is called as soon as one job
-        is found to need running (a sweep starts its workers then, while the rest is planned)."""
+    def plan(self, jobs: Any, retry_failed: bool = False) -> tuple[list[dict], list[dict]]:
+        """(all jobs normalized, the ones to run now)."""
+        norm = self._normalize(jobs)
         st = self.status()
-        norm: list[dict] = []
-        todo: list[dict] = []
-        seen: set = set()
-        for j in self._iter_normalized(jobs):
-            norm.append(j)
+        todo, seen = [], set()
+        for j in norm:
             if j["key"] in seen:
                 continue
             seen.add(j["key"])
             s = st.get(j["key"])
             if s is None or (s == "failed" and retry_failed):
-                if not todo and first_todo is not None:
-                    first_todo()
                 todo.append(j)
         return norm, todo
 
@@ -556,22 +576,13 @@ class Campaign:
         group = fsync and not remote_writer
         worker_fsync = fsync and not group
         dest = self.path if store_on == "worker" else None
-        pool: list = []
-
-        def start_pool() -> None:
-            # the workers start (and warm up) while the rest of the sweep is planned; as many as there are
-            # surely runs to do (more jobs than stored runs), more once the plan is known
-            if local and n > 1:
-                try:
-                    at_least = len(jobs) - len(self)
-                except TypeError:
-                    at_least = n
-                warm_up()
-                pool.append(LocalPool(max(1, min(n, at_least)), dest, worker_fsync, max_n=n))
-
-        norm, todo = self.plan(jobs, retry_failed, first_todo=start_pool)
-        if pool:
-            pool[0].grow(min(n, len(todo)))
+        norm, todo = self.plan(jobs, retry_failed)
+        pool: Optional[LocalPool] = None
+        if local and n > 1 and todo:
+            # forked after planning: forking earlier lets the workers warm up meanwhile, but the plan then
+            # copies the pages it touches (copy-on-write); measured, neither order is faster
+            warm_up()
+            pool = LocalPool(min(n, len(todo)), dest, worker_fsync)
         failures: list[dict] = []
         state = {"ran": 0, "sim_s": 0.0}
         committer = _Committer(self, group)
@@ -591,21 +602,23 @@ class Campaign:
                 if r["status"] != "ok":
                     failures.append({"key": r["key"], "params": r["params"], "seed": r["seed"], "error": r["error"]})
 
+        done = False
         try:
             try:
                 nworkers, interrupted = execute_jobs(self.path, todo, on_segment, workers=n or workers, client=client,
                                                      scheduler=scheduler, progress=progress, fsync=worker_fsync,
-                                                     store_on=store_on, pool=pool[0] if pool else None)
+                                                     store_on=store_on, pool=pool)
+                done = True
             except KeyboardInterrupt:
                 interrupted = True
                 raise
             finally:
-                if pool:
-                    pool[0].shutdown(interrupted)  # the workers exit while the last segments are flushed
+                if pool is not None:  # the workers exit while the last segments are flushed (killed on an error)
+                    pool.shutdown(interrupted=not done)
                 committer.close()
         finally:
-            if pool:
-                pool[0].join()
+            if pool is not None:
+                pool.join(background=done)
         # failures stored earlier (not retried) are listed too
         if not retry_failed:
             done_now = {f["key"] for f in failures}
