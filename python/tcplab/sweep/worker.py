@@ -199,8 +199,8 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
                   progress: Optional[Callable[[int], None]] = None) -> dict:
     """Simulate ``jobs`` in order and store them as one segment.
 
-    With ``root``, the segment is committed there and its manifest returned;
-    without, ``{"manifest": ..., "files": {name: bytes}}`` is returned for
+    With ``root``, the segment is committed there and its manifest returned
+    (its :func:`summary`); without, ``{"manifest": ..., "files": {name: bytes}}`` is returned for
     the caller to :func:`commit_segment`. Never raises for a failing run: its
     record says ``status = "failed"`` with the error. With ``budget_s``, the
     chunk stops starting new runs once that much time has passed, and with
@@ -267,8 +267,18 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
     manifest["task_s"] = time.perf_counter() - t0
     if root is not None:
         commit_segment(root, manifest, files, fsync)
-        return manifest
+        return summary(manifest)
     return {"manifest": manifest, "files": files}
+
+
+#: What a run's record in a manifest holds beyond what the index and the scheduler need.
+_STORED_ONLY = ("spec_json", "meta", "rows")
+
+
+def summary(manifest: dict) -> dict:
+    """A stored segment's manifest without what only the stored copy needs (each run's RunSpec, meta and
+    row ranges): what travels back from a worker that stored the segment itself, a fifth of the size."""
+    return dict(manifest, runs=[{k: v for k, v in r.items() if k not in _STORED_ONLY} for r in manifest["runs"]])
 
 
 def _write(path: str, data: bytes, fsync: bool) -> None:
