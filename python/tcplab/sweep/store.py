@@ -229,7 +229,10 @@ class _Committer:
         flushed: list = []
         flusher = None
         if self.flush:
+            started = threading.Event()
+
             def flush() -> None:
+                started.set()
                 try:
                     syncfs(self.camp.path)
                     flushed.append(None)
@@ -238,6 +241,7 @@ class _Committer:
 
             flusher = threading.Thread(target=flush, name="tcplab-flush", daemon=True)
             flusher.start()
+            started.wait()  # let it reach syncfs before this thread takes the GIL for a while (up to 5 ms)
         db = self.camp._db
         try:
             for m in segs:  # written into the transaction, not committed
