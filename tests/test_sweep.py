@@ -296,14 +296,26 @@ def test_chunks_adapt_and_a_worker_hands_back_what_it_did_not_run(tmp_path):
 
 
 def test_a_stopped_chunk_hands_back_the_runs_it_did_not_start(tmp_path):
-    from tcplab.sweep.worker import STORING, execute_chunk
+    from tcplab.sweep.worker import execute_chunk
 
     camp = Campaign(tmp_path / "c")
     _, todo = camp.plan(Sweep(tiny(), grid={"buffer": [4, 8, 16]}).jobs())
     seen = []
     m = execute_chunk(todo, camp.path, fsync=False, should_stop=lambda: True, progress=seen.append)
     assert [r["key"] for r in m["runs"]] == [todo[0]["key"]]  # at least one run, then it stops
-    assert seen == [1, STORING]
+    assert seen == [1, -1]  # run 0 started, then one run stored
+
+
+def test_a_local_chunk_is_stored_in_several_segments_when_it_takes_long(tmp_path, monkeypatch):
+    from tcplab.sweep import execute
+
+    monkeypatch.setattr(execute, "LOCAL_CHUNK_S", 0.0)  # a segment after every run
+    sw = Sweep(tiny(), grid={"buffer": [4, 8, 16]}, seeds=3)
+    camp = Campaign(tmp_path / "c")
+    rep = camp.run(sw, workers=2, progress=False)
+    assert rep.ran == len(sw) and not rep.failures
+    runs_per_segment = [len(json.load(open(p))["runs"]) for p in glob.glob(str(tmp_path / "c" / "segments" / "*" / "segment.json"))]
+    assert runs_per_segment == [1] * len(sw)
 
 
 def _crash_on_seed(monkeypatch, seed):

@@ -29,31 +29,30 @@ draws the progress bar.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import time
 from collections import deque
 from typing import Any, Callable, Optional
 
-from .worker import STORING, execute_chunk, pool_worker, warm_up
+from .worker import execute_chunk, pool_worker, warm_up
 
 __all__ = ["execute_jobs", "default_workers", "Chunker", "LocalPool"]
 
-#: Work per chunk the scheduler aims at, seconds.
+#: Dask: work per chunk the scheduler aims at, seconds.
 TARGET_S = 0.15
-#: Smallest chunk worth a task once runs are known to be short, seconds.
+#: Dask: smallest chunk worth a task once runs are known to be short, seconds.
 MIN_S = 0.03
-#: A worker starts no new run of a chunk after this long (it hands the rest back), seconds.
+#: Dask: a worker starts no new run of a chunk after this long (it hands the rest back), seconds.
 BUDGET_S = 1.0
-#: Runs per chunk before anything is measured.
+#: Dask: runs per chunk before anything is measured.
 FIRST_CHUNK = 2
 MAX_CHUNK = 2000
 
-#: Local pool: a worker stops a chunk after this long and hands the rest back, seconds.
+#: Local pool: a worker stores a segment of its chunk at least this often, seconds.
 LOCAL_CHUNK_S = 0.25
-#: Local pool: most runs in a chunk before the time per run is known.
-LOCAL_FIRST_MAX = 256
+#: Local pool: most runs sent to a worker at once.
+LOCAL_MAX_CHUNK = 1000
 #: Local pool: an idle worker takes over another's unstarted runs only if they are worth this much, seconds.
 STEAL_MIN_S = 0.01
 
@@ -161,27 +160,18 @@ def _failure_segment(records: list[dict]) -> dict:
             "files": {}, "task_s": 0.0}
 
 
-def _chunk_cap(per_run: Optional[float]) -> int:
-    """Most runs to send in one local chunk: about 1.5 chunk budgets of work once the time per run is known."""
-    return LOCAL_FIRST_MAX if per_run is None else max(1, math.ceil(1.5 * LOCAL_CHUNK_S / max(per_run, 1e-6)))
-
-
 def _drive_inprocess(jobs: list[dict], dest: Optional[str], fsync: bool,
                      on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress") -> None:
-    """One worker: run the chunks in this process, one after the other (no pool to start)."""
+    """One worker: run the jobs in this process (no pool to start), a segment every ``LOCAL_CHUNK_S``."""
     queue: deque = deque(jobs)
-    per_run: Optional[float] = None
     while queue:
-        chunk = [queue.popleft() for _ in range(min(len(queue), _chunk_cap(per_run)))]
+        chunk = [queue.popleft() for _ in range(min(len(queue), LOCAL_MAX_CHUNK))]
         result = execute_chunk(chunk, dest, fsync, LOCAL_CHUNK_S)
         m, files = (result["manifest"], result["files"]) if "manifest" in result else (result, None)
         runs = m["runs"]
         done = {r["key"] for r in runs}
         if len(done) < len(chunk):
             queue.extendleft(reversed([j for j in chunk if j["key"] not in done]))
-        if runs:
-            rate = float(m.get("task_s") or 0.0) / len(runs)
-            per_run = rate if per_run is None else 0.5 * per_run + 0.5 * rate
         on_segment(m, files)
         failed = sum(1 for r in runs if r["status"] != "ok")
         bar.update(len(runs) - failed, failed)
@@ -295,13 +285,20 @@ class LocalPool:
 
 def _drive_local(pool: LocalPool, jobs: list[dict], on_segment: Callable[[dict, Optional[dict]], None],
                  bar: "Progress") -> None:
-    """Run ``jobs`` on the local pool; hand each finished segment to ``on_segment``."""
+    """Run ``jobs`` on the local pool; hand each finished segment to ``on_segment``.
+
+    Each worker gets an equal share of what is queued (at most
+    ``LOCAL_MAX_CHUNK`` runs) and stores a segment of it every
+    ``LOCAL_CHUNK_S``. When a worker is done and nothing is queued, busy
+    workers with enough runs not started are told to stop; they store what
+    they have done, and what they hand back is shared out again."""
     from multiprocessing.connection import wait
 
     queue: deque = deque(jobs)
     solo: deque = deque()  # runs that were running when their worker died: retried alone
     solo_tries: dict[str, int] = {}
     busy: dict[int, list[dict]] = {}  # slot -> the chunk it runs
+    done: dict[int, set] = {}  # slot -> keys of its chunk stored so far
     per_run: Optional[float] = None
     idle_deaths = 0
 
@@ -309,7 +306,7 @@ def _drive_local(pool: LocalPool, jobs: list[dict], on_segment: Callable[[dict, 
         idle = [s for s in range(pool.n) if s not in busy]
         if not idle:
             return
-        share = max(1, min(-(-len(queue) // pool.n), _chunk_cap(per_run)))  # an equal share of what is queued
+        share = max(1, min(-(-len(queue) // pool.n), LOCAL_MAX_CHUNK))  # an equal share of what is queued
         for s in idle:
             if solo:
                 chunk = [solo.popleft()]
@@ -318,30 +315,32 @@ def _drive_local(pool: LocalPool, jobs: list[dict], on_segment: Callable[[dict, 
             else:
                 break
             pool.send(s, chunk, LOCAL_CHUNK_S)
-            busy[s] = chunk
+            busy[s], done[s] = chunk, set()
         if queue or solo or per_run is None or len(busy) == pool.n:
             return
         # a worker is idle and nothing is queued: the busy ones hand back the runs they have not started
         for s, chunk in busy.items():
-            at = pool.started[s]
-            left = len(chunk) - at
-            if not pool.stop[s] and at != STORING and left >= 2 and left * per_run >= STEAL_MIN_S:
+            left = len(chunk) - abs(pool.started[s])
+            if not pool.stop[s] and left >= 2 and left * per_run >= STEAL_MIN_S:
                 pool.stop[s] = 1
 
-    def lost(s: int, chunk: list[dict], at: int, why: str) -> None:
-        """Worker ``s`` died (or its store failed) in ``chunk`` at progress ``at``: queue the chunk again,
-        the run it was in alone; a run that failed so alone twice is recorded as failed."""
+    def lost(s: int, at: int, why: str) -> None:
+        """Worker ``s`` died (or failed to store) at progress ``at``: queue again what its chunk had not
+        stored, the run it was in alone; a run that failed so alone twice is recorded as failed."""
         nonlocal idle_deaths
-        if at == STORING:  # while storing: which run is to blame is unknown, so each alone
-            suspects, rest = chunk, []
-        elif at >= 1:
-            suspects, rest = [chunk[at - 1]], chunk[:at - 1] + chunk[at:]
+        chunk, stored = busy.pop(s), done.pop(s)
+        if at > 0:  # in run at - 1
+            suspects = [chunk[at - 1]]
+        elif at < 0:  # storing the runs before -at: which one is to blame is unknown, so each alone
+            suspects = chunk[:-at]
         else:  # before its first run
             idle_deaths += 1
             if idle_deaths > 3 * pool.n + 3:
                 raise RuntimeError(f"local workers keep dying before running anything ({why})")
-            suspects, rest = [], chunk
-        queue.extendleft(reversed(rest))
+            suspects = []
+        suspects = [j for j in suspects if j["key"] not in stored]
+        blamed = {j["key"] for j in suspects}
+        queue.extendleft(reversed([j for j in chunk if j["key"] not in stored and j["key"] not in blamed]))
         for job in suspects:
             key = job["key"]
             if len(chunk) == 1:
@@ -360,28 +359,29 @@ def _drive_local(pool: LocalPool, jobs: list[dict], on_segment: Callable[[dict, 
             waitables[pool.procs[s].sentinel] = s
         for s in sorted({waitables[o] for o in wait(list(waitables))}):
             conn = pool.conns[s]
-            result = None
+            msg = None
             try:
-                if conn.poll():
-                    result = conn.recv()
+                if conn.poll():  # a segment sent just before the worker died is still read
+                    msg = conn.recv()
             except (EOFError, OSError):
                 pass
-            if result is None:  # the worker died
+            if msg is None:  # the worker died
                 at = pool.started[s]
                 proc = pool.procs[s]
                 proc.join(1.0)
                 pool.respawn(s)
-                lost(s, busy.pop(s), at, f"worker process died (exit code {proc.exitcode})")
+                lost(s, at, f"worker process died (exit code {proc.exitcode})")
                 continue
-            chunk = busy.pop(s)
-            if "error" in result:  # execute_chunk raised (e.g. the store failed)
-                lost(s, chunk, STORING, result["error"])
+            last, result = msg
+            if "error" in result:  # execute_chunk raised (e.g. the store failed): like dying while storing
+                lost(s, -abs(pool.started[s]) or -len(busy[s]), result["error"])
                 continue
             m, files = (result["manifest"], result["files"]) if "manifest" in result else (result, None)
             runs = m["runs"]
-            done = {r["key"] for r in runs}
-            if len(done) < len(chunk):  # stopped (budget, or handed back): the rest goes back in the queue
-                queue.extendleft(reversed([j for j in chunk if j["key"] not in done]))
+            done[s].update(r["key"] for r in runs)
+            if last:  # the rest of a stopped chunk goes back in the queue
+                chunk, stored = busy.pop(s), done.pop(s)
+                queue.extendleft(reversed([j for j in chunk if j["key"] not in stored]))
             if runs:
                 rate = float(m.get("task_s") or 0.0) / len(runs)
                 per_run = rate if per_run is None else 0.5 * per_run + 0.5 * rate

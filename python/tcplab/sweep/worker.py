@@ -190,10 +190,6 @@ def _meta(raw: dict) -> dict:
     return {k: _py(v) for k, v in dict(raw.get("meta", {})).items()}
 
 
-#: Value of a pool worker's progress slot while it encodes and stores a chunk (after its runs).
-STORING = -1
-
-
 def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
                   budget_s: Optional[float] = None, should_stop: Optional[Callable[[], bool]] = None,
                   progress: Optional[Callable[[int], None]] = None) -> dict:
@@ -207,7 +203,7 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
     ``should_stop`` once it returns true (at least one run is done either
     way); the jobs not run are not in the manifest and the caller schedules
     them again. ``progress(i)`` is called with ``i + 1`` before job ``i``
-    starts and with :data:`STORING` before the segment is encoded.
+    starts and with ``-(runs done)`` before the segment is encoded.
     """
     t0 = time.perf_counter()
     records: list[dict] = []
@@ -252,7 +248,7 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
         rec["task_s"] = time.perf_counter() - ts
         records.append(rec)
     if progress is not None:
-        progress(STORING)
+        progress(-len(records))
     keys = [r["key"] for r in records]
     files: dict[str, bytes] = {}
     if collected:
@@ -410,13 +406,15 @@ def pool_initializer() -> None:
 def pool_worker(conn: Any, stop: Any, started: Any, slot: int, root: Optional[str], fsync: bool) -> None:
     """The loop of a local pool worker (see :class:`.execute.LocalPool`).
 
-    It receives ``(jobs, budget_s)`` on ``conn``, runs them with
-    :func:`execute_chunk` and sends back what that returns (or ``{"error":
+    It receives ``(jobs, budget_s)`` on ``conn`` and runs the jobs with
+    :func:`execute_chunk`, storing a segment at least every ``budget_s`` and
+    sending ``(last, what execute_chunk returned)`` for each (``{"error":
     text}`` if it raised); ``None`` or a closed pipe ends it. Between runs it
-    reads ``stop[slot]`` (set by the parent: hand back the runs not started)
-    and writes its progress into ``started[slot]`` (``i + 1`` while job ``i``
-    runs, :data:`STORING` while storing), so that when a worker dies the
-    parent knows which run it was in. Ctrl-C is the parent's to handle.
+    reads ``stop[slot]`` (set by the parent: store what is done, hand back
+    the runs not started) and writes its progress into ``started[slot]``
+    (``i + 1`` while job ``i`` of the chunk runs, ``-(runs started)`` while
+    storing), so that when a worker dies the parent knows which run it was
+    in. Ctrl-C is the parent's to handle.
     """
     import signal
 
@@ -425,9 +423,6 @@ def pool_worker(conn: Any, stop: Any, started: Any, slot: int, root: Optional[st
 
     def should_stop() -> bool:
         return stop[slot] != 0
-
-    def progress(i: int) -> None:
-        started[slot] = i
 
     try:
         while True:
@@ -438,10 +433,20 @@ def pool_worker(conn: Any, stop: Any, started: Any, slot: int, root: Optional[st
             if msg is None:
                 break
             jobs, budget_s = msg
-            try:
-                out = execute_chunk(jobs, root, fsync, budget_s, should_stop, progress)
-            except Exception as e:
-                out = {"error": f"{type(e).__name__}: {e}"}
-            conn.send(out)
+            offset = 0
+            while True:
+                def progress(i: int, offset: int = offset) -> None:
+                    started[slot] = offset + i if i > 0 else i - offset
+
+                try:
+                    out = execute_chunk(jobs[offset:], root, fsync, budget_s, should_stop, progress)
+                except Exception as e:
+                    conn.send((True, {"error": f"{type(e).__name__}: {e}"}))
+                    break
+                offset += len((out["manifest"] if "manifest" in out else out)["runs"])
+                last = offset >= len(jobs) or should_stop()
+                conn.send((last, out))
+                if last:
+                    break
     finally:
         os._exit(0)  # no interpreter teardown: nothing is left to flush, and it takes milliseconds
