@@ -314,7 +314,8 @@ def commit_segment(root: str, manifest: dict, files: dict[str, bytes], fsync: bo
         for name, data in files.items():
             _write(os.path.join(tmp, name), data, fsync)
         _write(os.path.join(tmp, MANIFEST),
-               (json.dumps(manifest, separators=(",", ":"), allow_nan=False) + "\n").encode(), fsync)
+               (json.dumps(manifest, separators=(",", ":"), allow_nan=False, check_circular=False) + "\n").encode(),
+               fsync)
         if fsync:
             _fsync_dir(tmp)
         os.makedirs(os.path.dirname(final), exist_ok=True)
