@@ -5,15 +5,15 @@ segment (:func:`.worker.execute_chunk`), so a run of a millisecond does not
 pay a task's and a store's fixed costs alone.
 
 On the local pool (:class:`LocalPool`: forked processes, one pipe each) a
-sweep is split evenly between the workers, each chunk stopping after
-``LOCAL_CHUNK_S`` (the rest goes back in the queue, so results are stored
-at least that often). When a worker runs out of work while another still
-has runs it has not started, that worker is told to stop after its current
-run and the runs it hands back are shared out again; so a sweep of tiny runs
-is a handful of chunks, and the workers still finish together. A worker
-tells the parent (through shared memory) which run it is in: if it dies,
-that run is retried alone and the chunk's other runs are queued again; a run
-that kills its worker twice alone is recorded as failed.
+sweep is split evenly between the workers; a worker stores what it has run
+as a segment at least every ``LOCAL_CHUNK_S`` and goes on with its chunk.
+When a worker runs out of work while another still has runs it has not
+started, that worker is told to stop after its current run and the runs it
+hands back are shared out again; so a sweep of tiny runs is a handful of
+segments, and the workers still finish together. A worker tells the parent
+(through shared memory) which run it is in: if it dies, that run is retried
+alone and the chunk's runs not stored are queued again; a run that kills
+its worker twice alone is recorded as failed.
 
 On Dask, chunk sizes adapt: the first chunks are small and measure the time
 per run; later ones aim at ``TARGET_S`` of work, shrink towards the end so
