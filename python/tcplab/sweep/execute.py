@@ -482,34 +482,28 @@ def execute_jobs(root: str, jobs: list[dict], on_segment: Callable[[dict, Option
     if n < 1:
         raise ValueError(f"workers: must be at least 1, got {n}")
     bar = Progress(len(jobs), progress, label)
-    interrupted = False
     own = None
     try:
         if not jobs:
             return n, False
         if n == 1 and pool is None:
             warm_up()
-            try:
-                _drive_inprocess(jobs, dest, fsync, on_segment, bar)
-            except KeyboardInterrupt:
-                interrupted = True
-                raise
+            _drive_inprocess(jobs, dest, fsync, on_segment, bar)
             return n, False
         if pool is None:
             warm_up()  # forked workers inherit it
             pool = own = LocalPool(min(n, len(jobs)), dest, fsync)
+        finished = False
         try:
             _drive_local(pool, jobs, on_segment, bar)
-        except KeyboardInterrupt:
-            interrupted = True
-            raise
+            finished = True
         finally:
-            if own is not None:
-                own.shutdown(interrupted)
+            if own is not None:  # on an error or Ctrl-C the workers are killed, not left to finish their chunk
+                own.shutdown(interrupted=not finished)
                 own.join()
     finally:
         bar.close()
-    return n, interrupted
+    return n, False
 
 
 def _run_dask(jobs: list[dict], on_segment: Callable, client: Any, scheduler: Optional[str],

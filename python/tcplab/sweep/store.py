@@ -507,9 +507,6 @@ class Campaign:
         return {k: rows[k] for k in keys if k in rows}
 
     def _normalize(self, jobs: Any) -> list[dict]:
-        return list(self._iter_normalized(jobs))
-
-    def _iter_normalized(self, jobs: Any) -> Iterable[dict]:
         import tcplab
 
         from .grid import Sweep
@@ -518,6 +515,7 @@ class Campaign:
         if isinstance(jobs, Sweep):
             self.save_sweep(jobs)
             jobs = jobs.jobs()
+        out = []
         for i, job in enumerate(jobs):
             if not isinstance(job, (tuple, list)) or len(job) not in (2, 3):
                 raise TypeError(f"jobs[{i}]: expected (label_or_params, RunSpec dict[, bottleneck links]), got {job!r}")
@@ -533,8 +531,9 @@ class Campaign:
             params.pop("seed", None)
             seed = spec.get("seed")
             key, spec_json = _key_and_spec_json(spec, version)
-            yield {"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
-                   "version": version, "bottleneck": bottleneck}
+            out.append({"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
+                        "version": version, "bottleneck": bottleneck})
+        return out
 
     def plan(self, jobs: Any, retry_failed: bool = False) -> tuple[list[dict], list[dict]]:
         """(all jobs normalized, the ones to run now)."""
@@ -590,7 +589,6 @@ class Campaign:
         failures: list[dict] = []
         state = {"ran": 0, "sim_s": 0.0}
         committer = _Committer(self, group)
-        interrupted = False
 
         def on_segment(m: dict, files: Optional[dict]) -> None:
             if files is not None:
@@ -613,9 +611,6 @@ class Campaign:
                                                      scheduler=scheduler, progress=progress, fsync=worker_fsync,
                                                      store_on=store_on, pool=pool)
                 done = True
-            except KeyboardInterrupt:
-                interrupted = True
-                raise
             finally:
                 if pool is not None:  # the workers exit while the last segments are flushed (killed on an error)
                     pool.shutdown(interrupted=not done)
