@@ -295,6 +295,97 @@ def test_chunks_adapt_and_a_worker_hands_back_what_it_did_not_run(tmp_path):
     assert (rep.ran, rep.reused) == (2, 1)
 
 
+def test_a_stopped_chunk_hands_back_the_runs_it_did_not_start(tmp_path):
+    from tcplab.sweep.worker import execute_chunk
+
+    camp = Campaign(tmp_path / "c")
+    _, todo = camp.plan(Sweep(tiny(), grid={"buffer": [4, 8, 16]}).jobs())
+    seen = []
+    m = execute_chunk(todo, camp.path, fsync=False, should_stop=lambda: True, progress=seen.append)
+    assert [r["key"] for r in m["runs"]] == [todo[0]["key"]]  # at least one run, then it stops
+    assert seen == [1, -1]  # run 0 started, then one run stored
+
+
+def test_a_local_chunk_is_stored_in_several_segments_when_it_takes_long(tmp_path, monkeypatch):
+    from tcplab.sweep import execute
+
+    monkeypatch.setattr(execute, "LOCAL_CHUNK_S", 0.0)  # a segment after every run
+    sw = Sweep(tiny(), grid={"buffer": [4, 8, 16]}, seeds=3)
+    camp = Campaign(tmp_path / "c")
+    rep = camp.run(sw, workers=2, progress=False)
+    assert rep.ran == len(sw) and not rep.failures
+    runs_per_segment = [len(json.load(open(p))["runs"]) for p in glob.glob(str(tmp_path / "c" / "segments" / "*" / "segment.json"))]
+    assert runs_per_segment == [1] * len(sw)
+
+
+def _crash_on_seed(monkeypatch, seed):
+    """Pool workers (forked from this process) die inside the core's run call for one seed."""
+    import re
+
+    from tcplab import _core
+
+    real = _core.run
+    pat = re.compile(r'"seed":%d[,}]' % seed)
+
+    def run(spec_json):
+        if pat.search(spec_json):
+            os._exit(3)
+        return real(spec_json)
+
+    monkeypatch.setattr(_core, "run", run)
+
+
+def test_a_run_that_kills_its_worker_is_retried_alone_then_recorded_as_failed(tmp_path, monkeypatch):
+    sw = Sweep(tiny(), grid={"buffer": [4, 8, 16]}, seeds=4)  # seeds 1..4
+    _crash_on_seed(monkeypatch, 3)
+    camp = Campaign(tmp_path / "c")
+    rep = camp.run(sw, workers=2, progress=False)
+    crashing = {k for k, p in zip(rep.keys, rep.params) if p["seed"] == 3}
+    assert rep.ran == len(sw) and {f["key"] for f in rep.failures} == crashing
+    assert all("worker process died" in f["error"] for f in rep.failures)
+    stored = segments(tmp_path / "c")
+    assert sorted(stored) == sorted(rep.keys)  # every run once: the others of a dead worker's chunk ran again
+    n_records = sum(len(json.load(open(p))["runs"]) for p in glob.glob(str(tmp_path / "c" / "segments" / "*" / "segment.json")))
+    assert n_records == len(sw)
+    monkeypatch.undo()
+    rep = camp.run(sw, workers=2, progress=False, retry_failed=True)
+    assert rep.ran == len(crashing) and not rep.failures
+
+
+def test_a_worker_killed_while_storing_leaves_nothing_partial(tmp_path, monkeypatch):
+    """A worker dies halfway through writing a segment (some of its files written, not renamed into
+    segments/): none of it is taken for a result, its runs run again, and the campaign stores exactly
+    what an uninterrupted sweep stores."""
+    from tcplab.sweep import worker
+
+    sw = Sweep(tiny(), grid={"buffer": [4, 8, 16]}, seeds=2)
+    flag = tmp_path / "died-once"
+    real = worker._write
+
+    def write(path, data, fsync):
+        real(path, data, fsync)
+        if path.endswith("links.parquet") and not flag.exists():
+            flag.write_text("x")
+            os._exit(3)
+
+    monkeypatch.setattr(worker, "_write", write)
+    camp = Campaign(tmp_path / "c")
+    rep = camp.run(sw, workers=2, progress=False)
+    assert flag.exists() and rep.ran == len(sw) and not rep.failures
+    camp.close()
+    monkeypatch.undo()
+    assert os.listdir(tmp_path / "c" / "tmp")  # the dead writer's half-written segment
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing to warn about: tmp/ is never read
+        camp = Campaign(tmp_path / "c")
+    assert not os.listdir(tmp_path / "c" / "tmp")  # its writer is dead: cleaned up
+    assert sorted(segments(tmp_path / "c")) == sorted(camp.status())
+    ref = Campaign(tmp_path / "ref")
+    ref.run(sw, workers=2, progress=False)
+    assert stored_hashes(camp) == stored_hashes(ref)
+    assert camp.run(sw, workers=2, progress=False).ran == 0
+
+
 # ---------------------------------------------------------------- must hold 1: kill and resume
 
 KILL_SWEEP = """

@@ -1,18 +1,30 @@
-"""Where runs execute: a local process pool (default) or a Dask cluster.
+"""Where runs execute: local worker processes (default) or a Dask cluster.
 
 Runs travel in **chunks**: one task runs several runs and stores them as one
 segment (:func:`.worker.execute_chunk`), so a run of a millisecond does not
-pay a task's and a store's fixed costs alone. Chunk sizes adapt: the first
-chunks are small and measure the time per run; later ones aim at
-``TARGET_S`` of work, shrink towards the end so the workers finish together
-(guided self-scheduling), and a worker stops a chunk that overruns its
-budget and hands back the runs it did not start.
+pay a task's and a store's fixed costs alone.
+
+On the local pool (:class:`LocalPool`: forked processes, one pipe each) a
+sweep is split evenly between the workers; a worker stores what it has run
+as a segment at least every ``LOCAL_CHUNK_S`` and goes on with its chunk.
+When a worker runs out of work while another still has runs it has not
+started, that worker is told to stop after its current run and the runs it
+hands back are shared out again; so a sweep of tiny runs is a handful of
+segments, and the workers still finish together. A worker tells the parent
+(through shared memory) which run it is in: if it dies, that run is retried
+alone and the chunk's runs not stored are queued again; a run that kills
+its worker twice alone is recorded as failed.
+
+On Dask, chunk sizes adapt: the first chunks are small and measure the time
+per run; later ones aim at ``TARGET_S`` of work, shrink towards the end so
+the workers finish together (guided self-scheduling), and a worker stops a
+chunk that overruns ``BUDGET_S`` and hands back the runs it did not start.
+A chunk whose worker died is split and its runs retried alone.
 
 Both paths call the same function on the worker, so a sweep stores the same
-results wherever it runs. The client process only submits chunks, records
-each finished segment in the index (after its files are in place) and draws
-the progress bar. A chunk whose worker died is split and its runs retried
-alone; a run that kills its worker twice alone is recorded as failed.
+results wherever it runs. The client process only submits chunks, hands
+each finished segment to the campaign (which flushes and indexes it) and
+draws the progress bar.
 """
 
 from __future__ import annotations
@@ -20,21 +32,29 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections import deque
 from typing import Any, Callable, Optional
 
-from .worker import execute_chunk, pool_initializer, warm_up
+from .worker import execute_chunk, pool_worker, warm_up
 
-__all__ = ["execute_jobs", "default_workers", "Chunker"]
+__all__ = ["execute_jobs", "default_workers", "Chunker", "LocalPool"]
 
-#: Work per chunk the scheduler aims at, seconds.
+#: Dask: work per chunk the scheduler aims at, seconds.
 TARGET_S = 0.15
-#: Smallest chunk worth a task once runs are known to be short, seconds.
+#: Dask: smallest chunk worth a task once runs are known to be short, seconds.
 MIN_S = 0.03
-#: A worker starts no new run of a chunk after this long (it hands the rest back), seconds.
+#: Dask: a worker starts no new run of a chunk after this long (it hands the rest back), seconds.
 BUDGET_S = 1.0
-#: Runs per chunk before anything is measured.
+#: Dask: runs per chunk before anything is measured.
 FIRST_CHUNK = 2
 MAX_CHUNK = 2000
+
+#: Local pool: a worker stores a segment of its chunk at least this often, seconds.
+LOCAL_CHUNK_S = 0.25
+#: Local pool: most runs sent to a worker at once.
+LOCAL_MAX_CHUNK = 1000
+#: Local pool: an idle worker takes over another's unstarted runs only if they are worth this much, seconds.
+STEAL_MIN_S = 0.01
 
 
 def default_workers() -> int:
@@ -140,62 +160,235 @@ def _failure_segment(records: list[dict]) -> dict:
             "files": {}, "task_s": 0.0}
 
 
-class _InProcess:
-    """Runs each chunk at once in this process (one worker: no pool to start)."""
+def _drive_inprocess(jobs: list[dict], dest: Optional[str], fsync: bool,
+                     on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress") -> None:
+    """One worker: run the jobs in this process (no pool to start), a segment every ``LOCAL_CHUNK_S``."""
+    queue: deque = deque(jobs)
+    while queue:
+        chunk = [queue.popleft() for _ in range(min(len(queue), LOCAL_MAX_CHUNK))]
+        result = execute_chunk(chunk, dest, fsync, LOCAL_CHUNK_S)
+        m, files = (result["manifest"], result["files"]) if "manifest" in result else (result, None)
+        runs = m["runs"]
+        done = {r["key"] for r in runs}
+        if len(done) < len(chunk):
+            queue.extendleft(reversed([j for j in chunk if j["key"] not in done]))
+        on_segment(m, files)
+        failed = sum(1 for r in runs if r["status"] != "ok")
+        bar.update(len(runs) - failed, failed)
 
-    def submit(self, chunk: list[dict], dest: Optional[str], fsync: bool) -> Any:
-        from concurrent.futures import Future
 
-        f: Future = Future()
+def _slim(job: dict) -> dict:
+    """A job as a worker needs it: the RunSpec travels as its JSON text only."""
+    return {k: v for k, v in job.items() if k != "spec"} if "spec_json" in job else job
+
+
+class LocalPool:
+    """Worker processes on this machine, each fed one chunk at a time through its own pipe.
+
+    Workers are forked from this process (on Linux; elsewhere the default
+    start method), so they start in a few milliseconds with everything
+    imported. Shared memory holds per worker a stop flag (set: hand back the
+    runs not started) and its progress (which run it is in). Workers exit
+    when told, when their pipe closes, or when this process dies.
+    """
+
+    def __init__(self, n: int, root: Optional[str], fsync: bool) -> None:
+        import gc
+        import multiprocessing as mp
+
+        self.ctx = mp.get_context("fork") if sys.platform.startswith("linux") else mp.get_context()
+        self.root, self.fsync = root, fsync
+        self.stop = self.ctx.RawArray("b", n)
+        self.started = self.ctx.RawArray("q", n)
+        self.procs: list = []
+        self.conns: list = []
+        gc.freeze()  # the workers' garbage collector leaves alone (and so does not copy) what they inherit
         try:
-            f.set_result(execute_chunk(chunk, dest, fsync, BUDGET_S))
-        except Exception as e:  # pragma: no cover - execute_chunk records run failures itself
-            f.set_exception(e)
-        return f
+            for slot in range(n):
+                p, c = self._spawn(slot)
+                self.procs.append(p)
+                self.conns.append(c)
+        finally:
+            gc.unfreeze()
 
-    def wait(self, futs: list) -> list:
-        return futs
+    @property
+    def n(self) -> int:
+        return len(self.procs)
 
-    def result(self, f: Any) -> Any:
-        return f.result()
+    def _spawn(self, slot: int) -> tuple:
+        parent, child = self.ctx.Pipe()
+        self.stop[slot] = 0
+        self.started[slot] = 0
+        p = self.ctx.Process(target=pool_worker, args=(child, self.stop, self.started, slot, self.root, self.fsync),
+                             name=f"tcplab-worker-{slot}", daemon=True)
+        p.start()
+        child.close()
+        return p, parent
 
-    def broken(self, err: BaseException) -> None:
-        pass
+    def respawn(self, slot: int) -> None:
+        """Replace worker ``slot`` (dead, or to be killed)."""
+        try:
+            self.conns[slot].close()
+        except OSError:  # pragma: no cover
+            pass
+        p = self.procs[slot]
+        if p.is_alive():
+            p.kill()
+        p.join(1.0)
+        self.procs[slot], self.conns[slot] = self._spawn(slot)
 
-    def close(self, interrupted: bool) -> None:
-        pass
+    def send(self, slot: int, chunk: list[dict], budget_s: float) -> None:
+        msg = ([_slim(j) for j in chunk], budget_s)
+        self.stop[slot] = 0
+        self.started[slot] = 0
+        try:
+            self.conns[slot].send(msg)
+        except OSError:  # it died while idle
+            self.respawn(slot)
+            self.conns[slot].send(msg)
+
+    def shutdown(self, interrupted: bool = False) -> None:
+        """Tell every worker to exit (kill them if ``interrupted``); does not wait (see :meth:`join`)."""
+        for p, c in zip(self.procs, self.conns):
+            if interrupted:
+                if p.is_alive():
+                    p.kill()
+            else:
+                try:
+                    c.send(None)
+                except OSError:
+                    pass
+
+    def join(self, timeout: float = 5.0, background: bool = False) -> None:
+        """Wait for the workers to exit (after :meth:`shutdown`); kill those still there after ``timeout``.
+        With ``background``, a daemon thread waits for them: an exiting process takes milliseconds to
+        give back its memory, which need not hold up the caller."""
+        procs, conns = list(self.procs), list(self.conns)
+        self.procs, self.conns = [], []
+
+        def reap() -> None:
+            deadline = time.monotonic() + timeout
+            for p, c in zip(procs, conns):
+                p.join(max(0.0, deadline - time.monotonic()))
+                if p.is_alive():  # pragma: no cover - a worker that did not exit when told
+                    p.kill()
+                    p.join(1.0)
+                c.close()
+
+        if background:
+            import threading
+
+            threading.Thread(target=reap, name="tcplab-reap", daemon=True).start()
+        else:
+            reap()
 
 
-class _Pool:
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.ex = self._new()
+def _drive_local(pool: LocalPool, jobs: list[dict], on_segment: Callable[[dict, Optional[dict]], None],
+                 bar: "Progress") -> None:
+    """Run ``jobs`` on the local pool; hand each finished segment to ``on_segment``.
 
-    def _new(self) -> Any:
-        from concurrent.futures import ProcessPoolExecutor
+    Each worker gets an equal share of what is queued (at most
+    ``LOCAL_MAX_CHUNK`` runs) and stores a segment of it every
+    ``LOCAL_CHUNK_S``. When a worker is done and nothing is queued, busy
+    workers with enough runs not started are told to stop; they store what
+    they have done, and what they hand back is shared out again."""
+    from multiprocessing.connection import wait
 
-        return ProcessPoolExecutor(max_workers=self.n, initializer=pool_initializer)
+    queue: deque = deque(jobs)
+    solo: deque = deque()  # runs that were running when their worker died: retried alone
+    solo_tries: dict[str, int] = {}
+    busy: dict[int, list[dict]] = {}  # slot -> the chunk it runs
+    done: dict[int, set] = {}  # slot -> keys of its chunk stored so far
+    per_run: Optional[float] = None
+    idle_deaths = 0
 
-    def submit(self, chunk: list[dict], dest: Optional[str], fsync: bool) -> Any:
-        return self.ex.submit(execute_chunk, chunk, dest, fsync, BUDGET_S)
+    def assign() -> None:
+        idle = [s for s in range(pool.n) if s not in busy]
+        if not idle:
+            return
+        share = max(1, min(-(-len(queue) // pool.n), LOCAL_MAX_CHUNK))  # an equal share of what is queued
+        for s in idle:
+            if solo:
+                chunk = [solo.popleft()]
+            elif queue:
+                chunk = [queue.popleft() for _ in range(min(share, len(queue)))]
+            else:
+                break
+            pool.send(s, chunk, LOCAL_CHUNK_S)
+            busy[s], done[s] = chunk, set()
+        if queue or solo or per_run is None or len(busy) == pool.n:
+            return
+        # a worker is idle and nothing is queued: the busy ones hand back the runs they have not started
+        for s, chunk in busy.items():
+            left = len(chunk) - abs(pool.started[s])
+            if not pool.stop[s] and left >= 2 and left * per_run >= STEAL_MIN_S:
+                pool.stop[s] = 1
 
-    def wait(self, futs: list) -> list:
-        from concurrent.futures import FIRST_COMPLETED, wait
+    def lost(s: int, at: int, why: str) -> None:
+        """Worker ``s`` died (or failed to store) at progress ``at``: queue again what its chunk had not
+        stored, the run it was in alone; a run that failed so alone twice is recorded as failed."""
+        nonlocal idle_deaths
+        chunk, stored = busy.pop(s), done.pop(s)
+        if at > 0:  # in run at - 1
+            suspects = [chunk[at - 1]]
+        elif at < 0:  # storing the runs before -at: which one is to blame is unknown, so each alone
+            suspects = chunk[:-at]
+        else:  # before its first run
+            idle_deaths += 1
+            if idle_deaths > 3 * pool.n + 3:
+                raise RuntimeError(f"local workers keep dying before running anything ({why})")
+            suspects = []
+        suspects = [j for j in suspects if j["key"] not in stored]
+        blamed = {j["key"] for j in suspects}
+        queue.extendleft(reversed([j for j in chunk if j["key"] not in stored and j["key"] not in blamed]))
+        for job in suspects:
+            key = job["key"]
+            if len(chunk) == 1:
+                solo_tries[key] = solo_tries.get(key, 0) + 1
+                if solo_tries[key] >= 2:
+                    on_segment(_failure_segment([_infra_failure(job, RuntimeError(why))]), {})
+                    bar.update(0, 1)
+                    continue
+            solo.append(job)
 
-        return list(wait(futs, return_when=FIRST_COMPLETED)[0])
-
-    def result(self, f: Any) -> Any:
-        return f.result()
-
-    def broken(self, err: BaseException) -> None:
-        from concurrent.futures.process import BrokenProcessPool
-
-        if isinstance(err, BrokenProcessPool):  # a worker died: every queued task failed with it; start afresh
-            self.ex.shutdown(wait=False, cancel_futures=True)
-            self.ex = self._new()
-
-    def close(self, interrupted: bool) -> None:
-        self.ex.shutdown(wait=not interrupted, cancel_futures=True)
+    assign()
+    while busy:
+        waitables: dict = {}
+        for s in busy:
+            waitables[pool.conns[s]] = s
+            waitables[pool.procs[s].sentinel] = s
+        for s in sorted({waitables[o] for o in wait(list(waitables))}):
+            conn = pool.conns[s]
+            msg = None
+            try:
+                if conn.poll():  # a segment sent just before the worker died is still read
+                    msg = conn.recv()
+            except (EOFError, OSError):
+                pass
+            if msg is None:  # the worker died
+                at = pool.started[s]
+                proc = pool.procs[s]
+                proc.join(1.0)
+                pool.respawn(s)
+                lost(s, at, f"worker process died (exit code {proc.exitcode})")
+                continue
+            last, result = msg
+            if "error" in result:  # execute_chunk raised (e.g. the store failed): like dying while storing
+                lost(s, -abs(pool.started[s]) or -len(busy[s]), result["error"])
+                continue
+            m, files = (result["manifest"], result["files"]) if "manifest" in result else (result, None)
+            runs = m["runs"]
+            done[s].update(r["key"] for r in runs)
+            if last:  # the rest of a stopped chunk goes back in the queue
+                chunk, stored = busy.pop(s), done.pop(s)
+                queue.extendleft(reversed([j for j in chunk if j["key"] not in stored]))
+            if runs:
+                rate = float(m.get("task_s") or 0.0) / len(runs)
+                per_run = rate if per_run is None else 0.5 * per_run + 0.5 * rate
+            on_segment(m, files)
+            failed = sum(1 for r in runs if r["status"] != "ok")
+            bar.update(len(runs) - failed, failed)
+        assign()
 
 
 class _Dask:
@@ -274,33 +467,43 @@ def _drive(backend: Any, chunker: Chunker, window: int, dest: Optional[str], fsy
 def execute_jobs(root: str, jobs: list[dict], on_segment: Callable[[dict, Optional[dict]], None],
                  workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
                  progress: Optional[bool] = None, fsync: bool = True, store_on: str = "worker",
-                 label: str = "sweep") -> tuple[int, bool]:
+                 label: str = "sweep", pool: Optional[LocalPool] = None) -> tuple[int, bool]:
     """Run ``jobs`` in chunks; call ``on_segment(manifest, files_or_None)`` in
     this process as each chunk finishes (``files`` is None when the worker
-    stored the segment itself). Returns (number of workers, interrupted)."""
+    stored the segment itself). Returns (number of workers, interrupted).
+
+    ``pool``: a :class:`LocalPool` started beforehand (the caller shuts it
+    down); otherwise one is started here when ``workers`` > 1 and shut down
+    before returning. One worker runs chunks in this process."""
     dest = root if store_on == "worker" else None
     if client is not None or scheduler is not None:
         return _run_dask(jobs, on_segment, client, scheduler, progress, fsync, dest, label)
-    n = workers or default_workers()
+    n = pool.n if pool is not None else (workers or default_workers())
     if n < 1:
         raise ValueError(f"workers: must be at least 1, got {n}")
     bar = Progress(len(jobs), progress, label)
-    interrupted = False
+    own = None
     try:
         if not jobs:
             return n, False
-        warm_up()  # forked workers inherit it; in-process runs need it anyway
-        backend: Any = _InProcess() if n == 1 else _Pool(min(n, len(jobs)))
+        if n == 1 and pool is None:
+            warm_up()
+            _drive_inprocess(jobs, dest, fsync, on_segment, bar)
+            return n, False
+        if pool is None:
+            warm_up()  # forked workers inherit it
+            pool = own = LocalPool(min(n, len(jobs)), dest, fsync)
+        finished = False
         try:
-            _drive(backend, Chunker(jobs, n), 2 * n, dest, fsync, on_segment, bar)
-        except KeyboardInterrupt:
-            interrupted = True
-            raise
+            _drive_local(pool, jobs, on_segment, bar)
+            finished = True
         finally:
-            backend.close(interrupted)
+            if own is not None:  # on an error or Ctrl-C the workers are killed, not left to finish their chunk
+                own.shutdown(interrupted=not finished)
+                own.join()
     finally:
         bar.close()
-    return n, interrupted
+    return n, False
 
 
 def _run_dask(jobs: list[dict], on_segment: Callable, client: Any, scheduler: Optional[str],

@@ -8,9 +8,10 @@ The sweep is ``--runs`` one-flow 10 Mbit/s dumbbells (RTT 20 ms, buffers of
 the core) into a fresh campaign directory, the way ``tcplab sweep`` runs
 it: the sweep's run descriptions are built and validated first
 (``expand_s``), then the campaign is opened, the sweep recorded and
-``Campaign.run`` called. ``wall_s`` is the wall time of that last part:
-opening the campaign, hashing and planning, starting the pool, scheduling
-chunks, encoding and writing segments, flushing, indexing.
+``Campaign.run`` called, and the campaign closed. ``wall_s`` is the wall
+time of that last part: opening the campaign, hashing and planning,
+starting the pool, scheduling chunks, encoding and writing segments,
+flushing, indexing, closing the index.
 
 ``core_s`` is the time spent inside the simulator (``_core.run``, timed in
 the workers) summed over runs. Overhead is the share of the sweep's
@@ -57,13 +58,13 @@ def measure(runs: int = 200, rate: str = "10Mbps", duration: str = "5s", workers
         camp = Campaign(path)
         camp.save_sweep(sw)
         rep = camp.run(jobs, workers=workers, progress=False, fsync=fsync)
+        camp.close()  # closing the index is part of the sweep too (it checkpoints SQLite's log)
         t2 = time.perf_counter()
-        camp.close()
         if rep.ran != runs or rep.failures:
             raise RuntimeError(f"the benchmark sweep did not run cleanly: {rep.summary()}")
         core, wall, expand, w = rep.sim_s, t2 - t1, t1 - t0, rep.workers
         return {"runs": runs, "rate": rate, "duration": duration, "workers": w, "fsync": fsync,
-                "wall_s": round(wall, 4), "core_s": round(core, 4),
+                "wall_s": round(wall, 6), "core_s": round(core, 6),
                 "per_run_core_ms": round(1e3 * core / runs, 3),
                 "overhead": round(1.0 - core / (wall * w), 4),
                 "per_run_overhead_ms": round(1e3 * (wall * w - core) / runs, 3),

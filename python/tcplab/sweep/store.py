@@ -175,6 +175,93 @@ def _atomic_text(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+class _Committer:
+    """Makes finished segments durable and indexes them, in a background thread.
+
+    Segments are handed over with :meth:`add` as they arrive (already renamed
+    into ``segments/``). The thread takes whatever has arrived, flushes the
+    filesystem once for all of it (``syncfs``, when ``flush``) and indexes
+    it in one transaction that commits only once the flush has returned: a
+    group commit that runs while the workers go on. So the index never names
+    a segment that is not on stable storage, and only the last batch is on a
+    sweep's critical path (its rows are written while the flush runs, in a
+    second thread, and committed after it). :meth:`close` commits what is
+    left and raises what went wrong.
+    """
+
+    def __init__(self, camp: "Campaign", flush: bool) -> None:
+        import queue
+        import threading
+
+        self.camp, self.flush = camp, flush
+        self.error: Optional[BaseException] = None
+        self.q: "queue.SimpleQueue[Optional[dict]]" = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._loop, name="tcplab-index", daemon=True)
+        self.thread.start()
+
+    def add(self, m: dict) -> None:
+        if self.error is not None:
+            raise self.error
+        self.q.put(m)
+
+    def _loop(self) -> None:
+        import queue
+
+        while True:
+            batch = [self.q.get()]
+            while True:
+                try:
+                    batch.append(self.q.get_nowait())
+                except queue.Empty:
+                    break
+            segs = [m for m in batch if m is not None]
+            if segs and self.error is None:
+                try:
+                    self._commit(segs)
+                except BaseException as e:  # raised in the sweep's thread by add() or close()
+                    self.error = e
+            if len(segs) < len(batch):
+                return
+
+    def _commit(self, segs: list[dict]) -> None:
+        import threading
+
+        flushed: list = []
+        flusher = None
+        if self.flush:
+            started = threading.Event()
+
+            def flush() -> None:
+                started.set()
+                try:
+                    syncfs(self.camp.path)
+                    flushed.append(None)
+                except BaseException as e:
+                    flushed.append(e)
+
+            flusher = threading.Thread(target=flush, name="tcplab-flush", daemon=True)
+            flusher.start()
+            started.wait()  # let it reach syncfs before this thread takes the GIL for a while (up to 5 ms)
+        db = self.camp._db
+        try:
+            for m in segs:  # written into the transaction, not committed
+                self.camp._insert_segment(m)
+            if flusher is not None:
+                flusher.join()
+                if flushed[0] is not None:
+                    raise flushed[0]
+        except BaseException:
+            db.rollback()
+            raise
+        db.commit()
+
+    def close(self) -> None:
+        self.q.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
 class Campaign:
     """A campaign directory (created if absent or empty).
 
@@ -223,13 +310,20 @@ class Campaign:
 
     # -- index ---------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(os.path.join(self.path, INDEX), timeout=60)
+        # check_same_thread=False: during Campaign.run the index is written by its committer thread (and only
+        # by it; the connection is never used from two threads at once)
+        path = os.path.join(self.path, INDEX)
+        new = not os.path.exists(path) or os.path.getsize(path) == 0
+        db = sqlite3.connect(path, timeout=60, check_same_thread=False)
         # WAL with synchronous=NORMAL: a commit is not flushed by itself (the index is a cache of
-        # segments/, which are flushed before they are indexed) but the database stays consistent
+        # segments/, which are flushed before they are indexed) but the database stays consistent.
+        # Creating an index is not flushed at all (six fsyncs saved): until segments are indexed it
+        # holds nothing, and an index damaged by a crash is moved aside and rebuilt from segments/.
+        db.execute("PRAGMA synchronous=OFF" if new else "PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
         if db.execute("PRAGMA user_version").fetchone()[0] != FORMAT_VERSION:
             db.executescript("BEGIN;" + _SCHEMA + f"PRAGMA user_version = {FORMAT_VERSION}; COMMIT;")
+        db.execute("PRAGMA synchronous=NORMAL")
         db.execute("SELECT count(*) FROM runs").fetchone()
         return db
 
@@ -430,10 +524,10 @@ class Campaign:
             if hasattr(spec, "to_spec"):
                 bottleneck = bottleneck or spec.bottleneck_links()
                 spec = spec.to_spec()
-            if not isinstance(spec, Mapping):
+            if not isinstance(spec, (dict, Mapping)):  # (dict first: an ABC check costs microseconds per job)
                 raise TypeError(f"jobs[{i}]: the run description must be a RunSpec dict or a Scenario")
             spec = dict(spec)
-            params = dict(label) if isinstance(label, Mapping) else {"label": str(label)}
+            params = dict(label) if isinstance(label, (dict, Mapping)) else {"label": str(label)}
             params.pop("seed", None)
             seed = spec.get("seed")
             key, spec_json = _key_and_spec_json(spec, version)
@@ -467,69 +561,72 @@ class Campaign:
         ``"client"`` ships results back to this process to be written.
         ``progress``: a progress bar on stderr (default: when it is a terminal).
         """
-        from .execute import execute_jobs
+        from .execute import LocalPool, default_workers, execute_jobs
+        from .worker import warm_up
 
         if store_on not in ("worker", "client"):
             raise ValueError(f"store_on: expected 'worker' or 'client', got {store_on!r}")
         t0 = time.perf_counter()
+        local = client is None and scheduler is None
+        n = (workers or default_workers()) if local else 0
+        if local and n < 1:
+            raise ValueError(f"workers: must be at least 1, got {n}")
+        # Durability: when this process shares the filesystem with the writers (local pool, or results
+        # shipped here), files are not fsynced one by one; the committer flushes the filesystem once
+        # (syncfs) for every batch of finished segments, and only then indexes them ("group commit").
+        # Remote Dask workers fsync each file themselves.
+        remote_writer = not local and store_on == "worker"
+        group = fsync and not remote_writer
+        worker_fsync = fsync and not group
+        dest = self.path if store_on == "worker" else None
         norm, todo = self.plan(jobs, retry_failed)
+        pool: Optional[LocalPool] = None
+        if local and n > 1 and todo:
+            # forked after planning: forking earlier lets the workers warm up meanwhile, but the plan then
+            # copies the pages it touches (copy-on-write); measured, neither order is faster
+            warm_up()
+            pool = LocalPool(min(n, len(todo)), dest, worker_fsync)
         failures: list[dict] = []
         state = {"ran": 0, "sim_s": 0.0}
-        # Durability: when this process shares the filesystem with the writers
-        # (local pool, or results shipped here), files are not fsynced one by
-        # one; instead finished segments are batched, the filesystem is flushed
-        # once (syncfs), and only then do they enter the index ("group commit").
-        # Remote Dask workers fsync each file themselves.
-        remote_writer = (client is not None or scheduler is not None) and store_on == "worker"
-        group = fsync and not remote_writer
-        batch: list[dict] = []
-        pending_runs = [0]
-        last = [time.monotonic()]
-
-        def flush() -> None:
-            if not batch:
-                return
-            if group:
-                syncfs(self.path)
-            with self._db:
-                for m in batch:
-                    self._insert_segment(m)
-            batch.clear()
-            pending_runs[0] = 0
-            last[0] = time.monotonic()
+        committer = _Committer(self, group)
 
         def on_segment(m: dict, files: Optional[dict]) -> None:
             if files is not None:
-                commit_segment(self.path, m, files, fsync and not group)
+                commit_segment(self.path, m, files, worker_fsync)
             elif not os.path.exists(os.path.join(segment_dir(self.path, m["id"]), MANIFEST)):
                 raise CampaignError(
                     f"a worker stored segment {m['id']} in {self.path}, but this machine does not see it there: "
                     "the workers do not share the campaign directory; use store_on='client' (--store-on client)")
-            batch.append(m)
-            pending_runs[0] += len(m["runs"])
-            if pending_runs[0] >= 256 or time.monotonic() - last[0] > 0.5:
-                flush()
+            committer.add(m)
             for r in m["runs"]:
                 state["ran"] += 1
                 state["sim_s"] += r.get("sim_s") or 0.0
                 if r["status"] != "ok":
                     failures.append({"key": r["key"], "params": r["params"], "seed": r["seed"], "error": r["error"]})
 
+        done = False
         try:
-            nworkers, interrupted = execute_jobs(self.path, todo, on_segment, workers=workers, client=client,
-                                                 scheduler=scheduler, progress=progress,
-                                                 fsync=fsync and not group, store_on=store_on)
+            try:
+                nworkers, interrupted = execute_jobs(self.path, todo, on_segment, workers=n or workers, client=client,
+                                                     scheduler=scheduler, progress=progress, fsync=worker_fsync,
+                                                     store_on=store_on, pool=pool)
+                done = True
+            finally:
+                if pool is not None:  # the workers exit while the last segments are flushed (killed on an error)
+                    pool.shutdown(interrupted=not done)
+                committer.close()
         finally:
-            flush()
+            if pool is not None:
+                pool.join(background=done)
         # failures stored earlier (not retried) are listed too
         if not retry_failed:
             done_now = {f["key"] for f in failures}
+            stored_failed = dict(self._db.execute("SELECT key, error FROM runs WHERE status = 'failed'"))
             for j in norm:
-                if j["key"] not in done_now:
-                    row = self._db.execute("SELECT status, error FROM runs WHERE key = ?", (j["key"],)).fetchone()
-                    if row and row[0] == "failed":
-                        failures.append({"key": j["key"], "params": j["params"], "seed": j["seed"], "error": row[1]})
-                        done_now.add(j["key"])
+                if j["key"] not in done_now and j["key"] in stored_failed:
+                    failures.append({"key": j["key"], "params": j["params"], "seed": j["seed"],
+                                     "error": stored_failed[j["key"]]})
+                    done_now.add(j["key"])
         return RunReport([j["key"] for j in norm], [dict(j["params"], seed=j["seed"]) for j in norm],
                          ran=state["ran"], reused=len(norm) - len(todo), failures=failures,
                          wall_s=time.perf_counter() - t0, workers=nworkers, sim_s=state["sim_s"],

@@ -7,7 +7,10 @@ when a chunk is executed.
 A job is a plain dict (it crosses processes and machines)::
 
     {"key": hex run key, "params": {...}, "seed": int, "spec": RunSpec dict,
-     "version": tcplab version of the client, "bottleneck": [link names]}
+     "spec_json": its canonical JSON (what the core runs), "version": tcplab
+     version of the client, "bottleneck": [link names]}
+
+(jobs sent to local workers leave out ``"spec"``: the JSON text is enough).
 
 :func:`execute_chunk` runs a list of jobs and writes their results as one
 **segment**: a directory ``segments/<id>/`` holding one Parquet file per
@@ -22,7 +25,8 @@ it.
 
 Per run, the hot path only keeps references to the core's numpy columns; a
 chunk's columns are concatenated and encoded once (no pandas, no per-run
-Arrow tables), so storing costs a fraction of a millisecond per run.
+Arrow tables), so storing costs about 0.15 ms per run (docs/campaigns.md,
+Overhead). :func:`pool_worker` is the loop of a local pool worker.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import io
 import itertools
 import json
 import math
+import operator
 import os
 import shutil
 import socket
@@ -39,7 +44,7 @@ import threading
 import time
 import traceback
 import uuid
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 #: Table files of a segment (the tables of a Results).
 TABLES = ("flows", "links", "files", "flow_ts", "queue_ts")
@@ -49,6 +54,8 @@ SEGMENT_FORMAT = "tcplab-segment"
 SEGMENT_FORMAT_VERSION = 1
 #: The column of every table naming the run key of a row.
 RUN_COLUMN = "run"
+#: Tables of a segment bigger than this (in memory) are compressed (zstd), bytes.
+COMPRESS_MIN_BYTES = 1 << 20
 
 
 def segment_dir(root: str, seg: str) -> str:
@@ -106,6 +113,9 @@ def metrics_from_raw(raw: dict, bottleneck: list) -> dict:
     return {k: (_fin(v) if isinstance(v, float) else v) for k, v in m.items()}
 
 
+_DTYPE = operator.attrgetter("dtype")
+
+
 def _nrows(cols: dict) -> int:
     for v in cols.values():
         return len(v)
@@ -130,14 +140,15 @@ def _concat_table(parts: list, keys: list) -> Any:
         arrays: dict = {RUN_COLUMN: runs}
         for name in names:
             vals = [cols[name] for _, cols in parts]
-            if all(isinstance(v, np.ndarray) for v in vals):
+            types = set(map(type, vals))  # (set/map: this loop runs per column and run, so it is kept in C)
+            if types == {np.ndarray}:
                 if len(vals) == 1:
                     arrays[name] = pa.array(vals[0])
                     continue
-                if len({v.dtype for v in vals}) == 1:
+                if len(set(map(_DTYPE, vals))) == 1:
                     arrays[name] = pa.array(np.concatenate(vals))
                     continue
-            elif not any(isinstance(v, np.ndarray) for v in vals):
+            elif np.ndarray not in types:
                 flat = list(itertools.chain.from_iterable(vals))
                 try:
                     arrays[name] = pa.array(flat, pa.string())
@@ -171,9 +182,10 @@ def _encode(collected: list, keys: list) -> tuple[dict, dict]:
             start += n
         table = _concat_table(parts, keys)
         buf = io.BytesIO()
-        # compression pays only on long tables; short ones are written faster plain
-        pq.write_table(table, buf, compression="zstd" if table.num_rows > 4096 else "none",
-                       write_statistics=table.num_rows > 4096)
+        # zstd where it saves real space (it doubles the cost of writing a chunk of tiny runs, to save
+        # kilobytes); dictionary encoding, which is cheap, is kept everywhere
+        big = table.nbytes > COMPRESS_MIN_BYTES
+        pq.write_table(table, buf, compression="zstd" if big else "none", write_statistics=big)
         files[f"{t}.parquet"] = buf.getvalue()
     return files, rows
 
@@ -183,16 +195,19 @@ def _meta(raw: dict) -> dict:
 
 
 def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
-                  budget_s: Optional[float] = None) -> dict:
+                  budget_s: Optional[float] = None, should_stop: Optional[Callable[[], bool]] = None,
+                  progress: Optional[Callable[[int], None]] = None) -> dict:
     """Simulate ``jobs`` in order and store them as one segment.
 
-    With ``root``, the segment is committed there and its manifest returned;
-    without, ``{"manifest": ..., "files": {name: bytes}}`` is returned for
+    With ``root``, the segment is committed there and its manifest returned
+    (its :func:`summary`); without, ``{"manifest": ..., "files": {name: bytes}}`` is returned for
     the caller to :func:`commit_segment`. Never raises for a failing run: its
     record says ``status = "failed"`` with the error. With ``budget_s``, the
-    chunk stops starting new runs once that much time has passed (at least
-    one run is done); the jobs not run are not in the manifest and the
-    caller schedules them again.
+    chunk stops starting new runs once that much time has passed, and with
+    ``should_stop`` once it returns true (at least one run is done either
+    way); the jobs not run are not in the manifest and the caller schedules
+    them again. ``progress(i)`` is called with ``i + 1`` before job ``i``
+    starts and with ``-(runs done)`` before the segment is encoded.
     """
     t0 = time.perf_counter()
     records: list[dict] = []
@@ -207,8 +222,11 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
     except Exception as e:  # pragma: no cover - a broken installation on a worker
         import_error = f"cannot import tcplab on this worker: {type(e).__name__}: {e}"
     for job in jobs:
-        if budget_s is not None and records and time.perf_counter() - t0 > budget_s:
+        if records and ((budget_s is not None and time.perf_counter() - t0 > budget_s)
+                        or (should_stop is not None and should_stop())):
             break
+        if progress is not None:
+            progress(len(records) + 1)
         ts = time.perf_counter()
         rec: dict = {"key": job["key"], "params": job["params"], "seed": job["seed"], "version": job["version"],
                      "spec_json": job.get("spec_json") or json.dumps(job["spec"])}
@@ -233,6 +251,8 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
         rec["finished"] = time.time()
         rec["task_s"] = time.perf_counter() - ts
         records.append(rec)
+    if progress is not None:
+        progress(-len(records))
     keys = [r["key"] for r in records]
     files: dict[str, bytes] = {}
     if collected:
@@ -247,8 +267,18 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
     manifest["task_s"] = time.perf_counter() - t0
     if root is not None:
         commit_segment(root, manifest, files, fsync)
-        return manifest
+        return summary(manifest)
     return {"manifest": manifest, "files": files}
+
+
+#: What a run's record in a manifest holds beyond what the index and the scheduler need.
+_STORED_ONLY = ("spec_json", "meta", "rows")
+
+
+def summary(manifest: dict) -> dict:
+    """A stored segment's manifest without what only the stored copy needs (each run's RunSpec, meta and
+    row ranges): what travels back from a worker that stored the segment itself, a fifth of the size."""
+    return dict(manifest, runs=[{k: v for k, v in r.items() if k not in _STORED_ONLY} for r in manifest["runs"]])
 
 
 def _write(path: str, data: bytes, fsync: bool) -> None:
@@ -288,7 +318,8 @@ def commit_segment(root: str, manifest: dict, files: dict[str, bytes], fsync: bo
         for name, data in files.items():
             _write(os.path.join(tmp, name), data, fsync)
         _write(os.path.join(tmp, MANIFEST),
-               (json.dumps(manifest, separators=(",", ":"), allow_nan=False) + "\n").encode(), fsync)
+               (json.dumps(manifest, separators=(",", ":"), allow_nan=False, check_circular=False) + "\n").encode(),
+               fsync)
         if fsync:
             _fsync_dir(tmp)
         os.makedirs(os.path.dirname(final), exist_ok=True)
@@ -346,10 +377,17 @@ def syncfs(path: str) -> None:
         os.close(fd)
 
 
+_warm_pid: Optional[int] = None
+
+
 def warm_up() -> None:
     """Import and initialise what a chunk needs (pyarrow's first array
     imports pandas, ~0.3 s): done once in the parent before forking workers,
-    and once per Dask worker."""
+    and once per worker process (after a fork too: pyarrow sets itself up
+    again in a new process)."""
+    global _warm_pid
+    if _warm_pid == os.getpid():
+        return
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet  # noqa: F401
@@ -360,6 +398,7 @@ def warm_up() -> None:
     pq = pyarrow.parquet
     pq.write_table(pa.table({"x": pa.array(np.zeros(1)), "s": pa.array(["a"], pa.string())}), io.BytesIO(),
                    compression="none")
+    _warm_pid = os.getpid()
 
 
 def pool_initializer() -> None:
@@ -367,3 +406,52 @@ def pool_initializer() -> None:
     SIGKILL), instead of finishing orphaned chunks."""
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     warm_up()
+
+
+def pool_worker(conn: Any, stop: Any, started: Any, slot: int, root: Optional[str], fsync: bool) -> None:
+    """The loop of a local pool worker (see :class:`.execute.LocalPool`).
+
+    It receives ``(jobs, budget_s)`` on ``conn`` and runs the jobs with
+    :func:`execute_chunk`, storing a segment at least every ``budget_s`` and
+    sending ``(last, what execute_chunk returned)`` for each (``{"error":
+    text}`` if it raised); ``None`` or a closed pipe ends it. Between runs it
+    reads ``stop[slot]`` (set by the parent: store what is done, hand back
+    the runs not started) and writes its progress into ``started[slot]``
+    (``i + 1`` while job ``i`` of the chunk runs, ``-(runs started)`` while
+    storing), so that when a worker dies the parent knows which run it was
+    in. Ctrl-C is the parent's to handle.
+    """
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    pool_initializer()
+
+    def should_stop() -> bool:
+        return stop[slot] != 0
+
+    try:
+        while True:
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError):
+                break
+            if msg is None:
+                break
+            jobs, budget_s = msg
+            offset = 0
+            while True:
+                def progress(i: int, offset: int = offset) -> None:
+                    started[slot] = offset + i if i > 0 else i - offset
+
+                try:
+                    out = execute_chunk(jobs[offset:], root, fsync, budget_s, should_stop, progress)
+                except Exception as e:
+                    conn.send((True, {"error": f"{type(e).__name__}: {e}"}))
+                    break
+                offset += len((out["manifest"] if "manifest" in out else out)["runs"])
+                last = offset >= len(jobs) or should_stop()
+                conn.send((last, out))
+                if last:
+                    break
+    finally:
+        os._exit(0)  # no interpreter teardown: nothing is left to flush, and it takes milliseconds
