@@ -404,8 +404,28 @@ impl World {
         }
     }
 
-    /// Results of the run (call after [`World::run`]).
+    /// Results of the run (call after [`World::run`]); copies the sampled
+    /// series (see [`World::into_results`] to move them instead).
     pub fn results(&self) -> RunResults {
+        let mut r = self.summary();
+        r.flow_ts = self.flow_ts.clone();
+        r.queue_ts = self.queue_ts.clone();
+        r.cc_ts = self.cc_ts.clone();
+        r
+    }
+
+    /// Results of the run, moving the sampled series out rather than copying
+    /// them (a long traced run would otherwise peak at twice their size).
+    pub fn into_results(mut self) -> RunResults {
+        let mut r = self.summary();
+        r.flow_ts = std::mem::take(&mut self.flow_ts);
+        r.queue_ts = std::mem::take(&mut self.queue_ts);
+        r.cc_ts = std::mem::take(&mut self.cc_ts);
+        r
+    }
+
+    /// Every result but the sampled series.
+    fn summary(&self) -> RunResults {
         let window = to_secs(self.end - self.measure_start);
         let mut in_net = vec![[0u64; 2]; self.flows.len()];
         for l in &self.links {
@@ -518,9 +538,9 @@ impl World {
             flows,
             links,
             files,
-            flow_ts: self.flow_ts.clone(),
-            queue_ts: self.queue_ts.clone(),
-            cc_ts: self.cc_ts.clone(),
+            flow_ts: FlowSeries::default(),
+            queue_ts: QueueSeries::default(),
+            cc_ts: CcSeries::default(),
             meta: RunMeta { events: self.events.popped(), sim_time: to_secs(self.now), wall_s: self.wall_s, seed: self.spec.seed },
         }
     }
@@ -530,5 +550,5 @@ impl World {
 pub fn run(spec: RunSpec) -> Result<RunResults, SpecError> {
     let mut w = World::new(spec)?;
     w.run();
-    Ok(w.results())
+    Ok(w.into_results())
 }

@@ -194,7 +194,7 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool) -> PyResult<PyObject> {
             } else {
                 w.run();
             }
-            Ok(w.results())
+            Ok(w.into_results())
         }));
         match r {
             Ok(Ok(res)) => Outcome::Ok(Box::new(res)),
