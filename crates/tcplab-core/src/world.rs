@@ -179,7 +179,7 @@ impl World {
     /// so a test or a driver can look at the endpoints as the run unfolds.
     pub fn run_until(&mut self, t: Time) {
         let t = t.min(self.end);
-        while let Some(ev) = self.events.pop_until(t) {
+        while let Some(ev) = self.events.take_until(t) {
             self.now = ev.time;
             self.dispatch(ev.kind);
         }
@@ -201,7 +201,7 @@ impl World {
     pub fn run_with_progress(&mut self, mut progress: impl FnMut(f64)) {
         let t0 = Instant::now();
         let mut next_report = self.events.popped() + (1 << 20);
-        while let Some(ev) = self.events.pop_until(self.end) {
+        while let Some(ev) = self.events.take_until(self.end) {
             self.now = ev.time;
             self.dispatch(ev.kind);
             if self.events.popped() >= next_report {
