@@ -5,6 +5,7 @@ use std::time::Instant;
 use crate::cc;
 use crate::error::SpecError;
 use crate::net::loss::LossModel;
+use crate::net::packet::SackStore;
 use crate::net::{routing, Enqueued, Link, Packet, PacketKind};
 use crate::sim::rng::{self, StreamKind};
 use crate::results::{FileResult, FlowResult, LinkResult, RunMeta, RunResults};
@@ -41,6 +42,8 @@ pub struct World {
     flows: Vec<Flow>,
     traced_links: Vec<u32>,
     scratch: Vec<Packet>,
+    /// SACK blocks of the ACKs on the wire.
+    sacks: SackStore,
     flow_ts: FlowSeries,
     queue_ts: QueueSeries,
     cc_ts: CcSeries,
@@ -157,6 +160,7 @@ impl World {
             flows,
             traced_links,
             scratch: Vec::with_capacity(64),
+            sacks: SackStore::default(),
             flow_ts,
             queue_ts,
             cc_ts: CcSeries::default(),
@@ -299,6 +303,7 @@ impl World {
             Enqueued::Accepted(Some(t)) => self.events.schedule(t, EventKind::LinkArrival(link)),
             Enqueued::Accepted(None) => {}
             Enqueued::Dropped => {
+                self.sacks.release(p.sack);
                 let fl = &mut self.flows[p.flow as usize];
                 match p.kind {
                     PacketKind::Data => fl.data_dropped += 1,
@@ -315,6 +320,7 @@ impl World {
         }
         let f = p.flow;
         if lost {
+            self.sacks.release(p.sack);
             let fl = &mut self.flows[f as usize];
             match p.kind {
                 PacketKind::Data => fl.data_lost += 1,
@@ -333,11 +339,14 @@ impl World {
         }
         match p.kind {
             PacketKind::Data => {
-                if let Some(ack) = fl.receiver.on_data(self.now, p.seq, &fl.map) {
+                if let Some(ack) = fl.receiver.on_data(self.now, p.seq, &fl.map, &mut self.sacks) {
                     self.scratch.push(ack);
                 }
             }
-            PacketKind::Ack => fl.sender.on_ack(self.now, &p, &fl.map, &mut self.scratch),
+            PacketKind::Ack => {
+                let sack = self.sacks.take(p.sack);
+                fl.sender.on_ack(self.now, &p, &sack, &fl.map, &mut self.scratch)
+            }
         }
         self.flush(f);
     }
@@ -363,7 +372,7 @@ impl World {
             return;
         }
         fl.receiver.delack_event = None;
-        if let Some(ack) = fl.receiver.on_delack_timer(now) {
+        if let Some(ack) = fl.receiver.on_delack_timer(now, &mut self.sacks) {
             self.scratch.push(ack);
         }
         self.flush(f);

@@ -12,8 +12,6 @@
 //! [`Link::advance`], which also integrates the time-averaged statistics
 //! exactly at each service start.
 
-use std::collections::VecDeque;
-
 use super::loss::LossModel;
 use super::packet::{Packet, PacketKind};
 use crate::sim::time::{serialization_time, Time, PS_PER_SEC};
@@ -23,6 +21,91 @@ struct InLink {
     pkt: Packet,
     start: Time,
     arrive: Time,
+}
+
+impl InLink {
+    const EMPTY: InLink = InLink { pkt: Packet::data(0, 0, 0, false), start: 0, arrive: 0 };
+}
+
+/// FIFO of the packets on a link: a ring of power-of-two capacity, so
+/// indexing is a mask and pushing never moves elements (except to grow).
+#[derive(Debug)]
+struct Ring {
+    buf: Vec<InLink>,
+    head: usize,
+    len: usize,
+}
+
+impl Ring {
+    fn with_capacity(n: usize) -> Self {
+        Ring { buf: vec![InLink::EMPTY; n.next_power_of_two()], head: 0, len: 0 }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Element `i` from the front (`i < len`).
+    #[inline]
+    fn get(&self, i: usize) -> &InLink {
+        debug_assert!(i < self.len);
+        let mask = self.buf.len() - 1;
+        // SAFETY: the mask keeps the index below buf.len().
+        unsafe { self.buf.get_unchecked((self.head + i) & mask) }
+    }
+
+    #[inline]
+    fn push_back(&mut self, e: InLink) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let mask = self.buf.len() - 1;
+        let i = (self.head + self.len) & mask;
+        // SAFETY: the mask keeps the index below buf.len().
+        unsafe { *self.buf.get_unchecked_mut(i) = e };
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<InLink> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = *self.get(0);
+        self.head = (self.head + 1) & (self.buf.len() - 1);
+        self.len -= 1;
+        Some(e)
+    }
+
+    #[inline]
+    fn front(&self) -> Option<&InLink> {
+        if self.len == 0 {
+            None
+        } else {
+            Some(self.get(0))
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let cap = (self.buf.len() * 2).max(4);
+        let mut buf = vec![InLink::EMPTY; cap];
+        for (i, slot) in buf.iter_mut().enumerate().take(self.len) {
+            *slot = *self.get(i);
+        }
+        self.buf = buf;
+        self.head = 0;
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &InLink> {
+        (0..self.len).map(move |i| self.get(i))
+    }
 }
 
 /// Counters of one link (cumulative over the run unless noted).
@@ -62,7 +145,7 @@ pub struct Link {
     ser_cache: (u32, Time),
     limit_packets: u64,
     limit_bytes: u64,
-    entries: VecDeque<InLink>,
+    entries: Ring,
     /// Index in `entries` of the first packet that has not started service.
     first_waiting: usize,
     waiting_bytes: u64,
@@ -90,7 +173,7 @@ impl Link {
             ser_cache: (0, 0),
             limit_packets: limit_packets.unwrap_or(u64::MAX),
             limit_bytes: limit_bytes.unwrap_or(u64::MAX),
-            entries: VecDeque::with_capacity(64),
+            entries: Ring::with_capacity(4),
             first_waiting: 0,
             waiting_bytes: 0,
             busy_until: 0,
@@ -130,14 +213,15 @@ impl Link {
 
     #[inline]
     fn integrate(&mut self, to: Time) {
-        if to > self.integrated_to {
+        // Nothing waiting adds nothing: skip the window arithmetic (most calls).
+        if to > self.integrated_to && self.waiting_packets() > 0 {
             let dt = overlap(self.integrated_to, to, self.window) as u128;
             if dt > 0 {
                 self.stats.queue_packet_ps += dt * self.waiting_packets() as u128;
                 self.stats.queue_byte_ps += dt * self.waiting_bytes as u128;
             }
-            self.integrated_to = to;
         }
+        self.integrated_to = self.integrated_to.max(to);
     }
 
     /// Brings occupancy and statistics up to `now`: every packet whose
@@ -145,7 +229,7 @@ impl Link {
     #[inline]
     pub fn advance(&mut self, now: Time) {
         while self.first_waiting < self.entries.len() {
-            let e = self.entries[self.first_waiting];
+            let e = *self.entries.get(self.first_waiting);
             if e.start > now {
                 break;
             }

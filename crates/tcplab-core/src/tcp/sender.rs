@@ -53,6 +53,7 @@ use std::collections::VecDeque;
 
 use crate::cc::knn::{LossClassifier, LossVerdict};
 use crate::cc::{AckSample, CongestionControl, LossEvent, Window};
+use crate::net::packet::SackBlocks;
 use crate::net::Packet;
 use crate::sim::time::{from_secs, to_secs, Time};
 use crate::spec::Recovery;
@@ -496,8 +497,8 @@ impl Sender {
         (newly, newest)
     }
 
-    /// An ACK arrives at `now`.
-    pub fn on_ack(&mut self, now: Time, ack: &Packet, map: &SegmentMap, out: &mut Vec<Packet>) {
+    /// An ACK arrives at `now`, with its SACK blocks (if any).
+    pub fn on_ack(&mut self, now: Time, ack: &Packet, sack: &SackBlocks, map: &SegmentMap, out: &mut Vec<Packet>) {
         self.stats.acks_received += 1;
         let a = ack.seq;
         if a > self.high_data {
@@ -550,8 +551,8 @@ impl Sender {
             self.dupacks += 1;
         }
         let duplicate = a <= old_una;
-        if self.sack() && ack.n_sack > 0 {
-            for (s, e) in ack.sack_blocks() {
+        if self.sack() && sack.n > 0 {
+            for (s, e) in sack.ranges(a) {
                 let (n, newest) = self.sack_range(s, e);
                 acked += n;
                 if let Some(q) = newest {
