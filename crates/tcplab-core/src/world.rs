@@ -69,7 +69,7 @@ impl World {
                 Link::new(l.rate_bps, from_secs(l.delay), l.queue.limit_packets, l.queue.limit_bytes, window).with_loss(loss)
             })
             .collect();
-        let mut events = EventQueue::new();
+        let mut events = EventQueue::with_links(links.len());
         let mut flows = Vec::with_capacity(spec.flows.len());
         for (i, (f, paths)) in spec.flows.iter().zip(paths).enumerate() {
             let cc = cc::build(&f.cc, &format!("flows[{i}].cc"))?;
@@ -300,7 +300,7 @@ impl World {
     #[inline]
     fn enqueue(&mut self, link: u32, p: Packet) {
         match self.links[link as usize].enqueue(self.now, p) {
-            Enqueued::Accepted(Some(t)) => self.events.schedule(t, EventKind::LinkArrival(link)),
+            Enqueued::Accepted(Some(t)) => self.events.schedule_link(t, link),
             Enqueued::Accepted(None) => {}
             Enqueued::Dropped => {
                 self.sacks.release(p.sack);
@@ -316,7 +316,7 @@ impl World {
     fn link_arrival(&mut self, l: u32) {
         let (mut p, lost, next) = self.links[l as usize].pop_arrival(self.now);
         if let Some(t) = next {
-            self.events.schedule(t, EventKind::LinkArrival(l));
+            self.events.schedule_link(t, l);
         }
         let f = p.flow;
         if lost {

@@ -7,14 +7,26 @@
 //! of its head packet, and timers keep their deadline in the flow (a stale
 //! entry is skipped when popped rather than searched for and removed).
 //!
-//! Implementation (the queue is on every event's path): a binary min-heap of
-//! 24-byte entries (time, sequence, kind packed in a word).
-//! [`EventQueue::take_until`] hands out the earliest event but leaves its
-//! slot in place until the handler is done: the handler's first
-//! [`EventQueue::schedule`] reuses the slot (one sift instead of a pop and
-//! a push), which is most events, since handling a packet usually schedules
-//! the next one. The order of events is exactly that of a plain heap: it is
-//! a total order on (time, sequence).
+//! Implementation (the queue is on every event's path). Nearly all events
+//! are link arrivals, and a link has at most one pending (its head packet's),
+//! so the queue is a k-way merge:
+//!
+//! - a tournament (winner) tree with one leaf per link holding the key
+//!   (time, sequence) of its pending arrival, or none, plus leaf 0 for every
+//!   other event;
+//! - those other events (timers, starts, samples) in a binary min-heap of
+//!   24-byte entries (kind packed in a word), whose root is leaf 0's key.
+//!
+//! Updating a leaf replays the matches on its path to the root: one
+//! comparison per level against the sibling's winner, and none of the
+//! element moves of a heap. [`EventQueue::take_until`] hands out the
+//! earliest event but leaves it in place until the handler is done: the
+//! handler's next arrival on the same link (or, for a heap event, its first
+//! heap event) takes over the slot, so most events cost one replay.
+//!
+//! The order of events is that of any exact priority queue on (time,
+//! sequence), a total order: the randomized test checks it against
+//! `BinaryHeap`.
 
 use super::time::Time;
 
@@ -46,7 +58,17 @@ pub struct Event {
     pub kind: EventKind,
 }
 
-/// A heap entry: the kind packed as `payload << 3 | tag`.
+/// Order key: time in the high 64 bits, sequence in the low 64.
+type Key = u128;
+/// No pending event.
+const NONE: Key = Key::MAX;
+
+#[inline(always)]
+fn key(time: Time, seq: u64) -> Key {
+    ((time as Key) << 64) | seq as Key
+}
+
+/// An entry of the heap of non-link events: the kind packed as `payload << 3 | tag`.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     time: Time,
@@ -56,26 +78,183 @@ struct Entry {
 
 impl Entry {
     #[inline(always)]
-    fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq as u128
+    fn key(&self) -> Key {
+        key(self.time, self.seq)
     }
 }
 
+/// Binary min-heap of the events that are not link arrivals, with the same
+/// take-and-reuse protocol as the queue.
 #[derive(Debug, Default)]
+struct Heap {
+    v: Vec<Entry>,
+    root_taken: bool,
+}
+
+impl Heap {
+    #[inline]
+    fn root_key(&self) -> Key {
+        self.v.first().map_or(NONE, |e| e.key())
+    }
+
+    fn push(&mut self, e: Entry) {
+        if self.root_taken {
+            self.root_taken = false;
+            self.sift_down(0, e);
+        } else {
+            self.v.push(e);
+            self.sift_up(self.v.len() - 1, e);
+        }
+    }
+
+    fn sift_up(&mut self, mut pos: usize, e: Entry) {
+        let k = e.key();
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            let p = self.v[parent];
+            if p.key() <= k {
+                break;
+            }
+            self.v[pos] = p;
+            pos = parent;
+        }
+        self.v[pos] = e;
+    }
+
+    fn sift_down(&mut self, mut pos: usize, e: Entry) {
+        let k = e.key();
+        let n = self.v.len();
+        loop {
+            let mut child = 2 * pos + 1;
+            if child >= n {
+                break;
+            }
+            if child + 1 < n && self.v[child + 1].key() < self.v[child].key() {
+                child += 1;
+            }
+            if self.v[child].key() >= k {
+                break;
+            }
+            self.v[pos] = self.v[child];
+            pos = child;
+        }
+        self.v[pos] = e;
+    }
+
+    /// Removes a taken root that no push reused.
+    fn drop_taken_root(&mut self) {
+        if self.root_taken {
+            self.root_taken = false;
+            let last = self.v.pop().expect("a taken root");
+            if !self.v.is_empty() {
+                self.sift_down(0, last);
+            }
+        }
+    }
+}
+
+#[derive(Debug)]
 pub struct EventQueue {
-    heap: Vec<Entry>,
+    /// Leaves (power of two): leaf 0 is the heap's root, leaf l + 1 link l.
+    leaves: usize,
+    /// Key of each leaf's pending event, or `NONE`.
+    keys: Vec<Key>,
+    /// Winner tree: `win[i]` is the leaf with the smallest key under node
+    /// `i` (root 1, children 2i and 2i + 1, leaf j at `leaves + j`).
+    win: Vec<u32>,
+    /// Pending link arrivals.
+    links_pending: usize,
+    heap: Heap,
     /// (flow, file) of `FileStart` events, indexed by their packed payload.
     files: Vec<(u32, u32)>,
+    /// Leaf handed out by `take_until` and not yet taken over.
+    taken: Option<usize>,
     next_seq: u64,
     popped: u64,
-    /// The root was handed out by `take_until` and is dead: the next
-    /// `schedule` overwrites it, or `finish` removes it.
-    root_taken: bool,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        Self::with_links(0)
+    }
 }
 
 impl EventQueue {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A queue for links `0..n` (more are added as they are used).
+    pub fn with_links(n: usize) -> Self {
+        let leaves = (n + 1).next_power_of_two().max(2);
+        let mut q = EventQueue {
+            leaves,
+            keys: vec![NONE; leaves],
+            win: vec![0; 2 * leaves],
+            links_pending: 0,
+            heap: Heap::default(),
+            files: Vec::new(),
+            taken: None,
+            next_seq: 0,
+            popped: 0,
+        };
+        q.rebuild();
+        q
+    }
+
+    fn rebuild(&mut self) {
+        let p = self.leaves;
+        for j in 0..p {
+            self.win[p + j] = j as u32;
+        }
+        for i in (1..p).rev() {
+            let (a, b) = (self.win[2 * i], self.win[2 * i + 1]);
+            self.win[i] = if self.keys[b as usize] < self.keys[a as usize] { b } else { a };
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self, leaf: usize) {
+        self.leaves = (leaf + 1).next_power_of_two();
+        self.keys.resize(self.leaves, NONE);
+        self.win = vec![0; 2 * self.leaves];
+        self.rebuild();
+    }
+
+    /// Replays the matches from `leaf` (whose key changed) to the root.
+    /// `early`: stop where the leaf loses to the winner it lost to before
+    /// (right when its key only decreased, e.g. from none).
+    #[inline(always)]
+    fn replay_from(&mut self, leaf: usize, early: bool) {
+        let mut pos = self.leaves + leaf;
+        let mut w = leaf as u32;
+        // SAFETY: leaf < leaves, so every index below stays under 2 * leaves
+        // (win) and every winner is a leaf index under leaves (keys).
+        unsafe {
+            let mut wk = *self.keys.get_unchecked(leaf);
+            while pos > 1 {
+                let s = *self.win.get_unchecked(pos ^ 1);
+                let sk = *self.keys.get_unchecked(s as usize);
+                let lt = sk < wk;
+                // Masks rather than branches: which side wins is a coin toss
+                // for the branch predictor.
+                let m = 0u64.wrapping_sub(lt as u64);
+                w = ((s as u64 & m) | (w as u64 & !m)) as u32;
+                let m2 = ((m as u128) << 64) | m as u128;
+                wk = (sk & m2) | (wk & !m2);
+                pos >>= 1;
+                if early && lt {
+                    return;
+                }
+                *self.win.get_unchecked_mut(pos) = w;
+            }
+        }
+    }
+
+    /// Replay after any change of a leaf's key.
+    #[inline]
+    fn replay(&mut self, leaf: usize) {
+        self.replay_from(leaf, false)
     }
 
     #[inline]
@@ -114,77 +293,60 @@ impl EventQueue {
         }
     }
 
+    /// Schedules the arrival of link `l`'s head packet at `time`. A link has
+    /// at most one pending arrival.
+    #[inline]
+    pub fn schedule_link(&mut self, time: Time, l: u32) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let leaf = l as usize + 1;
+        if leaf >= self.leaves {
+            self.grow(leaf);
+        }
+        if self.taken == Some(leaf) {
+            // The link's arrival being handled is replaced by its next one.
+            self.taken = None;
+            self.keys[leaf] = key(time, seq);
+            self.replay(leaf);
+        } else {
+            assert!(self.keys[leaf] == NONE, "link {l} already has a pending arrival");
+            self.links_pending += 1;
+            self.keys[leaf] = key(time, seq);
+            self.replay_from(leaf, true);
+        }
+    }
+
     #[inline]
     pub fn schedule(&mut self, time: Time, kind: EventKind) {
+        if let EventKind::LinkArrival(l) = kind {
+            return self.schedule_link(time, l);
+        }
         let seq = self.next_seq;
         self.next_seq += 1;
         let e = Entry { time, seq, kind: self.pack(kind) };
-        if self.root_taken {
-            self.root_taken = false;
-            self.sift_down(0, e);
-        } else {
-            self.heap.push(e);
-            self.sift_up(self.heap.len() - 1, e);
+        if self.taken == Some(0) {
+            // Takes over the slot of the heap event being handled.
+            self.taken = None;
         }
+        self.heap.push(e);
+        self.keys[0] = self.heap.root_key();
+        self.replay(0);
     }
 
+    /// Releases the slot of the event handed out last, if nothing took it over.
     #[inline]
-    fn key_at(&self, i: usize) -> u128 {
-        debug_assert!(i < self.heap.len());
-        // SAFETY: callers pass indices below the heap's length.
-        unsafe { self.heap.get_unchecked(i) }.key()
-    }
-
-    #[inline]
-    fn sift_up(&mut self, mut pos: usize, e: Entry) {
-        let key = e.key();
-        while pos > 0 {
-            let parent = (pos - 1) / 2;
-            let p = self.heap[parent];
-            if p.key() <= key {
-                break;
+    fn finish_taken(&mut self) {
+        match self.taken.take() {
+            None => {}
+            Some(0) => {
+                self.heap.drop_taken_root();
+                self.keys[0] = self.heap.root_key();
+                self.replay(0);
             }
-            self.heap[pos] = p;
-            pos = parent;
-        }
-        self.heap[pos] = e;
-    }
-
-    /// Places `e` at `pos` (a hole) and moves it down to its place.
-    #[inline]
-    fn sift_down(&mut self, mut pos: usize, e: Entry) {
-        let key = e.key();
-        let n = self.heap.len();
-        loop {
-            let mut child = 2 * pos + 1;
-            if child >= n {
-                break;
-            }
-            let mut ck = self.key_at(child);
-            if child + 1 < n {
-                let k2 = self.key_at(child + 1);
-                if k2 < ck {
-                    child += 1;
-                    ck = k2;
-                }
-            }
-            if ck >= key {
-                break;
-            }
-            self.heap[pos] = self.heap[child];
-            pos = child;
-        }
-        self.heap[pos] = e;
-    }
-
-    /// Removes a taken root that no `schedule` reused.
-    #[inline]
-    fn drop_taken_root(&mut self) {
-        if self.root_taken {
-            self.root_taken = false;
-            let last = self.heap.pop().expect("a taken root");
-            if !self.heap.is_empty() {
-                self.sift_down(0, last);
+            Some(leaf) => {
+                self.keys[leaf] = NONE;
+                self.links_pending -= 1;
+                self.replay(leaf);
             }
         }
     }
@@ -199,29 +361,38 @@ impl EventQueue {
     #[inline]
     pub fn pop_until(&mut self, limit: Time) -> Option<Event> {
         let e = self.take_until(limit);
-        self.drop_taken_root();
+        self.finish_taken();
         e
     }
 
     /// Hands out the earliest event if it is at or before `limit`, leaving
-    /// its slot for the handler's first `schedule` (see the module notes).
-    /// Any earlier taken slot is released first.
+    /// its slot for the handler to take over (see the module notes). The
+    /// slot of the event handed out before is released first.
     #[inline]
     pub fn take_until(&mut self, limit: Time) -> Option<Event> {
-        self.drop_taken_root();
-        let top = *self.heap.first()?;
-        if top.time > limit {
+        self.finish_taken();
+        let leaf = self.win[1] as usize;
+        let k = self.keys[leaf];
+        let time = (k >> 64) as Time;
+        if k == NONE || time > limit {
             return None;
         }
-        self.root_taken = true;
         self.popped += 1;
-        Some(Event { time: top.time, seq: top.seq, kind: self.unpack(top.kind) })
+        self.taken = Some(leaf);
+        let kind = if leaf == 0 {
+            self.heap.root_taken = true;
+            self.unpack(self.heap.v[0].kind)
+        } else {
+            EventKind::LinkArrival(leaf as u32 - 1)
+        };
+        Some(Event { time, seq: k as u64, kind })
     }
 
     /// Time of the earliest pending event.
     pub fn peek_time(&mut self) -> Option<Time> {
-        self.drop_taken_root();
-        self.heap.first().map(|e| e.time)
+        self.finish_taken();
+        let k = self.keys[self.win[1] as usize];
+        (k != NONE).then_some((k >> 64) as Time)
     }
 
     /// Events processed so far.
@@ -229,9 +400,9 @@ impl EventQueue {
         self.popped
     }
 
-    /// Pending events.
+    /// Pending events (the one being handled excluded).
     pub fn len(&self) -> usize {
-        self.heap.len() - self.root_taken as usize
+        self.links_pending + self.heap.v.len() - self.taken.is_some() as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -248,16 +419,18 @@ mod tests {
         let mut q = EventQueue::new();
         q.schedule(10, EventKind::Sample);
         q.schedule(5, EventKind::Rto(7));
-        q.schedule(10, EventKind::Rto(1));
+        q.schedule(10, EventKind::LinkArrival(3));
         q.schedule(10, EventKind::Rto(2));
+        q.schedule(10, EventKind::LinkArrival(0));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|e| (e.time, e.kind)).collect();
         assert_eq!(
             order,
             vec![
                 (5, EventKind::Rto(7)),
                 (10, EventKind::Sample),
-                (10, EventKind::Rto(1)),
-                (10, EventKind::Rto(2))
+                (10, EventKind::LinkArrival(3)),
+                (10, EventKind::Rto(2)),
+                (10, EventKind::LinkArrival(0)),
             ]
         );
     }
@@ -265,7 +438,7 @@ mod tests {
     #[test]
     fn kinds_round_trip() {
         let kinds = [
-            EventKind::LinkArrival(u32::MAX),
+            EventKind::LinkArrival(70),
             EventKind::Rto(3),
             EventKind::DelayedAck(4),
             EventKind::Pace(5),
@@ -274,7 +447,7 @@ mod tests {
             EventKind::Sample,
             EventKind::MeasureStart,
         ];
-        let mut q = EventQueue::new();
+        let mut q = EventQueue::with_links(3);
         for (i, k) in kinds.iter().enumerate() {
             q.schedule(i as Time, *k);
         }
@@ -282,9 +455,9 @@ mod tests {
         assert_eq!(got, kinds);
     }
 
-    /// Taking an event and scheduling from its handler gives the order of a
-    /// reference priority queue (BinaryHeap of (time, seq)) under a random
-    /// mix of operations.
+    /// Taking events and scheduling from their handlers (link arrivals, at
+    /// most one pending per link, and timers) gives the order of a reference
+    /// priority queue (BinaryHeap of (time, seq)).
     #[test]
     fn take_and_schedule_match_a_reference_heap() {
         use std::cmp::Reverse;
@@ -296,23 +469,37 @@ mod tests {
             x ^= x << 17;
             x % m
         };
-        let mut q = EventQueue::new();
+        const LINKS: u32 = 37;
+        let mut q = EventQueue::with_links(5); // grows as links are used
         let mut r: BinaryHeap<Reverse<(Time, u64, u32)>> = BinaryHeap::new();
+        let mut busy = [false; LINKS as usize];
         let mut seq = 0u64;
         let mut now = 0;
-        for i in 0..20_000u32 {
-            let n = rnd(3);
-            for _ in 0..n {
+        for _ in 0..50_000 {
+            for _ in 0..rnd(3) {
                 let t = now + rnd(50);
-                q.schedule(t, EventKind::LinkArrival(i));
-                r.push(Reverse((t, seq, i)));
+                let l = rnd(LINKS as u64 + 4) as u32;
+                if l < LINKS {
+                    if busy[l as usize] {
+                        continue;
+                    }
+                    busy[l as usize] = true;
+                    q.schedule(t, EventKind::LinkArrival(l));
+                } else {
+                    q.schedule(t, EventKind::Rto(l));
+                }
+                r.push(Reverse((t, seq, l)));
                 seq += 1;
             }
             let limit = now + rnd(40);
             match q.take_until(limit) {
                 Some(e) => {
                     let Reverse((t, s, k)) = r.pop().unwrap();
-                    assert_eq!((e.time, e.seq, e.kind), (t, s, EventKind::LinkArrival(k)));
+                    let want = if k < LINKS { EventKind::LinkArrival(k) } else { EventKind::Rto(k) };
+                    assert_eq!((e.time, e.seq, e.kind), (t, s, want));
+                    if k < LINKS {
+                        busy[k as usize] = false;
+                    }
                     now = t;
                 }
                 None => assert!(r.peek().map_or(true, |Reverse((t, _, _))| *t > limit)),
