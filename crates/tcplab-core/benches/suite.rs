@@ -33,14 +33,25 @@ fn find(name: &str, len: Length) -> Scenario {
     panic!("unknown scenario {name}");
 }
 
+/// The part of a run after `--warmup`, apart so a profiler can collect it
+/// alone (`valgrind --tool=callgrind --collect-atstart=no
+/// --toggle-collect='*profiled_part*'`).
+#[inline(never)]
+fn profiled_part(w: &mut tcplab_core::World) {
+    w.run();
+}
+
 /// Child: runs one scenario, prints one JSON line.
-fn child(name: &str, len: Length) {
+fn child(name: &str, len: Length, warmup: f64) {
     let sc = find(name, len);
     let spec = sc.spec.expect("a runnable scenario");
     let sim = spec.duration;
     let t = Instant::now();
     let mut w = tcplab_core::World::new(spec).expect("valid scenario");
-    w.run();
+    if warmup > 0.0 {
+        w.run_until(tcplab_core::sim::time::from_secs(warmup));
+    }
+    profiled_part(&mut w);
     let r = w.into_results();
     let wall = t.elapsed().as_secs_f64();
     let b = r.links.iter().find(|l| l.name == sc.bottleneck).unwrap();
@@ -63,6 +74,7 @@ fn main() {
         None => Length::Full,
     };
     let (mut names, mut scaling, mut json, mut child_of) = (Vec::<String>::new(), None, None, None);
+    let mut warmup = 0.0;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -71,12 +83,13 @@ fn main() {
             "--scaling" => scaling = Some(it.next().expect("--scaling AXIS").clone()),
             "--json" => json = Some(it.next().expect("--json PATH").clone()),
             "--child" => child_of = Some(it.next().expect("--child NAME").clone()),
+            "--warmup" => warmup = it.next().and_then(|s| s.parse().ok()).expect("--warmup SECONDS"),
             s if !s.starts_with('-') => names.extend(s.split(',').map(String::from)),
             _ => {} // libtest-style flags cargo may pass
         }
     }
     if let Some(n) = child_of {
-        return child(&n, len);
+        return child(&n, len, warmup);
     }
     let list: Vec<Scenario> = match &scaling {
         Some(axis) => bench::scaling(axis, len == Length::Quick).unwrap_or_else(|| panic!("unknown axis {axis}; known: {:?}", bench::AXES)),
