@@ -285,7 +285,14 @@ impl Link {
     /// the next head, if any.
     #[inline]
     pub fn pop_arrival(&mut self, now: Time) -> (Packet, bool, Option<Time>) {
-        self.advance(now);
+        // The head started service before it arrived, so leaving changes
+        // neither the waiting set nor its integrals: only if the last
+        // advance predates the head's start (it is still counted as
+        // waiting) must the link catch up first. The integrals are exact
+        // sums, so when they are brought up to date does not matter.
+        if self.first_waiting == 0 {
+            self.advance(now);
+        }
         let e = self.entries.pop_front().expect("link arrival event with an empty link");
         debug_assert_eq!(e.arrive, now);
         self.first_waiting -= 1;
@@ -298,9 +305,8 @@ impl Link {
         }
         self.stats.packets_out += 1;
         self.stats.bytes_out += e.pkt.size as u64;
-        if e.pkt.kind == PacketKind::Data {
-            self.stats.data_packets_out += 1;
-        }
+        // Branch-free: data and ACKs interleave unpredictably on a link.
+        self.stats.data_packets_out += (e.pkt.kind == PacketKind::Data) as u64;
         (e.pkt, false, next)
     }
 }
