@@ -68,6 +68,54 @@ fn key(time: Time, seq: u64) -> Key {
     ((time as Key) << 64) | seq as Key
 }
 
+/// One match of the tournament: if `s` (sibling winner, key `sk`) beats
+/// `w` (key `wk`), it becomes the winner; returns whether it did. Without
+/// a branch: which side wins is a coin toss for the branch predictor, and
+/// LLVM turns a select of `u128`s into branches (masks and
+/// `select_unpredictable` included), hence the conditional moves in
+/// assembly on x86-64.
+#[inline(always)]
+fn play(s: u32, sk: Key, w: &mut u32, wk: &mut Key) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let (mut wi, mut hi, mut lo) = (*w as u64, (*wk >> 64) as u64, *wk as u64);
+        let lt: u8;
+        // SAFETY: register-only arithmetic; no memory, no stack.
+        unsafe {
+            std::arch::asm!(
+                "cmp {slo}, {lo}",
+                "mov {t}, {shi}",
+                "sbb {t}, {hi}",
+                "cmovb {wi}, {si}",
+                "cmovb {lo}, {slo}",
+                "cmovb {hi}, {shi}",
+                "setb {lt}",
+                slo = in(reg) sk as u64,
+                shi = in(reg) (sk >> 64) as u64,
+                si = in(reg) s as u64,
+                t = out(reg) _,
+                lo = inout(reg) lo,
+                hi = inout(reg) hi,
+                wi = inout(reg) wi,
+                lt = out(reg_byte) lt,
+                options(pure, nomem, nostack),
+            );
+        }
+        *w = wi as u32;
+        *wk = ((hi as Key) << 64) | lo as Key;
+        lt != 0
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let lt = sk < *wk;
+        if lt {
+            *w = s;
+            *wk = sk;
+        }
+        lt
+    }
+}
+
 /// An entry of the heap of non-link events: the kind packed as `payload << 3 | tag`.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
@@ -235,13 +283,7 @@ impl EventQueue {
             while pos > 1 {
                 let s = *self.win.get_unchecked(pos ^ 1);
                 let sk = *self.keys.get_unchecked(s as usize);
-                let lt = sk < wk;
-                // Masks rather than branches: which side wins is a coin toss
-                // for the branch predictor.
-                let m = 0u64.wrapping_sub(lt as u64);
-                w = ((s as u64 & m) | (w as u64 & !m)) as u32;
-                let m2 = ((m as u128) << 64) | m as u128;
-                wk = (sk & m2) | (wk & !m2);
+                let lt = play(s, sk, &mut w, &mut wk);
                 pos >>= 1;
                 if early && lt {
                     return;
