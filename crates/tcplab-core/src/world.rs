@@ -261,8 +261,8 @@ impl World {
     /// Puts the packets a flow's endpoint produced on the first link of their
     /// path and brings the flow's timers up to date.
     fn flush(&mut self, f: u32) {
-        let mut pkts = std::mem::take(&mut self.scratch);
-        for p in pkts.drain(..) {
+        for i in 0..self.scratch.len() {
+            let p = self.scratch[i];
             let fl = &mut self.flows[f as usize];
             if p.kind == PacketKind::Data && !p.retransmit && !fl.drop_segments.is_empty() && fl.drop_segments.binary_search(&p.seq).is_ok() {
                 fl.data_lost += 1;
@@ -272,7 +272,7 @@ impl World {
             let link = fl.paths[dir][0];
             self.enqueue(link, p);
         }
-        self.scratch = pkts;
+        self.scratch.clear();
         let now = self.now;
         let fl = &mut self.flows[f as usize];
         let s = &mut fl.sender;
@@ -297,7 +297,7 @@ impl World {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, link: u32, p: Packet) {
         match self.links[link as usize].enqueue(self.now, p) {
             Enqueued::Accepted(Some(t)) => self.events.schedule_link(t, link),

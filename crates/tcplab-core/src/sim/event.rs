@@ -337,7 +337,7 @@ impl EventQueue {
 
     /// Schedules the arrival of link `l`'s head packet at `time`. A link has
     /// at most one pending arrival.
-    #[inline]
+    #[inline(always)]
     pub fn schedule_link(&mut self, time: Time, l: u32) {
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -410,7 +410,7 @@ impl EventQueue {
     /// Hands out the earliest event if it is at or before `limit`, leaving
     /// its slot for the handler to take over (see the module notes). The
     /// slot of the event handed out before is released first.
-    #[inline]
+    #[inline(always)]
     pub fn take_until(&mut self, limit: Time) -> Option<Event> {
         self.finish_taken();
         let leaf = self.win[1] as usize;

@@ -534,11 +534,13 @@ impl Sender {
                 sample_seq = newest_unsacked;
             }
             self.sacked_out -= sacked_below;
-            let k = self.sacked.partition_point(|r| r.1 <= a);
-            self.sacked.drain(..k);
-            if let Some(r) = self.sacked.front_mut() {
-                if r.0 < a {
-                    r.0 = a;
+            if !self.sacked.is_empty() {
+                let k = self.sacked.partition_point(|r| r.1 <= a);
+                self.sacked.drain(..k);
+                if let Some(r) = self.sacked.front_mut() {
+                    if r.0 < a {
+                        r.0 = a;
+                    }
                 }
             }
             self.snd_una = a;
