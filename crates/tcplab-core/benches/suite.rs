@@ -24,8 +24,12 @@ fn find(name: &str, len: Length) -> Scenario {
         return s;
     }
     for axis in bench::AXES {
-        for s in bench::scaling(axis, len == Length::Quick).unwrap() {
+        for mut s in bench::scaling(axis, len == Length::Quick).unwrap() {
             if s.name == name {
+                if let (Length::Seconds(t), Some(spec)) = (len, s.spec.as_mut()) {
+                    spec.duration = t;
+                    spec.measure_start = t / 2.0;
+                }
                 return s;
             }
         }

@@ -190,6 +190,20 @@ impl World {
         self.now = t;
     }
 
+    /// Gives back the memory of link queues and send windows that shrank a
+    /// lot since the last call, so memory follows the current occupancy
+    /// rather than the largest burst ever (with 10,000 flows that is the
+    /// difference between megabytes and gigabytes). Called every 2^20
+    /// events: O(links + flows), negligible against a million events.
+    fn trim(&mut self) {
+        for l in &mut self.links {
+            l.trim();
+        }
+        for fl in &mut self.flows {
+            fl.sender.trim();
+        }
+    }
+
     /// The sender of flow `f`.
     pub fn sender(&self, f: usize) -> &Sender {
         &self.flows[f].sender
@@ -211,6 +225,7 @@ impl World {
             if self.events.popped() >= next_report {
                 next_report += 1 << 20;
                 progress(self.now as f64 / self.end as f64);
+                self.trim();
             }
         }
         self.now = self.end;
@@ -222,6 +237,7 @@ impl World {
         progress(1.0);
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, kind: EventKind) {
         match kind {
             EventKind::LinkArrival(l) => self.link_arrival(l),
@@ -313,6 +329,7 @@ impl World {
         }
     }
 
+    #[inline(always)]
     fn link_arrival(&mut self, l: u32) {
         let (mut p, lost, next) = self.links[l as usize].pop_arrival(self.now);
         if let Some(t) = next {

@@ -29,6 +29,8 @@ impl InLink {
 
 /// FIFO of the packets on a link: a ring of power-of-two capacity, so
 /// indexing is a mask and pushing never moves elements (except to grow).
+/// [`Ring::trim`] shrinks it when it is far emptier than its capacity, so
+/// a link that once held a burst does not keep the memory for good.
 #[derive(Debug)]
 struct Ring {
     buf: Vec<InLink>,
@@ -36,9 +38,22 @@ struct Ring {
     len: usize,
 }
 
+const RING_MIN: usize = 4;
+
 impl Ring {
     fn with_capacity(n: usize) -> Self {
         Ring { buf: vec![InLink::EMPTY; n.next_power_of_two()], head: 0, len: 0 }
+    }
+
+    /// Shrinks to twice the current length (at least `RING_MIN`) if that
+    /// halves the capacity or more. A bursty link may regrow: at most one
+    /// reallocation per trim and link, which is rare (trims are 2^20 events
+    /// apart).
+    fn trim(&mut self) {
+        let want = (2 * self.len).next_power_of_two().max(RING_MIN);
+        if want * 2 <= self.buf.len() {
+            self.resize(want);
+        }
     }
 
     #[inline]
@@ -94,7 +109,11 @@ impl Ring {
 
     #[cold]
     fn grow(&mut self) {
-        let cap = (self.buf.len() * 2).max(4);
+        self.resize((self.buf.len() * 2).max(RING_MIN));
+    }
+
+    fn resize(&mut self, cap: usize) {
+        debug_assert!(cap >= self.len && cap.is_power_of_two());
         let mut buf = vec![InLink::EMPTY; cap];
         for (i, slot) in buf.iter_mut().enumerate().take(self.len) {
             *slot = *self.get(i);
@@ -173,7 +192,7 @@ impl Link {
             ser_cache: (0, 0),
             limit_packets: limit_packets.unwrap_or(u64::MAX),
             limit_bytes: limit_bytes.unwrap_or(u64::MAX),
-            entries: Ring::with_capacity(4),
+            entries: Ring::with_capacity(RING_MIN),
             first_waiting: 0,
             waiting_bytes: 0,
             busy_until: 0,
@@ -200,6 +219,12 @@ impl Link {
     #[inline]
     pub fn waiting_bytes(&self) -> u64 {
         self.waiting_bytes
+    }
+
+    /// Gives back queue memory the link no longer needs (called now and then
+    /// by the world, not per packet).
+    pub fn trim(&mut self) {
+        self.entries.trim();
     }
 
     /// Packets on the link: waiting, serializing or propagating.
@@ -241,7 +266,7 @@ impl Link {
     }
 
     /// Offers `pkt` to the queue at `now` (drop-tail).
-    #[inline]
+    #[inline(always)]
     pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Enqueued {
         self.advance(now);
         self.stats.packets_in += 1;
@@ -283,7 +308,7 @@ impl Link {
     /// Removes the head packet, which reaches the far end at `now`; returns
     /// it, whether the loss model lost it on the way, and the arrival time of
     /// the next head, if any.
-    #[inline]
+    #[inline(always)]
     pub fn pop_arrival(&mut self, now: Time) -> (Packet, bool, Option<Time>) {
         // The head started service before it arrived, so leaving changes
         // neither the waiting set nor its integrals: only if the last
