@@ -133,10 +133,10 @@ impl SegMetas {
         self.mask = mask;
     }
 
-    /// Shrinks the rings to twice the segments outstanding if that halves
-    /// them or more.
+    /// Shrinks the rings to four times the segments outstanding if that
+    /// halves them or more.
     fn trim(&mut self, una: u64, high: u64) {
-        let want = ((2 * (high - una)) as usize).next_power_of_two().max(META_MIN);
+        let want = ((4 * (high - una)) as usize).next_power_of_two().max(META_MIN);
         if want * 2 <= self.sent.len() {
             self.resize(una, high, want);
         }
