@@ -19,8 +19,6 @@ struct Flow {
     sender: Sender,
     receiver: Receiver,
     map: SegmentMap,
-    /// Forward (data) and reverse (ACK) paths as link indices.
-    paths: [Vec<u32>; 2],
     data_dropped: u64,
     acks_dropped: u64,
     /// Sorted segments whose first transmission is lost (scripted loss).
@@ -41,6 +39,14 @@ pub struct World {
     links: Vec<Link>,
     flows: Vec<Flow>,
     traced_links: Vec<u32>,
+    /// Some flow has scripted losses (`drop_segments`).
+    scripted_loss: bool,
+    /// Every flow's forward (data) and reverse (ACK) path, as link indices,
+    /// one after the other; `path_of[flow][dir]` = (offset, length). Dense
+    /// and apart from the (large) flow state, so forwarding a packet at a
+    /// router touches two small arrays, not the flow.
+    path_links: Vec<u32>,
+    path_of: Vec<[(u32, u32); 2]>,
     scratch: Vec<Packet>,
     /// SACK blocks of the ACKs on the wire.
     sacks: SackStore,
@@ -53,6 +59,30 @@ pub struct World {
 }
 
 impl World {
+    // Unchecked access on the per-packet path. Link indices come from
+    // resolved paths and flow indices from packets the flows made, both
+    // validated when the world is built; debug builds check them anyway.
+    #[inline(always)]
+    fn link_mut(&mut self, l: u32) -> &mut Link {
+        debug_assert!((l as usize) < self.links.len());
+        // SAFETY: see above.
+        unsafe { self.links.get_unchecked_mut(l as usize) }
+    }
+
+    #[inline(always)]
+    fn path(&self, f: u32, dir: usize) -> (u32, u32) {
+        debug_assert!((f as usize) < self.path_of.len() && dir < 2);
+        // SAFETY: see above.
+        unsafe { *self.path_of.get_unchecked(f as usize).get_unchecked(dir) }
+    }
+
+    #[inline(always)]
+    fn path_link(&self, i: u32) -> u32 {
+        debug_assert!((i as usize) < self.path_links.len());
+        // SAFETY: offsets and lengths in path_of lie inside path_links.
+        unsafe { *self.path_links.get_unchecked(i as usize) }
+    }
+
     /// Validates the description, resolves routes and algorithms.
     pub fn new(spec: RunSpec) -> Result<Self, SpecError> {
         spec.validate()?;
@@ -71,7 +101,15 @@ impl World {
             .collect();
         let mut events = EventQueue::with_links(links.len());
         let mut flows = Vec::with_capacity(spec.flows.len());
+        let mut path_links = Vec::new();
+        let mut path_of = Vec::with_capacity(spec.flows.len());
         for (i, (f, paths)) in spec.flows.iter().zip(paths).enumerate() {
+            let mut refs = [(0u32, 0u32); 2];
+            for (dir, p) in paths.iter().enumerate() {
+                refs[dir] = (path_links.len() as u32, p.len() as u32);
+                path_links.extend_from_slice(p);
+            }
+            path_of.push(refs);
             let cc = cc::build(&f.cc, &format!("flows[{i}].cc"))?;
             let cfg = SenderConfig {
                 flow: i as u32,
@@ -116,7 +154,6 @@ impl World {
                 sender,
                 receiver,
                 map,
-                paths,
                 data_dropped: 0,
                 acks_dropped: 0,
                 drop_segments: {
@@ -149,6 +186,7 @@ impl World {
             events.schedule(0, EventKind::Sample);
         }
         events.schedule(measure_start, EventKind::MeasureStart);
+        let scripted_loss = spec.flows.iter().any(|f| !f.drop_segments.is_empty());
         Ok(World {
             spec,
             now: 0,
@@ -159,6 +197,9 @@ impl World {
             links,
             flows,
             traced_links,
+            scripted_loss,
+            path_links,
+            path_of,
             scratch: Vec::with_capacity(64),
             sacks: SackStore::default(),
             flow_ts,
@@ -279,18 +320,22 @@ impl World {
     fn flush(&mut self, f: u32) {
         for i in 0..self.scratch.len() {
             let p = self.scratch[i];
-            let fl = &mut self.flows[f as usize];
-            if p.kind == PacketKind::Data && !p.retransmit && !fl.drop_segments.is_empty() && fl.drop_segments.binary_search(&p.seq).is_ok() {
-                fl.data_lost += 1;
-                continue;
+            if self.scripted_loss && p.kind == PacketKind::Data && !p.retransmit {
+                let fl = &mut self.flows[f as usize];
+                if fl.drop_segments.binary_search(&p.seq).is_ok() {
+                    fl.data_lost += 1;
+                    continue;
+                }
             }
             let dir = (p.kind == PacketKind::Ack) as usize;
-            let link = fl.paths[dir][0];
+            let link = self.path_link(self.path(f, dir).0);
             self.enqueue(link, p);
         }
         self.scratch.clear();
         let now = self.now;
-        let fl = &mut self.flows[f as usize];
+        debug_assert!((f as usize) < self.flows.len());
+        // SAFETY: flow indices come from the flows themselves.
+        let fl = unsafe { self.flows.get_unchecked_mut(f as usize) };
         let s = &mut fl.sender;
         if let Some(d) = s.rto_deadline {
             if s.rto_event.map_or(true, |e| d < e) {
@@ -315,7 +360,8 @@ impl World {
 
     #[inline(always)]
     fn enqueue(&mut self, link: u32, p: Packet) {
-        match self.links[link as usize].enqueue(self.now, p) {
+        let now = self.now;
+        match self.link_mut(link).enqueue(now, p) {
             Enqueued::Accepted(Some(t)) => self.events.schedule_link(t, link),
             Enqueued::Accepted(None) => {}
             Enqueued::Dropped => {
@@ -331,7 +377,8 @@ impl World {
 
     #[inline(always)]
     fn link_arrival(&mut self, l: u32) {
-        let (mut p, lost, next) = self.links[l as usize].pop_arrival(self.now);
+        let now = self.now;
+        let (mut p, lost, next) = self.link_mut(l).pop_arrival(now);
         if let Some(t) = next {
             self.events.schedule_link(t, l);
         }
@@ -347,13 +394,16 @@ impl World {
         }
         let dir = (p.kind == PacketKind::Ack) as usize;
         let hop = p.hop as usize + 1;
-        let fl = &mut self.flows[f as usize];
-        if hop < fl.paths[dir].len() {
+        let (off, len) = self.path(f, dir);
+        if hop < len as usize {
             p.hop = hop as u16;
-            let next_link = fl.paths[dir][hop];
+            let next_link = self.path_link(off + hop as u32);
             self.enqueue(next_link, p);
             return;
         }
+        debug_assert!((f as usize) < self.flows.len());
+        // SAFETY: flow indices come from the flows themselves.
+        let fl = unsafe { self.flows.get_unchecked_mut(f as usize) };
         match p.kind {
             PacketKind::Data => {
                 if let Some(ack) = fl.receiver.on_data(self.now, p.seq, &fl.map, &mut self.sacks) {

@@ -345,15 +345,17 @@ impl EventQueue {
         if leaf >= self.leaves {
             self.grow(leaf);
         }
+        // SAFETY: leaf < leaves = keys.len() (grown above).
+        let slot = unsafe { self.keys.get_unchecked_mut(leaf) };
         if self.taken == Some(leaf) {
             // The link's arrival being handled is replaced by its next one.
             self.taken = None;
-            self.keys[leaf] = key(time, seq);
+            *slot = key(time, seq);
             self.replay(leaf);
         } else {
-            assert!(self.keys[leaf] == NONE, "link {l} already has a pending arrival");
+            assert!(*slot == NONE, "link {l} already has a pending arrival");
+            *slot = key(time, seq);
             self.links_pending += 1;
-            self.keys[leaf] = key(time, seq);
             self.replay_from(leaf, true);
         }
     }
@@ -386,7 +388,8 @@ impl EventQueue {
                 self.replay(0);
             }
             Some(leaf) => {
-                self.keys[leaf] = NONE;
+                // SAFETY: a taken leaf came from the tree.
+                unsafe { *self.keys.get_unchecked_mut(leaf) = NONE };
                 self.links_pending -= 1;
                 self.replay(leaf);
             }
@@ -413,8 +416,9 @@ impl EventQueue {
     #[inline(always)]
     pub fn take_until(&mut self, limit: Time) -> Option<Event> {
         self.finish_taken();
-        let leaf = self.win[1] as usize;
-        let k = self.keys[leaf];
+        // SAFETY: win has 2 * leaves >= 4 entries and holds leaf indices.
+        let leaf = unsafe { *self.win.get_unchecked(1) } as usize;
+        let k = unsafe { *self.keys.get_unchecked(leaf) };
         let time = (k >> 64) as Time;
         if k == NONE || time > limit {
             return None;
