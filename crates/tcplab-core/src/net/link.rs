@@ -20,14 +20,14 @@ use super::packet::{Packet, PacketKind};
 use crate::sim::time::{serialization_time, Time, PS_PER_SEC};
 
 #[derive(Debug, Clone, Copy)]
+#[repr(C, align(32))]
 struct InLink {
     pkt: Packet,
-    start: Time,
     arrive: Time,
 }
 
 impl InLink {
-    const EMPTY: InLink = InLink { pkt: Packet::data(0, 0, 0, false), start: 0, arrive: 0 };
+    const EMPTY: InLink = InLink { pkt: Packet::data(0, 0, 0, false), arrive: 0 };
 }
 
 /// FIFO of the packets on a link: a ring of power-of-two capacity, so
@@ -245,13 +245,26 @@ impl Link {
         self.entries.iter().map(|e| &e.pkt)
     }
 
+    /// Serialization time of a packet of `size` bytes (the cached value when
+    /// it is the last size sent: the same function of the size either way).
+    #[inline]
+    fn ser_of(&self, size: u32) -> Time {
+        if self.ser_cache_size == size {
+            self.ser_cache_time
+        } else {
+            serialization_time(size, self.ps_per_byte)
+        }
+    }
+
     /// Brings the waiting set up to `now`: every packet whose service
     /// started at or before `now` leaves it.
     #[inline]
     pub fn advance(&mut self, now: Time) {
         while (self.first_waiting as usize) < self.entries.len() {
             let e = *self.entries.get(self.first_waiting as usize);
-            if e.start > now {
+            // Service start, from the arrival (not stored: 32-byte entries,
+            // one per half cache line): arrive = start + ser(size) + delay.
+            if e.arrive - self.delay - self.ser_of(e.pkt.size) > now {
                 break;
             }
             self.waiting_bytes -= e.pkt.size as u64;
@@ -288,12 +301,13 @@ impl Link {
             self.ser_cache_time = t;
             t
         };
+        debug_assert_eq!(ser, self.ser_of(pkt.size));
         let depart = start + ser;
         self.busy_until = depart;
         self.stats.busy_in_window += overlap(start, depart, self.window) as u128;
         let arrive = depart + self.delay;
         let was_empty = self.entries.is_empty();
-        self.entries.push_back(InLink { pkt, start, arrive });
+        self.entries.push_back(InLink { pkt, arrive });
         if idle {
             // Starts service at once: never waits.
             self.first_waiting += 1;
