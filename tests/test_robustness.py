@@ -27,17 +27,6 @@ def test_invalid_spec_raises_spec_error_naming_the_field():
     assert e.value.field == "flows[0].init_cwnd"
 
 
-def test_bench_quick_prints_the_documented_json():
-    out = subprocess.run([sys.executable, "-m", "tcplab", "bench", "--quick", "--json"], capture_output=True,
-                         text=True, check=True).stdout
-    rows = json.loads(out)
-    assert rows and {"scenario", "wall_s", "packets_per_s", "events_per_s", "peak_rss_mb"} <= set(rows[0])
-    r = rows[0]
-    assert r["scenario"] == "S1" and r["bottleneck_data_packets"] > 0
-    assert r["packets_per_s"] == pytest.approx(r["bottleneck_data_packets"] / r["wall_s"])
-    assert 0 < r["peak_rss_mb"] < 4096
-
-
 def test_run_compare_analytic_reports_the_model(tmp_path):
     toml = tmp_path / "s.toml"
     toml.write_text("""

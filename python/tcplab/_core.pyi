@@ -51,5 +51,19 @@ def algorithms() -> list[AlgorithmInfo]:
 def version() -> str:
     """Version of the core."""
 
+class BenchScenario(TypedDict):
+    name: str
+    description: str
+    spec_json: str | None
+    skip: str | None
+    bottleneck: str
+    axis_value: float | None
+
+def bench_suite(quick: bool = False, seconds: float | None = None) -> list[BenchScenario]:
+    """The standard benchmark scenarios S1-S5 (the definitions cargo bench uses)."""
+
+def bench_scaling(axis: str, quick: bool = False) -> list[BenchScenario]:
+    """The points of a scaling curve: axis "flows", "rate" or "window"."""
+
 def _panic_for_test() -> None:
     """Panic inside the core (tests use it to check panics become SimulationError)."""

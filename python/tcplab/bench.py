@@ -1,16 +1,40 @@
 """``tcplab bench``: a fixed suite of standard scenarios, timed.
 
-Each scenario runs in a fresh child process that imports only the compiled
-core, so the reported peak memory (``ru_maxrss`` of that child) is the run's
-own: the interpreter, numpy and the simulation, not the CLI's pandas or
-matplotlib. Figures printed per scenario:
+The scenarios are defined once, in the Rust core
+(``tcplab_core::scenarios::bench``), and ``cargo bench -p tcplab-core`` runs
+the same ones without Python:
 
-- ``wall_s``: wall time of the core's run call (building the run included);
+- S1: one NewReno flow, 200 Mbit/s, RTT 100 ms, B = 0.1 BDP, 2000 s, traces
+  every 10 ms (a Table I cell of mv-highspeed);
+- S2: one CUBIC flow (the Table I cell: 2005 variant, SACK), same network,
+  B = BDP, traces every 10 ms;
+- S3: 10 CUBIC flows (Linux, SACK), 1 Gbit/s, RTT 100 ms, B = 0.1 BDP,
+  2000 s, traces every 10 ms;
+- S4: 200 NewReno flows, 200 Mbit/s, RTT 100 ms, B = 0.1 BDP, 600 s
+  (mv-buffers Fig. 8: starts in [0, 10) s, access delays in (0, 10 ms));
+- S5: the ssm-interactions parking lot: a placeholder, skipped until its
+  generator exists (adding it is one entry in ``scenarios::bench``).
+
+``--scaling flows|rate|window|all`` runs the scaling curves instead (cost
+per packet against the number of flows, 1 to 10,000; the bottleneck rate,
+10 Mbit/s to 100 Gbit/s at fixed simulated time; the window, 10 to 100,000
+packets), and ``--memory`` measures peak memory against simulated time
+(S1 for 2000 s and 20,000 s, with and without traces).
+
+Each run executes in a fresh child process that imports only the compiled
+core, so its peak memory (``ru_maxrss``) is its own. Figures per run:
+
+- ``wall_s``: wall time of the core's run call (building the run and
+  converting its results included); ``core_wall_s``: the event loop alone;
 - ``packets_per_s``: data packets through the bottleneck per wall-second;
 - ``events_per_s``: simulation events per wall-second;
 - ``ns_per_packet_hop``: wall nanoseconds per packet per link traversed
-  (data and ACKs, all links);
+  (data and ACKs, all links; ``wall_s`` for the suite, ``core_wall_s`` for
+  the scaling curves, whose smallest points last milliseconds);
 - ``peak_rss_mb``: peak resident memory of the child process.
+
+``--json PATH`` writes everything, with the machine and the commit, for
+tracking over time (``--json`` alone prints it instead of the table).
 
 ``tcplab bench --campaign`` measures the campaign layer instead: a sweep of
 200 tiny runs (about 1 ms each in the core) into a fresh campaign, printing
@@ -19,17 +43,21 @@ runs, wall time, core time, overhead % and overhead per run (see
 ``--workers``, ``--repeat``, ``--no-fsync``).
 
 Speed is measured here, never asserted in tests: a slow machine gives slower
-figures, not failures. ``--quick`` shortens every scenario (to check that the
+figures, not failures. ``--quick`` shortens every run (to check that the
 suite runs, e.g. in CI), so its figures are not comparable with full runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import math
+import os
+import platform
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Optional
 
 _CHILD = r"""
 import json, resource, sys, time
@@ -41,59 +69,153 @@ wall = time.perf_counter() - t0
 links = r["links"]
 print(json.dumps({
     "wall_s": wall,
+    "core_wall_s": float(r["meta"]["wall_s"]),
     "events": int(r["meta"]["events"]),
     "data_packets_out": [int(x) for x in links["data_packets_out"]],
     "packets_out_total": int(sum(int(x) for x in links["packets_out"])),
+    "utilization": [float(x) for x in links["utilization"]],
     "names": list(links["name"]),
-    "goodput_bps": [float(x) for x in r["flows"]["goodput_bps"]],
+    "trace_rows": int(len(r["flow_ts"]["time"]) + len(r["queue_ts"]["time"]) + len(r["cc_ts"]["time"])),
     "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,  # KiB on Linux
 }))
 """
 
+#: Fields of every result row (see the module notes).
+ROW_FIELDS = ("scenario", "description", "simulated_s", "wall_s", "core_wall_s", "bottleneck_data_packets",
+              "packets_per_s", "events", "events_per_s", "packet_hops", "ns_per_packet_hop", "peak_rss_mb",
+              "utilization", "runs")
 
-def _scenarios(quick: bool) -> list[tuple[str, str, Any]]:
-    from .scenario import Dumbbell
-
-    dur = "20s" if quick else "2000s"
-    win = "10s" if quick else "1000s"
-    s1 = Dumbbell(n_flows=1, bottleneck_rate="200Mbps", rtt="100ms", buffer="0.1BDP", algorithm="newreno",
-                  recovery="newreno", duration=dur, measure_window=win, sample_interval="10ms", seed=1)
-    return [
-        ("S1", "one NewReno flow, 200 Mbit/s, RTT 100 ms, B = 0.1 BDP, " + dur + ", traces every 10 ms", s1),
-    ]
+AXES = ("flows", "rate", "window")
 
 
-def _run_child(spec: dict) -> dict:
+def _run_child(spec_json: str) -> dict:
     proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    out, err = proc.communicate(json.dumps(spec))
+    out, err = proc.communicate(spec_json)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark child failed: {err.strip()}")
     return json.loads(out)
 
 
-def run_suite(quick: bool = False) -> list[dict]:
+def _measure(sc: dict, best_of: int = 1, min_core_s: float = 0.0) -> dict:
+    """Runs scenario `sc` (a row of _core.bench_suite/bench_scaling) in child
+    processes: `best_of` times, more (up to 5) while its event loop lasts
+    less than `min_core_s`; reports the fastest run and the largest peak."""
+    spec = json.loads(sc["spec_json"])
+    runs = []
+    while True:
+        runs.append(_run_child(sc["spec_json"]))
+        if len(runs) >= max(1, best_of) and (runs[-1]["core_wall_s"] >= min_core_s or len(runs) >= 5):
+            break
+    res = min(runs, key=lambda r: r["wall_s"])
+    b = res["names"].index(sc["bottleneck"])
+    pkts = res["data_packets_out"][b]
+    wall = res["wall_s"]
+    core = min(r["core_wall_s"] for r in runs)
+    hops = max(1, res["packets_out_total"])
+    return {
+        "scenario": sc["name"],
+        "description": sc["description"],
+        "simulated_s": spec["duration"],
+        "wall_s": wall,
+        "core_wall_s": core,
+        "bottleneck_data_packets": pkts,
+        "packets_per_s": pkts / wall,
+        "events": res["events"],
+        "events_per_s": res["events"] / wall,
+        "packet_hops": res["packets_out_total"],
+        "ns_per_packet_hop": wall * 1e9 / hops,
+        "core_ns_per_packet_hop": core * 1e9 / hops,
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        "utilization": res["utilization"][b],
+        "trace_rows": res["trace_rows"],
+        "flows": len(spec["flows"]),
+        "links": len(spec["links"]),
+        "runs": len(runs),
+        "axis_value": sc["axis_value"],
+    }
+
+
+def run_suite(quick: bool = False, only: Optional[list[str]] = None, seconds: Optional[float] = None,
+              best_of: int = 1, log=None) -> tuple[list[dict], list[dict]]:
+    """Runs the standard scenarios; returns (result rows, skipped placeholders)."""
+    from . import _core
+
+    rows, skipped = [], []
+    for sc in _core.bench_suite(quick, seconds):
+        if only and sc["name"] not in only:
+            continue
+        if sc["spec_json"] is None:
+            skipped.append({"scenario": sc["name"], "description": sc["description"], "reason": sc["skip"]})
+            if log:
+                log(f"{sc['name']}: skipped: {sc['skip']}")
+            continue
+        if log:
+            log(f"{sc['name']}: {sc['description']} ...")
+        row = _measure(sc, best_of)
+        row["quick"] = quick
+        rows.append(row)
+    return rows, skipped
+
+
+def run_scaling(axis: str, quick: bool = False, best_of: int = 1, log=None) -> list[dict]:
+    """Runs the points of one scaling curve; each row has `axis_value`."""
+    from . import _core
+
     rows = []
-    for name, desc, sc in _scenarios(quick):
-        spec = sc.to_spec()
-        res = _run_child(spec)
-        bottleneck = sc.bottleneck_links()[0]
-        pkts = res["data_packets_out"][res["names"].index(bottleneck)]
-        wall = res["wall_s"]
-        rows.append({
-            "scenario": name,
-            "description": desc,
-            "simulated_s": spec["duration"],
-            "wall_s": wall,
-            "bottleneck_data_packets": pkts,
-            "packets_per_s": pkts / wall,
-            "events": res["events"],
-            "events_per_s": res["events"] / wall,
-            "ns_per_packet_hop": wall * 1e9 / max(1, res["packets_out_total"]),
-            "peak_rss_mb": res["peak_rss_mb"],
-            "quick": quick,
-        })
+    for sc in _core.bench_scaling(axis, quick):
+        if log:
+            log(f"{sc['name']}: {sc['description']} ...")
+        # Tiny points are repeated (best of up to 5) so timer noise does not dominate.
+        row = _measure(sc, best_of, min_core_s=0.0 if quick else 0.5)
+        row["quick"] = quick
+        rows.append(row)
     return rows
+
+
+def flatness(rows: list[dict]) -> float:
+    """Largest over smallest event-loop ns per packet-hop along a curve."""
+    v = [r["core_ns_per_packet_hop"] for r in rows if r["packet_hops"] > 0]
+    return max(v) / min(v) if v else float("nan")
+
+
+def run_memory(quick: bool = False, log=None) -> list[dict]:
+    """Peak memory against simulated time: S1 for T and 10 T (2000 s and
+    20,000 s; 20 s and 200 s with --quick), with traces off and every 10 ms.
+    Without traces the peak must not grow with T; with traces it grows by
+    the sampled columns alone (`trace_bytes_per_row`, about 52 bytes per
+    sample: 7 flow columns and 4 queue columns)."""
+    from . import _core
+
+    base = 20.0 if quick else 2000.0
+    rows = []
+    for traces in (False, True):
+        for t in (base, 10 * base):
+            (sc,) = [s for s in _core.bench_suite(False, t) if s["name"] == "S1"]
+            spec = json.loads(sc["spec_json"])
+            if not traces:
+                spec["sample_interval"] = 0.0
+            sc = dict(sc, spec_json=json.dumps(spec),
+                      name=f"S1 {t:g}s " + ("traces 10ms" if traces else "no traces"))
+            if log:
+                log(f"memory: {sc['name']} ...")
+            row = _measure(sc)
+            row["traces"] = traces
+            row["quick"] = quick
+            rows.append(row)
+    return rows
+
+
+def memory_summary(rows: list[dict]) -> dict:
+    """Peak RSS ratios long/short run, without and with traces."""
+    out: dict[str, Any] = {}
+    for traces in (False, True):
+        a, b = [r for r in rows if r["traces"] == traces]
+        key = "traces" if traces else "no_traces"
+        out[f"{key}_peak_ratio"] = b["peak_rss_mb"] / a["peak_rss_mb"]
+        if traces and b["trace_rows"] > a["trace_rows"]:
+            out["trace_bytes_per_row"] = (b["peak_rss_mb"] - a["peak_rss_mb"]) * 2**20 / (b["trace_rows"] - a["trace_rows"])
+    return out
 
 
 def run_campaign(runs: int = 200, duration: str = "5s", workers: int | None = None, repeat: int = 3,
@@ -104,39 +226,152 @@ def run_campaign(runs: int = 200, duration: str = "5s", workers: int | None = No
     return run_benchmark(runs=runs, duration=duration, workers=workers, repeat=repeat, fsync=fsync)
 
 
+def machine() -> dict:
+    """Where the figures were taken: CPU model, cores, Python, platform."""
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+
+
+def commit() -> Optional[str]:
+    """The git commit of the source tree tcplab runs from, if it is a checkout."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        out = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                             timeout=10)
+        if out.returncode == 0:
+            dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                                   capture_output=True, text=True, timeout=10).stdout.strip()
+            return out.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return None
+
+
+def _fmt(x: float, scale: float = 1.0, digits: int = 2) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x / scale:.{digits}f}"
+
+
+def _print_rows(title: str, rows: list[dict], hop_key: str = "ns_per_packet_hop") -> None:
+    print(title)
+    hdr = (f"{'scenario':<16} {'sim s':>8} {'wall s':>8} {'core s':>8} {'pkts/s':>9} {'events/s':>9} "
+           f"{'ns/pkt-hop':>10} {'peak MB':>8}")
+    print(hdr)
+    print("-" * len(hdr))
+    for r in rows:
+        print(f"{r['scenario']:<16} {r['simulated_s']:>8g} {r['wall_s']:>8.2f} {r['core_wall_s']:>8.2f} "
+              f"{_fmt(r['packets_per_s'], 1e6):>8}M {_fmt(r['events_per_s'], 1e6):>8}M "
+              f"{_fmt(r[hop_key], 1, 1):>10} {r['peak_rss_mb']:>8.1f}")
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="tcplab bench", description="Time the standard scenarios.")
-    p.add_argument("--json", action="store_true", help="print a JSON list of result objects")
-    p.add_argument("--quick", action="store_true", help="shortened scenarios: checks the suite runs, not speed")
+    p = argparse.ArgumentParser(
+        prog="tcplab bench",
+        description="Time the standard scenarios S1-S5 (defined in the core, shared with `cargo bench -p "
+                    "tcplab-core`), the scaling curves (--scaling) and memory against simulated time (--memory). "
+                    "Each run is a fresh child process; figures are printed, never asserted.",
+        epilog="Examples: `tcplab bench` (S1-S4, about 2 minutes); `tcplab bench --only S1 --json s1.json`; "
+               "`tcplab bench --scaling all`; `tcplab bench --memory`; `tcplab bench --quick --all` (CI: checks "
+               "that everything runs, in seconds). See docs/performance.md.")
+    p.add_argument("--json", nargs="?", const="-", metavar="PATH",
+                   help="write all figures, with machine and commit, as JSON to PATH (no PATH: print it instead "
+                        "of the tables)")
+    p.add_argument("--quick", action="store_true",
+                   help="shortened runs: checks the suite runs, not how fast (figures not comparable)")
+    p.add_argument("--only", metavar="S1,S3", help="run only these standard scenarios (comma-separated)")
+    p.add_argument("--seconds", type=float, metavar="T", help="simulated duration of every standard scenario")
+    p.add_argument("--scaling", choices=AXES + ("all",),
+                   help="run a scaling curve (flows 1-10,000; rate 10 Mbit/s-100 Gbit/s; window 10-100,000 "
+                        "packets) or all three, instead of the standard scenarios unless --only is given")
+    p.add_argument("--memory", action="store_true",
+                   help="measure peak memory of S1 at 2000 s and 20,000 s, with and without traces "
+                        "(instead of the standard scenarios unless --only is given)")
+    p.add_argument("--all", action="store_true",
+                   help="the standard scenarios, all three scaling curves and the memory runs")
+    p.add_argument("--best-of", type=int, default=1, metavar="N",
+                   help="run each scenario N times and report the fastest (default 1)")
     p.add_argument("--campaign", action="store_true",
                    help="measure the campaign layer's overhead on a sweep of tiny runs instead")
     from .sweep.overhead import add_arguments
 
-    add_arguments(p)
+    add_arguments(p.add_argument_group("options of --campaign"))  # type: ignore[arg-type]
     args = p.parse_args(argv)
+    if args.all:
+        args.scaling = args.scaling or "all"
+        args.memory = True
+    to_stdout = args.json == "-"
     if args.campaign:
         from .sweep.overhead import print_table
 
         res = run_campaign(args.runs, args.duration, args.workers, max(1, args.repeat), not args.no_fsync)
-        if args.json:
+        if to_stdout:
             print(json.dumps(res, indent=2))
         else:
             print_table(res)
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump(res, f, indent=2)
         return 0
-    rows = run_suite(args.quick)
+
+    log = None if to_stdout else (lambda m: print(m, file=sys.stderr, flush=True))
+    only = [s.strip() for s in args.only.split(",")] if args.only else None
+    report: dict[str, Any] = {
+        "tool": "tcplab bench",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "commit": commit(),
+        "machine": machine(),
+        "quick": args.quick,
+        "scenarios": [],
+        "skipped": [],
+    }
+    try:
+        from . import _core
+
+        report["core_version"] = _core.version()
+    except Exception:  # pragma: no cover
+        pass
+    if (not args.scaling and not args.memory) or only or args.all:
+        report["scenarios"], report["skipped"] = run_suite(args.quick, only, args.seconds, args.best_of, log)
+    if args.scaling:
+        report["scaling"] = {}
+        for axis in AXES if args.scaling == "all" else (args.scaling,):
+            rows = run_scaling(axis, args.quick, args.best_of, log)
+            report["scaling"][axis] = {"points": rows, "flatness": flatness(rows)}
+    if args.memory:
+        rows = run_memory(args.quick, log)
+        report["memory"] = {"runs": rows, **memory_summary(rows)}
+
+    if to_stdout:
+        print(json.dumps(report, indent=2))
+        return 0
     if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    hdr = f"{'scenario':8} {'sim s':>7} {'wall s':>8} {'pkts/s':>10} {'events/s':>10} {'ns/pkt-hop':>10} {'peak MB':>8}"
-    print(hdr)
-    print("-" * len(hdr))
-    for r in rows:
-        print(f"{r['scenario']:8} {r['simulated_s']:7g} {r['wall_s']:8.2f} {r['packets_per_s'] / 1e6:9.2f}M "
-              f"{r['events_per_s'] / 1e6:9.2f}M {r['ns_per_packet_hop']:10.1f} {r['peak_rss_mb']:8.1f}")
-    for r in rows:
-        print(f"  {r['scenario']}: {r['description']}")
-    if args.quick:
-        print("(quick mode: shortened runs, figures not comparable with the full suite)")
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=2)
+    m = report["machine"]
+    print(f"tcplab bench: {m['cpu']} ({m['cores']} cores), commit {report['commit'] or 'unknown'}"
+          + ("  [QUICK: shortened runs, figures not comparable]" if args.quick else ""))
+    if report["scenarios"] or report["skipped"]:
+        _print_rows("\nstandard scenarios", report["scenarios"])
+        for s in report["skipped"]:
+            print(f"{s['scenario']:<16} skipped: {s['reason']}")
+        for r in report["scenarios"]:
+            print(f"  {r['scenario']}: {r['description']}")
+    for axis, cur in report.get("scaling", {}).items():
+        _print_rows(f"\nscaling: {axis} (ns/pkt-hop of the event loop)", cur["points"], "core_ns_per_packet_hop")
+        print(f"  largest / smallest ns per packet-hop: {cur['flatness']:.2f}")
+    if "memory" in report:
+        mem = report["memory"]
+        _print_rows("\nmemory against simulated time", mem["runs"])
+        print(f"  peak ratio 10x longer run: {mem['no_traces_peak_ratio']:.2f} without traces, "
+              f"{mem['traces_peak_ratio']:.2f} with traces every 10 ms"
+              + (f" ({mem['trace_bytes_per_row']:.0f} bytes per sampled row)" if "trace_bytes_per_row" in mem else ""))
     return 0
 
 

@@ -4,7 +4,7 @@
 
     tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--progress] [--no-plot]
     tcplab algorithms [--json]
-    tcplab bench [--json] [--quick]
+    tcplab bench [--quick] [--json [PATH]] [--only S1,S3] [--scaling flows|rate|window|all] [--memory] [--campaign]
     tcplab sweep SWEEP.toml [-o CAMPAIGN] [--workers N | --scheduler ADDRESS] [--retry-failed] [--verify] ...
     tcplab report CAMPAIGN_OR_OUTPUT_DIR [-o REPORT.html]
 
@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--configs", type=int, help="ssm-interactions: number of generated configurations (default 12)")
     rp.add_argument("--duration", type=float, help="ssm-interactions: seconds simulated per run (default 600)")
     rp.add_argument("--protocols", help="ssm-interactions: comma-separated protocols (default: all nine)")
-    b.add_argument("--json", action="store_true", help="print results as JSON")
+    b.add_argument("--json", nargs="?", const="-", metavar="PATH", help="write results as JSON (no PATH: print them)")
     b.add_argument("--quick", action="store_true", help="a short benchmark")
     _add_campaign_commands(sub)
     return p

@@ -1,12 +1,24 @@
 //! Ready-made run descriptions for tests and benchmarks written in Rust (the
-//! Python package has the full builders with units and validation).
+//! Python package has the full builders with units and validation), and the
+//! benchmark suite (`bench`), whose definitions both `cargo bench` and
+//! `tcplab bench` use.
 
 use crate::spec::*;
 
+/// Access-link propagation delays of a [`Dumbbell`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum AccessDelay {
+    /// mv-highspeed: sender i's and receiver i's access links both have
+    /// `2.5 * i / N` ms, i = 1..N.
+    Spread,
+    /// mv-buffers: every access link's delay drawn independently, uniform in
+    /// `[0, max)` seconds, from the run's workload stream (seed-determined).
+    Uniform { max: f64 },
+}
+
 /// Parameters of the mv-highspeed dumbbell (shared/spec/mv-highspeed.md):
 /// N senders on their own access links to R1, bottleneck R1 -> R2 of capacity
-/// C and round-trip propagation delay `rtt`, R2 to N receivers; sender i's and
-/// receiver i's access links have one-way delay 2.5 * i / N ms; drop-tail
+/// C and round-trip propagation delay `rtt`, R2 to N receivers; drop-tail
 /// buffer of `buffer_packets` at R1.
 #[derive(Debug, Clone)]
 pub struct Dumbbell {
@@ -15,14 +27,29 @@ pub struct Dumbbell {
     pub rtt: f64,
     pub buffer_packets: u64,
     pub access_rate_bps: f64,
+    pub access_delay: AccessDelay,
     pub duration: f64,
     pub measure_start: f64,
     pub sample_interval: f64,
     pub algorithm: String,
+    /// Parameters of the congestion control (JSON object), the same for every flow.
+    pub params: serde_json::Map<String, serde_json::Value>,
     pub recovery: Recovery,
     pub packet_size: u32,
     pub accounting: Accounting,
+    pub init_cwnd: f64,
+    /// Flow start times are uniform in `[0, start_spread)` seconds (drawn from
+    /// the run's workload stream); 0: every flow starts at 0.
+    pub start_spread: f64,
     pub seed: u64,
+}
+
+/// SplitMix64-based uniform draws in [0, 1) from (seed, purpose), for
+/// builder-side randomness (access delays, start times).
+fn uniform_draws(seed: u64, purpose: u64, n: usize) -> Vec<f64> {
+    use rand::Rng;
+    let mut r = crate::sim::rng::stream(seed, crate::sim::rng::StreamKind::Workload, purpose);
+    (0..n).map(|_| r.gen::<f64>()).collect()
 }
 
 impl Dumbbell {
@@ -33,13 +60,17 @@ impl Dumbbell {
             rtt,
             buffer_packets,
             access_rate_bps: 10.0 * rate_bps,
+            access_delay: AccessDelay::Spread,
             duration: 100.0,
             measure_start: 50.0,
             sample_interval: 0.0,
             algorithm: "newreno".into(),
+            params: serde_json::Map::new(),
             recovery: Recovery::NewReno,
             packet_size: 1500,
             accounting: Accounting::Ns2,
+            init_cwnd: 2.0,
+            start_spread: 0.0,
             seed: 1,
         }
     }
@@ -48,6 +79,9 @@ impl Dumbbell {
     pub fn bdp_packets(rate_bps: f64, rtt: f64, packet_size: u32) -> u64 {
         (rate_bps * rtt / (8.0 * packet_size as f64)).round().max(1.0) as u64
     }
+
+    /// Index of the bottleneck (data direction) in `spec().links`.
+    pub const BOTTLENECK: usize = 0;
 
     pub fn spec(&self) -> RunSpec {
         let mut nodes = vec![
@@ -67,23 +101,37 @@ impl Dumbbell {
             link("r1->r2".into(), "r1".into(), "r2".into(), self.rate_bps, self.rtt / 2.0, Some(self.buffer_packets)),
             link("r2->r1".into(), "r2".into(), "r1".into(), self.rate_bps, self.rtt / 2.0, None),
         ];
+        let n = self.flows;
+        let delays: Vec<[f64; 2]> = match self.access_delay {
+            AccessDelay::Spread => (1..=n).map(|i| [2.5e-3 * i as f64 / n as f64; 2]).collect(),
+            AccessDelay::Uniform { max } => {
+                let u = uniform_draws(self.seed, 1, 2 * n);
+                (0..n).map(|i| [max * u[i], max * u[n + i]]).collect()
+            }
+        };
+        let starts = if self.start_spread > 0.0 {
+            uniform_draws(self.seed, 2, n).into_iter().map(|u| u * self.start_spread).collect()
+        } else {
+            vec![0.0; n]
+        };
         let mut flows = Vec::new();
-        for i in 1..=self.flows {
-            let d = 2.5e-3 * i as f64 / self.flows as f64;
+        for i in 1..=n {
             let (s, r) = (format!("s{i}"), format!("d{i}"));
             nodes.push(NodeSpec { name: s.clone(), kind: NodeKind::Host });
             nodes.push(NodeSpec { name: r.clone(), kind: NodeKind::Host });
-            for (a, b) in [(&s, "r1"), (&r, "r2")] {
+            for (k, (a, b)) in [(&s, "r1"), (&r, "r2")].into_iter().enumerate() {
+                let d = delays[i - 1][k];
                 links.push(link(format!("{a}->{b}"), a.clone(), b.into(), self.access_rate_bps, d, None));
                 links.push(link(format!("{b}->{a}"), b.into(), a.clone(), self.access_rate_bps, d, None));
             }
             let mut f: FlowSpec = serde_json::from_value(serde_json::json!({
                 "name": format!("f{i}"), "src": s, "dst": r,
-                "cc": {"algorithm": self.algorithm}, "recovery": self.recovery,
+                "cc": {"algorithm": self.algorithm, "params": self.params}, "recovery": self.recovery,
                 "packet_size": self.packet_size, "accounting": self.accounting,
             }))
             .expect("valid flow");
-            f.init_cwnd = 2.0;
+            f.init_cwnd = self.init_cwnd;
+            f.start = starts[i - 1];
             flows.push(f);
         }
         RunSpec {
@@ -97,5 +145,217 @@ impl Dumbbell {
             flows,
             trace_links: None,
         }
+    }
+}
+
+/// The benchmark suite of `tcplab bench` and `cargo bench -p tcplab-core`.
+///
+/// Standard scenarios (S1-S5) and scaling curves (flows, rate, window). Each
+/// is a plain [`RunSpec`] plus what the benchmark reports about it; speed is
+/// printed, never asserted.
+pub mod bench {
+    use super::{AccessDelay, Dumbbell};
+    use crate::spec::{Recovery, RunSpec};
+
+    /// One benchmark run.
+    #[derive(Debug, Clone)]
+    pub struct Scenario {
+        /// "S1".."S5", or "flows=100", "rate=1e9", "window=1000" for scaling points.
+        pub name: String,
+        pub description: String,
+        /// `None`: a placeholder that the suite skips, saying `skip`.
+        pub spec: Option<RunSpec>,
+        pub skip: Option<String>,
+        /// Name of the link whose data packets are counted as "bottleneck packets".
+        pub bottleneck: String,
+        /// Scaling curves: the value on the curve's axis.
+        pub axis_value: Option<f64>,
+    }
+
+    /// How long the runs are.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub enum Length {
+        /// The documented durations.
+        Full,
+        /// Shortened so the whole suite runs in seconds: checks it runs, not speed.
+        Quick,
+        /// This simulated duration (seconds) for every scenario; scaling points ignore it.
+        Seconds(f64),
+    }
+
+    /// Names of the standard scenarios, in order.
+    pub const SUITE: &[&str] = &["S1", "S2", "S3", "S4", "S5"];
+    /// Axes of the scaling curves.
+    pub const AXES: &[&str] = &["flows", "rate", "window"];
+
+    fn entry(name: &str, description: String, d: Dumbbell) -> Scenario {
+        let spec = d.spec();
+        let bottleneck = spec.links[Dumbbell::BOTTLENECK].name.clone();
+        Scenario { name: name.into(), description, spec: Some(spec), skip: None, bottleneck, axis_value: None }
+    }
+
+    fn timed(mut d: Dumbbell, full: f64, quick: f64, measure_from: f64, len: Length) -> Dumbbell {
+        d.duration = match len {
+            Length::Full => full,
+            Length::Quick => quick,
+            Length::Seconds(s) => s,
+        };
+        // The documented measurement start as a fraction of the run.
+        d.measure_start = d.duration * measure_from / full;
+        d
+    }
+
+    fn bdp(rate: f64, rtt: f64) -> u64 {
+        Dumbbell::bdp_packets(rate, rtt, 1500)
+    }
+
+    /// Rounded to the nearest packet, at least 1 (as the Python `"0.1BDP"`).
+    fn fraction(bdp: u64, f: f64) -> u64 {
+        ((bdp as f64 * f).round() as u64).max(1)
+    }
+
+    /// Standard scenario `name` (see [`SUITE`]), or `None` if unknown.
+    pub fn scenario(name: &str, len: Length) -> Option<Scenario> {
+        let secs = |d: &Dumbbell| format!("{} s", d.duration);
+        Some(match name {
+            "S1" => {
+                let mut d = Dumbbell::new(1, 200e6, 0.1, fraction(bdp(200e6, 0.1), 0.1));
+                d.init_cwnd = 10.0;
+                d.sample_interval = 0.01;
+                let d = timed(d, 2000.0, 20.0, 1000.0, len);
+                let desc = format!("one NewReno flow, 200 Mbit/s, RTT 100 ms, B = 0.1 BDP, {}, traces every 10 ms (Table I cell)", secs(&d));
+                entry("S1", desc, d)
+            }
+            "S2" => {
+                let mut d = Dumbbell::new(1, 200e6, 0.1, bdp(200e6, 0.1));
+                d.algorithm = "cubic".into();
+                d.params.insert("variant".into(), "2005".into());
+                d.recovery = Recovery::Sack;
+                d.init_cwnd = 10.0;
+                d.sample_interval = 0.01;
+                let d = timed(d, 2000.0, 20.0, 1000.0, len);
+                let desc = format!("one CUBIC flow (2005, SACK; the Table I cell), 200 Mbit/s, RTT 100 ms, B = BDP, {}, traces every 10 ms", secs(&d));
+                entry("S2", desc, d)
+            }
+            "S3" => {
+                let mut d = Dumbbell::new(10, 1e9, 0.1, fraction(bdp(1e9, 0.1), 0.1));
+                d.algorithm = "cubic".into();
+                d.recovery = Recovery::Sack;
+                d.init_cwnd = 10.0;
+                d.sample_interval = 0.01;
+                let d = timed(d, 2000.0, 5.0, 1000.0, len);
+                let desc = format!("10 CUBIC flows (Linux, SACK), 1 Gbit/s, RTT 100 ms, B = 0.1 BDP, {}, traces every 10 ms", secs(&d));
+                entry("S3", desc, d)
+            }
+            "S4" => {
+                // mv-buffers Fig. 8 (python/tcplab/experiments/mv_buffers.py):
+                // 600 s measured from 100 s, starts uniform in [0, 10) s,
+                // access delays uniform in (0, 10 ms), samples every 1 s; the
+                // buffer is the 0.1 BDP point of the figure's sweep.
+                let mut d = Dumbbell::new(200, 200e6, 0.1, fraction(bdp(200e6, 0.1), 0.1));
+                d.init_cwnd = 10.0;
+                d.access_delay = AccessDelay::Uniform { max: 0.01 };
+                d.start_spread = 10.0;
+                d.sample_interval = 1.0;
+                let mut d = timed(d, 600.0, 20.0, 100.0, len);
+                if len == Length::Quick {
+                    d.start_spread = 2.0;
+                }
+                let desc = format!("200 NewReno flows, 200 Mbit/s, RTT 100 ms, B = 0.1 BDP, {} (mv-buffers Fig. 8)", secs(&d));
+                entry("S4", desc, d)
+            }
+            "S5" => Scenario {
+                name: "S5".into(),
+                description: "ssm-interactions parking lot at full scale".into(),
+                spec: None,
+                skip: Some("S5 needs the parking-lot generator".into()),
+                bottleneck: String::new(),
+                axis_value: None,
+            },
+            _ => return None,
+        })
+    }
+
+    /// Every standard scenario, placeholders included.
+    pub fn suite(len: Length) -> Vec<Scenario> {
+        SUITE.iter().map(|n| scenario(n, len).expect("known scenario")).collect()
+    }
+
+    /// Simulated seconds that give about `packets` bottleneck packets at
+    /// `rate`, within `[lo, hi]`.
+    fn budget(packets: f64, rate: f64, lo: f64, hi: f64) -> f64 {
+        (packets * 12_000.0 / rate).clamp(lo, hi)
+    }
+
+    /// The points of one scaling curve (`axis` in [`AXES`]), or `None`.
+    ///
+    /// - `flows`: N = 1 .. 10,000 NewReno flows sharing one bottleneck of
+    ///   N x 10 Mbit/s (each flow's share, and so its window, stays about 83
+    ///   packets), RTT 100 ms, B = 0.1 BDP, access delays uniform in (0,
+    ///   10 ms), starts uniform in [0, 1) s; about 10 M bottleneck packets
+    ///   per point (duration within [10, 300] s).
+    /// - `rate`: one CUBIC/SACK flow at 10 Mbit/s .. 100 Gbit/s, RTT 10 ms,
+    ///   B = BDP (8 .. 83,333 packets), the same simulated time (2 s) at every
+    ///   rate, as the issue asks, so the packet count grows with the rate.
+    /// - `window`: one CUBIC/SACK flow, RTT 100 ms, bottleneck rate chosen so
+    ///   BDP = W for W = 10 .. 100,000 packets, B = BDP; about 10 M packets per
+    ///   point (duration within [20, 2000] s).
+    ///
+    /// Traces are off: the curves measure the engine. Quick mode divides the
+    /// packet budgets by 1000 and keeps the smallest points of each curve.
+    pub fn scaling(axis: &str, quick: bool) -> Option<Vec<Scenario>> {
+        let k = if quick { 1e-3 } else { 1.0 };
+        let mut out = Vec::new();
+        match axis {
+            "flows" => {
+                let ns: &[usize] = if quick { &[1, 10, 100] } else { &[1, 10, 100, 1000, 3000, 10_000] };
+                for &n in ns {
+                    let rate = 10e6 * n as f64;
+                    let mut d = Dumbbell::new(n, rate, 0.1, fraction(bdp(rate, 0.1), 0.1));
+                    d.init_cwnd = 10.0;
+                    d.access_delay = AccessDelay::Uniform { max: 0.01 };
+                    d.start_spread = 1.0;
+                    d.duration = budget(1e7 * k, rate, if quick { 2.0 } else { 10.0 }, 300.0);
+                    d.measure_start = d.duration / 2.0;
+                    let desc = format!("{n} NewReno flows, {} Mbit/s, RTT 100 ms, B = 0.1 BDP, {} s", rate / 1e6, d.duration);
+                    let mut s = entry(&format!("flows={n}"), desc, d);
+                    s.axis_value = Some(n as f64);
+                    out.push(s);
+                }
+            }
+            "rate" => {
+                let rates: &[f64] = if quick { &[10e6, 100e6, 1e9] } else { &[10e6, 100e6, 1e9, 10e9, 100e9] };
+                for &rate in rates {
+                    let mut d = Dumbbell::new(1, rate, 0.01, bdp(rate, 0.01));
+                    d.algorithm = "cubic".into();
+                    d.recovery = Recovery::Sack;
+                    d.init_cwnd = 10.0;
+                    d.duration = if quick { 0.2 } else { 2.0 };
+                    d.measure_start = d.duration / 2.0;
+                    let desc = format!("one CUBIC/SACK flow, {} Mbit/s, RTT 10 ms, B = BDP, {} s", rate / 1e6, d.duration);
+                    let mut s = entry(&format!("rate={rate:e}"), desc, d);
+                    s.axis_value = Some(rate);
+                    out.push(s);
+                }
+            }
+            "window" => {
+                let ws: &[u64] = if quick { &[10, 100, 1000] } else { &[10, 100, 1000, 10_000, 100_000] };
+                for &w in ws {
+                    let rate = w as f64 * 12_000.0 / 0.1;
+                    let mut d = Dumbbell::new(1, rate, 0.1, w);
+                    d.algorithm = "cubic".into();
+                    d.recovery = Recovery::Sack;
+                    d.init_cwnd = 10.0;
+                    d.duration = budget(1e7 * k, rate, if quick { 5.0 } else { 20.0 }, 2000.0);
+                    d.measure_start = d.duration / 2.0;
+                    let desc = format!("one CUBIC/SACK flow, BDP = {w} packets ({} Mbit/s), RTT 100 ms, B = BDP, {} s", rate / 1e6, d.duration);
+                    let mut s = entry(&format!("window={w}"), desc, d);
+                    s.axis_value = Some(w as f64);
+                    out.push(s);
+                }
+            }
+            _ => return None,
+        }
+        Some(out)
     }
 }

@@ -5,6 +5,7 @@ use std::time::Instant;
 use crate::cc;
 use crate::error::SpecError;
 use crate::net::loss::LossModel;
+use crate::net::packet::SackStore;
 use crate::net::{routing, Enqueued, Link, Packet, PacketKind};
 use crate::sim::rng::{self, StreamKind};
 use crate::results::{FileResult, FlowResult, LinkResult, RunMeta, RunResults};
@@ -18,8 +19,6 @@ struct Flow {
     sender: Sender,
     receiver: Receiver,
     map: SegmentMap,
-    /// Forward (data) and reverse (ACK) paths as link indices.
-    paths: [Vec<u32>; 2],
     data_dropped: u64,
     acks_dropped: u64,
     /// Sorted segments whose first transmission is lost (scripted loss).
@@ -47,7 +46,17 @@ pub struct World {
     links: Vec<Link>,
     flows: Vec<Flow>,
     traced_links: Vec<u32>,
+    /// Some flow has scripted losses (`drop_segments`).
+    scripted_loss: bool,
+    /// Every flow's forward (data) and reverse (ACK) path, as link indices,
+    /// one after the other; `path_of[flow][dir]` = (offset, length). Dense
+    /// and apart from the (large) flow state, so forwarding a packet at a
+    /// router touches two small arrays, not the flow.
+    path_links: Vec<u32>,
+    path_of: Vec<[(u32, u32); 2]>,
     scratch: Vec<Packet>,
+    /// SACK blocks of the ACKs on the wire.
+    sacks: SackStore,
     flow_ts: FlowSeries,
     queue_ts: QueueSeries,
     cc_ts: CcSeries,
@@ -57,6 +66,30 @@ pub struct World {
 }
 
 impl World {
+    // Unchecked access on the per-packet path. Link indices come from
+    // resolved paths and flow indices from packets the flows made, both
+    // validated when the world is built; debug builds check them anyway.
+    #[inline(always)]
+    fn link_mut(&mut self, l: u32) -> &mut Link {
+        debug_assert!((l as usize) < self.links.len());
+        // SAFETY: see above.
+        unsafe { self.links.get_unchecked_mut(l as usize) }
+    }
+
+    #[inline(always)]
+    fn path(&self, f: u32, dir: usize) -> (u32, u32) {
+        debug_assert!((f as usize) < self.path_of.len() && dir < 2);
+        // SAFETY: see above.
+        unsafe { *self.path_of.get_unchecked(f as usize).get_unchecked(dir) }
+    }
+
+    #[inline(always)]
+    fn path_link(&self, i: u32) -> u32 {
+        debug_assert!((i as usize) < self.path_links.len());
+        // SAFETY: offsets and lengths in path_of lie inside path_links.
+        unsafe { *self.path_links.get_unchecked(i as usize) }
+    }
+
     /// Validates the description, resolves routes and algorithms.
     pub fn new(spec: RunSpec) -> Result<Self, SpecError> {
         spec.validate()?;
@@ -73,9 +106,17 @@ impl World {
                 Link::new(l.rate_bps, from_secs(l.delay), l.queue.limit_packets, l.queue.limit_bytes, window).with_loss(loss)
             })
             .collect();
-        let mut events = EventQueue::new();
+        let mut events = EventQueue::with_links(links.len());
         let mut flows = Vec::with_capacity(spec.flows.len());
+        let mut path_links = Vec::new();
+        let mut path_of = Vec::with_capacity(spec.flows.len());
         for (i, (f, paths)) in spec.flows.iter().zip(paths).enumerate() {
+            let mut refs = [(0u32, 0u32); 2];
+            for (dir, p) in paths.iter().enumerate() {
+                refs[dir] = (path_links.len() as u32, p.len() as u32);
+                path_links.extend_from_slice(p);
+            }
+            path_of.push(refs);
             let cc = cc::build(&f.cc, &format!("flows[{i}].cc"))?;
             let cfg = SenderConfig {
                 flow: i as u32,
@@ -120,7 +161,6 @@ impl World {
                 sender,
                 receiver,
                 map,
-                paths,
                 data_dropped: 0,
                 acks_dropped: 0,
                 drop_segments: {
@@ -157,6 +197,7 @@ impl World {
             events.schedule(0, EventKind::Sample);
         }
         events.schedule(measure_start, EventKind::MeasureStart);
+        let scripted_loss = spec.flows.iter().any(|f| !f.drop_segments.is_empty());
         Ok(World {
             spec,
             now: 0,
@@ -167,7 +208,11 @@ impl World {
             links,
             flows,
             traced_links,
+            scripted_loss,
+            path_links,
+            path_of,
             scratch: Vec::with_capacity(64),
+            sacks: SackStore::default(),
             flow_ts,
             queue_ts,
             cc_ts: CcSeries::default(),
@@ -190,11 +235,25 @@ impl World {
     /// so a test or a driver can look at the endpoints as the run unfolds.
     pub fn run_until(&mut self, t: Time) {
         let t = t.min(self.end);
-        while let Some(ev) = self.events.pop_until(t) {
+        while let Some(ev) = self.events.take_until(t) {
             self.now = ev.time;
             self.dispatch(ev.kind);
         }
         self.now = t;
+    }
+
+    /// Gives back the memory of link queues and send windows that shrank a
+    /// lot since the last call, so memory follows the current occupancy
+    /// rather than the largest burst ever (with 10,000 flows that is the
+    /// difference between megabytes and gigabytes). Called every 2^20
+    /// events: O(links + flows), negligible against a million events.
+    fn trim(&mut self) {
+        for l in &mut self.links {
+            l.trim();
+        }
+        for fl in &mut self.flows {
+            fl.sender.trim();
+        }
     }
 
     /// The sender of flow `f`.
@@ -212,12 +271,13 @@ impl World {
     pub fn run_with_progress(&mut self, mut progress: impl FnMut(f64)) {
         let t0 = Instant::now();
         let mut next_report = self.events.popped() + (1 << 20);
-        while let Some(ev) = self.events.pop_until(self.end) {
+        while let Some(ev) = self.events.take_until(self.end) {
             self.now = ev.time;
             self.dispatch(ev.kind);
             if self.events.popped() >= next_report {
                 next_report += 1 << 20;
                 progress(self.now as f64 / self.end as f64);
+                self.trim();
             }
         }
         self.now = self.end;
@@ -229,6 +289,7 @@ impl World {
         progress(1.0);
     }
 
+    #[inline(always)]
     fn dispatch(&mut self, kind: EventKind) {
         match kind {
             EventKind::LinkArrival(l) => self.link_arrival(l),
@@ -268,20 +329,24 @@ impl World {
     /// Puts the packets a flow's endpoint produced on the first link of their
     /// path and brings the flow's timers up to date.
     fn flush(&mut self, f: u32) {
-        let mut pkts = std::mem::take(&mut self.scratch);
-        for p in pkts.drain(..) {
-            let fl = &mut self.flows[f as usize];
-            if p.kind == PacketKind::Data && !p.retransmit && !fl.drop_segments.is_empty() && fl.drop_segments.binary_search(&p.seq).is_ok() {
-                fl.data_lost += 1;
-                continue;
+        for i in 0..self.scratch.len() {
+            let p = self.scratch[i];
+            if self.scripted_loss && p.kind == PacketKind::Data && !p.retransmit {
+                let fl = &mut self.flows[f as usize];
+                if fl.drop_segments.binary_search(&p.seq).is_ok() {
+                    fl.data_lost += 1;
+                    continue;
+                }
             }
             let dir = (p.kind == PacketKind::Ack) as usize;
-            let link = fl.paths[dir][0];
+            let link = self.path_link(self.path(f, dir).0);
             self.enqueue(link, p);
         }
-        self.scratch = pkts;
+        self.scratch.clear();
         let now = self.now;
-        let fl = &mut self.flows[f as usize];
+        debug_assert!((f as usize) < self.flows.len());
+        // SAFETY: flow indices come from the flows themselves.
+        let fl = unsafe { self.flows.get_unchecked_mut(f as usize) };
         if let Some(files) = &fl.map.files {
             // Transfer-time bookkeeping: files occupy consecutive segment
             // ranges, so one cursor each suffices.
@@ -317,12 +382,14 @@ impl World {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn enqueue(&mut self, link: u32, p: Packet) {
-        match self.links[link as usize].enqueue(self.now, p) {
-            Enqueued::Accepted(Some(t)) => self.events.schedule(t, EventKind::LinkArrival(link)),
+        let now = self.now;
+        match self.link_mut(link).enqueue(now, p) {
+            Enqueued::Accepted(Some(t)) => self.events.schedule_link(t, link),
             Enqueued::Accepted(None) => {}
             Enqueued::Dropped => {
+                self.sacks.release(p.sack);
                 let fl = &mut self.flows[p.flow as usize];
                 match p.kind {
                     PacketKind::Data => fl.data_dropped += 1,
@@ -332,13 +399,16 @@ impl World {
         }
     }
 
+    #[inline(always)]
     fn link_arrival(&mut self, l: u32) {
-        let (mut p, lost, next) = self.links[l as usize].pop_arrival(self.now);
+        let now = self.now;
+        let (mut p, lost, next) = self.link_mut(l).pop_arrival(now);
         if let Some(t) = next {
-            self.events.schedule(t, EventKind::LinkArrival(l));
+            self.events.schedule_link(t, l);
         }
         let f = p.flow;
         if lost {
+            self.sacks.release(p.sack);
             let fl = &mut self.flows[f as usize];
             match p.kind {
                 PacketKind::Data => fl.data_lost += 1,
@@ -348,20 +418,26 @@ impl World {
         }
         let dir = (p.kind == PacketKind::Ack) as usize;
         let hop = p.hop as usize + 1;
-        let fl = &mut self.flows[f as usize];
-        if hop < fl.paths[dir].len() {
+        let (off, len) = self.path(f, dir);
+        if hop < len as usize {
             p.hop = hop as u16;
-            let next_link = fl.paths[dir][hop];
+            let next_link = self.path_link(off + hop as u32);
             self.enqueue(next_link, p);
             return;
         }
+        debug_assert!((f as usize) < self.flows.len());
+        // SAFETY: flow indices come from the flows themselves.
+        let fl = unsafe { self.flows.get_unchecked_mut(f as usize) };
         match p.kind {
             PacketKind::Data => {
-                if let Some(ack) = fl.receiver.on_data(self.now, p.seq, &fl.map) {
+                if let Some(ack) = fl.receiver.on_data(self.now, p.seq, &fl.map, &mut self.sacks) {
                     self.scratch.push(ack);
                 }
             }
-            PacketKind::Ack => fl.sender.on_ack(self.now, &p, &fl.map, &mut self.scratch),
+            PacketKind::Ack => {
+                let sack = self.sacks.take(p.sack);
+                fl.sender.on_ack(self.now, &p, &sack, &fl.map, &mut self.scratch)
+            }
         }
         self.flush(f);
     }
@@ -387,7 +463,7 @@ impl World {
             return;
         }
         fl.receiver.delack_event = None;
-        if let Some(ack) = fl.receiver.on_delack_timer(now) {
+        if let Some(ack) = fl.receiver.on_delack_timer(now, &mut self.sacks) {
             self.scratch.push(ack);
         }
         self.flush(f);
@@ -428,8 +504,28 @@ impl World {
         }
     }
 
-    /// Results of the run (call after [`World::run`]).
+    /// Results of the run (call after [`World::run`]); copies the sampled
+    /// series (see [`World::into_results`] to move them instead).
     pub fn results(&self) -> RunResults {
+        let mut r = self.summary();
+        r.flow_ts = self.flow_ts.clone();
+        r.queue_ts = self.queue_ts.clone();
+        r.cc_ts = self.cc_ts.clone();
+        r
+    }
+
+    /// Results of the run, moving the sampled series out rather than copying
+    /// them (a long traced run would otherwise peak at twice their size).
+    pub fn into_results(mut self) -> RunResults {
+        let mut r = self.summary();
+        r.flow_ts = std::mem::take(&mut self.flow_ts);
+        r.queue_ts = std::mem::take(&mut self.queue_ts);
+        r.cc_ts = std::mem::take(&mut self.cc_ts);
+        r
+    }
+
+    /// Every result but the sampled series.
+    fn summary(&self) -> RunResults {
         let window = to_secs(self.end - self.measure_start);
         let mut in_net = vec![[0u64; 2]; self.flows.len()];
         for l in &self.links {
@@ -550,9 +646,9 @@ impl World {
             flows,
             links,
             files,
-            flow_ts: self.flow_ts.clone(),
-            queue_ts: self.queue_ts.clone(),
-            cc_ts: self.cc_ts.clone(),
+            flow_ts: FlowSeries::default(),
+            queue_ts: QueueSeries::default(),
+            cc_ts: CcSeries::default(),
             meta: RunMeta { events: self.events.popped(), sim_time: to_secs(self.now), wall_s: self.wall_s, seed: self.spec.seed },
         }
     }
@@ -562,5 +658,5 @@ impl World {
 pub fn run(spec: RunSpec) -> Result<RunResults, SpecError> {
     let mut w = World::new(spec)?;
     w.run();
-    Ok(w.results())
+    Ok(w.into_results())
 }

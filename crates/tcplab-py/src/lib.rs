@@ -197,7 +197,7 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool) -> PyResult<PyObject> {
             } else {
                 w.run();
             }
-            Ok(w.results())
+            Ok(w.into_results())
         }));
         match r {
             Ok(Ok(res)) => Outcome::Ok(Box::new(res)),
@@ -256,6 +256,54 @@ fn algorithms(py: Python<'_>) -> PyResult<PyObject> {
     Ok(out.into())
 }
 
+fn bench_rows(py: Python<'_>, list: Vec<tcplab_core::scenarios::bench::Scenario>) -> PyResult<PyObject> {
+    let out = PyList::empty_bound(py);
+    for sc in list {
+        let d = PyDict::new_bound(py);
+        d.set_item("name", &sc.name)?;
+        d.set_item("description", &sc.description)?;
+        let spec = match &sc.spec {
+            Some(s) => Some(serde_json::to_string(s).map_err(|e| PyRuntimeError::new_err(e.to_string()))?),
+            None => None,
+        };
+        d.set_item("spec_json", spec)?;
+        d.set_item("skip", sc.skip.clone())?;
+        d.set_item("bottleneck", &sc.bottleneck)?;
+        d.set_item("axis_value", sc.axis_value)?;
+        out.append(d)?;
+    }
+    Ok(out.into())
+}
+
+/// The standard benchmark scenarios (tcplab_core::scenarios::bench), the
+/// same definitions `cargo bench` uses: a list of dicts with `name`,
+/// `description`, `spec_json` (None for a placeholder), `skip` (why a
+/// placeholder is skipped), `bottleneck` (link name) and `axis_value`.
+/// `seconds` overrides the simulated duration; `quick` shortens every run.
+#[pyfunction]
+#[pyo3(signature = (quick = false, seconds = None))]
+fn bench_suite(py: Python<'_>, quick: bool, seconds: Option<f64>) -> PyResult<PyObject> {
+    use tcplab_core::scenarios::bench::{suite, Length};
+    let len = match (quick, seconds) {
+        (_, Some(s)) => Length::Seconds(s),
+        (true, None) => Length::Quick,
+        (false, None) => Length::Full,
+    };
+    bench_rows(py, suite(len))
+}
+
+/// The points of one scaling curve (`axis`: flows, rate or window), as
+/// `bench_suite` rows with `axis_value` set.
+#[pyfunction]
+#[pyo3(signature = (axis, quick = false))]
+fn bench_scaling(py: Python<'_>, axis: &str, quick: bool) -> PyResult<PyObject> {
+    use tcplab_core::scenarios::bench::{scaling, AXES};
+    match scaling(axis, quick) {
+        Some(list) => bench_rows(py, list),
+        None => Err(PyValueError::new_err(format!("unknown scaling axis {axis:?}; known: {}", AXES.join(", ")))),
+    }
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     tcplab_core::VERSION
@@ -279,6 +327,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(paths, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_suite, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_scaling, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;

@@ -323,7 +323,7 @@ impl Cubic {
     }
 
     fn jiffies(&self, now: f64) -> u64 {
-        (now * self.hz + 1e-6).floor().max(0.0) as u64
+        crate::sim::time::floor_u64(now * self.hz + 1e-6)
     }
 
     fn usecs_to_jiffies(&self, us: u64) -> u64 {
@@ -410,7 +410,7 @@ impl Cubic {
 
     /// Linux `hystart_update(sk, delay)`.
     fn hystart_update(&mut self, w: &Window, s: &AckSample, delay: u64) {
-        let now_us = (s.now * 1e6).round() as u64;
+        let now_us = crate::sim::time::round_u64(s.now * 1e6);
         if s.snd_una > self.end_seq {
             self.hystart_reset(now_us, s.snd_nxt);
         }
@@ -496,7 +496,7 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        let delay = ((rtt * 1e6).round() as u64).max(1);
+        let delay = crate::sim::time::round_u64(rtt * 1e6).max(1);
         if self.delay_min_us == 0 || self.delay_min_us > delay {
             self.delay_min_us = delay;
         }
@@ -576,7 +576,7 @@ impl CongestionControl for Cubic {
                 self.found = false;
             }
         }
-        let now_us = (now * 1e6).round() as u64;
+        let now_us = crate::sim::time::round_u64(now * 1e6);
         self.hystart_reset(now_us, self.max_snd_nxt);
     }
 }

@@ -9,37 +9,144 @@
 //! packets in order, which is both the queue and the delay line, and only the
 //! arrival of its head needs an event. Queue occupancy at time t (packets
 //! waiting, i.e. accepted with `start > t`) is brought up to date lazily by
-//! [`Link::advance`], which also integrates the time-averaged statistics
-//! exactly at each service start.
-
-use std::collections::VecDeque;
+//! [`Link::advance`], when a drop decision or a sample needs it. The
+//! time-averaged queue statistics need no such walk: the integral of the
+//! waiting count over the window is the sum of each packet's wait within
+//! the window, and a packet's wait (`start - now`) is known when it is
+//! accepted.
 
 use super::loss::LossModel;
 use super::packet::{Packet, PacketKind};
 use crate::sim::time::{serialization_time, Time, PS_PER_SEC};
 
 #[derive(Debug, Clone, Copy)]
+#[repr(C, align(32))]
 struct InLink {
     pkt: Packet,
-    start: Time,
     arrive: Time,
 }
 
-/// Counters of one link (cumulative over the run unless noted).
+impl InLink {
+    const EMPTY: InLink = InLink { pkt: Packet::data(0, 0, 0, false), arrive: 0 };
+}
+
+/// FIFO of the packets on a link: a ring of power-of-two capacity, so
+/// indexing is a mask and pushing never moves elements (except to grow).
+/// [`Ring::trim`] shrinks it when it is far emptier than its capacity, so
+/// a link that once held a burst does not keep the memory for good.
+#[derive(Debug)]
+struct Ring {
+    buf: Box<[InLink]>,
+    head: u32,
+    len: u32,
+}
+
+const RING_MIN: usize = 4;
+
+impl Ring {
+    fn with_capacity(n: usize) -> Self {
+        Ring { buf: vec![InLink::EMPTY; n.next_power_of_two()].into_boxed_slice(), head: 0, len: 0 }
+    }
+
+    /// Shrinks to four times the current length (at least `RING_MIN`) if
+    /// that halves the capacity or more: memory stays within 8x of what the
+    /// link holds at trim time, and a bursty link rarely regrows (at most one
+    /// reallocation per trim and link; trims are 2^20 events apart).
+    fn trim(&mut self) {
+        let want = (4 * self.len as usize).next_power_of_two().max(RING_MIN);
+        if want * 2 <= self.buf.len() {
+            self.resize(want);
+        }
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Element `i` from the front (`i < len`).
+    #[inline]
+    fn get(&self, i: usize) -> &InLink {
+        debug_assert!(i < self.len as usize);
+        let mask = self.buf.len() - 1;
+        // SAFETY: the mask keeps the index below buf.len().
+        unsafe { self.buf.get_unchecked((self.head as usize + i) & mask) }
+    }
+
+    #[inline]
+    fn push_back(&mut self, e: InLink) {
+        if self.len as usize == self.buf.len() {
+            self.grow();
+        }
+        let mask = self.buf.len() - 1;
+        let i = (self.head as usize + self.len as usize) & mask;
+        // SAFETY: the mask keeps the index below buf.len().
+        unsafe { *self.buf.get_unchecked_mut(i) = e };
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<InLink> {
+        if self.len == 0 {
+            return None;
+        }
+        let e = *self.get(0);
+        self.head = (self.head + 1) & (self.buf.len() as u32 - 1);
+        self.len -= 1;
+        Some(e)
+    }
+
+    #[inline]
+    fn front(&self) -> Option<&InLink> {
+        if self.len == 0 {
+            None
+        } else {
+            Some(self.get(0))
+        }
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        self.resize((self.buf.len() * 2).max(RING_MIN));
+    }
+
+    fn resize(&mut self, cap: usize) {
+        assert!(cap >= self.len as usize && cap.is_power_of_two() && cap <= 1 << 31, "link queue capacity");
+        let mut buf = vec![InLink::EMPTY; cap];
+        for (i, slot) in buf.iter_mut().enumerate().take(self.len as usize) {
+            *slot = *self.get(i);
+        }
+        self.buf = buf.into_boxed_slice();
+        self.head = 0;
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &InLink> {
+        (0..self.len as usize).map(move |i| self.get(i))
+    }
+}
+
+/// Counters of one link (cumulative over the run unless noted); the ones
+/// every packet updates first.
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct LinkStats {
     /// Packets offered to the queue.
     pub packets_in: u64,
     /// Packets that reached the far end.
     pub packets_out: u64,
-    /// Packets transmitted and lost on the wire (random loss model).
-    pub losses: u64,
-    pub bytes_out: u64,
-    pub data_packets_out: u64,
-    pub drops: u64,
-    pub max_queue_packets: u64,
     /// Transmitter busy time within the measurement window (ps).
     pub busy_in_window: u128,
+    pub bytes_out: u64,
+    pub data_packets_out: u64,
+    /// Packets transmitted and lost on the wire (random loss model).
+    pub losses: u64,
+    pub drops: u64,
+    pub max_queue_packets: u64,
     /// Integral of waiting packets (resp. bytes) over the measurement window (packet-ps, byte-ps).
     pub queue_packet_ps: u128,
     pub queue_byte_ps: u128,
@@ -52,26 +159,30 @@ pub enum Enqueued {
     Accepted(Option<Time>),
 }
 
+/// Fields in the order of use: the first cache line holds what every
+/// arrival and every enqueue touch, the counters follow, and the
+/// configuration read only off the common path comes last (with 40,000 links
+/// the links do not fit in cache, so lines per packet matter).
 #[derive(Debug)]
+#[repr(C)]
 pub struct Link {
-    pub rate_bps: f64,
+    entries: Ring,
+    busy_until: Time,
     pub delay: Time,
-    ps_per_byte: f64,
     /// One-entry cache of the last serialization time: a link carries one or
     /// two packet sizes (data one way, ACKs the other), so this nearly always hits.
-    ser_cache: (u32, Time),
+    ser_cache_time: Time,
+    ser_cache_size: u32,
+    /// Index in `entries` of the first packet that has not started service.
+    first_waiting: u32,
+    waiting_bytes: u64,
     limit_packets: u64,
     limit_bytes: u64,
-    entries: VecDeque<InLink>,
-    /// Index in `entries` of the first packet that has not started service.
-    first_waiting: usize,
-    waiting_bytes: u64,
-    busy_until: Time,
-    /// Time up to which the queue integrals have been accumulated.
-    integrated_to: Time,
     window: (Time, Time),
-    loss: Option<LossModel>,
+    loss: Option<Box<LossModel>>,
     pub stats: LinkStats,
+    pub rate_bps: f64,
+    ps_per_byte: f64,
 }
 
 fn overlap(a: Time, b: Time, w: (Time, Time)) -> Time {
@@ -87,14 +198,14 @@ impl Link {
             rate_bps,
             delay,
             ps_per_byte: 8.0 * PS_PER_SEC as f64 / rate_bps,
-            ser_cache: (0, 0),
+            ser_cache_time: 0,
+            ser_cache_size: 0,
             limit_packets: limit_packets.unwrap_or(u64::MAX),
             limit_bytes: limit_bytes.unwrap_or(u64::MAX),
-            entries: VecDeque::with_capacity(64),
+            entries: Ring::with_capacity(RING_MIN),
             first_waiting: 0,
             waiting_bytes: 0,
             busy_until: 0,
-            integrated_to: 0,
             window,
             loss: None,
             stats: LinkStats::default(),
@@ -103,7 +214,7 @@ impl Link {
 
     /// Gives the link a random loss model.
     pub fn with_loss(mut self, loss: Option<LossModel>) -> Self {
-        self.loss = loss;
+        self.loss = loss.map(Box::new);
         self
     }
 
@@ -111,12 +222,18 @@ impl Link {
     /// of the last [`Link::advance`].
     #[inline]
     pub fn waiting_packets(&self) -> u64 {
-        (self.entries.len() - self.first_waiting) as u64
+        (self.entries.len() - self.first_waiting as usize) as u64
     }
 
     #[inline]
     pub fn waiting_bytes(&self) -> u64 {
         self.waiting_bytes
+    }
+
+    /// Gives back queue memory the link no longer needs (called now and then
+    /// by the world, not per packet).
+    pub fn trim(&mut self) {
+        self.entries.trim();
     }
 
     /// Packets on the link: waiting, serializing or propagating.
@@ -128,40 +245,46 @@ impl Link {
         self.entries.iter().map(|e| &e.pkt)
     }
 
+    /// Serialization time of a packet of `size` bytes (the cached value when
+    /// it is the last size sent: the same function of the size either way).
     #[inline]
-    fn integrate(&mut self, to: Time) {
-        if to > self.integrated_to {
-            let dt = overlap(self.integrated_to, to, self.window) as u128;
-            if dt > 0 {
-                self.stats.queue_packet_ps += dt * self.waiting_packets() as u128;
-                self.stats.queue_byte_ps += dt * self.waiting_bytes as u128;
-            }
-            self.integrated_to = to;
+    fn ser_of(&self, size: u32) -> Time {
+        if self.ser_cache_size == size {
+            self.ser_cache_time
+        } else {
+            serialization_time(size, self.ps_per_byte)
         }
     }
 
-    /// Brings occupancy and statistics up to `now`: every packet whose
-    /// service started at or before `now` leaves the waiting set.
+    /// Brings the waiting set up to `now`: every packet whose service
+    /// started at or before `now` leaves it.
     #[inline]
     pub fn advance(&mut self, now: Time) {
-        while self.first_waiting < self.entries.len() {
-            let e = self.entries[self.first_waiting];
-            if e.start > now {
+        while (self.first_waiting as usize) < self.entries.len() {
+            let e = *self.entries.get(self.first_waiting as usize);
+            // Service start, from the arrival (not stored: 32-byte entries,
+            // one per half cache line): arrive = start + ser(size) + delay.
+            if e.arrive - self.delay - self.ser_of(e.pkt.size) > now {
                 break;
             }
-            self.integrate(e.start);
             self.waiting_bytes -= e.pkt.size as u64;
             self.first_waiting += 1;
         }
-        self.integrate(now);
     }
 
     /// Offers `pkt` to the queue at `now` (drop-tail).
-    #[inline]
+    #[inline(always)]
     pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Enqueued {
-        self.advance(now);
         self.stats.packets_in += 1;
         let idle = self.busy_until <= now;
+        if idle {
+            // Everything accepted has started service: nothing waits, and no
+            // need to walk the packets to find that out.
+            self.first_waiting = self.entries.len() as u32;
+            self.waiting_bytes = 0;
+        } else {
+            self.advance(now);
+        }
         if !idle
             && (self.waiting_packets() + 1 > self.limit_packets
                 || self.waiting_bytes + pkt.size as u64 > self.limit_bytes)
@@ -170,19 +293,21 @@ impl Link {
             return Enqueued::Dropped;
         }
         let start = if idle { now } else { self.busy_until };
-        let ser = if self.ser_cache.0 == pkt.size {
-            self.ser_cache.1
+        let ser = if self.ser_cache_size == pkt.size {
+            self.ser_cache_time
         } else {
             let t = serialization_time(pkt.size, self.ps_per_byte);
-            self.ser_cache = (pkt.size, t);
+            self.ser_cache_size = pkt.size;
+            self.ser_cache_time = t;
             t
         };
+        debug_assert_eq!(ser, self.ser_of(pkt.size));
         let depart = start + ser;
         self.busy_until = depart;
         self.stats.busy_in_window += overlap(start, depart, self.window) as u128;
         let arrive = depart + self.delay;
         let was_empty = self.entries.is_empty();
-        self.entries.push_back(InLink { pkt, start, arrive });
+        self.entries.push_back(InLink { pkt, arrive });
         if idle {
             // Starts service at once: never waits.
             self.first_waiting += 1;
@@ -192,6 +317,14 @@ impl Link {
             if w > self.stats.max_queue_packets {
                 self.stats.max_queue_packets = w;
             }
+            // The time-average queue is the integral of the waiting count
+            // over the window, which is the sum over packets of the time
+            // each waits in the window: this one waits from now to its
+            // start, known now (FIFO at a fixed rate). Integer sums, so
+            // exactly the piecewise integral it replaces.
+            let wait = overlap(now, start, self.window) as u128;
+            self.stats.queue_packet_ps += wait;
+            self.stats.queue_byte_ps += wait * pkt.size as u128;
         }
         Enqueued::Accepted(if was_empty { Some(arrive) } else { None })
     }
@@ -199,9 +332,15 @@ impl Link {
     /// Removes the head packet, which reaches the far end at `now`; returns
     /// it, whether the loss model lost it on the way, and the arrival time of
     /// the next head, if any.
-    #[inline]
+    #[inline(always)]
     pub fn pop_arrival(&mut self, now: Time) -> (Packet, bool, Option<Time>) {
-        self.advance(now);
+        // The head started service before it arrived, so leaving does not
+        // change the waiting set: only if the last advance predates the
+        // head's start (it is still counted as waiting) must the link catch
+        // up first.
+        if self.first_waiting == 0 {
+            self.advance(now);
+        }
         let e = self.entries.pop_front().expect("link arrival event with an empty link");
         debug_assert_eq!(e.arrive, now);
         self.first_waiting -= 1;
@@ -214,9 +353,8 @@ impl Link {
         }
         self.stats.packets_out += 1;
         self.stats.bytes_out += e.pkt.size as u64;
-        if e.pkt.kind == PacketKind::Data {
-            self.stats.data_packets_out += 1;
-        }
+        // Branch-free: data and ACKs interleave unpredictably on a link.
+        self.stats.data_packets_out += (e.pkt.kind == PacketKind::Data) as u64;
         (e.pkt, false, next)
     }
 }

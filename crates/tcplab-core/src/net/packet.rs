@@ -1,4 +1,9 @@
 //! Packets: small plain values moved through queues by copy, never allocated.
+//!
+//! A packet is 24 bytes. The SACK blocks an ACK may carry (RFC 2018, up to
+//! 4 x 8 bytes) live out of line in the run's [`SackStore`], and the packet
+//! holds a handle: data packets, most packets on the wire, carry none, and
+//! every queue and delay line holds packets, so this keeps them small.
 
 /// One SACK block, relative to the ACK's cumulative acknowledgement:
 /// segments `[ack + start, ack + start + len)` have been received.
@@ -9,6 +14,71 @@ pub struct SackBlock {
 }
 
 pub const MAX_SACK_BLOCKS: usize = 4;
+
+/// The SACK blocks of one ACK.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SackBlocks {
+    pub n: u8,
+    pub blocks: [SackBlock; MAX_SACK_BLOCKS],
+}
+
+impl SackBlocks {
+    pub const NONE: SackBlocks = SackBlocks { n: 0, blocks: [SackBlock { start: 0, len: 0 }; MAX_SACK_BLOCKS] };
+
+    /// The blocks as absolute `[start, end)` segment ranges of an ACK whose
+    /// cumulative acknowledgement is `ack`.
+    pub fn ranges(&self, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.blocks[..self.n as usize].iter().map(move |b| (ack + b.start as u64, ack + b.start as u64 + b.len as u64))
+    }
+}
+
+/// SACK blocks of the ACKs on the wire, by handle (a slab with a free list:
+/// no allocation once it has grown to the most SACK-carrying ACKs in flight).
+#[derive(Debug, Default)]
+pub struct SackStore {
+    slots: Vec<SackBlocks>,
+    free: Vec<u32>,
+}
+
+impl SackStore {
+    /// Stores `b` and returns its handle (never 0).
+    #[inline]
+    pub fn put(&mut self, b: SackBlocks) -> u32 {
+        match self.free.pop() {
+            Some(h) => {
+                self.slots[h as usize - 1] = b;
+                h
+            }
+            None => {
+                self.slots.push(b);
+                self.slots.len() as u32
+            }
+        }
+    }
+
+    /// The blocks of handle `h` (0: none); the handle is released.
+    #[inline]
+    pub fn take(&mut self, h: u32) -> SackBlocks {
+        if h == 0 {
+            return SackBlocks::NONE;
+        }
+        self.free.push(h);
+        self.slots[h as usize - 1]
+    }
+
+    /// Releases handle `h` (0: nothing) of an ACK that will never arrive.
+    #[inline]
+    pub fn release(&mut self, h: u32) {
+        if h != 0 {
+            self.free.push(h);
+        }
+    }
+
+    /// Handles in use.
+    pub fn in_use(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PacketKind {
@@ -25,46 +95,48 @@ pub struct Packet {
     pub flow: u32,
     /// Bytes on the wire.
     pub size: u32,
+    /// ACKs on the wire: handle of their SACK blocks in the run's
+    /// [`SackStore`] (0: none).
+    pub sack: u32,
     /// Index of the link the packet is on within its flow's path.
     pub hop: u16,
     pub kind: PacketKind,
     /// Data: this is a retransmission (for accounting only; the receiver does not look).
     pub retransmit: bool,
-    pub n_sack: u8,
-    pub sack: [SackBlock; MAX_SACK_BLOCKS],
 }
 
 impl Packet {
-    pub fn data(flow: u32, seq: u64, size: u32, retransmit: bool) -> Self {
-        Packet {
-            seq,
-            flow,
-            size,
-            hop: 0,
-            kind: PacketKind::Data,
-            retransmit,
-            n_sack: 0,
-            sack: [SackBlock::default(); MAX_SACK_BLOCKS],
-        }
+    #[inline]
+    pub const fn data(flow: u32, seq: u64, size: u32, retransmit: bool) -> Self {
+        Packet { seq, flow, size, sack: 0, hop: 0, kind: PacketKind::Data, retransmit }
     }
 
+    #[inline]
     pub fn ack(flow: u32, ack: u64, size: u32) -> Self {
-        Packet {
-            seq: ack,
-            flow,
-            size,
-            hop: 0,
-            kind: PacketKind::Ack,
-            retransmit: false,
-            n_sack: 0,
-            sack: [SackBlock::default(); MAX_SACK_BLOCKS],
-        }
+        Packet { seq: ack, flow, size, sack: 0, hop: 0, kind: PacketKind::Ack, retransmit: false }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packets_stay_small() {
+        assert_eq!(std::mem::size_of::<Packet>(), 24);
     }
 
-    /// SACK blocks as absolute `[start, end)` segment ranges.
-    pub fn sack_blocks(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.sack[..self.n_sack as usize]
-            .iter()
-            .map(move |b| (self.seq + b.start as u64, self.seq + b.start as u64 + b.len as u64))
+    #[test]
+    fn sack_store_reuses_released_handles() {
+        let mut s = SackStore::default();
+        let b = SackBlocks { n: 1, blocks: [SackBlock { start: 2, len: 3 }; MAX_SACK_BLOCKS] };
+        let h1 = s.put(b);
+        let h2 = s.put(SackBlocks::NONE);
+        assert!(h1 != 0 && h2 != 0 && h1 != h2);
+        assert_eq!(s.take(h1).ranges(10).collect::<Vec<_>>(), vec![(12, 15)]);
+        s.release(h2);
+        assert_eq!(s.in_use(), 0);
+        assert!(s.put(b) == h2 || s.put(b) == h1);
+        assert_eq!(s.take(0), SackBlocks::NONE);
     }
 }

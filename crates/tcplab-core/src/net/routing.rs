@@ -14,11 +14,8 @@ use crate::spec::RunSpec;
 
 /// Next-hop link of every node toward `dst`, by Dijkstra on reversed links
 /// from `dst`. `dist` is in picoseconds of propagation delay.
-fn next_hops_toward(dst: usize, n_nodes: usize, links: &[(usize, usize, u64)]) -> Vec<Option<usize>> {
-    let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); n_nodes];
-    for (i, &(_, d, _)) in links.iter().enumerate() {
-        incoming[d].push(i);
-    }
+fn next_hops_toward(dst: usize, incoming: &[Vec<usize>], links: &[(usize, usize, u64)]) -> Vec<Option<usize>> {
+    let n_nodes = incoming.len();
     let mut dist = vec![u64::MAX; n_nodes];
     let mut hop: Vec<Option<usize>> = vec![None; n_nodes];
     let mut heap = BinaryHeap::new();
@@ -68,42 +65,104 @@ pub fn resolve_paths(spec: &RunSpec) -> Result<Vec<[Vec<u32>; 2]>, SpecError> {
         explicit.insert((node, node_index[r.dst.as_str()]), li);
     }
     let n = spec.nodes.len();
-    let mut tables: HashMap<usize, Vec<Option<usize>>> = HashMap::new();
-    let mut path = |src: usize, dst: usize, field: String| -> Result<Vec<u32>, SpecError> {
-        let table = tables.entry(dst).or_insert_with(|| next_hops_toward(dst, n, &links));
-        let mut out = Vec::new();
-        let mut at = src;
-        while at != dst {
-            let li = match explicit.get(&(at, dst)) {
-                Some(&li) => li,
-                None => table[at].ok_or_else(|| {
-                    SpecError::new(
-                        field.clone(),
-                        format!("no route from {:?} to {:?} (stuck at {:?})", spec.nodes[src].name, spec.nodes[dst].name, spec.nodes[at].name),
-                    )
-                })?,
-            };
-            out.push(li as u32);
-            if out.len() > n + spec.routes.len() {
-                return Err(SpecError::new(
-                    field,
-                    format!("routing loop between {:?} and {:?}", spec.nodes[src].name, spec.nodes[dst].name),
-                ));
-            }
-            at = links[li].1;
+    let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, &(_, d, _)) in links.iter().enumerate() {
+        incoming[d].push(i);
+    }
+    // The paths asked for, grouped by the destination whose next-hop table
+    // they need, so one table at a time is alive (a table per destination for
+    // 10,000 hosts would take gigabytes).
+    //
+    // Without explicit routes, the path to a node with a single incoming link
+    // (a host on its access link) is the path to that link's source followed
+    // by the link: every path to the node ends with that link, and the
+    // next-hop choices (shortest distance, ties to the lower link index)
+    // elsewhere are those toward the link's source, whose distances differ
+    // by a constant. So a dumbbell with N hosts needs two tables, not 2N.
+    let leaf_of = |dst: usize| -> Option<(usize, usize)> {
+        match incoming[dst].as_slice() {
+            &[li] if spec.routes.is_empty() => Some((li, links[li].0)),
+            _ => None,
         }
-        if out.len() > u16::MAX as usize {
-            return Err(SpecError::new(field, "path longer than 65535 hops".into()));
-        }
-        Ok(out)
     };
-    let mut result = Vec::with_capacity(spec.flows.len());
+    // (flow, direction, src, table destination, links appended after the table's path).
+    let mut asks: Vec<(usize, usize, usize, usize, Vec<usize>)> = Vec::with_capacity(2 * spec.flows.len());
     for (i, f) in spec.flows.iter().enumerate() {
         let s = node_index[f.src.as_str()];
         let d = node_index[f.dst.as_str()];
-        let fwd = path(s, d, format!("flows[{i}]"))?;
-        let rev = path(d, s, format!("flows[{i}]"))?;
-        result.push([fwd, rev]);
+        for (dir, (src, dst)) in [(s, d), (d, s)].into_iter().enumerate() {
+            let (mut to, mut tail) = (dst, Vec::new());
+            while to != src && tail.len() <= n {
+                match leaf_of(to) {
+                    Some((li, from)) => {
+                        tail.push(li);
+                        to = from;
+                    }
+                    None => break,
+                }
+            }
+            if tail.len() > n {
+                // A cycle of single-entry nodes that never reaches src: let
+                // the full search report it.
+                to = dst;
+                tail.clear();
+            }
+            tail.reverse();
+            asks.push((i, dir, src, to, tail));
+        }
+    }
+    asks.sort_by_key(|a| a.3);
+    let mut result: Vec<[Vec<u32>; 2]> = vec![[Vec::new(), Vec::new()]; spec.flows.len()];
+    let mut first_err: Option<((usize, usize), SpecError)> = None;
+    let mut k = 0;
+    while k < asks.len() {
+        let to = asks[k].3;
+        let table = next_hops_toward(to, &incoming, &links);
+        while k < asks.len() && asks[k].3 == to {
+            let (i, dir, src, _, ref tail) = asks[k];
+            k += 1;
+            let (s, d) = (spec.flows[i].src.as_str(), spec.flows[i].dst.as_str());
+            let (src_name, dst_name) = if dir == 0 { (s, d) } else { (d, s) };
+            let field = format!("flows[{i}]");
+            let walk = || -> Result<Vec<u32>, SpecError> {
+                let mut out = Vec::new();
+                let mut at = src;
+                while at != to {
+                    let li = match explicit.get(&(at, to)) {
+                        Some(&li) => li,
+                        None => table[at].ok_or_else(|| {
+                            SpecError::new(
+                                field.clone(),
+                                format!("no route from {src_name:?} to {dst_name:?} (stuck at {:?})", spec.nodes[at].name),
+                            )
+                        })?,
+                    };
+                    out.push(li as u32);
+                    if out.len() > n + spec.routes.len() {
+                        return Err(SpecError::new(field.clone(), format!("routing loop between {src_name:?} and {dst_name:?}")));
+                    }
+                    at = links[li].1;
+                }
+                out.extend(tail.iter().map(|&li| li as u32));
+                if out.len() > u16::MAX as usize {
+                    return Err(SpecError::new(field.clone(), "path longer than 65535 hops".into()));
+                }
+                Ok(out)
+            };
+            match walk() {
+                Ok(p) => result[i][dir] = p,
+                // Report the problem of the first flow (and direction), as if
+                // the flows were resolved in order.
+                Err(e) => {
+                    if first_err.as_ref().map_or(true, |(key, _)| (i, dir) < *key) {
+                        first_err = Some(((i, dir), e));
+                    }
+                }
+            }
+        }
+    }
+    if let Some((_, e)) = first_err {
+        return Err(e);
     }
     Ok(result)
 }

@@ -17,6 +17,23 @@ pub fn from_secs(s: f64) -> Time {
     (s * PS_PER_SEC as f64 + 0.5) as Time
 }
 
+/// `x.floor().max(0.0) as u64`, without the `floor` library call (baseline
+/// x86-64 has no rounding instruction): the saturating cast truncates, which
+/// is the floor for x >= 0 and 0 for x < 0 or NaN, exactly as the original.
+#[inline(always)]
+pub fn floor_u64(x: f64) -> u64 {
+    x as u64
+}
+
+/// `x.round() as u64` (half away from zero, saturating), without the `round`
+/// library call. Exact: for 0 <= x < 2^53, `x - trunc(x)` is computed
+/// without error (Sterbenz), and above that x is an integer.
+#[inline(always)]
+pub fn round_u64(x: f64) -> u64 {
+    let t = x as u64;
+    t.saturating_add((x - t as f64 >= 0.5) as u64)
+}
+
 /// Picoseconds to seconds.
 #[inline]
 pub fn to_secs(t: Time) -> f64 {
@@ -39,6 +56,28 @@ mod tests {
         // 1500 B at 200 Mbit/s = 60 us; at 100 Gbit/s = 120 ns.
         assert_eq!(serialization_time(1500, 8.0 * PS_PER_SEC as f64 / 200e6), 60_000_000);
         assert_eq!(serialization_time(1500, 8.0 * PS_PER_SEC as f64 / 100e9), 120_000);
+    }
+
+    #[test]
+    fn rounding_helpers_match_the_library() {
+        let xs = [
+            0.0, -0.0, 0.49999999999999994, 0.5, 1.5, 2.5, 2.4999999999999996, 1e6 + 0.5, 4503599627370495.5,
+            4503599627370497.0, 9007199254740993.0, 1.8e19, 1e300, -0.4, -0.5, -0.6, -3.7, f64::NAN, f64::INFINITY,
+            f64::NEG_INFINITY, 123456.789, 0.1 * 3.0, 1e-300,
+        ];
+        for x in xs {
+            assert_eq!(floor_u64(x), x.floor().max(0.0) as u64, "floor {x}");
+            assert_eq!(round_u64(x), x.round() as u64, "round {x}");
+        }
+        let mut v: u64 = 0x9E37_79B9_7F4A_7C15;
+        for _ in 0..1_000_000 {
+            v ^= v << 13;
+            v ^= v >> 7;
+            v ^= v << 17;
+            let x = (v >> 11) as f64 / (1u64 << 53) as f64 * 10f64.powi((v % 24) as i32 - 4);
+            assert_eq!(floor_u64(x), x.floor().max(0.0) as u64, "floor {x}");
+            assert_eq!(round_u64(x), x.round() as u64, "round {x}");
+        }
     }
 
     #[test]

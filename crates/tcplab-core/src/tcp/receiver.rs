@@ -19,6 +19,7 @@
 
 use std::collections::VecDeque;
 
+use crate::net::packet::{SackBlocks, SackStore};
 use crate::net::{Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::sim::Time;
 use crate::tcp::app::SegmentMap;
@@ -137,8 +138,10 @@ impl Receiver {
         true
     }
 
-    /// A data segment arrives at `now`. Returns the ACK to send at once, if any.
-    pub fn on_data(&mut self, now: Time, seq: u64, map: &SegmentMap) -> Option<Packet> {
+    /// A data segment arrives at `now`. Returns the ACK to send at once, if
+    /// any; its SACK blocks go to `sacks`.
+    #[inline]
+    pub fn on_data(&mut self, now: Time, seq: u64, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
         self.stats.data_received += 1;
         let immediate;
         if seq < self.rcv_nxt {
@@ -164,11 +167,11 @@ impl Receiver {
             immediate = true;
         }
         if immediate {
-            return Some(self.make_ack());
+            return Some(self.make_ack(sacks));
         }
         self.unacked += 1;
         if self.unacked >= 2 {
-            return Some(self.make_ack());
+            return Some(self.make_ack(sacks));
         }
         if self.delack_deadline.is_none() {
             self.delack_deadline = Some(now + self.delack_timeout);
@@ -177,9 +180,9 @@ impl Receiver {
     }
 
     /// The delayed-ACK timer fires; returns the ACK if one is owed.
-    pub fn on_delack_timer(&mut self, now: Time) -> Option<Packet> {
+    pub fn on_delack_timer(&mut self, now: Time, sacks: &mut SackStore) -> Option<Packet> {
         match self.delack_deadline {
-            Some(d) if d <= now => Some(self.make_ack()),
+            Some(d) if d <= now => Some(self.make_ack(sacks)),
             _ => None,
         }
     }
@@ -194,37 +197,40 @@ impl Receiver {
         }
     }
 
-    fn make_ack(&mut self) -> Packet {
+    fn make_ack(&mut self, sacks: &mut SackStore) -> Packet {
         self.unacked = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
         let mut ack = Packet::ack(self.flow, self.rcv_nxt, self.ack_size);
         if self.sack && !self.ooo.is_empty() {
-            let mut n = 0usize;
-            let push = |r: (u64, u64), ack: &mut Packet, n: &mut usize| {
-                let b = SackBlock { start: (r.0 - ack.seq).min(u32::MAX as u64) as u32, len: (r.1 - r.0).min(u32::MAX as u64) as u32 };
-                if !ack.sack[..*n].contains(&b) {
-                    ack.sack[*n] = b;
-                    *n += 1;
+            let mut b = SackBlocks::NONE;
+            let rcv_nxt = self.rcv_nxt;
+            let push = |r: (u64, u64), b: &mut SackBlocks| {
+                let blk = SackBlock { start: (r.0 - rcv_nxt).min(u32::MAX as u64) as u32, len: (r.1 - r.0).min(u32::MAX as u64) as u32 };
+                if !b.blocks[..b.n as usize].contains(&blk) {
+                    b.blocks[b.n as usize] = blk;
+                    b.n += 1;
                 }
             };
             for k in 0..self.n_recent {
-                if n >= self.max_blocks {
+                if b.n as usize >= self.max_blocks {
                     break;
                 }
-                if let Some(b) = self.block_of(self.recent[k]) {
-                    push(b, &mut ack, &mut n);
+                if let Some(r) = self.block_of(self.recent[k]) {
+                    push(r, &mut b);
                 }
             }
             // Fewer recent blocks than slots (e.g. after blocks merged): fill
             // with the highest ranges not yet reported.
             for r in self.ooo.iter().rev() {
-                if n >= self.max_blocks {
+                if b.n as usize >= self.max_blocks {
                     break;
                 }
-                push(*r, &mut ack, &mut n);
+                push(*r, &mut b);
             }
-            ack.n_sack = n as u8;
+            if b.n > 0 {
+                ack.sack = sacks.put(b);
+            }
         }
         ack
     }
@@ -243,40 +249,42 @@ mod tests {
         SegmentMap::new(&f)
     }
 
-    fn blocks(p: &Packet) -> Vec<(u64, u64)> {
-        p.sack_blocks().collect()
+    fn blocks(p: &Packet, s: &mut SackStore) -> Vec<(u64, u64)> {
+        s.take(p.sack).ranges(p.seq).collect()
     }
 
     #[test]
     fn out_of_order_data_is_acked_at_once_with_the_triggering_block_first() {
         let m = map();
+        let mut st = SackStore::default();
         let mut r = Receiver::new(0, true, 3, 40, true, 40_000_000_000, 0);
-        assert!(r.on_data(0, 0, &m).is_none()); // delayed
-        let a = r.on_data(1, 1, &m).unwrap(); // second segment: ACK
-        assert_eq!((a.seq, a.n_sack), (2, 0));
+        assert!(r.on_data(0, 0, &m, &mut st).is_none()); // delayed
+        let a = r.on_data(1, 1, &m, &mut st).unwrap(); // second segment: ACK
+        assert_eq!((a.seq, a.sack), (2, 0));
         // 2 lost; 3, 4 arrive, then 6.
-        let a = r.on_data(2, 3, &m).unwrap();
-        assert_eq!(blocks(&a), vec![(3, 4)]);
-        let a = r.on_data(3, 4, &m).unwrap();
-        assert_eq!(blocks(&a), vec![(3, 5)]);
-        let a = r.on_data(4, 6, &m).unwrap();
+        let a = r.on_data(2, 3, &m, &mut st).unwrap();
+        assert_eq!(blocks(&a, &mut st), vec![(3, 4)]);
+        let a = r.on_data(3, 4, &m, &mut st).unwrap();
+        assert_eq!(blocks(&a, &mut st), vec![(3, 5)]);
+        let a = r.on_data(4, 6, &m, &mut st).unwrap();
         assert_eq!(a.seq, 2);
-        assert_eq!(blocks(&a), vec![(6, 7), (3, 5)]);
+        assert_eq!(blocks(&a, &mut st), vec![(6, 7), (3, 5)]);
         // The hole is filled: cumulative ACK jumps to 5, block (6,7) remains.
-        let a = r.on_data(5, 2, &m).unwrap();
+        let a = r.on_data(5, 2, &m, &mut st).unwrap();
         assert_eq!(a.seq, 5);
-        assert_eq!(blocks(&a), vec![(6, 7)]);
+        assert_eq!(blocks(&a, &mut st), vec![(6, 7)]);
         assert_eq!(r.delivered_bytes, 5 * 1460);
     }
 
     #[test]
     fn delayed_ack_timer_acks_a_single_segment() {
         let m = map();
+        let mut st = SackStore::default();
         let mut r = Receiver::new(0, false, 3, 40, true, 40, 0);
-        assert!(r.on_data(0, 0, &m).is_none());
+        assert!(r.on_data(0, 0, &m, &mut st).is_none());
         assert_eq!(r.delack_deadline, Some(40));
-        assert!(r.on_delack_timer(39).is_none());
-        let a = r.on_delack_timer(40).unwrap();
+        assert!(r.on_delack_timer(39, &mut st).is_none());
+        let a = r.on_delack_timer(40, &mut st).unwrap();
         assert_eq!(a.seq, 1);
         assert_eq!(r.delack_deadline, None);
     }
@@ -284,9 +292,10 @@ mod tests {
     #[test]
     fn duplicates_are_counted_and_acked_immediately() {
         let m = map();
+        let mut st = SackStore::default();
         let mut r = Receiver::new(0, false, 3, 40, false, 40, 0);
-        r.on_data(0, 0, &m);
-        let a = r.on_data(1, 0, &m).unwrap();
+        r.on_data(0, 0, &m, &mut st);
+        let a = r.on_data(1, 0, &m, &mut st).unwrap();
         assert_eq!(a.seq, 1);
         assert_eq!(r.stats.duplicates, 1);
     }
@@ -296,11 +305,12 @@ mod tests {
         // RFC 2018: first the block of the triggering segment, then the most
         // recently reported ones. Arrivals 40, 50, 10, then 30..33 (same block).
         let m = map();
+        let mut st = SackStore::default();
         let mut r = Receiver::new(0, true, 3, 40, false, 40, 0);
         for (t, s) in [40u64, 50, 10, 30, 31, 32, 33].iter().enumerate() {
-            r.on_data(t as u64, *s, &m);
+            r.on_data(t as u64, *s, &m, &mut st);
         }
-        let a = r.on_data(10, 33, &m).unwrap(); // duplicate: same blocks again
-        assert_eq!(blocks(&a)[..], [(30, 34), (10, 11), (50, 51)]);
+        let a = r.on_data(10, 33, &m, &mut st).unwrap(); // duplicate: same blocks again
+        assert_eq!(blocks(&a, &mut st)[..], [(30, 34), (10, 11), (50, 51)]);
     }
 }

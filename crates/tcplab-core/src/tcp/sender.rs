@@ -53,6 +53,7 @@ use std::collections::VecDeque;
 
 use crate::cc::knn::{LossClassifier, LossVerdict};
 use crate::cc::{AckSample, CongestionControl, LossEvent, Window};
+use crate::net::packet::SackBlocks;
 use crate::net::Packet;
 use crate::sim::time::{from_secs, to_secs, Time};
 use crate::spec::Recovery;
@@ -67,10 +68,79 @@ const SACKED: u8 = 2;
 /// A retransmission of this segment is counted in `retrans_out`.
 const RETX_OUT: u8 = 4;
 
-#[derive(Debug, Clone, Copy, Default)]
-struct SegMeta {
-    sent: Time,
-    flags: u8,
+/// Per-segment state of the segments outstanding, `[snd_una, high_data)`:
+/// send time and flags, in two rings indexed by sequence number modulo a
+/// power of two (9 bytes a segment; one struct would pad to 16). The rings
+/// grow with the window and [`SegMetas::trim`] shrinks them again when the
+/// window is far smaller, so memory follows the current window, not the
+/// largest ever.
+#[derive(Debug)]
+struct SegMetas {
+    sent: Vec<Time>,
+    flags: Vec<u8>,
+    mask: u64,
+}
+
+const META_MIN: usize = 64;
+
+impl SegMetas {
+    fn new() -> Self {
+        SegMetas { sent: vec![0; META_MIN], flags: vec![0; META_MIN], mask: META_MIN as u64 - 1 }
+    }
+
+    // SAFETY (the four accessors): both vectors have length mask + 1, so a
+    // masked index is in bounds.
+    #[inline(always)]
+    fn flags(&self, q: u64) -> u8 {
+        unsafe { *self.flags.get_unchecked((q & self.mask) as usize) }
+    }
+
+    #[inline(always)]
+    fn flags_mut(&mut self, q: u64) -> &mut u8 {
+        unsafe { self.flags.get_unchecked_mut((q & self.mask) as usize) }
+    }
+
+    #[inline(always)]
+    fn sent(&self, q: u64) -> Time {
+        unsafe { *self.sent.get_unchecked((q & self.mask) as usize) }
+    }
+
+    #[inline(always)]
+    fn set_sent(&mut self, q: u64, t: Time) {
+        unsafe { *self.sent.get_unchecked_mut((q & self.mask) as usize) = t }
+    }
+
+    /// Room for segments `[una, high)`, keeping their state.
+    #[inline]
+    fn ensure(&mut self, una: u64, high: u64) {
+        let need = high - una;
+        if need as usize > self.sent.len() {
+            self.resize(una, high, (need as usize).next_power_of_two().max(self.sent.len() * 2));
+        }
+    }
+
+    #[cold]
+    fn resize(&mut self, una: u64, high: u64, cap: usize) {
+        let mut sent = vec![0; cap];
+        let mut flags = vec![0; cap];
+        let mask = cap as u64 - 1;
+        for s in una..high {
+            sent[(s & mask) as usize] = self.sent(s);
+            flags[(s & mask) as usize] = self.flags(s);
+        }
+        self.sent = sent;
+        self.flags = flags;
+        self.mask = mask;
+    }
+
+    /// Shrinks the rings to four times the segments outstanding if that
+    /// halves them or more.
+    fn trim(&mut self, una: u64, high: u64) {
+        let want = ((4 * (high - una)) as usize).next_power_of_two().max(META_MIN);
+        if want * 2 <= self.sent.len() {
+            self.resize(una, high, want);
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,8 +198,7 @@ pub struct Sender {
     pub snd_nxt: u64,
     /// One past the highest segment ever sent.
     pub high_data: u64,
-    meta: Vec<SegMeta>,
-    mask: u64,
+    meta: SegMetas,
     // SACK scoreboard.
     sacked: VecDeque<(u64, u64)>,
     sacked_out: u64,
@@ -178,8 +247,7 @@ impl Sender {
             snd_una: 0,
             snd_nxt: 0,
             high_data: 0,
-            meta: vec![SegMeta::default(); 64],
-            mask: 63,
+            meta: SegMetas::new(),
             sacked: VecDeque::new(),
             sacked_out: 0,
             lost_high: 0,
@@ -211,24 +279,10 @@ impl Sender {
         self.cfg.recovery == Recovery::Sack
     }
 
-    #[inline]
-    fn m(&mut self, seq: u64) -> &mut SegMeta {
-        &mut self.meta[(seq & self.mask) as usize]
-    }
-
-    fn ensure_capacity(&mut self) {
-        let need = self.high_data + 1 - self.snd_una;
-        if need as usize <= self.meta.len() {
-            return;
-        }
-        let cap = (need as usize).next_power_of_two().max(self.meta.len() * 2);
-        let mut meta = vec![SegMeta::default(); cap];
-        let mask = cap as u64 - 1;
-        for s in self.snd_una..self.high_data {
-            meta[(s & mask) as usize] = self.meta[(s & self.mask) as usize];
-        }
-        self.meta = meta;
-        self.mask = mask;
+    /// Gives back segment-state memory the window no longer needs (called
+    /// now and then by the world, not per packet).
+    pub fn trim(&mut self) {
+        self.meta.trim(self.snd_una, self.high_data);
     }
 
     /// SACKed segments at or above `x`.
@@ -294,17 +348,18 @@ impl Sender {
 
     fn emit_paced(&mut self, now: Time, seq: u64, retransmit: bool, pacing: Option<f64>, map: &SegmentMap, out: &mut Vec<Packet>) {
         if seq >= self.high_data {
+            // The segment just past high_data is new: room for it, no flags.
+            self.meta.ensure(self.snd_una, seq + 1);
             self.high_data = seq + 1;
-            self.ensure_capacity();
-            *self.m(seq) = SegMeta::default();
+            *self.meta.flags_mut(seq) = 0;
         }
         let sack = self.sack();
-        let m = self.m(seq);
-        m.sent = now;
+        self.meta.set_sent(seq, now);
         if retransmit {
-            m.flags |= RETX;
-            if sack && m.flags & RETX_OUT == 0 {
-                m.flags |= RETX_OUT;
+            let f = self.meta.flags_mut(seq);
+            *f |= RETX;
+            if sack && *f & RETX_OUT == 0 {
+                *f |= RETX_OUT;
                 self.retrans_out += 1;
             }
             self.stats.retransmits += 1;
@@ -335,7 +390,7 @@ impl Sender {
                 let i = self.sacked.partition_point(|r| r.1 <= self.rtx_next);
                 if i < self.sacked.len() && self.sacked[i].0 <= self.rtx_next {
                     self.rtx_next = self.sacked[i].1;
-                } else if self.meta[(self.rtx_next & self.mask) as usize].flags & RETX_OUT != 0 {
+                } else if self.meta.flags(self.rtx_next) & RETX_OUT != 0 {
                     self.rtx_next += 1;
                 } else {
                     break;
@@ -465,13 +520,13 @@ impl Sender {
         let first = i;
         let mut mark = |this: &mut Self, a: u64, b: u64| {
             for q in a..b {
-                let m = &mut this.meta[(q & this.mask) as usize];
-                m.flags |= SACKED;
-                if m.flags & RETX_OUT != 0 {
-                    m.flags &= !RETX_OUT;
+                let f = this.meta.flags_mut(q);
+                *f |= SACKED;
+                if *f & RETX_OUT != 0 {
+                    *f &= !RETX_OUT;
                     this.retrans_out -= 1;
                 }
-                if m.flags & RETX == 0 {
+                if *f & RETX == 0 {
                     newest = Some(q);
                 }
             }
@@ -496,8 +551,8 @@ impl Sender {
         (newly, newest)
     }
 
-    /// An ACK arrives at `now`.
-    pub fn on_ack(&mut self, now: Time, ack: &Packet, map: &SegmentMap, out: &mut Vec<Packet>) {
+    /// An ACK arrives at `now`, with its SACK blocks (if any).
+    pub fn on_ack(&mut self, now: Time, ack: &Packet, sack: &SackBlocks, map: &SegmentMap, out: &mut Vec<Packet>) {
         self.stats.acks_received += 1;
         let a = ack.seq;
         if a > self.high_data {
@@ -512,8 +567,8 @@ impl Sender {
             let mut newest_unsacked = None;
             let mut sacked_below = 0;
             for q in old_una..a {
-                let m = &mut self.meta[(q & self.mask) as usize];
-                let f = m.flags;
+                let m = self.meta.flags_mut(q);
+                let f = *m;
                 if f & SACKED != 0 {
                     sacked_below += 1;
                 } else {
@@ -526,18 +581,20 @@ impl Sender {
                 if f & RETX_OUT != 0 {
                     self.retrans_out -= 1;
                 }
-                m.flags = 0;
+                *m = 0;
             }
             cum_acked = a - old_una;
             if !karn {
                 sample_seq = newest_unsacked;
             }
             self.sacked_out -= sacked_below;
-            let k = self.sacked.partition_point(|r| r.1 <= a);
-            self.sacked.drain(..k);
-            if let Some(r) = self.sacked.front_mut() {
-                if r.0 < a {
-                    r.0 = a;
+            if !self.sacked.is_empty() {
+                let k = self.sacked.partition_point(|r| r.1 <= a);
+                self.sacked.drain(..k);
+                if let Some(r) = self.sacked.front_mut() {
+                    if r.0 < a {
+                        r.0 = a;
+                    }
                 }
             }
             self.snd_una = a;
@@ -550,8 +607,8 @@ impl Sender {
             self.dupacks += 1;
         }
         let duplicate = a <= old_una;
-        if self.sack() && ack.n_sack > 0 {
-            for (s, e) in ack.sack_blocks() {
+        if self.sack() && sack.n > 0 {
+            for (s, e) in sack.ranges(a) {
                 let (n, newest) = self.sack_range(s, e);
                 acked += n;
                 if let Some(q) = newest {
@@ -572,7 +629,7 @@ impl Sender {
             }
         }
         let rtt = sample_seq.map(|q| {
-            let r = to_secs(now - self.meta[(q & self.mask) as usize].sent);
+            let r = to_secs(now - self.meta.sent(q));
             self.rtt.on_sample(r);
             r
         });
@@ -668,7 +725,7 @@ impl Sender {
                     // RFC 6675 (4.3): "Retransmit the first data segment presumed
                     // dropped", before and regardless of cwnd - pipe (4.4-4.5).
                     let una = self.snd_una;
-                    let pending = self.meta[(una & self.mask) as usize].flags & RETX_OUT != 0;
+                    let pending = self.meta.flags(una) & RETX_OUT != 0;
                     if !pending {
                         self.emit(now, una, true, map, out);
                     }
@@ -722,7 +779,7 @@ impl Sender {
         self.dupacks = 0;
         if self.sack() {
             for q in self.snd_una..self.high_data {
-                self.m(q).flags &= !RETX_OUT;
+                *self.meta.flags_mut(q) &= !RETX_OUT;
             }
             self.retrans_out = 0;
             self.lost_high = self.high_data;

@@ -1,0 +1,115 @@
+"""`tcplab bench`: the suite runs and reports every scenario and field.
+
+Speed is never asserted (a slow or busy machine gives slower figures, not
+failures): only that `--quick --all` runs everything and that its JSON has
+every scenario, curve point and field, with positive, finite values that
+agree with each other.
+"""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from tcplab import _core
+from tcplab.bench import AXES, ROW_FIELDS, main as bench_main
+
+SUITE = ["S1", "S2", "S3", "S4"]
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bench") / "bench.json"
+    out = subprocess.run([sys.executable, "-m", "tcplab", "bench", "--quick", "--all", "--json", str(path)],
+                         capture_output=True, text=True, check=True)
+    assert "standard scenarios" in out.stdout and "scaling: flows" in out.stdout
+    return json.loads(path.read_text())
+
+
+def _check_row(r):
+    for k in ROW_FIELDS:
+        assert k in r, f"{r.get('scenario')}: no {k}"
+    for k in ("simulated_s", "wall_s", "core_wall_s", "bottleneck_data_packets", "packets_per_s", "events",
+              "events_per_s", "packet_hops", "ns_per_packet_hop", "peak_rss_mb", "utilization"):
+        v = r[k]
+        assert isinstance(v, (int, float)) and math.isfinite(v) and v > 0, f"{r['scenario']}: {k} = {v!r}"
+    assert r["core_wall_s"] <= r["wall_s"]
+    assert r["utilization"] <= 1.0 + 1e-9
+    assert r["packets_per_s"] == pytest.approx(r["bottleneck_data_packets"] / r["wall_s"])
+    assert r["events_per_s"] == pytest.approx(r["events"] / r["wall_s"])
+    assert r["ns_per_packet_hop"] == pytest.approx(r["wall_s"] * 1e9 / r["packet_hops"])
+    # Every data packet crosses the bottleneck and at least two other links, and is ACKed.
+    assert r["packet_hops"] >= 3 * r["bottleneck_data_packets"]
+    assert r["peak_rss_mb"] < 4096
+
+
+def test_every_standard_scenario_is_reported_with_every_field(report):
+    assert report["quick"] is True
+    assert [r["scenario"] for r in report["scenarios"]] == SUITE
+    for r in report["scenarios"]:
+        _check_row(r)
+    assert report["machine"]["cores"] >= 1 and report["machine"]["cpu"]
+    assert "date" in report and "commit" in report
+
+
+def test_s5_is_a_placeholder_skipped_with_its_reason(report):
+    assert [s["scenario"] for s in report["skipped"]] == ["S5"]
+    assert report["skipped"][0]["reason"] == "S5 needs the parking-lot generator"
+
+
+def test_every_scaling_curve_has_increasing_points_and_a_flatness(report):
+    assert set(report["scaling"]) == set(AXES)
+    for axis, cur in report["scaling"].items():
+        pts = cur["points"]
+        assert len(pts) >= 3, axis
+        values = [p["axis_value"] for p in pts]
+        assert values == sorted(values) and len(set(values)) == len(values), axis
+        for p in pts:
+            _check_row(p)
+            assert p["core_ns_per_packet_hop"] > 0
+        assert math.isfinite(cur["flatness"]) and cur["flatness"] >= 1.0
+    flows = report["scaling"]["flows"]["points"]
+    assert [p["flows"] for p in flows] == [int(p["axis_value"]) for p in flows]
+
+
+def test_memory_runs_cover_both_lengths_with_and_without_traces(report):
+    mem = report["memory"]
+    runs = mem["runs"]
+    assert [(r["traces"], r["simulated_s"]) for r in runs] == [(False, 20.0), (False, 200.0), (True, 20.0),
+                                                               (True, 200.0)]
+    for r in runs:
+        _check_row(r)
+    assert runs[0]["trace_rows"] == runs[1]["trace_rows"] == 0
+    assert runs[3]["trace_rows"] > runs[2]["trace_rows"] > 0
+    assert mem["no_traces_peak_ratio"] > 0 and mem["traces_peak_ratio"] > 0
+
+
+def test_the_suite_is_the_cores_definition_and_runs_for_cargo_bench_too():
+    # One definition (tcplab_core::scenarios::bench): every entry is a valid run or a placeholder.
+    rows = _core.bench_suite(quick=True)
+    assert [r["name"] for r in rows] == SUITE + ["S5"]
+    for r in rows:
+        if r["spec_json"] is None:
+            assert r["skip"]
+            continue
+        _core.validate(r["spec_json"])
+        spec = json.loads(r["spec_json"])
+        assert r["bottleneck"] in [l["name"] for l in spec["links"]]
+    full = {r["name"]: json.loads(r["spec_json"]) for r in _core.bench_suite() if r["spec_json"]}
+    assert full["S1"]["duration"] == 2000 and full["S1"]["sample_interval"] == 0.01
+    assert len(full["S3"]["flows"]) == 10 and len(full["S4"]["flows"]) == 200
+    assert _core.bench_suite(seconds=30.0)[0]["spec_json"] and json.loads(
+        _core.bench_suite(seconds=30.0)[0]["spec_json"])["duration"] == 30.0
+    for axis in AXES:
+        assert _core.bench_scaling(axis, quick=True)
+    with pytest.raises(ValueError, match="unknown scaling axis"):
+        _core.bench_scaling("bogus")
+
+
+def test_json_without_a_path_prints_the_report_and_only_selects(capsys):
+    assert bench_main(["--quick", "--only", "S1", "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert [r["scenario"] for r in rep["scenarios"]] == ["S1"] and rep["skipped"] == []
+    _check_row(rep["scenarios"][0])
