@@ -16,7 +16,7 @@ import pytest
 from tcplab import _core
 from tcplab.bench import AXES, ROW_FIELDS, main as bench_main
 
-SUITE = ["S1", "S2", "S3", "S4"]
+SUITE = ["S1", "S2", "S3", "S4", "S5"]
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +54,13 @@ def test_every_standard_scenario_is_reported_with_every_field(report):
     assert "date" in report and "commit" in report
 
 
-def test_s5_is_a_placeholder_skipped_with_its_reason(report):
-    assert [s["scenario"] for s in report["skipped"]] == ["S5"]
-    assert report["skipped"][0]["reason"] == "S5 needs the parking-lot generator"
+def test_s5_is_the_generated_parking_lot(report):
+    assert report["skipped"] == []
+    (s5,) = [r for r in report["scenarios"] if r["scenario"] == "S5"]
+    assert s5["flows"] == 140 and s5["links"] == 8 + 4 * 140
+    # The core's definition is a placeholder for cargo bench, which cannot generate it.
+    (core_s5,) = [r for r in _core.bench_suite(quick=True) if r["name"] == "S5"]
+    assert core_s5["spec_json"] is None and "tcplab bench" in core_s5["skip"]
 
 
 def test_every_scaling_curve_has_increasing_points_and_a_flatness(report):
@@ -89,7 +93,7 @@ def test_memory_runs_cover_both_lengths_with_and_without_traces(report):
 def test_the_suite_is_the_cores_definition_and_runs_for_cargo_bench_too():
     # One definition (tcplab_core::scenarios::bench): every entry is a valid run or a placeholder.
     rows = _core.bench_suite(quick=True)
-    assert [r["name"] for r in rows] == SUITE + ["S5"]
+    assert [r["name"] for r in rows] == SUITE
     for r in rows:
         if r["spec_json"] is None:
             assert r["skip"]
