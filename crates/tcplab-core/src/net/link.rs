@@ -185,6 +185,18 @@ pub struct Link {
     ps_per_byte: f64,
 }
 
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it never faults.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch(x as *const T as *const i8, _MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
+}
+
 fn overlap(a: Time, b: Time, w: (Time, Time)) -> Time {
     let lo = a.max(w.0);
     let hi = b.min(w.1);
@@ -345,6 +357,11 @@ impl Link {
         debug_assert_eq!(e.arrive, now);
         self.first_waiting -= 1;
         let next = self.entries.front().map(|h| h.arrive);
+        // The entry after the new head is read at the next arrival: with
+        // many links it would be a cache miss by then.
+        if self.entries.len() > 1 {
+            prefetch(self.entries.get(1));
+        }
         if let Some(m) = self.loss.as_mut() {
             if m.lose() {
                 self.stats.losses += 1;
