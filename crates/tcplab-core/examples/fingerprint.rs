@@ -45,12 +45,13 @@ fn with_flows(mut s: RunSpec, f: impl Fn(usize, &mut FlowSpec)) -> RunSpec {
 
 fn scenarios() -> Vec<(String, RunSpec)> {
     let bdp = |rate: f64, rtt: f64| Dumbbell::bdp_packets(rate, rtt, 1500);
-    let mut v: Vec<(String, RunSpec)> = Vec::new();
     // The bench suite's shapes, shortened.
-    v.push(("s1-newreno-60s".into(), dumbbell(1, 200e6, 0.1, bdp(200e6, 0.1) / 10, "newreno", Recovery::NewReno, 60.0).spec()));
-    v.push(("s2-cubic-60s".into(), dumbbell(1, 200e6, 0.1, bdp(200e6, 0.1), "cubic", Recovery::NewReno, 60.0).spec()));
-    v.push(("s3-10cubic-sack-10s".into(), dumbbell(10, 1e9, 0.1, bdp(1e9, 0.1) / 10, "cubic", Recovery::Sack, 10.0).spec()));
-    v.push(("s4-200newreno-20s".into(), dumbbell(200, 200e6, 0.1, bdp(200e6, 0.1) / 10, "newreno", Recovery::NewReno, 20.0).spec()));
+    let mut v: Vec<(String, RunSpec)> = vec![
+        ("s1-newreno-60s".into(), dumbbell(1, 200e6, 0.1, bdp(200e6, 0.1) / 10, "newreno", Recovery::NewReno, 60.0).spec()),
+        ("s2-cubic-60s".into(), dumbbell(1, 200e6, 0.1, bdp(200e6, 0.1), "cubic", Recovery::NewReno, 60.0).spec()),
+        ("s3-10cubic-sack-10s".into(), dumbbell(10, 1e9, 0.1, bdp(1e9, 0.1) / 10, "cubic", Recovery::Sack, 10.0).spec()),
+        ("s4-200newreno-20s".into(), dumbbell(200, 200e6, 0.1, bdp(200e6, 0.1) / 10, "newreno", Recovery::NewReno, 20.0).spec()),
+    ];
     // Every algorithm and recovery on a small, lossy dumbbell.
     let algos = ["newreno", "bic", "cubic", "scalable", "highspeed", "htcp", "westwood", "westwood-re", "westwood-bs"];
     for (k, a) in algos.iter().enumerate() {

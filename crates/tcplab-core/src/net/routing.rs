@@ -154,7 +154,7 @@ pub fn resolve_paths(spec: &RunSpec) -> Result<Vec<[Vec<u32>; 2]>, SpecError> {
                 // Report the problem of the first flow (and direction), as if
                 // the flows were resolved in order.
                 Err(e) => {
-                    if first_err.as_ref().map_or(true, |(key, _)| (i, dir) < *key) {
+                    if first_err.as_ref().is_none_or(|(key, _)| (i, dir) < *key) {
                         first_err = Some(((i, dir), e));
                     }
                 }

@@ -548,7 +548,7 @@ mod tests {
                     }
                     now = t;
                 }
-                None => assert!(r.peek().map_or(true, |Reverse((t, _, _))| *t > limit)),
+                None => assert!(r.peek().is_none_or(|Reverse((t, _, _))| *t > limit)),
             }
             assert_eq!(q.len(), r.len());
         }
