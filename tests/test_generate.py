@@ -374,3 +374,31 @@ def test_chosen_routers_pin_a_class_endpoints():
     with pytest.raises(ScenarioError, match="dst_routers"):
         generate(parking_lot(seed=1), [TrafficClass("x", 1, ShortLived(), src_routers=["r1"], dst_routers=["r9"])],
                  duration="1s")
+
+
+# ------------------------------------------------------------------ metrics
+
+def test_metrics_on_known_data(frozen, reno_run):
+    import pandas as pd
+
+    from tcplab import interactions
+
+    # Backbone utilization is the plain mean over the named links; unknown names are an error.
+    links = reno_run.links
+    expect = links[links.name.isin(frozen.backbone)].utilization.mean()
+    assert interactions.backbone_utilization(links, frozen.backbone) == pytest.approx(expect)
+    with pytest.raises(KeyError):
+        interactions.backbone_utilization(links, ["no-such-link"])
+    # Binned transfer times: every file counted once, means lie inside the bin's own values.
+    files = join_files(frozen, {"r": reno_run})
+    t = interactions.transfer_time_by_size(files)
+    assert t.files.sum() == files.transfer_time.notna().sum()
+    assert t.unfinished.sum() == files.transfer_time.isna().sum()
+    for _, row in t[t.files > 0].iterrows():
+        inside = files[(files["size"] >= row.size_lo) & (files["size"] < row.size_hi)].transfer_time.dropna()
+        assert inside.min() <= row.mean_transfer_time <= inside.max()
+    # RTT ratio recovers the exponent of T = c RTT^-k.
+    rtt = np.linspace(0.02, 0.4, 30)
+    r = interactions.rtt_ratio(pd.DataFrame({"base_rtt": rtt, "throughput_bps": 5e6 * rtt ** -1.5}))
+    assert r["k"] == pytest.approx(1.5) and r["ratio"] == pytest.approx(10 ** 1.5)
+    assert math.isnan(interactions.rtt_ratio(pd.DataFrame({"base_rtt": [0.1], "throughput_bps": [1.0]}))["k"])

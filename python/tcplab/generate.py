@@ -423,6 +423,11 @@ def _jsonable(v: Any) -> Any:
 
 
 # -- joining results across runs -------------------------------------------
+def throughput_bps(bytes_delivered: np.ndarray, start: np.ndarray, duration: float) -> np.ndarray:
+    """Per-flow throughput: bits delivered over the time from the flow's
+    start to the end of the run."""
+    return np.asarray(bytes_delivered, dtype=float) * 8.0 / np.maximum(duration - np.asarray(start, dtype=float), 1e-9)
+
 def _raw_tables(res: Any) -> tuple[Any, Any, dict]:
     """(flows, files, meta) DataFrames of a Results or of the core's raw dict."""
     import pandas as pd
@@ -453,8 +458,7 @@ def join_flows(frozen: FrozenScenario, runs: Mapping[str, Any]):
         df["algorithm"] = list(fl["algorithm"])
         df["bytes_delivered"] = np.asarray(fl["bytes_delivered"], dtype=float)
         df["goodput_bps"] = np.asarray(fl["goodput_bps"], dtype=float)
-        active = np.maximum(dur - df["start"].to_numpy(float), 1e-9)
-        df["throughput_bps"] = df["bytes_delivered"].to_numpy() * 8.0 / active
+        df["throughput_bps"] = throughput_bps(df["bytes_delivered"].to_numpy(), df["start"].to_numpy(), dur)
         df["retransmits"] = np.asarray(fl["retransmits"], dtype=float)
         df["timeouts"] = np.asarray(fl["timeouts"], dtype=float)
         frames.append(df)

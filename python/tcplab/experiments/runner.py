@@ -152,11 +152,14 @@ EXTRACTS: dict[str, Callable[[dict, dict, dict], dict]] = {
 }
 
 
-def _work(job: tuple[str, dict, str, dict]) -> tuple[str, dict]:
+def _work(job: tuple[str, Any, str, dict]) -> tuple[str, dict]:
+    """Runs one job. The spec is a RunSpec dict or its JSON text (large
+    generated scenarios are passed as text: a few MB instead of tens of MB
+    of Python objects per queued job)."""
     key, spec, extract, args = job
     from tcplab import _core
 
-    raw = _core.run(json.dumps(spec))
+    raw = _core.run(spec if isinstance(spec, str) else json.dumps(spec))
     return key, EXTRACTS[extract](raw, spec, args)
 
 
@@ -188,6 +191,8 @@ def _cache_key(job: tuple[str, dict, str, dict]) -> str:
     import tcplab
 
     key, spec, extract, args = job
+    if isinstance(spec, str):  # already serialized: hash the text, do not re-encode it
+        spec = {"sha256": hashlib.sha256(spec.encode()).hexdigest()}
     blob = json.dumps({"key": key, "spec": spec, "extract": extract, "args": args, "version": tcplab.__version__},
                       sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:32]

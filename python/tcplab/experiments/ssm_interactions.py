@@ -34,6 +34,7 @@ and in each index.md.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any, Optional, Sequence
@@ -160,12 +161,14 @@ def _mix_jobs(setup: Setup) -> list:
             if L == setup.L:
                 mixes += [Mix.half(setup.cc(p)) for p in setup.hs]
             for m in mixes:
-                jobs.append((f"L{L}/c{c}/{m.name}", fz.spec(m), "flows_files", args))
+                jobs.append((f"L{L}/c{c}/{m.name}", json.dumps(fz.spec(m)), "flows_files", args))
     return jobs
 
 
 def _flows(setup: Setup, res: dict, L: int) -> pd.DataFrame:
     """Long table over configurations: one row per (config, mix, flow)."""
+    from ..generate import throughput_bps
+
     frames = []
     for c in range(1, setup.configs + 1):
         fz = setup.frozen(L, c)
@@ -178,7 +181,8 @@ def _flows(setup: Setup, res: dict, L: int) -> pd.DataFrame:
             df["run"] = key.split("/", 2)[2]
             df["algorithm"] = r["algorithm"]
             df["bytes_delivered"] = np.asarray(r["bytes_delivered"], dtype=float)
-            df["throughput_bps"] = df["bytes_delivered"] * 8.0 / np.maximum(setup.duration - df["start"], 1e-9)
+            df["throughput_bps"] = throughput_bps(df["bytes_delivered"].to_numpy(), df["start"].to_numpy(),
+                                                  setup.duration)
             frames.append(df)
     return pd.concat(frames, ignore_index=True)
 
@@ -336,8 +340,8 @@ def _fig7(setup: Setup, res: dict, out: str):
     return {"fig7": t}, files + [save_figure(fig, out, "fig7.png")]
 
 
-def _rtt_bins(rtt: np.ndarray) -> np.ndarray:
-    return np.array([0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 10.0])
+#: Base-RTT bins (s) of the Fig. 8 curves.
+RTT_BINS = np.array([0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 10.0])
 
 
 def _fig8(setup: Setup, res: dict, out: str):
@@ -352,8 +356,7 @@ def _fig8(setup: Setup, res: dict, out: str):
             r["config"] = c
             parts.append(r)
     df = pd.concat(parts, ignore_index=True)
-    edges = _rtt_bins(df.base_rtt.to_numpy())
-    df["rtt_bin"] = pd.cut(df.base_rtt, edges, right=False)
+    df["rtt_bin"] = pd.cut(df.base_rtt, RTT_BINS, right=False)
     curve = df.groupby(["coexisting", "rtt_bin"], observed=True).relative.mean().reset_index()
     curve["rtt_mid_ms"] = [1e3 * (iv.left + min(iv.right, 0.6)) / 2 for iv in curve.rtt_bin]
     plt = pyplot()
