@@ -4,15 +4,23 @@ and each experiment's extract is computed from the stored run.
 - every extract gets from the stored run exactly what it got from the core;
 - RunSpecs given as JSON text are keyed like the dict;
 - a failed run stops the reproduction with its name and error, the others stay
-  stored, and a rerun retries only it; --fresh starts over.
+  stored, and a rerun retries only it; --fresh starts over;
+- a reproduction killed with SIGKILL resumes without recomputing a stored run
+  and gives the tables of an uninterrupted one.
 (Resume, damaged files and Dask through reproduce: tests/test_ssm_interactions.py.)
 """
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 import os
+import re
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -155,6 +163,30 @@ def test_a_failed_run_is_named_the_others_stay_stored_and_a_rerun_retries_only_i
         assert sorted(df.job) == ["b10", "b20", "b5"] and set(df.experiment) == {"demo"}
 
 
+def test_cli_names_the_failed_run_and_exits_1_then_resumes(tmp_path, monkeypatch, capsys):
+    from tcplab import _core
+    from tcplab.cli import main
+
+    real = _core.run
+
+    def flaky(spec_json, *a, **k):
+        if '"algorithm":"cubic"' in spec_json and '"algorithm":"reno"' not in spec_json:
+            raise RuntimeError("cubic is broken today")
+        return real(spec_json, *a, **k)
+
+    argv = ["reproduce", "ssm-interactions", "fig3", "--quick", "--configs", "1", "--duration", "3",
+            "--protocols", "Reno,CUBIC", "-o", str(tmp_path)]
+    monkeypatch.setattr(_core, "run", flaky)
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert re.search(r"error: ssm-interactions \(quick\): 2 of 5 run\(s\) failed", err), err
+    assert "L1/c1/all-cubic (run " in err and "L4/c1/all-cubic (run " in err and "cubic is broken today" in err
+    assert not (tmp_path / "index.md").exists()
+    monkeypatch.undo()
+    assert main(argv) == 0
+    assert "5 runs: 2 run now, 3 already stored, 0 failed" in capsys.readouterr().err
+
+
 def test_fresh_starts_a_new_campaign(tmp_path, capsys):
     kw = dict(items=["fig3"], quick=True, configs=1, duration=3.0, protocols=["Reno", "CUBIC"], out=str(tmp_path))
     reproduce("ssm-interactions", **kw)
@@ -171,3 +203,99 @@ def test_fresh_starts_a_new_campaign(tmp_path, capsys):
     with pytest.raises(CampaignError, match="not a tcplab campaign"):
         reproduce("ssm-interactions", resume=False, **dict(kw, out=str(tmp_path / "other")))
     assert (tmp_path / "other" / "campaign" / "mine.txt").exists()
+
+
+# ---------------------------------------------------------------- kill -9 and resume
+
+#: A quick ssm-interactions reproduction of 16 runs of about 0.1 s each (2 configurations, L in {1, 4}).
+KILL_ARGS = ["ssm-interactions", "fig3", "fig9", "--quick", "--configs", "2", "--duration", "40",
+             "--protocols", "Reno,CUBIC,H-TCP"]
+KILL_TOTAL = 2 * (2 * 3 + 2)
+
+
+def stored_runs(out) -> dict:
+    """{run key: [segment ids]} from the segments on disk (a segment appears whole, by one rename)."""
+    found: dict = {}
+    for p in glob.glob(os.path.join(str(out), "campaign", "segments", "*", "segment.json")):
+        with open(p) as fh:
+            m = json.load(fh)
+        for r in m["runs"]:
+            found.setdefault(r["key"], []).append(m["id"])
+    return found
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.split("/")[2]))
+    return out
+
+
+def gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_a_reproduction_killed_with_sigkill_resumes_and_recomputes_no_stored_run(tmp_path):
+    out = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "tcplab", "reproduce", *KILL_ARGS, "-o", str(out)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in [os.path.dirname(os.path.dirname(tcplab.__file__)),
+                                                                   os.environ.get("PYTHONPATH")] if p))
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(stored_runs(out)) < 4:
+            assert proc.poll() is None, f"finished before it could be killed: {proc.stderr.read()[-2000:]}"
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        workers = children(proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.stderr.close()
+    deadline = time.monotonic() + 10
+    while not all(gone(p) for p in workers):  # pool workers exit when their parent dies
+        assert time.monotonic() < deadline, "pool workers outlived their parent"
+        time.sleep(0.02)
+    before = stored_runs(out)
+    print(f"killed with {len(before)} of {KILL_TOTAL} runs stored")
+    assert 4 <= len(before) < KILL_TOTAL, f"{len(before)} of {KILL_TOTAL} runs stored when killed"
+    assert not os.path.exists(out / "index.md")
+
+    again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    m = re.search(r"(\d+) runs: (\d+) run now, (\d+) already stored, 0 failed", again.stderr)
+    assert m and [int(x) for x in m.groups()] == [KILL_TOTAL, KILL_TOTAL - len(before), len(before)], again.stderr
+    after = stored_runs(out)
+    assert len(after) == KILL_TOTAL
+    for key, segs in before.items():  # nothing stored was run again: same segment, stored once
+        assert after[key] == segs
+    assert all(len(s) == 1 for s in after.values())
+
+    # the same tables as an uninterrupted reproduction
+    ref = tmp_path / "ref"
+    reproduce("ssm-interactions", items=["fig3", "fig9"], quick=True, configs=2, duration=40.0,
+              protocols=["Reno", "CUBIC", "H-TCP"], out=str(ref), verbose=False)
+    csvs = sorted(os.path.basename(p) for p in glob.glob(str(ref / "*.csv")))
+    assert csvs == ["fig3.csv", "fig9.csv"]
+    assert sorted(os.path.basename(p) for p in glob.glob(str(out / "*.csv"))) == csvs
+    for name in csvs:
+        pd.testing.assert_frame_equal(pd.read_csv(out / name), pd.read_csv(ref / name))
+
+    # `tcplab report OUT` shows the campaign's runs
+    from tcplab.cli import main
+
+    assert main(["report", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert f"{KILL_TOTAL} runs, {KILL_TOTAL} ok" in page and "L4/c2/reno+htcp" in page and "fig3.csv" in page
