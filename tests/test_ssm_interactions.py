@@ -1,17 +1,18 @@
 """ssm-interactions reproduction: the quick study in the default suite
-(every item, structure and physics of the metrics), resuming from the run
-cache, and the same results on a Dask LocalCluster as on the local pool."""
+(every item, structure and physics of the metrics), resuming from its
+campaign (OUT/campaign), damaged files there never taken for results, and
+the same results on a Dask LocalCluster as on the local pool."""
 
-import json
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from tcplab.experiments import items, reproduce
-from tcplab.experiments import runner
 from tcplab.experiments.ssm_interactions import PROTOCOLS, QUICK_PROTOCOLS, Setup
+from tcplab.sweep import Campaign, CampaignWarning
 
 
 @pytest.fixture(scope="module")
@@ -87,27 +88,50 @@ def test_transfer_time_grows_with_file_size(quick):
         assert d.mean_transfer_time.iloc[-1] > d.mean_transfer_time.iloc[0], p
 
 
-def test_rerun_resumes_from_the_cache_and_recomputes_nothing(quick, monkeypatch):
+def segment_ids(campaign) -> set:
+    return {p.name for p in (campaign / "segments").iterdir()}
+
+
+def test_runs_are_stored_in_the_campaign_and_a_rerun_recomputes_nothing(quick, monkeypatch):
     out, made = quick
+    camp = Campaign(out / "campaign", create=False)
+    df = camp.results()
+    # Every run stored once (2 configurations x (all-X at L = 1 and 4, reno+X at L = 4)), labelled with
+    # its experiment key.
+    assert len(df) == 2 * (2 * len(QUICK_PROTOCOLS) + len(QUICK_PROTOCOLS) - 1) and (df.status == "ok").all()
+    assert set(df.experiment) == {"ssm-interactions (quick)"} and df.job.is_unique
+    assert {"L1/c1/all-reno", "L4/c2/all-reno"} <= set(df.job)
+    camp.close()
+    before = segment_ids(out / "campaign")
+    from tcplab import _core
 
-    def boom(job):
-        raise AssertionError(f"recomputed {job[0]}")
+    def boom(spec_json, *a, **k):
+        raise AssertionError("recomputed a stored run")
 
-    monkeypatch.setattr(runner, "_work", boom)
+    monkeypatch.setattr(_core, "run", boom)  # (forked pool workers inherit it too)
     again = reproduce("ssm-interactions", items=["fig3"], quick=True, out=str(out), verbose=False)
+    assert segment_ids(out / "campaign") == before
     pd.testing.assert_frame_equal(again["fig3"]["tables"]["fig3"], made["fig3"]["tables"]["fig3"])
 
 
-def test_corrupt_cache_entries_are_rerun_not_trusted(tmp_path, capsys):
+def test_damaged_and_foreign_files_in_the_campaign_are_never_taken_for_results(tmp_path):
     kw = dict(quick=True, configs=1, duration=3.0, protocols=["Reno", "CUBIC"], verbose=False)
     first = reproduce("ssm-interactions", items=["fig3"], out=str(tmp_path), **kw)
-    cache = tmp_path / ".runs"
-    entries = sorted(cache.glob("*.json"))
-    assert entries
-    entries[0].write_text("{truncated")
-    (cache / "foreign.json").write_text(json.dumps({"hello": 1}))
-    second = reproduce("ssm-interactions", items=["fig3"], out=str(tmp_path), **kw)
-    assert "ignoring" in capsys.readouterr().err
+    camp = tmp_path / "campaign"
+    seg = sorted((camp / "segments").iterdir())[0]
+    table = seg / "files.parquet"
+    data = bytearray(table.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size: only the checksum can tell
+    table.write_bytes(bytes(data))
+    (camp / "segments" / "stray.json").write_text("{}")
+    (camp / "notes.txt").write_text("mine")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        second = reproduce("ssm-interactions", items=["fig3"], out=str(tmp_path), **kw)
+    said = [str(w.message) for w in caught if issubclass(w.category, CampaignWarning)]
+    assert any("checksum mismatch" in m and "run again" in m for m in said), said
+    assert any("stray.json" in m for m in said) and any("notes.txt" in m for m in said), said
+    assert [p.name.split(".")[0] for p in (camp / "quarantine").iterdir()] == [seg.name]
     pd.testing.assert_frame_equal(first["fig3"]["tables"]["fig3"], second["fig3"]["tables"]["fig3"])
 
 

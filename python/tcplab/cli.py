@@ -73,11 +73,14 @@ def _parser() -> argparse.ArgumentParser:
                        add_help=False)
     rp = sub.add_parser("reproduce", help="regenerate a paper's tables and figures",
                         description="Regenerate the tables and figures of a paper of shared/spec/ "
-                                    "(full length by default; --quick for a shortened check).")
+                                    "(full length by default; --quick for a shortened check). Every run is stored "
+                                    "in the campaign OUT/campaign/, so an interrupted reproduction, run again, "
+                                    "resumes: only the runs not stored yet are run (docs/campaigns.md).")
     rp.add_argument("paper", help="paper key, e.g. mv-highspeed")
     rp.add_argument("items", nargs="*", help="items to regenerate (default: all), e.g. table1 figs2-8")
     rp.add_argument("--quick", action="store_true", help="shortened runs for checking; every output says so")
-    rp.add_argument("--out", help="output directory (default: out/<paper>[-quick])")
+    rp.add_argument("-o", "--out", help="output directory (default: out/<paper>[-quick]); its runs are stored in "
+                                        "OUT/campaign/ (`tcplab report OUT` lists them)")
     rp.add_argument("--workers", type=int, help="worker processes (default: all local cores)")
     rp.add_argument("--variants", choices=["paper", "linux"], default="paper",
                     help="algorithm variants: the paper's (default) or the Linux defaults")
@@ -86,8 +89,12 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--list", action="store_true", help="list the paper's items and exit")
     rp.add_argument("--scheduler", metavar="ADDRESS",
                     help="run on a Dask cluster (scheduler address, e.g. tcp://host:8786) instead of local cores")
+    rp.add_argument("--store-on", choices=["client", "worker"],
+                    help="with --scheduler, who writes the runs into OUT/campaign/: this process (default; the "
+                         "workers need no shared filesystem) or the workers (they must see OUT)")
     rp.add_argument("--fresh", action="store_true",
-                    help="recompute every run (default: reuse the runs already finished in OUT/.runs/)")
+                    help="start over: delete the campaign OUT/campaign/ and run everything again (default: reuse "
+                         "the runs stored there)")
     rp.add_argument("--configs", type=int, help="ssm-interactions: number of generated configurations (default 12)")
     rp.add_argument("--duration", type=float, help="ssm-interactions: seconds simulated per run (default 600)")
     rp.add_argument("--protocols", help="ssm-interactions: comma-separated protocols (default: all nine)")
@@ -399,6 +406,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from . import experiments
+    from .experiments.runner import RunsFailed
+    from .sweep import CampaignError
 
     try:
         if args.list:
@@ -415,8 +424,13 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
                 kw[name] = getattr(args, name)
         if args.protocols:
             kw["protocols"] = [p.strip() for p in args.protocols.split(",") if p.strip()]
+        if args.store_on:
+            kw["store_on"] = args.store_on
+        _campaign_warnings_one_line()
         experiments.reproduce(args.paper, items=args.items or None, quick=args.quick, out=args.out,
                               workers=args.workers, scheduler=args.scheduler, resume=not args.fresh, **kw)
+    except (RunsFailed, CampaignError) as e:
+        raise _CliError(str(e), EXIT_FAILURE) from None
     except ValueError as e:
         raise _CliError(str(e)) from None
     return EXIT_OK
@@ -523,13 +537,17 @@ def _add_campaign_commands(sub: Any) -> None:
     rp.add_argument("-o", "--out", help="HTML file to write (default: PATH/report.html)")
 
 
-def _cmd_campaign(args: argparse.Namespace) -> int:
+def _campaign_warnings_one_line() -> None:
     import warnings
 
     def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
         print(f"warning: {message}", file=sys.stderr)
 
     warnings.showwarning = show  # campaign warnings are for the user: one line each
+
+
+def _cmd_campaign(args: argparse.Namespace) -> int:
+    _campaign_warnings_one_line()
     if args.command == "report":
         return _cmd_report(args)
     return _cmd_sweep(args)

@@ -2,6 +2,8 @@
 
 ``tcplab reproduce PAPER [ITEM ...] [--quick] [--out DIR]`` runs them; from
 Python, ``tcplab.experiments.reproduce("mv-highspeed", items=["table1"])``.
+Every run is stored in the campaign ``OUT/campaign/`` (docs/campaigns.md,
+"Reproductions are campaigns").
 """
 
 from __future__ import annotations
@@ -30,25 +32,33 @@ def _module(paper: str):
     return importlib.import_module(PAPERS[paper])
 
 
+#: The campaign of a reproduction, inside its output directory.
+CAMPAIGN_DIR = "campaign"
+
+
 def default_out(paper: str, quick: bool) -> str:
     return os.path.join("out", paper + ("-quick" if quick else ""))
 
 
 def reproduce(paper: str, items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, scheduler: Any = None, resume: bool = True,
-              **options: Any) -> dict:
+              store_on: Optional[str] = None, **options: Any) -> dict:
     """Regenerate the tables and figures of ``paper`` into ``out``; returns
     ``{item: {"tables": {...DataFrames}, "files": [...]}}``.
 
-    Every finished run's extract is kept in ``out/.runs/`` (atomic writes,
-    keyed by a hash of the run description, the extract and the tcplab
-    version), so rerunning an interrupted reproduction computes only the
-    missing runs; ``resume=False`` empties that cache first. ``scheduler``:
-    a Dask scheduler address or ``distributed.Client`` to run on a cluster.
-    ``options``: the paper's own options (e.g. ``configs`` for
+    Every run is stored, whole, in the campaign ``out/campaign/`` (a
+    :class:`tcplab.sweep.Campaign`: atomic, kill-safe, keyed by a hash of the
+    run description and the tcplab version), and the tables and figures are
+    computed from the stored runs; so rerunning an interrupted reproduction
+    computes only the missing runs. ``resume=False`` deletes that campaign
+    first and starts over. ``scheduler``: a Dask scheduler address or
+    ``distributed.Client`` to run on a cluster; ``store_on``: who writes the
+    runs there, ``"client"`` (default: the workers need no shared filesystem)
+    or ``"worker"``. A failed run raises
+    :class:`~tcplab.experiments.runner.RunsFailed` naming it (the others stay
+    stored). ``options``: the paper's own options (e.g. ``configs`` for
     ssm-interactions); an option the paper does not take is an error."""
     import inspect
-    import shutil
 
     from .runner import execution
 
@@ -57,11 +67,19 @@ def reproduce(paper: str, items: Optional[Sequence[str]] = None, quick: bool = F
     for k in options:
         if k not in accepted:
             raise ValueError(f"{k}: not an option of {paper}")
+    if store_on not in (None, "client", "worker"):
+        raise ValueError(f"store_on: expected 'client' or 'worker', got {store_on!r}")
     out = out or default_out(paper, quick)
-    cache = os.path.join(out, ".runs")
-    if not resume and os.path.isdir(cache):
-        shutil.rmtree(cache)
-    with execution(cache=cache, scheduler=scheduler):
+    old = os.path.join(out, ".runs")
+    if verbose and os.path.isdir(old):
+        import sys
+
+        print(f"note: {old}/ is the run cache of an earlier tcplab, no longer read (runs are now stored in "
+              f"{os.path.join(out, CAMPAIGN_DIR)}/); delete it", file=sys.stderr)
+    # the campaign is opened (or created, or, with resume=False, started over) by the first run, once the
+    # paper has checked its items and options
+    with execution(campaign=os.path.join(out, CAMPAIGN_DIR), scheduler=scheduler, store_on=store_on,
+                   fresh=not resume):
         return mod.reproduce(items=items, quick=quick, out=out, workers=workers, verbose=verbose, **options)
 
 

@@ -70,6 +70,9 @@ def write_index(out: str, title: str, quick_text: Optional[str], runs: int, pack
             f.write(f"**{quick_text}**\n\n")
         f.write(f"tcplab {tcplab.__version__}; {runs} runs; {packets:,} bottleneck data packets; "
                 f"{wall:.1f} s wall.\n\n")
+        if os.path.exists(os.path.join(out, "campaign", "campaign.json")):
+            f.write("Every run is stored whole in the campaign `campaign/` (a rerun computes only the runs missing "
+                    "there; `tcplab report` lists them).\n\n")
         f.write(f"## Scenario\n\n{scenario}\n\n")
         f.write(setup + "\n\n## Outputs\n\n")
         for it in items:

@@ -1,21 +1,28 @@
-"""Running many simulations of an experiment on all local cores.
+"""Running the simulations of a paper reproduction, through a campaign.
 
-Each run is a (key, RunSpec dict, extract) triple; a worker process runs the
-spec in the core and returns only what the experiment needs (``extract``
-names a function of this module), so no full result crosses processes.
-Results come back in the order given, whatever order the workers finish in,
-so an experiment's outputs do not depend on scheduling.
+A job is ``(key, spec, extract, args)``: ``key`` names the run within the
+experiment (e.g. ``"t1|HSTCP|100|0.5"``), ``spec`` is its RunSpec (a dict,
+or its JSON text for large generated scenarios), ``extract`` names a
+function of :data:`EXTRACTS` that reduces the run's full results (the
+core's raw dict ``{table: {column: array or list}, "meta": {...}}``) to what
+the experiment's tables and figures need, with ``args``.
+
+:func:`run_all` runs the jobs with :meth:`tcplab.sweep.Campaign.run` (local
+worker processes, or a Dask cluster), which stores every finished run in the
+campaign and runs only the ones it does not hold yet; then it reads each
+run back (:meth:`~tcplab.sweep.Campaign.iter_raw`) and computes its extract
+here. A reproduction (:func:`tcplab.experiments.reproduce`) sets the
+campaign ``OUT/campaign/`` with :func:`execution`, so an interrupted
+reproduction resumes; without one, run_all uses a temporary campaign.
+Results come back keyed in job order, whatever order the runs finished in.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import time
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
@@ -91,6 +98,9 @@ def extract_cc_traces(raw: dict, spec: dict, args: dict) -> dict:
     """extract_traces plus flow 0's congestion-control variables (the core's
     cc_ts series): ``cc_time`` and one list per variable under ``cc``."""
     out = extract_traces(raw, spec, args)
+    if "cc_ts" not in raw:
+        raise ValueError("the run was stored without its cc_ts table (by an earlier tcplab): run the "
+                         "reproduction again with --fresh (resume=False)")
     cc = raw["cc_ts"]
     flow = np.asarray(cc["flow"]) == args.get("cc_flow", 0)
     var = np.asarray(cc["variable"])[flow]
@@ -152,148 +162,154 @@ EXTRACTS: dict[str, Callable[[dict, dict, dict], dict]] = {
 }
 
 
-def _work(job: tuple[str, Any, str, dict]) -> tuple[str, dict]:
-    """Runs one job. The spec is a RunSpec dict or its JSON text (large
-    generated scenarios are passed as text: a few MB instead of tens of MB
-    of Python objects per queued job)."""
-    key, spec, extract, args = job
-    from tcplab import _core
+class RunsFailed(RuntimeError):
+    """Runs of a reproduction failed, so it cannot make its tables and figures.
 
-    raw = _core.run(spec if isinstance(spec, str) else json.dumps(spec))
-    return key, EXTRACTS[extract](raw, spec, args)
+    ``failures``: ``[{"jobs": [experiment keys], "key": run key, "error": text}]``.
+    The runs that finished are stored in the campaign: once the cause is
+    fixed, running the reproduction again runs only the failed and missing
+    ones (failed runs are always tried again)."""
+
+    def __init__(self, message: str, failures: list[dict]) -> None:
+        super().__init__(message)
+        self.failures = failures
 
 
 #: Execution settings for every run_all call in a reproduction (set with
-#: :func:`execution`): result cache directory and Dask scheduler.
-_CONTEXT: dict[str, Any] = {"cache": None, "scheduler": None}
+#: :func:`execution`): the campaign, the Dask scheduler, who stores on Dask.
+_CONTEXT: dict[str, Any] = {"campaign": None, "scheduler": None, "store_on": None, "fresh": False, "opened": None}
 
 
 @contextmanager
-def execution(cache: Optional[str] = None, scheduler: Any = None) -> Iterator[None]:
-    """Within the block, run_all caches each run's extract in ``cache`` (so
-    an interrupted reproduction resumes) and runs on ``scheduler`` (a Dask
-    address or Client) when given."""
+def execution(campaign: Any = None, scheduler: Any = None, store_on: Optional[str] = None,
+              fresh: bool = False) -> Iterator[None]:
+    """Within the block, run_all runs its jobs through ``campaign`` (a
+    :class:`~tcplab.sweep.Campaign` or a directory, opened, or created, at
+    the first run_all and closed at the end of the block; ``fresh``: a
+    campaign already there is deleted first), on ``scheduler`` (a Dask
+    address or ``distributed.Client``) when given, results stored by
+    ``store_on`` (``"client"``, the default on Dask: workers need no shared
+    filesystem; or ``"worker"``)."""
     saved = dict(_CONTEXT)
-    _CONTEXT.update(cache=cache, scheduler=scheduler)
+    _CONTEXT.update(campaign=campaign, scheduler=scheduler, store_on=store_on, fresh=fresh, opened=None)
     try:
         yield
     finally:
+        opened = _CONTEXT["opened"]
+        _CONTEXT.clear()
         _CONTEXT.update(saved)
+        if opened is not None and opened is not campaign:
+            opened.close()
 
 
-def default_workers() -> int:
-    return max(1, os.cpu_count() or 1)
+def _context_campaign() -> Any:
+    """The campaign of the enclosing :func:`execution` (opened on first use), or None."""
+    from ..sweep import Campaign
+
+    camp = _CONTEXT["campaign"]
+    if camp is None or isinstance(camp, Campaign):
+        return camp
+    if _CONTEXT["opened"] is None:
+        path = os.fspath(camp)
+        if _CONTEXT["fresh"] and os.path.exists(os.path.join(path, "campaign.json")):
+            import shutil
+
+            shutil.rmtree(path)
+        _CONTEXT["opened"] = Campaign(path)
+    return _CONTEXT["opened"]
 
 
-def _cache_key(job: tuple[str, dict, str, dict]) -> str:
-    import hashlib
-
-    import tcplab
-
-    key, spec, extract, args = job
-    if isinstance(spec, str):  # already serialized: hash the text, do not re-encode it
-        spec = {"sha256": hashlib.sha256(spec.encode()).hexdigest()}
-    blob = json.dumps({"key": key, "spec": spec, "extract": extract, "args": args, "version": tcplab.__version__},
-                      sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+def _bottleneck(args: dict) -> list:
+    """The links whose utilization the campaign's index records for a run."""
+    if args.get("bottleneck"):
+        return [args["bottleneck"]]
+    return list(args.get("backbone") or [])
 
 
-def _cache_load(cache: str, h: str) -> Optional[dict]:
-    path = os.path.join(cache, f"{h}.json")
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as e:
-        # Never taken for a result: rerun it (and say so).
-        print(f"warning: ignoring unreadable cached run {path}: {e}", file=sys.stderr)
-        return None
-    if not isinstance(doc, dict) or doc.get("hash") != h or "result" not in doc:
-        print(f"warning: ignoring foreign file {path}", file=sys.stderr)
-        return None
-    return doc["result"]
+def run_all(jobs: Sequence[tuple[str, Union[dict, str], str, dict]], workers: Optional[int] = None, label: str = "",
+            verbose: bool = True, scheduler: Any = None, campaign: Any = None,
+            store_on: Optional[str] = None) -> dict[str, dict]:
+    """Runs every job not stored yet in the campaign; returns {key: extract} in job order.
 
+    ``campaign``: a :class:`~tcplab.sweep.Campaign` or its directory
+    (default: the one set by :func:`execution`, else a temporary one, deleted
+    afterwards). Each run is stored there with the parameters
+    ``experiment`` (= ``label``) and ``job`` (its key); a run whose RunSpec
+    is already stored (under any label) is not run again, and failed runs
+    are tried again. Local worker processes by default (``workers``, default
+    all cores); ``scheduler``: a Dask scheduler address or a
+    ``distributed.Client`` to run on a cluster instead. Raises
+    :class:`RunsFailed` naming the runs that failed, once every other run is
+    stored."""
+    from ..sweep import Campaign
 
-def _cache_store(cache: str, h: str, result: dict) -> None:
-    path = os.path.join(cache, f"{h}.json")
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump({"hash": h, "result": result}, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def run_all(jobs: Sequence[tuple[str, dict, str, dict]], workers: Optional[int] = None, label: str = "",
-            verbose: bool = True, scheduler: Any = None, cache: Optional[str] = None) -> dict[str, dict]:
-    """Runs every job; returns {key: extract} in job order.
-
-    Local process pool by default (``workers`` processes); ``scheduler``: a
-    Dask scheduler address or a ``distributed.Client`` to run on a cluster
-    instead. ``cache``: a directory where each finished run's extract is
-    stored (atomically, keyed by a hash of the job and the tcplab version),
-    so an interrupted reproduction resumes where it stopped and finished
-    runs are never recomputed."""
-    workers = workers or default_workers()
-    cache = cache if cache is not None else _CONTEXT["cache"]
+    for i, job in enumerate(jobs):
+        if job[2] not in EXTRACTS:
+            raise ValueError(f"jobs[{i}] ({job[0]}): unknown extract {job[2]!r}; known: {', '.join(EXTRACTS)}")
     scheduler = scheduler if scheduler is not None else _CONTEXT["scheduler"]
-    results: dict[str, dict] = {}
-    hashes: dict[str, str] = {}
-    todo = list(jobs)
-    if cache is not None:
-        os.makedirs(cache, exist_ok=True)
-        todo = []
-        for job in jobs:
-            h = _cache_key(job)
-            hashes[job[0]] = h
-            r = _cache_load(cache, h)
-            if r is None:
-                todo.append(job)
-            else:
-                results[job[0]] = r
-        if verbose and len(todo) < len(jobs):
-            print(f"  {label}: {len(jobs) - len(todo)} of {len(jobs)} runs already done ({cache})", file=sys.stderr)
-    t0 = time.perf_counter()
-    n = len(todo)
-    tty = verbose and sys.stderr.isatty()
+    store_on = store_on or _CONTEXT["store_on"] or ("client" if scheduler is not None else "worker")
+    if campaign is None:
+        campaign = _context_campaign()
+    if campaign is None:  # a direct library call: a campaign only for the time of the call
+        import tempfile
 
-    def done(i: int, k: str, r: dict) -> None:
-        results[k] = r
-        if cache is not None:
-            _cache_store(cache, hashes[k], r)
-        _report(label, i, n, t0, tty)
+        with tempfile.TemporaryDirectory(prefix="tcplab-runs-") as tmp:
+            with Campaign(os.path.join(tmp, "campaign")) as camp:
+                return _run_in(camp, jobs, workers, label, verbose, scheduler, store_on, keep=False)
+    if isinstance(campaign, Campaign):
+        return _run_in(campaign, jobs, workers, label, verbose, scheduler, store_on, keep=True)
+    with Campaign(campaign) as camp:
+        return _run_in(camp, jobs, workers, label, verbose, scheduler, store_on, keep=True)
 
-    if scheduler is not None and n:
-        from distributed import Client, as_completed
 
-        client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+def _run_in(camp: Any, jobs: Sequence[tuple], workers: Optional[int], label: str, verbose: bool, scheduler: Any,
+            store_on: str, keep: bool) -> dict[str, dict]:
+    from ..sweep import DamagedSegmentError
+
+    cjobs = [({"experiment": label, "job": key}, spec, _bottleneck(args)) for key, spec, _, args in jobs]
+    where: dict = {"workers": workers}
+    if scheduler is not None:
+        where = {"scheduler": scheduler} if isinstance(scheduler, str) else {"client": scheduler}
+    for attempt in range(3):
+        rep = camp.run(cjobs, progress=None if verbose else False, retry_failed=True, fsync=keep,
+                       store_on=store_on, label=label or "runs", **where)
+        if verbose:
+            print(f"  {label}: {rep.summary().splitlines()[0]}" + (f" (campaign {camp.path})" if keep else ""),
+                  file=sys.stderr)
+        if rep.failures:
+            raise _failed(label, jobs, rep, camp.path if keep else None)
         try:
-            futs = client.map(_work, todo, pure=False)
-            for i, fut in enumerate(as_completed(futs), 1):
-                k, r = fut.result()
-                done(i, k, r)
-        finally:
-            if client is not scheduler:
-                client.close()
-        where = f"Dask scheduler {getattr(client, 'scheduler', None) and client.scheduler.address}"
-    elif workers == 1 or n <= 1:
-        for i, (k, r) in enumerate(map(_work, todo), 1):
-            done(i, k, r)
-        where = "1 worker"
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as ex:
-            for i, (k, r) in enumerate(ex.map(_work, todo), 1):
-                done(i, k, r)
-        where = f"{workers} worker(s)"
-    if verbose:
-        print(f"  {label}: {n} runs in {time.perf_counter() - t0:.1f} s wall on {where}", file=sys.stderr)
-    return {k: results[k] for k, *_ in jobs}
+            return _extracts(camp, jobs, rep.keys)
+        except DamagedSegmentError as e:  # never taken for a result: set aside, its runs run again
+            if attempt == 2:
+                raise
+            camp.quarantine(e.segment, str(e))
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _report(label: str, i: int, n: int, t0: float, tty: bool) -> None:
-    if tty:
-        el = time.perf_counter() - t0
-        eta = el / i * (n - i)
-        print(f"\r  {label}: {i}/{n} runs, {el:.0f} s elapsed, ETA {eta:.0f} s   ", end="" if i < n else "\n",
-              file=sys.stderr)
+def _failed(label: str, jobs: Sequence[tuple], rep: Any, path: Optional[str]) -> RunsFailed:
+    names: dict[str, list[str]] = {}
+    for (key, *_), k in zip(jobs, rep.keys):
+        names.setdefault(k, []).append(key)
+    failures = [{"jobs": names.get(f["key"], []), "key": f["key"], "error": f["error"]} for f in rep.failures]
+    n, total = len(failures), len(set(rep.keys))
+    lines = [f"{label or 'runs'}: {n} of {total} run(s) failed, so the tables and figures cannot be made"
+             + (f"; the {total - n} others are stored in the campaign {path}, and running the reproduction again "
+                f"after the fix runs only the failed and missing ones" if path else "") + ":"]
+    for f in failures:
+        err = str(f["error"] or "").strip().replace("\n", "\n      ")
+        lines.append(f"  {', '.join(f['jobs']) or '?'} (run {f['key'][:12]}): {err}")
+    return RunsFailed("\n".join(lines), failures)
+
+
+def _extracts(camp: Any, jobs: Sequence[tuple], keys: list[str]) -> dict[str, dict]:
+    """Each job's extract from its stored run; every run is read once, a segment's tables once."""
+    of_key: dict[str, list[int]] = {}
+    for i, k in enumerate(keys):
+        of_key.setdefault(k, []).append(i)
+    out: list = [None] * len(jobs)
+    for k, raw in camp.iter_raw(of_key):
+        for i in of_key[k]:
+            _, spec, extract, args = jobs[i]
+            out[i] = EXTRACTS[extract](raw, spec, args)
+    return {job[0]: r for job, r in zip(jobs, out)}

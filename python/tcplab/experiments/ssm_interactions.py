@@ -34,7 +34,6 @@ and in each index.md.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import Any, Optional, Sequence
@@ -150,6 +149,7 @@ class Setup:
 
 def _mix_jobs(setup: Setup) -> list:
     from ..generate import Mix
+    from ..sweep.grid import canonical_json
 
     jobs = []
     for c in range(1, setup.configs + 1):
@@ -160,8 +160,8 @@ def _mix_jobs(setup: Setup) -> list:
             mixes = [Mix.all(setup.cc(p)) for p in setup.protocols]
             if L == setup.L:
                 mixes += [Mix.half(setup.cc(p)) for p in setup.hs]
-            for m in mixes:
-                jobs.append((f"L{L}/c{c}/{m.name}", json.dumps(fz.spec(m)), "flows_files", args))
+            for m in mixes:  # canonical JSON text: what the campaign keys and stores, with no copy
+                jobs.append((f"L{L}/c{c}/{m.name}", canonical_json(fz.spec(m)), "flows_files", args))
     return jobs
 
 

@@ -10,7 +10,10 @@
   ``spec.json``, Parquet tables, ``cwnd_queue.png``), including a run
   directory inside a campaign: flows and links tables, the scenario, the
   cwnd/queue figure (drawn from the tables when the PNG is absent);
-- a reproduction (``index.md`` with ``*.csv`` tables and ``*.png`` figures).
+- a reproduction (``index.md`` with ``*.csv`` tables and ``*.png`` figures,
+  and the campaign ``campaign/`` holding its runs): the index, the tables,
+  the figures, and the stored runs (experiment key, metrics, status) with
+  any failures.
 
 The page needs no server and no network: no external scripts, styles or
 fonts. A small inline script records in ``<body data-images-ok>`` whether
@@ -314,11 +317,47 @@ def _markdown(text: str) -> str:
     return "".join(out)
 
 
+#: The campaign of a reproduction, inside its output directory (tcplab.experiments.CAMPAIGN_DIR).
+_REPRO_CAMPAIGN = "campaign"
+
+
+def _reproduction_runs(path: str) -> str:
+    """The runs stored in a reproduction's campaign: counts, one row per run, failures."""
+    from ..sweep import Campaign
+
+    camp = Campaign(path, create=False)
+    try:
+        df = camp.results(include_failed=True)
+        fails = camp.failures()
+    finally:
+        camp.close()
+    n_ok = int((df["status"] == "ok").sum()) if len(df) else 0
+    parts = [f"<h2>Runs</h2><p>Stored in the campaign <code>{_e(path)}</code>: {len(df)} runs, {n_ok} ok, "
+             f"<span class={'fail' if len(df) - n_ok else 'meta'}>{len(df) - n_ok} failed</span>. Each run is "
+             "stored whole (every table and time series); <code>Campaign(path).load(key)</code> reads one back."
+             "</p>"]
+    if len(df):
+        first = [c for c in ("experiment", "job", "seed") if c in df.columns]
+        metrics = [c for c in ("status", "total_goodput_bps", "utilization", "drops", "retransmits", "timeouts",
+                               "events", "sim_s", "version", "key") if c in df.columns]
+        parts.append(_table(df[first + metrics], max_rows=1000))
+    if len(fails):
+        parts.append(f"<h3>Failures</h3><p class=fail>{len(fails)} failed run(s); running the reproduction again "
+                     "tries them again.</p>" + _table(fails))
+    return "".join(parts)
+
+
 def _reproduction_body(path: str) -> tuple[str, str]:
     import pandas as pd
 
-    with open(os.path.join(path, "index.md"), encoding="utf-8") as fh:
-        md = fh.read()
+    camp = os.path.join(path, _REPRO_CAMPAIGN)
+    has_campaign = os.path.exists(os.path.join(camp, "campaign.json"))
+    if os.path.exists(os.path.join(path, "index.md")):
+        with open(os.path.join(path, "index.md"), encoding="utf-8") as fh:
+            md = fh.read()
+    else:
+        md = (f"# Reproduction: {os.path.basename(os.path.abspath(path))}\n\n**Not finished: no index.md yet.** "
+              "Run the same `tcplab reproduce` command again to finish it (the stored runs are kept).\n")
     first = next((ln.lstrip("# ").strip() for ln in md.splitlines() if ln.startswith("#")), os.path.basename(path))
     parts = [_markdown(re.sub(r"^#\s+.*\n", "", md, count=1))]
     csvs = sorted(f for f in os.listdir(path) if f.endswith(".csv"))
@@ -341,6 +380,8 @@ def _reproduction_body(path: str) -> tuple[str, str]:
                 parts.append(f"<p class=fail>{_e(f)}: not a PNG file; left out</p>")
                 continue
             parts.append(_img(data, f))
+    if has_campaign:
+        parts.append(_reproduction_runs(camp))
     return first, "".join(parts)
 
 
@@ -354,10 +395,11 @@ def detect(path: str) -> str:
         return "campaign"
     if os.path.exists(os.path.join(path, "summary.json")) and os.path.exists(os.path.join(path, "flows.parquet")):
         return "run"
-    if os.path.exists(os.path.join(path, "index.md")):
+    if os.path.exists(os.path.join(path, "index.md")) or \
+            os.path.exists(os.path.join(path, _REPRO_CAMPAIGN, "campaign.json")):
         return "reproduction"
     raise ReportError(f"{path}: neither a campaign (campaign.json), a run output (summary.json + Parquet tables) "
-                      f"nor a reproduction output (index.md)")
+                      f"nor a reproduction output (index.md, campaign/)")
 
 
 def report_html(path: Union[str, os.PathLike]) -> str:

@@ -5,8 +5,8 @@ Layout::
     CAMPAIGN/
       campaign.json          {"format": "tcplab-campaign", "format_version": 2, "created_by": version}
       index.sqlite           the index (a cache: rebuilt from segments/ when lost or corrupt)
-      segments/<id>/         one chunk of runs: flows/links/files/flow_ts/queue_ts.parquet (every run's
-                             rows, with a ``run`` key column) and segment.json (the manifest, written last)
+      segments/<id>/         one chunk of runs: flows/links/files/flow_ts/queue_ts/cc_ts.parquet (every
+                             run's rows, with a ``run`` key column) and segment.json (the manifest, written last)
       sweeps/<name>.toml     the description of each sweep run into this campaign
       tmp/                   segments being written; never read
       quarantine/            segments found damaged, moved aside (their runs are run again)
@@ -36,10 +36,11 @@ import socket
 import sqlite3
 import time
 import warnings
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from .grid import canonical_json
-from .worker import MANIFEST, SEGMENT_FORMAT, TABLES, commit_segment, read_rows, segment_dir, syncfs
+from .worker import (_NOT_COLUMNS, ALL_TABLES, MANIFEST, SEGMENT_FORMAT, TABLES, commit_segment, read_rows, read_table,
+                     segment_dir, syncfs)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -47,7 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..results import Results
     from .grid import Sweep
 
-__all__ = ["Campaign", "CampaignError", "CampaignWarning", "RunReport", "run_key"]
+__all__ = ["Campaign", "CampaignError", "CampaignWarning", "DamagedSegmentError", "RunReport", "run_key"]
 
 FORMAT = "tcplab-campaign"
 FORMAT_VERSION = 2
@@ -83,6 +84,15 @@ class CampaignError(Exception):
     """A campaign directory cannot be used as asked (the message says why and what to do)."""
 
 
+class DamagedSegmentError(CampaignError):
+    """A stored segment cannot be read back as its manifest says (``segment``: its id).
+    :meth:`Campaign.quarantine` moves it aside so that its runs are run again."""
+
+    def __init__(self, msg: str, segment: str) -> None:
+        super().__init__(msg)
+        self.segment = segment
+
+
 class CampaignWarning(UserWarning):
     """Something in a campaign directory was ignored or moved aside."""
 
@@ -91,9 +101,20 @@ def _warn(msg: str) -> None:
     warnings.warn(msg, CampaignWarning, stacklevel=3)
 
 
-def run_key(spec: Mapping[str, Any], version: Optional[str] = None) -> str:
-    """The key of a run: hash of its RunSpec and the tcplab version."""
-    return _key_and_spec_json(spec, version)[0]
+def run_key(spec: Union[Mapping[str, Any], str], version: Optional[str] = None) -> str:
+    """The key of a run: hash of its RunSpec (a dict or its JSON text: the same key) and the tcplab version."""
+    return _key_and_spec_json(_spec_object(spec) if isinstance(spec, str) else spec, version)[0]
+
+
+def _spec_object(text: str, where: str = "spec") -> dict:
+    """A RunSpec given as JSON text, parsed (it is keyed by its canonical JSON, like the dict form)."""
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"{where}: the run description is not valid JSON ({e})") from None
+    if not isinstance(obj, dict):
+        raise TypeError(f"{where}: the run description must be a JSON object, got {type(obj).__name__}")
+    return obj
 
 
 def _key_and_spec_json(spec: Mapping[str, Any], version: Optional[str] = None) -> tuple[str, str]:
@@ -518,17 +539,27 @@ class Campaign:
         out = []
         for i, job in enumerate(jobs):
             if not isinstance(job, (tuple, list)) or len(job) not in (2, 3):
-                raise TypeError(f"jobs[{i}]: expected (label_or_params, RunSpec dict[, bottleneck links]), got {job!r}")
+                raise TypeError(f"jobs[{i}]: expected (label_or_params, RunSpec dict or JSON text[, bottleneck "
+                                f"links]), got {job!r}")
             label, spec = job[0], job[1]
             bottleneck = list(job[2]) if len(job) == 3 and job[2] else []
+            params = dict(label) if isinstance(label, (dict, Mapping)) else {"label": str(label)}
+            params.pop("seed", None)
+            if isinstance(spec, str):
+                # JSON text (large generated scenarios travel as text): keyed by its canonical JSON, like
+                # the dict; only the text is kept (the caller's own string when it is canonical already)
+                obj = _spec_object(spec, f"jobs[{i}]")
+                key, spec_json = _key_and_spec_json(obj, version)
+                out.append({"key": key, "params": params, "seed": obj.get("seed"),
+                            "spec_json": spec if spec_json == spec else spec_json, "version": version,
+                            "bottleneck": bottleneck})
+                continue
             if hasattr(spec, "to_spec"):
                 bottleneck = bottleneck or spec.bottleneck_links()
                 spec = spec.to_spec()
             if not isinstance(spec, (dict, Mapping)):  # (dict first: an ABC check costs microseconds per job)
-                raise TypeError(f"jobs[{i}]: the run description must be a RunSpec dict or a Scenario")
+                raise TypeError(f"jobs[{i}]: the run description must be a RunSpec dict, its JSON text or a Scenario")
             spec = dict(spec)
-            params = dict(label) if isinstance(label, (dict, Mapping)) else {"label": str(label)}
-            params.pop("seed", None)
             seed = spec.get("seed")
             key, spec_json = _key_and_spec_json(spec, version)
             out.append({"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
@@ -551,7 +582,7 @@ class Campaign:
 
     def run(self, jobs: Any, workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
             progress: Optional[bool] = None, retry_failed: bool = False, fsync: bool = True,
-            store_on: str = "worker") -> RunReport:
+            store_on: str = "worker", label: str = "sweep") -> RunReport:
         """Run the jobs not stored yet, store them as they finish, return a :class:`RunReport`.
 
         ``workers``: local processes (default: all cores). ``client`` (a
@@ -559,7 +590,8 @@ class Campaign:
         instead. ``store_on="worker"`` has workers write into the campaign
         directory (they must see it: same machine or a shared filesystem);
         ``"client"`` ships results back to this process to be written.
-        ``progress``: a progress bar on stderr (default: when it is a terminal).
+        ``progress``: a progress bar on stderr (default: when it is a terminal),
+        titled ``label``.
         """
         from .execute import LocalPool, default_workers, execute_jobs
         from .worker import warm_up
@@ -609,7 +641,7 @@ class Campaign:
             try:
                 nworkers, interrupted = execute_jobs(self.path, todo, on_segment, workers=n or workers, client=client,
                                                      scheduler=scheduler, progress=progress, fsync=worker_fsync,
-                                                     store_on=store_on, pool=pool)
+                                                     store_on=store_on, label=label, pool=pool)
                 done = True
             finally:
                 if pool is not None:  # the workers exit while the last segments are flushed (killed on an error)
@@ -735,12 +767,21 @@ class Campaign:
         if m is None:
             d = segment_dir(self.path, seg)
             if not os.path.isdir(d):
-                raise CampaignError(f"{d}: segment missing (the index is stale; reopen the campaign to rerun its runs)")
-            m = self._check_segment(d, seg)
+                raise DamagedSegmentError(f"{d}: segment missing (the index is stale; reopen the campaign to rerun "
+                                          "its runs)", seg)
+            try:
+                m = self._check_segment(d, seg)
+            except CampaignError as e:
+                raise DamagedSegmentError(str(e), seg) from None
             if len(self._manifests) > 64:
                 self._manifests.clear()
             self._manifests[seg] = m
         return m
+
+    @staticmethod
+    def _best(recs: list[dict]) -> dict:
+        """Of a key's records in one segment, the one the index keeps: ok over failed, then the later."""
+        return max(recs, key=lambda r: (r["status"] == "ok", r.get("finished") or 0))
 
     def _record(self, key: str) -> tuple[str, dict, dict]:
         """(segment id, segment manifest, the run's record in it)."""
@@ -750,40 +791,111 @@ class Campaign:
         if not recs:
             raise CampaignError(f"{segment_dir(self.path, seg)}: the index says run {key} is here, it is not "
                                 f"(run `tcplab sweep --verify` or Campaign.reindex())")
-        return seg, m, max(recs, key=lambda r: (r["status"] == "ok", r.get("finished") or 0))
+        return seg, m, self._best(recs)
 
     def _table_bytes(self, seg: str, m: dict, table: str, verify: bool) -> bytes:
         name = f"{table}.parquet"
         info = m["files"].get(name)
         p = os.path.join(segment_dir(self.path, seg), name)
         if info is None:
-            raise CampaignError(f"{p}: not in the segment's manifest")
+            raise DamagedSegmentError(f"{p}: not in the segment's manifest", seg)
         try:
             with open(p, "rb") as fh:
                 data = fh.read()
         except OSError as e:
-            raise CampaignError(f"{p}: cannot read a stored table ({e})") from None
+            raise DamagedSegmentError(f"{p}: cannot read a stored table ({e})", seg) from None
         if len(data) != info.get("size"):
-            raise CampaignError(f"{p}: {len(data)} bytes, the manifest says {info.get('size')} (damaged); "
-                                "run `tcplab sweep --verify` to rerun its runs")
+            raise DamagedSegmentError(f"{p}: {len(data)} bytes, the manifest says {info.get('size')} (damaged); "
+                                      "run `tcplab sweep --verify` to rerun its runs", seg)
         if verify and hashlib.sha256(data).hexdigest() != info.get("sha256"):
-            raise CampaignError(f"{p}: checksum mismatch (damaged); run `tcplab sweep --verify` to rerun its runs")
+            raise DamagedSegmentError(f"{p}: checksum mismatch (damaged); run `tcplab sweep --verify` to rerun its "
+                                      "runs", seg)
         return data
+
+    def _read_tables(self, seg: str, m: dict, tables: Sequence[str], verify: bool) -> dict:
+        """``{table: Arrow table of every run's rows}`` of one segment; an optional table the segment was
+        written without (an earlier tcplab) is left out."""
+        out = {}
+        for t in tables:
+            if t not in TABLES and f"{t}.parquet" not in m["files"]:
+                continue
+            data = self._table_bytes(seg, m, t, verify)
+            try:
+                out[t] = read_table(data)
+            except Exception as e:
+                raise DamagedSegmentError(f"{segment_dir(self.path, seg)}/{t}.parquet: cannot read the stored table "
+                                          f"({type(e).__name__}: {e})", seg) from None
+        return out
+
+    @staticmethod
+    def _run_raw(rec: dict, tabs: dict) -> dict:
+        """One run's rows of each table in ``tabs``, in the shape ``tcplab._core.run`` returns."""
+        if rec["status"] != "ok":
+            raise CampaignError(f"run {rec['key']} failed, it has no results: {rec.get('error')}")
+        raw: dict = {}
+        rows = rec.get("rows") or {}
+        for t, table in tabs.items():
+            if t not in rows:  # an optional table this run was stored without
+                continue
+            start, n = rows[t]
+            raw[t] = read_rows(table, start, n)
+            if t in _NOT_COLUMNS:
+                col, field = _NOT_COLUMNS[t]
+                raw[t][col] = list(rec.get(field) or [])
+        raw["meta"] = dict(rec.get("meta") or {})
+        return raw
 
     def _raw(self, key: str, tables: Sequence[str], verify: bool) -> tuple[str, dict, dict]:
         seg, m, rec = self._record(key)
-        if rec["status"] != "ok":
+        if rec["status"] != "ok":  # (before reading anything)
             raise CampaignError(f"run {rec['key']} failed, it has no results: {rec.get('error')}")
-        raw: dict = {"meta": dict(rec.get("meta") or {})}
-        for t in tables:
-            data = self._table_bytes(seg, m, t, verify)
-            start, n = rec["rows"][t]
-            try:
-                raw[t] = read_rows(data, start, n)
-            except Exception as e:
-                raise CampaignError(f"{segment_dir(self.path, seg)}/{t}.parquet: cannot read the stored table "
-                                    f"({type(e).__name__}: {e})") from None
-        return seg, rec, raw
+        return seg, rec, self._run_raw(rec, self._read_tables(seg, m, tables, verify))
+
+    def load_raw(self, key: str, tables: Optional[Sequence[str]] = None, verify: bool = True) -> dict:
+        """One stored run in the shape ``tcplab._core.run`` returned it: ``{table: {column: numpy array
+        or list of str}, "meta": {...}}`` (``cc_ts`` with its ``variable_names``), the same values and
+        dtypes. ``tables``: which (default: all stored). Checked against the segment's checksums unless
+        ``verify=False``; a damaged segment raises :class:`DamagedSegmentError`."""
+        return self._raw(key, list(tables) if tables is not None else ALL_TABLES, verify)[2]
+
+    def iter_raw(self, keys: Iterable[str], tables: Optional[Sequence[str]] = None,
+                 verify: bool = True) -> Iterator[tuple[str, dict]]:
+        """``(key, raw)`` for each of ``keys`` (each once) as :meth:`load_raw` gives it, reading
+        each segment's tables once: runs come grouped by segment, not in the order given."""
+        tables = list(tables) if tables is not None else list(ALL_TABLES)
+        where = dict(self._db.execute("SELECT key, segment FROM runs"))
+        by_seg: dict[str, list[str]] = {}
+        for k in dict.fromkeys(keys):
+            full = k if k in where else self._full_key(k)
+            if full not in where:
+                raise KeyError(f"run {k}: not stored in {self.path}")
+            by_seg.setdefault(where[full], []).append(full)
+        for seg, seg_keys in by_seg.items():
+            m = self._segment_manifest(seg)
+            recs: dict[str, list[dict]] = {}
+            for r in m["runs"]:
+                recs.setdefault(r["key"], []).append(r)
+            chosen = []
+            for k in seg_keys:
+                if k not in recs:
+                    raise CampaignError(f"{segment_dir(self.path, seg)}: the index says run {k} is here, it is not "
+                                        f"(run `tcplab sweep --verify` or Campaign.reindex())")
+                chosen.append(self._best(recs[k]))
+                if chosen[-1]["status"] != "ok":
+                    raise CampaignError(f"run {k} failed, it has no results: {chosen[-1].get('error')}")
+            tabs = self._read_tables(seg, m, tables, verify)
+            for rec in chosen:
+                yield rec["key"], self._run_raw(rec, tabs)
+
+    def quarantine(self, segment: str, why: str) -> None:
+        """Move a damaged segment to ``quarantine/`` (with a warning) and drop its runs from the index, so
+        that they are run again (what :meth:`verify` does with the segments it finds damaged)."""
+        d = segment_dir(self.path, segment)
+        if os.path.isdir(d):
+            self._quarantine(d, why)
+        else:
+            _warn(f"{why}; its runs will be run again")
+        self._drop_segment(segment)
 
     def run_path(self, key: str) -> str:
         """The directory of the segment holding a stored run (checked against its manifest)."""
@@ -809,15 +921,15 @@ class Campaign:
         its tables checked against the segment's checksums unless ``verify=False``."""
         from ..results import Results
 
-        seg, rec, raw = self._raw(key, TABLES, verify)
+        seg, rec, raw = self._raw(key, ALL_TABLES, verify)
         return Results(raw, spec=_spec(rec), name=rec["key"])
 
     def timeseries(self, key: str, table: str = "flow_ts") -> "pd.DataFrame":
-        """One table of one run, read on demand (``flow_ts``, ``queue_ts``, ``flows``, ...)."""
+        """One table of one run, read on demand (``flow_ts``, ``queue_ts``, ``cc_ts``, ``flows``, ...)."""
         from ..results import Results
 
-        if table not in TABLES:
-            raise ValueError(f"table: expected one of {', '.join(TABLES)}, got {table!r}")
+        if table not in ALL_TABLES:
+            raise ValueError(f"table: expected one of {', '.join(ALL_TABLES)}, got {table!r}")
         # the name columns come from the flows (links) table, as in Results
         need = [table] + [t for t in ({"flow_ts": ["flows"], "files": ["flows"], "queue_ts": ["links"]}.get(table, []))]
         seg, rec, raw = self._raw(key, need, True)

@@ -14,14 +14,14 @@ A job is a plain dict (it crosses processes and machines)::
 
 :func:`execute_chunk` runs a list of jobs and writes their results as one
 **segment**: a directory ``segments/<id>/`` holding one Parquet file per
-table (``flows``, ``links``, ``files``, ``flow_ts``, ``queue_ts``; every
-run's rows, with a leading ``run`` column naming the run key) and
+table (``flows``, ``links``, ``files``, ``flow_ts``, ``queue_ts``, ``cc_ts``;
+every run's rows, with a leading ``run`` column naming the run key) and
 ``segment.json``, the manifest, written last: per run its key, parameters,
-seed, version, status, error, metrics, meta, RunSpec and the row range of
-each table; per file its size and SHA-256. :func:`commit_segment` writes
-everything into a fresh directory under ``tmp/`` and renames it into
-``segments/`` in one ``rename``, so a reader sees a whole segment or none of
-it.
+seed, version, status, error, metrics, meta, RunSpec, the row range of each
+table and the names of its cc_ts variables; per file its size and SHA-256.
+:func:`commit_segment` writes everything into a fresh directory under
+``tmp/`` and renames it into ``segments/`` in one ``rename``, so a reader
+sees a whole segment or none of it.
 
 Per run, the hot path only keeps references to the core's numpy columns; a
 chunk's columns are concatenated and encoded once (no pandas, no per-run
@@ -46,8 +46,15 @@ import traceback
 import uuid
 from typing import Any, Callable, Optional
 
-#: Table files of a segment (the tables of a Results).
+#: Table files of a segment (the tables of a Results); every stored run has rows in each.
 TABLES = ("flows", "links", "files", "flow_ts", "queue_ts")
+#: Tables stored when the core returns them: ``cc_ts`` (the congestion controls' variables; its
+#: ``variable_names`` list is kept in each run's record as ``cc_variables``). Segments written
+#: before it was stored lack it.
+OPTIONAL_TABLES = ("cc_ts",)
+ALL_TABLES = TABLES + OPTIONAL_TABLES
+#: Columns of a core table that are not columns (another length): kept in the run's record instead.
+_NOT_COLUMNS = {"cc_ts": ("variable_names", "cc_variables")}
 #: A segment's manifest, written last.
 MANIFEST = "segment.json"
 SEGMENT_FORMAT = "tcplab-segment"
@@ -173,8 +180,16 @@ def _encode(collected: list, keys: list) -> tuple[dict, dict]:
 
     files: dict[str, bytes] = {}
     rows: dict[int, dict] = {i: {} for i, _ in collected}
-    for t in TABLES:
-        parts = [(i, raw.get(t) or {}) for i, raw in collected]
+    for t in ALL_TABLES:
+        if t in TABLES:
+            parts = [(i, raw.get(t) or {}) for i, raw in collected]
+        else:  # optional: the runs that have it (all of them, from one core)
+            parts = [(i, raw[t]) for i, raw in collected if isinstance(raw.get(t), dict)]
+            if not parts:
+                continue
+        skip = _NOT_COLUMNS.get(t)
+        if skip is not None:
+            parts = [(i, {k: v for k, v in cols.items() if k != skip[0]}) for i, cols in parts]
         start = 0
         for i, cols in parts:
             n = _nrows(cols)
@@ -243,6 +258,9 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
             sim_s = time.perf_counter() - tc
             rec.update(status="ok", error=None, metrics=metrics_from_raw(raw, job.get("bottleneck") or []),
                        meta=_meta(raw))
+            for t, (col, field) in _NOT_COLUMNS.items():
+                if isinstance(raw.get(t), dict) and col in raw[t]:
+                    rec[field] = [str(x) for x in raw[t][col]]
             collected.append((len(records), raw))
         except Exception as e:  # a failing run is recorded, the sweep goes on
             tb = traceback.format_exception_only(type(e), e)
@@ -272,7 +290,7 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
 
 
 #: What a run's record in a manifest holds beyond what the index and the scheduler need.
-_STORED_ONLY = ("spec_json", "meta", "rows")
+_STORED_ONLY = ("spec_json", "meta", "rows", "cc_variables")
 
 
 def summary(manifest: dict) -> dict:
@@ -332,12 +350,19 @@ def commit_segment(root: str, manifest: dict, files: dict[str, bytes], fsync: bo
     return final
 
 
-def read_rows(data: bytes, start: int, n: int) -> dict:
-    """One run's columns (``{name: numpy array or list of str}``) from a segment table's Parquet bytes."""
-    import pyarrow as pa
+def read_table(data: bytes) -> Any:
+    """A segment table's Parquet bytes as an Arrow table (every run's rows)."""
     import pyarrow.parquet as pq
 
-    table = pq.read_table(io.BytesIO(data)).slice(start, n)
+    return pq.read_table(io.BytesIO(data))
+
+
+def read_rows(data: Any, start: int, n: int) -> dict:
+    """One run's columns (``{name: numpy array or list of str}``, as the core returned them) from a
+    segment table: its Parquet bytes or the table :func:`read_table` made of them."""
+    import pyarrow as pa
+
+    table = (read_table(data) if isinstance(data, (bytes, bytearray, memoryview)) else data).slice(start, n)
     out: dict = {}
     for name in table.column_names:
         if name == RUN_COLUMN:
