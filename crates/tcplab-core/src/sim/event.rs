@@ -634,8 +634,9 @@ struct Radix {
     heads: Box<[u32]>,
     /// Events scheduled and popped so far. Two counters, one per operation,
     /// not a count of pending events: LLVM fused a `len -= 1` with the next
-    /// field's `+= 1` into a 16-byte load and store, and that load, right
-    /// after a push's 8-byte store, missed store forwarding on every event.
+    /// field's `+= 1` into a 16-byte load and store, a load that follows a
+    /// push's 8-byte store to `len` and so cannot take its value from the
+    /// store buffer (seen in the assembly; no difference measurable alone).
     pushed: u64,
     pops: u64,
 }
