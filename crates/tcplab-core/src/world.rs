@@ -235,11 +235,35 @@ impl World {
     /// so a test or a driver can look at the endpoints as the run unfolds.
     pub fn run_until(&mut self, t: Time) {
         let t = t.min(self.end);
-        while let Some(ev) = self.events.take_until(t) {
-            self.now = ev.time;
-            self.dispatch(ev.kind);
+        if self.events.is_radix() {
+            self.radix_loop(t, None);
+        } else {
+            while let Some(ev) = self.events.take_tree_until(t) {
+                self.now = ev.time;
+                self.dispatch(ev.kind);
+            }
         }
         self.now = t;
+    }
+
+    /// The event loop with the radix heap (`run_until` and
+    /// `run_with_progress` have the tree's inline; see
+    /// `EventQueue::is_radix`), up to `limit`; with `progress`, reports and
+    /// trims every 2^20 events as `run_with_progress` does.
+    #[inline(never)]
+    fn radix_loop(&mut self, limit: Time, mut progress: Option<&mut dyn FnMut(f64)>) {
+        let mut next_report = self.events.popped() + (1 << 20);
+        while let Some(ev) = self.events.take_radix_until(limit) {
+            self.now = ev.time;
+            self.dispatch(ev.kind);
+            if self.events.popped() >= next_report {
+                next_report += 1 << 20;
+                if let Some(p) = progress.as_mut() {
+                    p(self.now as f64 / self.end as f64);
+                    self.trim();
+                }
+            }
+        }
     }
 
     /// Gives back the memory of link queues and send windows that shrank a
@@ -271,13 +295,17 @@ impl World {
     pub fn run_with_progress(&mut self, mut progress: impl FnMut(f64)) {
         let t0 = Instant::now();
         let mut next_report = self.events.popped() + (1 << 20);
-        while let Some(ev) = self.events.take_until(self.end) {
-            self.now = ev.time;
-            self.dispatch(ev.kind);
-            if self.events.popped() >= next_report {
-                next_report += 1 << 20;
-                progress(self.now as f64 / self.end as f64);
-                self.trim();
+        if self.events.is_radix() {
+            self.radix_loop(self.end, Some(&mut progress));
+        } else {
+            while let Some(ev) = self.events.take_tree_until(self.end) {
+                self.now = ev.time;
+                self.dispatch(ev.kind);
+                if self.events.popped() >= next_report {
+                    next_report += 1 << 20;
+                    progress(self.now as f64 / self.end as f64);
+                    self.trim();
+                }
             }
         }
         self.now = self.end;
