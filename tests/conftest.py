@@ -9,3 +9,18 @@ try:
     import tcplab  # noqa: F401  (installed, or on PYTHONPATH)
 except ImportError:
     sys.path.insert(0, PY)
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def faults():
+    """The core's fault injection (``_core._inject_fault(pattern, action, once=None, unless=None)``),
+    cleared after the test. Faults live in the core, so they hold wherever a campaign's runs execute
+    (in this process or in forked pool workers): a run can fail (``error:<text>``), kill the process it
+    runs in (``exit:<code>``) or kill it while its segment is stored (``exit-storing:<file>``)."""
+    from tcplab import _core
+
+    _core._clear_faults()
+    yield _core._inject_fault
+    _core._clear_faults()

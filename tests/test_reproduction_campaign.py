@@ -78,29 +78,25 @@ def extract_jobs() -> list:
     return jobs
 
 
-def test_every_extract_gets_from_the_stored_run_what_it_got_from_the_core(tmp_path, monkeypatch):
+def test_every_extract_gets_from_the_stored_run_what_it_got_from_the_core(tmp_path):
     from tcplab import _core
 
     jobs = extract_jobs()
     assert {ex for _, _, ex, _ in jobs} == set(EXTRACTS)
-    real, seen = _core.run, {}
-
-    def keep(spec_json, *a, **k):  # the very dict the core returned, for the run the campaign stores
-        raw = real(spec_json, *a, **k)
-        seen[spec_json] = raw
-        return raw
-
-    monkeypatch.setattr(_core, "run", keep)
     camp = Campaign(tmp_path / "c")
     rep = camp.run([({"job": k}, spec) for k, spec, _, _ in jobs], workers=1, progress=False)
     assert not rep.failures
-    monkeypatch.undo()
-    # (the core runs the canonical JSON of each RunSpec)
-    runs = {run_key(spec): seen[canonical_json(json.loads(spec) if isinstance(spec, str) else spec)]
+    # the core's own dict for each run (the core runs the canonical JSON of each RunSpec; runs are
+    # deterministic, so running it again here gives what the campaign's worker got)
+    runs = {run_key(spec): _core.run(canonical_json(json.loads(spec) if isinstance(spec, str) else spec))
             for _, spec, _, _ in jobs}
     assert set(runs) == set(rep.keys)
-    # the core's raw dict, table by table: the stored run reads back the same (values, dtypes, cc variable names)
+    # the core's raw dict, table by table: the stored run reads back the same (values, dtypes, cc variable
+    # names); the run's own wall time (meta.wall_s) is the one measure that differs between two runs
     stored = dict(camp.iter_raw(rep.keys))
+    for key, raw in runs.items():
+        assert 0 < stored[key]["meta"]["wall_s"] < 60
+        raw["meta"]["wall_s"] = stored[key]["meta"]["wall_s"]
     for key, core in runs.items():
         same(core, stored[key], key[:8])
         same(core, camp.load_raw(key), key[:8])
@@ -137,23 +133,16 @@ def small_jobs():
             for b in (5, 10, 20)]
 
 
-def test_a_failed_run_is_named_the_others_stay_stored_and_a_rerun_retries_only_it(tmp_path, monkeypatch, capsys):
+def test_a_failed_run_is_named_the_others_stay_stored_and_a_rerun_retries_only_it(tmp_path, faults, capsys):
     from tcplab import _core
 
     jobs = small_jobs()
-    real = _core.run
-
-    def flaky(spec_json, *a, **k):
-        if '"limit_packets":10' in spec_json:
-            raise RuntimeError("disk on fire")
-        return real(spec_json, *a, **k)
-
-    monkeypatch.setattr(_core, "run", flaky)
+    faults('"limit_packets":10', "error:RuntimeError: disk on fire")
     with pytest.raises(RunsFailed, match=r"(?s)1 of 3 run\(s\) failed.*stored in the campaign.*"
                                          r"b10 \(run [0-9a-f]{12}\): RuntimeError: disk on fire") as e:
         run_all(jobs, workers=2, label="demo", campaign=tmp_path / "c")
     assert [f["jobs"] for f in e.value.failures] == [["b10"]]
-    monkeypatch.undo()
+    _core._clear_faults()
     capsys.readouterr()
     res = run_all(jobs, workers=2, label="demo", campaign=tmp_path / "c")  # after the fix
     assert "3 runs: 1 run now, 2 already stored, 0 failed" in capsys.readouterr().err
@@ -163,26 +152,19 @@ def test_a_failed_run_is_named_the_others_stay_stored_and_a_rerun_retries_only_i
         assert sorted(df.job) == ["b10", "b20", "b5"] and set(df.experiment) == {"demo"}
 
 
-def test_cli_names_the_failed_run_and_exits_1_then_resumes(tmp_path, monkeypatch, capsys):
+def test_cli_names_the_failed_run_and_exits_1_then_resumes(tmp_path, faults, capsys):
     from tcplab import _core
     from tcplab.cli import main
 
-    real = _core.run
-
-    def flaky(spec_json, *a, **k):
-        if '"algorithm":"cubic"' in spec_json and '"algorithm":"reno"' not in spec_json:
-            raise RuntimeError("cubic is broken today")
-        return real(spec_json, *a, **k)
-
     argv = ["reproduce", "ssm-interactions", "fig3", "--quick", "--configs", "1", "--duration", "3",
             "--protocols", "Reno,CUBIC", "-o", str(tmp_path)]
-    monkeypatch.setattr(_core, "run", flaky)
+    faults('"algorithm":"cubic"', "error:RuntimeError: cubic is broken today", unless='"algorithm":"reno"')
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert re.search(r"error: ssm-interactions \(quick\): 2 of 5 run\(s\) failed", err), err
     assert "L1/c1/all-cubic (run " in err and "L4/c1/all-cubic (run " in err and "cubic is broken today" in err
     assert not (tmp_path / "index.md").exists()
-    monkeypatch.undo()
+    _core._clear_faults()
     assert main(argv) == 0
     assert "5 runs: 2 run now, 3 already stored, 0 failed" in capsys.readouterr().err
 

@@ -92,7 +92,7 @@ def segment_ids(campaign) -> set:
     return {p.name for p in (campaign / "segments").iterdir()}
 
 
-def test_runs_are_stored_in_the_campaign_and_a_rerun_recomputes_nothing(quick, monkeypatch):
+def test_runs_are_stored_in_the_campaign_and_a_rerun_recomputes_nothing(quick, faults):
     out, made = quick
     camp = Campaign(out / "campaign", create=False)
     df = camp.results()
@@ -103,12 +103,7 @@ def test_runs_are_stored_in_the_campaign_and_a_rerun_recomputes_nothing(quick, m
     assert {"L1/c1/all-reno", "L4/c2/all-reno"} <= set(df.job)
     camp.close()
     before = segment_ids(out / "campaign")
-    from tcplab import _core
-
-    def boom(spec_json, *a, **k):
-        raise AssertionError("recomputed a stored run")
-
-    monkeypatch.setattr(_core, "run", boom)  # (forked pool workers inherit it too)
+    faults("", "error:recomputed a stored run")  # every run fails (in forked pool workers too)
     again = reproduce("ssm-interactions", items=["fig3"], quick=True, out=str(out), verbose=False)
     assert segment_ids(out / "campaign") == before
     pd.testing.assert_frame_equal(again["fig3"]["tables"]["fig3"], made["fig3"]["tables"]["fig3"])

@@ -318,62 +318,51 @@ def test_a_local_chunk_is_stored_in_several_segments_when_it_takes_long(tmp_path
     assert runs_per_segment == [1] * len(sw)
 
 
-def _crash_on_seed(monkeypatch, seed):
-    """Pool workers (forked from this process) die inside the core's run call for one seed."""
-    import re
-
-    from tcplab import _core
-
-    real = _core.run
-    pat = re.compile(r'"seed":%d[,}]' % seed)
-
-    def run(spec_json):
-        if pat.search(spec_json):
-            os._exit(3)
-        return real(spec_json)
-
-    monkeypatch.setattr(_core, "run", run)
-
-
-def test_a_run_that_kills_its_worker_is_retried_alone_then_recorded_as_failed(tmp_path, monkeypatch):
+def test_a_run_that_kills_its_worker_is_run_again_then_recorded_as_failed(tmp_path, faults):
     sw = Sweep(tiny(), grid={"buffer": [4, 8, 16]}, seeds=4)  # seeds 1..4
-    _crash_on_seed(monkeypatch, 3)
+    faults('"seed":3,', "exit:3")  # a pool worker dies inside every run of seed 3
     camp = Campaign(tmp_path / "c")
     rep = camp.run(sw, workers=2, progress=False)
     crashing = {k for k, p in zip(rep.keys, rep.params) if p["seed"] == 3}
     assert rep.ran == len(sw) and {f["key"] for f in rep.failures} == crashing
-    assert all("worker process died" in f["error"] for f in rep.failures)
+    assert all("worker process died (exit code 3)" in f["error"] for f in rep.failures)
     stored = segments(tmp_path / "c")
-    assert sorted(stored) == sorted(rep.keys)  # every run once: the others of a dead worker's chunk ran again
+    assert sorted(stored) == sorted(rep.keys)  # every run once: the others of a dead worker ran again
     n_records = sum(len(json.load(open(p))["runs"]) for p in glob.glob(str(tmp_path / "c" / "segments" / "*" / "segment.json")))
     assert n_records == len(sw)
-    monkeypatch.undo()
+    from tcplab import _core
+
+    _core._clear_faults()
     rep = camp.run(sw, workers=2, progress=False, retry_failed=True)
     assert rep.ran == len(crashing) and not rep.failures
 
 
-def test_a_worker_killed_while_storing_leaves_nothing_partial(tmp_path, monkeypatch):
+def test_a_run_that_kills_its_worker_once_is_stored_like_the_others(tmp_path, faults):
+    sw = Sweep(tiny(), grid={"buffer": [4, 8, 16]}, seeds=3)
+    flag = tmp_path / "died-once"
+    faults('"seed":2,', "exit:9", once=str(flag))
+    camp = Campaign(tmp_path / "c")
+    rep = camp.run(sw, workers=2, progress=False)
+    assert flag.exists() and rep.ran == len(sw) and not rep.failures
+    ref = Campaign(tmp_path / "ref")
+    ref.run(sw, workers=1, progress=False)
+    assert stored_hashes(camp) == stored_hashes(ref)
+
+
+def test_a_worker_killed_while_storing_leaves_nothing_partial(tmp_path, faults):
     """A worker dies halfway through writing a segment (some of its files written, not renamed into
     segments/): none of it is taken for a result, its runs run again, and the campaign stores exactly
     what an uninterrupted sweep stores."""
-    from tcplab.sweep import worker
-
     sw = Sweep(tiny(), grid={"buffer": [4, 8, 16]}, seeds=2)
     flag = tmp_path / "died-once"
-    real = worker._write
-
-    def write(path, data, fsync):
-        real(path, data, fsync)
-        if path.endswith("links.parquet") and not flag.exists():
-            flag.write_text("x")
-            os._exit(3)
-
-    monkeypatch.setattr(worker, "_write", write)
+    faults('"seed":', "exit-storing:links.parquet", once=str(flag))  # the first segment stored, whichever
     camp = Campaign(tmp_path / "c")
     rep = camp.run(sw, workers=2, progress=False)
     assert flag.exists() and rep.ran == len(sw) and not rep.failures
     camp.close()
-    monkeypatch.undo()
+    from tcplab import _core
+
+    _core._clear_faults()
     assert os.listdir(tmp_path / "c" / "tmp")  # the dead writer's half-written segment
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing to warn about: tmp/ is never read
@@ -507,3 +496,29 @@ def test_overhead_benchmark_runs_and_its_figures_are_consistent(capsys):
     assert abs(r["per_run_overhead_ms"] - 1e3 * (r["wall_s"] * r["workers"] - r["core_s"]) / 12) < 0.01
     assert bench_main(["--campaign", "--runs", "4", "--repeat", "1", "--workers", "1"]) == 0
     assert "overhead" in capsys.readouterr().out
+
+
+def test_the_core_keeps_the_metrics_the_python_reference_computes(tmp_path):
+    """The index's metrics come from the core (crates/tcplab-store/src/metrics.rs); on real runs they
+    are those ``metrics_from_raw`` computes from ``_core.run``'s tables: the named bottleneck or the
+    busiest link, Jain's index, sums over flows, per-flow goodput in flow order."""
+    from tcplab import _core
+    from tcplab.sweep.grid import canonical_json
+    from tcplab.sweep.worker import metrics_from_raw
+
+    scs = [tcplab.Dumbbell(n_flows=3, bottleneck_rate="20Mbps", rtt="30ms", buffer="0.5BDP", duration="4s",
+                           algorithm=["newreno", "cubic", "htcp"]),
+           tcplab.Dumbbell(n_flows=12, bottleneck_rate="50Mbps", rtt="20ms", buffer="0.1BDP", duration="3s")]
+    jobs = [({"i": 0}, scs[0]), ({"i": 1}, scs[1].to_spec()), ({"i": 2}, dict(scs[1].to_spec(), seed=7), ["r2-r1"])]
+    camp = Campaign(tmp_path / "c")
+    rep = camp.run(jobs, workers=2, progress=False)
+    assert not rep.failures
+    got = {k: json.loads(m) for k, m in camp._db.execute("SELECT key, metrics FROM runs")}
+    for job, key in zip(jobs, rep.keys):
+        spec = job[1].to_spec() if hasattr(job[1], "to_spec") else job[1]
+        bottleneck = job[2] if len(job) == 3 else (job[1].bottleneck_links() if hasattr(job[1], "to_spec") else [])
+        want = metrics_from_raw(_core.run(canonical_json(spec)), bottleneck)
+        assert got[key] == want
+        assert list(got[key]["flow_goodput_bps"]) == list(want["flow_goodput_bps"])  # flow order kept
+    assert got[rep.keys[2]]["bottleneck"] == "r2-r1" and got[rep.keys[1]]["bottleneck"] == "r1-r2"
+    assert len(got[rep.keys[1]]["flow_goodput_bps"]) == 12

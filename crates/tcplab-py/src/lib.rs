@@ -16,6 +16,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+mod store;
+
 use tcplab_core::cc::catalog;
 use tcplab_core::results::RunResults;
 use tcplab_core::{RunSpec, SpecError as CoreSpecError, World};
@@ -330,6 +332,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_suite, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scaling, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    store::register(m)?;
     m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     Ok(())

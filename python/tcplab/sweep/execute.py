@@ -1,41 +1,42 @@
 """Where runs execute: local worker processes (default) or a Dask cluster.
 
-Runs travel in **chunks**: one task runs several runs and stores them as one
-segment (:func:`.worker.execute_chunk`), so a run of a millisecond does not
-pay a task's and a store's fixed costs alone.
-
-On the local pool (:class:`LocalPool`: forked processes, one pipe each) a
-sweep is split evenly between the workers; a worker stores what it has run
-as a segment at least every ``LOCAL_CHUNK_S`` and goes on with its chunk.
-When a worker runs out of work while another still has runs it has not
-started, that worker is told to stop after its current run and the runs it
-hands back are shared out again; so a sweep of tiny runs is a handful of
-segments, and the workers still finish together. A worker tells the parent
-(through shared memory) which run it is in: if it dies, that run is retried
-alone and the chunk's runs not stored are queued again; a run that kills
-its worker twice alone is recorded as failed.
+On the local pool (:class:`LocalPool`) the workers are processes forked from
+this one that run the core's own worker loop (crates/tcplab-store,
+``_core.serve_pool``): no Python runs in them. A sweep runs in **rounds**:
+this process writes the round's jobs, one line each, to a jobs file in the
+campaign's ``tmp/`` and publishes their number in shared memory as it plans
+them, so the first runs start while the rest are still being hashed; the
+workers take jobs one at a time by ticket (an atomic counter), so they
+finish together whatever the runs cost. Each stores a segment at least every
+``LOCAL_CHUNK_S`` and when it runs out of jobs, and reports it on a pipe.
+A worker also says in shared memory which job it is running: if it dies,
+that job is run again in the next round, and recorded as failed if it kills
+a worker twice; the jobs it had run but not stored are run again.
 
 On Dask, chunk sizes adapt: the first chunks are small and measure the time
 per run; later ones aim at ``TARGET_S`` of work, shrink towards the end so
 the workers finish together (guided self-scheduling), and a worker stops a
 chunk that overruns ``BUDGET_S`` and hands back the runs it did not start.
 A chunk whose worker died is split and its runs retried alone.
+One worker runs its chunks in this process.
 
-Both paths call the same function on the worker, so a sweep stores the same
-results wherever it runs. The client process only submits chunks, hands
-each finished segment to the campaign (which flushes and indexes it) and
-draws the progress bar.
+Every path runs and stores through the same core code
+(``_core.Segment``), so a sweep stores the same results wherever it runs.
+This process only plans, hands each finished segment to the campaign
+(which flushes and indexes it) and draws the progress bar.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import sys
 import time
 from collections import deque
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Optional
 
-from .worker import execute_chunk, pool_worker, warm_up
+from .worker import execute_chunk, job_line, warm_up
 
 __all__ = ["execute_jobs", "default_workers", "Chunker", "LocalPool"]
 
@@ -49,12 +50,17 @@ BUDGET_S = 1.0
 FIRST_CHUNK = 2
 MAX_CHUNK = 2000
 
-#: Local pool: a worker stores a segment of its chunk at least this often, seconds.
+#: Local pool (and one worker in this process): a segment is stored at least this often, seconds.
 LOCAL_CHUNK_S = 0.25
-#: Local pool: most runs sent to a worker at once.
+#: One worker in this process: most runs in one segment.
 LOCAL_MAX_CHUNK = 1000
-#: Local pool: an idle worker takes over another's unstarted runs only if they are worth this much, seconds.
-STEAL_MIN_S = 0.01
+#: Local pool: jobs planned between two publications to the workers (the first is published alone).
+PUBLISH_EVERY = 16
+#: Local pool: a job whose worker dies while running it this many times is recorded as failed.
+MAX_DEATHS = 2
+#: Local pool: a job lost this many times otherwise (its worker died or failed while storing it) is
+#: recorded as failed.
+MAX_LOST = 3
 
 
 def default_workers() -> int:
@@ -66,23 +72,34 @@ def default_workers() -> int:
 
 class Progress:
     """A progress bar (tqdm) with counts, failures and ETA; silent when
-    stderr is not a terminal (or ``enabled=False``)."""
+    stderr is not a terminal (or ``enabled=False``). The total may come
+    later (:meth:`set_total`: the runs are counted as they are planned)."""
 
-    def __init__(self, total: int, enabled: Optional[bool], label: str) -> None:
+    def __init__(self, total: Optional[int], enabled: Optional[bool], label: str) -> None:
         self.failed = 0
-        if enabled is None:
-            enabled = sys.stderr.isatty()
-        self.bar = None
-        if enabled and total:
+        self.enabled = sys.stderr.isatty() if enabled is None else enabled
+        self.label = label
+        self.bar: Any = None
+        self.done = 0
+        if total is not None:
+            self.set_total(total)
+
+    def set_total(self, total: int) -> None:
+        if self.bar is not None:
+            self.bar.total = total
+            self.bar.refresh()
+        elif self.enabled and total:
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, desc=label, unit="run", file=sys.stderr, dynamic_ncols=True,
+            self.bar = tqdm(total=total, desc=self.label, unit="run", file=sys.stderr, dynamic_ncols=True,
                             bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} runs "
                                        "[{elapsed}<{remaining}, {rate_fmt}{postfix}]")
-            self.bar.set_postfix_str("0 failed", refresh=False)
+            self.bar.set_postfix_str(f"{self.failed} failed", refresh=False)
+            self.bar.update(self.done)
 
     def update(self, ok: int, failed: int = 0) -> None:
         self.failed += failed
+        self.done += ok + failed
         if self.bar is not None:
             if failed:
                 self.bar.set_postfix_str(f"{self.failed} failed", refresh=False)
@@ -177,85 +194,135 @@ def _drive_inprocess(jobs: list[dict], dest: Optional[str], fsync: bool,
         bar.update(len(runs) - failed, failed)
 
 
-def _slim(job: dict) -> dict:
-    """A job as a worker needs it: the RunSpec travels as its JSON text only."""
-    return {k: v for k, v in job.items() if k != "spec"} if "spec_json" in job else job
+# Shared words of a local pool (crates/tcplab-store/src/worker.rs): next ticket, published jobs, list
+# final, cancel; then, from HEADER on, one word per worker: the job it runs (index + 1), -1 while it
+# stores a segment, 0 otherwise.
+_NEXT, _PUBLISHED, _FINAL, _CANCEL = 0, 1, 2, 3
+_HEADER = 8
+
+
+def _serve(cmd: int, report: int, addr: int, words: int, slot: int, parent: int, close: list) -> None:
+    """A forked pool worker: the core's worker loop, then exit (no interpreter teardown)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    for fd in close:  # the other workers' pipe ends: they must see their own pipes close
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    code = 0
+    try:
+        from tcplab import _core  # type: ignore[attr-defined]
+
+        _core.serve_pool(cmd, report, addr, words, slot, parent)
+    except BaseException:  # (reported on the pipe by the core already, when it could)
+        code = 1
+    os._exit(code)
+
+
+class _Worker:
+    __slots__ = ("proc", "cmd", "report", "buf", "slot")
+
+    def __init__(self, proc: Any, cmd: int, report: int, slot: int) -> None:
+        self.proc, self.cmd, self.report, self.buf, self.slot = proc, cmd, report, b"", slot
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 class LocalPool:
-    """Worker processes on this machine, each fed one chunk at a time through its own pipe.
+    """Worker processes on this machine running the core's worker loop.
 
     Workers are forked from this process (on Linux; elsewhere the default
-    start method), so they start in a few milliseconds with everything
-    imported. Shared memory holds per worker a stop flag (set: hand back the
-    runs not started) and its progress (which run it is in). Workers exit
-    when told, when their pipe closes, or when this process dies.
+    start method), so they start in a few milliseconds with the core loaded.
+    Each has a command pipe and a report pipe; the shared memory (allocated
+    before forking) holds the ticket counter and what each worker is doing.
+    Workers exit when told, when their command pipe closes, or when this
+    process dies (the core asks the kernel to kill them then).
     """
 
-    def __init__(self, n: int, root: Optional[str], fsync: bool) -> None:
+    def __init__(self, n: int) -> None:
+        import ctypes
         import gc
         import multiprocessing as mp
 
+        warm_up()  # forked workers inherit the loaded core
         self.ctx = mp.get_context("fork") if sys.platform.startswith("linux") else mp.get_context()
-        self.root, self.fsync = root, fsync
-        self.stop = self.ctx.RawArray("b", n)
-        self.started = self.ctx.RawArray("q", n)
-        self.procs: list = []
-        self.conns: list = []
+        self.words = _HEADER + n
+        self.shared = self.ctx.RawArray(ctypes.c_int64, self.words)
+        self.addr = ctypes.addressof(self.shared)
+        self.workers: list[Optional[_Worker]] = [None] * n
         gc.freeze()  # the workers' garbage collector leaves alone (and so does not copy) what they inherit
         try:
             for slot in range(n):
-                p, c = self._spawn(slot)
-                self.procs.append(p)
-                self.conns.append(c)
+                self._spawn(slot)
         finally:
             gc.unfreeze()
 
     @property
     def n(self) -> int:
-        return len(self.procs)
+        return len(self.workers)
 
-    def _spawn(self, slot: int) -> tuple:
-        parent, child = self.ctx.Pipe()
-        self.stop[slot] = 0
-        self.started[slot] = 0
-        p = self.ctx.Process(target=pool_worker, args=(child, self.stop, self.started, slot, self.root, self.fsync),
+    def _spawn(self, slot: int) -> None:
+        self.workers[slot] = None  # (its old pipes are closed: their numbers may come back below)
+        cmd_r, cmd_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        close = [fd for w in self.workers if w is not None for fd in (w.cmd, w.report)] + [cmd_w, rep_r]
+        self.shared[_HEADER + slot] = 0
+        p = self.ctx.Process(target=_serve, args=(cmd_r, rep_w, self.addr, self.words, slot, os.getpid(), close),
                              name=f"tcplab-worker-{slot}", daemon=True)
-        p.start()
-        child.close()
-        return p, parent
+        try:
+            p.start()
+        finally:
+            os.close(cmd_r)
+            os.close(rep_w)
+        self.workers[slot] = _Worker(p, cmd_w, rep_r, slot)
+
+    def worker(self, slot: int) -> _Worker:
+        w = self.workers[slot]
+        assert w is not None
+        return w
+
+    def send(self, slot: int, text: str) -> bool:
+        """Write a command to worker ``slot``; False if it is gone."""
+        try:
+            _write_all(self.worker(slot).cmd, text.encode())
+            return True
+        except OSError:
+            return False
+
+    def _close(self, w: _Worker) -> None:
+        for fd in (w.cmd, w.report):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
     def respawn(self, slot: int) -> None:
         """Replace worker ``slot`` (dead, or to be killed)."""
-        try:
-            self.conns[slot].close()
-        except OSError:  # pragma: no cover
-            pass
-        p = self.procs[slot]
-        if p.is_alive():
-            p.kill()
-        p.join(1.0)
-        self.procs[slot], self.conns[slot] = self._spawn(slot)
-
-    def send(self, slot: int, chunk: list[dict], budget_s: float) -> None:
-        msg = ([_slim(j) for j in chunk], budget_s)
-        self.stop[slot] = 0
-        self.started[slot] = 0
-        try:
-            self.conns[slot].send(msg)
-        except OSError:  # it died while idle
-            self.respawn(slot)
-            self.conns[slot].send(msg)
+        w = self.worker(slot)
+        self._close(w)
+        if w.proc.is_alive():
+            w.proc.kill()
+        w.proc.join(1.0)
+        self._spawn(slot)
 
     def shutdown(self, interrupted: bool = False) -> None:
         """Tell every worker to exit (kill them if ``interrupted``); does not wait (see :meth:`join`)."""
-        for p, c in zip(self.procs, self.conns):
+        self.shared[_CANCEL] = 1
+        for w in self.workers:
+            if w is None:
+                continue
             if interrupted:
-                if p.is_alive():
-                    p.kill()
+                if w.proc.is_alive():
+                    w.proc.kill()
             else:
                 try:
-                    c.send(None)
+                    _write_all(w.cmd, b"exit\n")
                 except OSError:
                     pass
 
@@ -263,17 +330,17 @@ class LocalPool:
         """Wait for the workers to exit (after :meth:`shutdown`); kill those still there after ``timeout``.
         With ``background``, a daemon thread waits for them: an exiting process takes milliseconds to
         give back its memory, which need not hold up the caller."""
-        procs, conns = list(self.procs), list(self.conns)
-        self.procs, self.conns = [], []
+        workers = [w for w in self.workers if w is not None]
+        self.workers = [None] * len(self.workers)
 
         def reap() -> None:
             deadline = time.monotonic() + timeout
-            for p, c in zip(procs, conns):
-                p.join(max(0.0, deadline - time.monotonic()))
-                if p.is_alive():  # pragma: no cover - a worker that did not exit when told
-                    p.kill()
-                    p.join(1.0)
-                c.close()
+            for w in workers:
+                w.proc.join(max(0.0, deadline - time.monotonic()))
+                if w.proc.is_alive():  # pragma: no cover - a worker that did not exit when told
+                    w.proc.kill()
+                    w.proc.join(1.0)
+                self._close(w)
 
         if background:
             import threading
@@ -283,112 +350,171 @@ class LocalPool:
             reap()
 
 
-def _drive_local(pool: LocalPool, jobs: list[dict], on_segment: Callable[[dict, Optional[dict]], None],
-                 bar: "Progress") -> None:
-    """Run ``jobs`` on the local pool; hand each finished segment to ``on_segment``.
+class _Round:
+    """One round on the pool: publish jobs as they are planned, collect the segments, notice deaths."""
 
-    Each worker gets an equal share of what is queued (at most
-    ``LOCAL_MAX_CHUNK`` runs) and stores a segment of it every
-    ``LOCAL_CHUNK_S``. When a worker is done and nothing is queued, busy
-    workers with enough runs not started are told to stop; they store what
-    they have done, and what they hand back is shared out again."""
-    from multiprocessing.connection import wait
+    def __init__(self, pool: LocalPool, root: str, fsync: bool, number: int,
+                 on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress",
+                 slots: Optional[list] = None) -> None:
+        import socket
+        import uuid
 
-    queue: deque = deque(jobs)
-    solo: deque = deque()  # runs that were running when their worker died: retried alone
-    solo_tries: dict[str, int] = {}
-    busy: dict[int, list[dict]] = {}  # slot -> the chunk it runs
-    done: dict[int, set] = {}  # slot -> keys of its chunk stored so far
-    per_run: Optional[float] = None
-    idle_deaths = 0
+        self.pool, self.on_segment, self.bar = pool, on_segment, bar
+        self.slots = list(range(pool.n)) if slots is None else slots
+        self.path = os.path.join(root, "tmp", f"jobs{uuid.uuid4().hex}.{socket.gethostname()}.{os.getpid()}."
+                                              f"{uuid.uuid4().hex[:8]}")
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        self.go = json.dumps({"round": number, "jobs": self.path, "root": root, "fsync": fsync,
+                              "chunk_s": LOCAL_CHUNK_S}) + "\n"
+        sh = pool.shared
+        for i in range(pool.words):
+            sh[i] = 0
+        self.jobs: list[dict] = []
+        self.lines: list[str] = []
+        self.stored: set = set()
+        self.active: set = set()
+        self.culprits: dict[str, str] = {}  # key -> how its worker died
+        self.errors: list[str] = []
+        self.idle_deaths = 0
 
-    def assign() -> None:
-        idle = [s for s in range(pool.n) if s not in busy]
-        if not idle:
-            return
-        share = max(1, min(-(-len(queue) // pool.n), LOCAL_MAX_CHUNK))  # an equal share of what is queued
-        for s in idle:
-            if solo:
-                chunk = [solo.popleft()]
-            elif queue:
-                chunk = [queue.popleft() for _ in range(min(share, len(queue)))]
-            else:
-                break
-            pool.send(s, chunk, LOCAL_CHUNK_S)
-            busy[s], done[s] = chunk, set()
-        if queue or solo or per_run is None or len(busy) == pool.n:
-            return
-        # a worker is idle and nothing is queued: the busy ones hand back the runs they have not started
-        for s, chunk in busy.items():
-            left = len(chunk) - abs(pool.started[s])
-            if not pool.stop[s] and left >= 2 and left * per_run >= STEAL_MIN_S:
-                pool.stop[s] = 1
+    def add(self, job: dict) -> None:
+        self.jobs.append(job)
+        self.lines.append(job_line(job) + "\n")
+        if len(self.lines) >= PUBLISH_EVERY or len(self.jobs) == 1:
+            self.publish()
 
-    def lost(s: int, at: int, why: str) -> None:
-        """Worker ``s`` died (or failed to store) at progress ``at``: queue again what its chunk had not
-        stored, the run it was in alone; a run that failed so alone twice is recorded as failed."""
-        nonlocal idle_deaths
-        chunk, stored = busy.pop(s), done.pop(s)
-        if at > 0:  # in run at - 1
-            suspects = [chunk[at - 1]]
-        elif at < 0:  # storing the runs before -at: which one is to blame is unknown, so each alone
-            suspects = chunk[:-at]
-        else:  # before its first run
-            idle_deaths += 1
-            if idle_deaths > 3 * pool.n + 3:
-                raise RuntimeError(f"local workers keep dying before running anything ({why})")
-            suspects = []
-        suspects = [j for j in suspects if j["key"] not in stored]
-        blamed = {j["key"] for j in suspects}
-        queue.extendleft(reversed([j for j in chunk if j["key"] not in stored and j["key"] not in blamed]))
-        for job in suspects:
+    def publish(self) -> None:
+        if self.lines:
+            _write_all(self.fd, "".join(self.lines).encode())
+            self.lines = []
+            self.pool.shared[_PUBLISHED] = len(self.jobs)
+        if not self.active and self.jobs:  # the first jobs are out: every worker starts
+            for slot in self.slots:
+                if self.pool.send(slot, self.go):
+                    self.active.add(slot)
+        elif self.active:
+            self.poll(0.0)
+
+    def finish(self) -> None:
+        self.publish()
+        self.pool.shared[_FINAL] = 1
+        while self.active:
+            self.poll(None)
+        try:
+            os.close(self.fd)
+            os.remove(self.path)
+        except OSError:  # pragma: no cover
+            pass
+
+    def exhausted(self) -> bool:
+        sh = self.pool.shared
+        return bool(sh[_FINAL]) and sh[_NEXT] >= sh[_PUBLISHED]
+
+    def poll(self, timeout: Optional[float]) -> None:
+        """Handle what the active workers reported (waiting up to ``timeout``; None: until something comes)."""
+        from multiprocessing.connection import wait
+
+        fds = {self.pool.worker(s).report: s for s in self.active}
+        for fd in wait(list(fds), timeout):
+            slot = fds[fd]  # type: ignore[index]
+            w = self.pool.worker(slot)
+            try:
+                data = os.read(w.report, 1 << 20)
+            except OSError:
+                data = b""
+            if not data:
+                self.died(slot)
+                continue
+            w.buf += data
+            *lines, w.buf = w.buf.split(b"\n")
+            for line in lines:
+                self.handle(slot, json.loads(line))
+
+    def handle(self, slot: int, msg: dict) -> None:
+        if "segment" in msg:
+            m = msg["segment"]
+            runs = m["runs"]
+            self.stored.update(r["key"] for r in runs)
+            self.on_segment(m, None)
+            failed = sum(1 for r in runs if r["status"] != "ok")
+            self.bar.update(len(runs) - failed, failed)
+        elif "done" in msg:
+            self.active.discard(slot)
+        elif "error" in msg:  # the worker could not store a segment (it exits; its runs are run again)
+            self.errors.append(str(msg["error"]))
+
+    def died(self, slot: int) -> None:
+        """Worker ``slot`` is gone: note the job it was running, replace it, put it back to work."""
+        w = self.pool.worker(slot)
+        at = int(self.pool.shared[_HEADER + slot])
+        w.proc.join(1.0)
+        how = f"worker process died (exit code {w.proc.exitcode})"
+        if at > 0:
+            self.culprits[self.jobs[at - 1]["key"]] = how
+        elif at < 0:
+            self.errors.append(how + " while storing a segment")
+        else:
+            self.idle_deaths += 1
+            if self.idle_deaths > 3 * self.pool.n + 3:
+                raise RuntimeError(f"local workers keep dying before running anything ({how})")
+        self.active.discard(slot)
+        self.pool.respawn(slot)
+        if not self.exhausted() and self.pool.send(slot, self.go):
+            self.active.add(slot)
+
+
+def _drive_pool(pool: LocalPool, jobs: Iterable[dict], root: str, fsync: bool,
+                on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress") -> None:
+    """Run ``jobs`` (consumed as they are planned) on the pool, round after round until every one is
+    stored or recorded as failed.
+
+    A job whose worker died while running it is run again alone (a round of one job on one worker, so
+    that its death costs nothing else); dying alone too, it is recorded as failed. The jobs a dead worker
+    had run but not stored are run again in the next round; if the worker died while storing them (or
+    could not store them), that counts against them, and a job lost so ``MAX_LOST`` times is recorded as
+    failed with the last error."""
+    deaths: dict[str, int] = {}
+    lost: dict[str, int] = {}
+    solo: list[dict] = []
+    queue: Optional[Iterable[dict]] = jobs
+    number = 0
+    while queue is not None or solo:
+        number += 1
+        if queue is not None:
+            rnd = _Round(pool, root, fsync, number, on_segment, bar)
+            todo, queue = queue, None
+        else:
+            rnd = _Round(pool, root, fsync, number, on_segment, bar, slots=[0])
+            todo = [solo.pop(0)]
+        try:
+            for job in todo:
+                rnd.add(job)
+            rnd.finish()
+        except BaseException:
+            pool.shared[_CANCEL] = 1
+            raise
+        again = []
+        for job in rnd.jobs:
             key = job["key"]
-            if len(chunk) == 1:
-                solo_tries[key] = solo_tries.get(key, 0) + 1
-                if solo_tries[key] >= 2:
-                    on_segment(_failure_segment([_infra_failure(job, RuntimeError(why))]), {})
+            if key in rnd.stored:
+                continue
+            if key in rnd.culprits:
+                deaths[key] = deaths.get(key, 0) + 1
+                if deaths[key] >= MAX_DEATHS:
+                    on_segment(_failure_segment([_infra_failure(job, RuntimeError(rnd.culprits[key]))]), {})
+                    bar.update(0, 1)
+                else:
+                    solo.append(job)
+                continue
+            if rnd.errors:  # its worker died storing it, or could not store it
+                lost[key] = lost.get(key, 0) + 1
+                if lost[key] >= MAX_LOST:
+                    on_segment(_failure_segment([_infra_failure(job, RuntimeError(rnd.errors[-1]))]), {})
                     bar.update(0, 1)
                     continue
-            solo.append(job)
-
-    assign()
-    while busy:
-        waitables: dict = {}
-        for s in busy:
-            waitables[pool.conns[s]] = s
-            waitables[pool.procs[s].sentinel] = s
-        for s in sorted({waitables[o] for o in wait(list(waitables))}):
-            conn = pool.conns[s]
-            msg = None
-            try:
-                if conn.poll():  # a segment sent just before the worker died is still read
-                    msg = conn.recv()
-            except (EOFError, OSError):
-                pass
-            if msg is None:  # the worker died
-                at = pool.started[s]
-                proc = pool.procs[s]
-                proc.join(1.0)
-                pool.respawn(s)
-                lost(s, at, f"worker process died (exit code {proc.exitcode})")
-                continue
-            last, result = msg
-            if "error" in result:  # execute_chunk raised (e.g. the store failed): like dying while storing
-                lost(s, -abs(pool.started[s]) or -len(busy[s]), result["error"])
-                continue
-            m, files = (result["manifest"], result["files"]) if "manifest" in result else (result, None)
-            runs = m["runs"]
-            done[s].update(r["key"] for r in runs)
-            if last:  # the rest of a stopped chunk goes back in the queue
-                chunk, stored = busy.pop(s), done.pop(s)
-                queue.extendleft(reversed([j for j in chunk if j["key"] not in stored]))
-            if runs:
-                rate = float(m.get("task_s") or 0.0) / len(runs)
-                per_run = rate if per_run is None else 0.5 * per_run + 0.5 * rate
-            on_segment(m, files)
-            failed = sum(1 for r in runs if r["status"] != "ok")
-            bar.update(len(runs) - failed, failed)
-        assign()
+            again.append(job)  # (run but not stored by a worker that another job killed: no fault of its own)
+        if again:
+            queue = again
 
 
 class _Dask:
@@ -464,43 +590,61 @@ def _drive(backend: Any, chunker: Chunker, window: int, dest: Optional[str], fsy
         fill()
 
 
-def execute_jobs(root: str, jobs: list[dict], on_segment: Callable[[dict, Optional[dict]], None],
+def _counted(jobs: Iterable[dict], bar: "Progress") -> Iterable[dict]:
+    n = 0
+    for job in jobs:
+        n += 1
+        yield job
+    bar.set_total(n)
+
+
+def execute_jobs(root: str, jobs: Iterable[dict], on_segment: Callable[[dict, Optional[dict]], None],
                  workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
                  progress: Optional[bool] = None, fsync: bool = True, store_on: str = "worker",
-                 label: str = "sweep", pool: Optional[LocalPool] = None) -> tuple[int, bool]:
-    """Run ``jobs`` in chunks; call ``on_segment(manifest, files_or_None)`` in
-    this process as each chunk finishes (``files`` is None when the worker
+                 label: str = "sweep", pool: Optional[LocalPool] = None,
+                 size_hint: Optional[int] = None) -> tuple[int, bool]:
+    """Run ``jobs``; call ``on_segment(manifest, files_or_None)`` in this
+    process as each segment is stored (``files`` is None when the worker
     stored the segment itself). Returns (number of workers, interrupted).
 
+    ``jobs`` is a list, or any iterable: the local pool consumes it as the
+    runs go (the first runs start while the caller still plans the rest).
     ``pool``: a :class:`LocalPool` started beforehand (the caller shuts it
-    down); otherwise one is started here when ``workers`` > 1 and shut down
-    before returning. One worker runs chunks in this process."""
+    down); otherwise one is started here when ``workers`` > 1, on the first
+    job (at most ``size_hint`` workers), and shut down before returning.
+    One worker runs in this process."""
     dest = root if store_on == "worker" else None
     if client is not None or scheduler is not None:
-        return _run_dask(jobs, on_segment, client, scheduler, progress, fsync, dest, label)
+        return _run_dask(list(jobs), on_segment, client, scheduler, progress, fsync, dest, label)
     n = pool.n if pool is not None else (workers or default_workers())
     if n < 1:
         raise ValueError(f"workers: must be at least 1, got {n}")
-    bar = Progress(len(jobs), progress, label)
-    own = None
+    if isinstance(jobs, (list, tuple)):
+        size_hint = len(jobs)
+    bar = Progress(size_hint if isinstance(jobs, (list, tuple)) else None, progress, label)
     try:
-        if not jobs:
-            return n, False
         if n == 1 and pool is None:
-            warm_up()
-            _drive_inprocess(jobs, dest, fsync, on_segment, bar)
+            jobs = list(jobs)
+            bar.set_total(len(jobs))
+            if jobs:
+                warm_up()
+                _drive_inprocess(jobs, dest, fsync, on_segment, bar)
             return n, False
+        it = iter(_counted(jobs, bar))
+        first = next(it, None)
+        if first is None:
+            return n, False
+        own = None
         if pool is None:
-            warm_up()  # forked workers inherit it
-            pool = own = LocalPool(min(n, len(jobs)), dest, fsync)
+            pool = own = LocalPool(min(n, size_hint or n))
         finished = False
         try:
-            _drive_local(pool, jobs, on_segment, bar)
+            _drive_pool(pool, itertools.chain([first], it), root, fsync, on_segment, bar)
             finished = True
         finally:
-            if own is not None:  # on an error or Ctrl-C the workers are killed, not left to finish their chunk
+            if own is not None:  # on an error or Ctrl-C the workers are killed, not left to finish their runs
                 own.shutdown(interrupted=not finished)
-                own.join()
+                own.join(background=finished)
     finally:
         bar.close()
     return n, False

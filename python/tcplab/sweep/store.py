@@ -528,6 +528,11 @@ class Campaign:
         return {k: rows[k] for k in keys if k in rows}
 
     def _normalize(self, jobs: Any) -> list[dict]:
+        return list(self._normalize_iter(jobs))
+
+    def _normalize_iter(self, jobs: Any) -> Iterator[dict]:
+        """The jobs as the executors take them (key, params, seed, RunSpec and its canonical JSON, version,
+        bottleneck links), one at a time: a sweep's first runs can start while the rest are hashed."""
         import tcplab
 
         from .grid import Sweep
@@ -536,7 +541,6 @@ class Campaign:
         if isinstance(jobs, Sweep):
             self.save_sweep(jobs)
             jobs = jobs.jobs()
-        out = []
         for i, job in enumerate(jobs):
             if not isinstance(job, (tuple, list)) or len(job) not in (2, 3):
                 raise TypeError(f"jobs[{i}]: expected (label_or_params, RunSpec dict or JSON text[, bottleneck "
@@ -550,9 +554,9 @@ class Campaign:
                 # the dict; only the text is kept (the caller's own string when it is canonical already)
                 obj = _spec_object(spec, f"jobs[{i}]")
                 key, spec_json = _key_and_spec_json(obj, version)
-                out.append({"key": key, "params": params, "seed": obj.get("seed"),
-                            "spec_json": spec if spec_json == spec else spec_json, "version": version,
-                            "bottleneck": bottleneck})
+                yield {"key": key, "params": params, "seed": obj.get("seed"),
+                       "spec_json": spec if spec_json == spec else spec_json, "version": version,
+                       "bottleneck": bottleneck}
                 continue
             if hasattr(spec, "to_spec"):
                 bottleneck = bottleneck or spec.bottleneck_links()
@@ -562,23 +566,28 @@ class Campaign:
             spec = dict(spec)
             seed = spec.get("seed")
             key, spec_json = _key_and_spec_json(spec, version)
-            out.append({"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
-                        "version": version, "bottleneck": bottleneck})
-        return out
+            yield {"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
+                   "version": version, "bottleneck": bottleneck}
 
     def plan(self, jobs: Any, retry_failed: bool = False) -> tuple[list[dict], list[dict]]:
         """(all jobs normalized, the ones to run now)."""
-        norm = self._normalize(jobs)
+        norm: list[dict] = []
+        todo = list(self._plan_iter(jobs, retry_failed, norm))
+        return norm, todo
+
+    def _plan_iter(self, jobs: Any, retry_failed: bool, norm: list) -> Iterator[dict]:
+        """The jobs to run now, one at a time, as they are normalized (each normalized job is appended to
+        ``norm``): not stored yet (or failed, with ``retry_failed``), each key once."""
         st = self.status()
-        todo, seen = [], set()
-        for j in norm:
+        seen: set = set()
+        for j in self._normalize_iter(jobs):
+            norm.append(j)
             if j["key"] in seen:
                 continue
             seen.add(j["key"])
             s = st.get(j["key"])
             if s is None or (s == "failed" and retry_failed):
-                todo.append(j)
-        return norm, todo
+                yield j
 
     def run(self, jobs: Any, workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
             progress: Optional[bool] = None, retry_failed: bool = False, fsync: bool = True,
@@ -593,8 +602,7 @@ class Campaign:
         ``progress``: a progress bar on stderr (default: when it is a terminal),
         titled ``label``.
         """
-        from .execute import LocalPool, default_workers, execute_jobs
-        from .worker import warm_up
+        from .execute import default_workers, execute_jobs
 
         if store_on not in ("worker", "client"):
             raise ValueError(f"store_on: expected 'worker' or 'client', got {store_on!r}")
@@ -603,24 +611,32 @@ class Campaign:
         n = (workers or default_workers()) if local else 0
         if local and n < 1:
             raise ValueError(f"workers: must be at least 1, got {n}")
-        # Durability: when this process shares the filesystem with the writers (local pool, or results
+        # Durability: when this process shares the filesystem with the writers (local workers, or results
         # shipped here), files are not fsynced one by one; the committer flushes the filesystem once
         # (syncfs) for every batch of finished segments, and only then indexes them ("group commit").
         # Remote Dask workers fsync each file themselves.
         remote_writer = not local and store_on == "worker"
         group = fsync and not remote_writer
         worker_fsync = fsync and not group
-        dest = self.path if store_on == "worker" else None
-        norm, todo = self.plan(jobs, retry_failed)
-        pool: Optional[LocalPool] = None
-        if local and n > 1 and todo:
-            # forked after planning: forking earlier lets the workers warm up meanwhile, but the plan then
-            # copies the pages it touches (copy-on-write); measured, neither order is faster
-            warm_up()
-            pool = LocalPool(min(n, len(todo)), dest, worker_fsync)
+        norm: list[dict] = []
+        if isinstance(jobs, (list, tuple)):
+            size_hint: Optional[int] = len(jobs)
+        else:
+            from .grid import Sweep
+
+            size_hint = len(jobs) if isinstance(jobs, Sweep) else None
+        # the local pool takes the jobs as they are planned: its first runs start while the rest are hashed
+        todo: Any = self._plan_iter(jobs, retry_failed, norm)
+        if not (local and n > 1):
+            todo = list(todo)
         failures: list[dict] = []
-        state = {"ran": 0, "sim_s": 0.0}
+        state = {"ran": 0, "sim_s": 0.0, "todo": 0}
         committer = _Committer(self, group)
+
+        def counted() -> Iterator[dict]:
+            for j in todo:
+                state["todo"] += 1
+                yield j
 
         def on_segment(m: dict, files: Optional[dict]) -> None:
             if files is not None:
@@ -636,20 +652,18 @@ class Campaign:
                 if r["status"] != "ok":
                     failures.append({"key": r["key"], "params": r["params"], "seed": r["seed"], "error": r["error"]})
 
-        done = False
         try:
-            try:
-                nworkers, interrupted = execute_jobs(self.path, todo, on_segment, workers=n or workers, client=client,
-                                                     scheduler=scheduler, progress=progress, fsync=worker_fsync,
-                                                     store_on=store_on, label=label, pool=pool)
-                done = True
-            finally:
-                if pool is not None:  # the workers exit while the last segments are flushed (killed on an error)
-                    pool.shutdown(interrupted=not done)
-                committer.close()
+            nworkers, interrupted = execute_jobs(self.path, counted() if not isinstance(todo, list) else todo,
+                                                 on_segment, workers=n or workers, client=client,
+                                                 scheduler=scheduler, progress=progress, fsync=worker_fsync,
+                                                 store_on=store_on, label=label, size_hint=size_hint)
         finally:
-            if pool is not None:
-                pool.join(background=done)
+            committer.close()
+        if isinstance(todo, list):
+            state["todo"] = len(todo)
+        else:
+            for _ in todo:  # (nothing was left to run: the plan is finished here)
+                state["todo"] += 1
         # failures stored earlier (not retried) are listed too
         if not retry_failed:
             done_now = {f["key"] for f in failures}
@@ -660,7 +674,7 @@ class Campaign:
                                      "error": stored_failed[j["key"]]})
                     done_now.add(j["key"])
         return RunReport([j["key"] for j in norm], [dict(j["params"], seed=j["seed"]) for j in norm],
-                         ran=state["ran"], reused=len(norm) - len(todo), failures=failures,
+                         ran=state["ran"], reused=len(norm) - state["todo"], failures=failures,
                          wall_s=time.perf_counter() - t0, workers=nworkers, sim_s=state["sim_s"],
                          interrupted=interrupted)
 

@@ -1,8 +1,8 @@
 """What a worker does with a chunk of runs: simulate them, store them as one segment.
 
 This module is imported in pool workers and on Dask workers, so it imports
-only the standard library at load time; numpy, pyarrow and the core come in
-when a chunk is executed.
+only the standard library at load time; the core comes in when a chunk is
+executed.
 
 A job is a plain dict (it crosses processes and machines)::
 
@@ -10,39 +10,38 @@ A job is a plain dict (it crosses processes and machines)::
      "spec_json": its canonical JSON (what the core runs), "version": tcplab
      version of the client, "bottleneck": [link names]}
 
-(jobs sent to local workers leave out ``"spec"``: the JSON text is enough).
+(jobs sent to workers leave out ``"spec"``: the JSON text is enough). The
+core takes a job as one JSON line (:func:`job_line`).
 
-:func:`execute_chunk` runs a list of jobs and writes their results as one
+:func:`execute_chunk` runs a list of jobs and stores their results as one
 **segment**: a directory ``segments/<id>/`` holding one Parquet file per
 table (``flows``, ``links``, ``files``, ``flow_ts``, ``queue_ts``, ``cc_ts``;
 every run's rows, with a leading ``run`` column naming the run key) and
 ``segment.json``, the manifest, written last: per run its key, parameters,
 seed, version, status, error, metrics, meta, RunSpec, the row range of each
 table and the names of its cc_ts variables; per file its size and SHA-256.
-:func:`commit_segment` writes everything into a fresh directory under
-``tmp/`` and renames it into ``segments/`` in one ``rename``, so a reader
-sees a whole segment or none of it.
+A segment is written into a fresh directory under ``tmp/`` and renamed into
+``segments/`` in one ``rename``, so a reader sees a whole segment or none of
+it.
 
-Per run, the hot path only keeps references to the core's numpy columns; a
-chunk's columns are concatenated and encoded once (no pandas, no per-run
-Arrow tables), so storing costs about 0.15 ms per run (docs/campaigns.md,
-Overhead). :func:`pool_worker` is the loop of a local pool worker.
+The runs, their metrics and the segment (Parquet tables, manifest,
+checksums, the atomic commit) are done by the core
+(crates/tcplab-store: ``_core.Segment``), so a run costs microseconds to
+store, not a Python object per column. Local pool workers run the same code
+in a loop of their own (:mod:`.execute`, ``_core.serve_pool``);
+:func:`commit_segment` stores a segment whose files were shipped to the
+client (Dask with ``store_on="client"``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
-import itertools
 import json
 import math
-import operator
 import os
 import shutil
 import socket
-import threading
 import time
-import traceback
 import uuid
 from typing import Any, Callable, Optional
 
@@ -61,8 +60,6 @@ SEGMENT_FORMAT = "tcplab-segment"
 SEGMENT_FORMAT_VERSION = 1
 #: The column of every table naming the run key of a row.
 RUN_COLUMN = "run"
-#: Tables of a segment bigger than this (in memory) are compressed (zstd), bytes.
-COMPRESS_MIN_BYTES = 1 << 20
 
 
 def segment_dir(root: str, seg: str) -> str:
@@ -77,20 +74,10 @@ def _fin(v: Any) -> Optional[float]:
     return f if math.isfinite(f) else None
 
 
-def _py(v: Any) -> Any:
-    """numpy scalar -> Python scalar; NaN/inf -> None (JSON has no NaN)."""
-    if hasattr(v, "item") and not isinstance(v, (str, bytes)):
-        try:
-            v = v.item()
-        except (ValueError, AttributeError):
-            pass
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
-
-
 def metrics_from_raw(raw: dict, bottleneck: list) -> dict:
-    """Per-run totals and per-flow goodput: what the campaign's index keeps."""
+    """Per-run totals and per-flow goodput, from ``_core.run``'s dict: what the campaign's index keeps.
+    The core computes the same for the runs it stores (crates/tcplab-store/src/metrics.rs); this is the
+    reference the tests hold it to."""
     flows = raw["flows"]
     links = raw["links"]
     names = [str(x) for x in flows["name"]]
@@ -120,93 +107,13 @@ def metrics_from_raw(raw: dict, bottleneck: list) -> dict:
     return {k: (_fin(v) if isinstance(v, float) else v) for k, v in m.items()}
 
 
-_DTYPE = operator.attrgetter("dtype")
-
-
-def _nrows(cols: dict) -> int:
-    for v in cols.values():
-        return len(v)
-    return 0
-
-
-def _concat_table(parts: list, keys: list) -> Any:
-    """One Arrow table from the runs' columns (``parts``: ``[(run index, {col: array or list})]``),
-    with a leading dictionary-encoded ``run`` column."""
-    import numpy as np
-    import pyarrow as pa
-
-    counts = [_nrows(cols) for _, cols in parts]
-    runs = pa.DictionaryArray.from_arrays(
-        pa.array(np.repeat(np.asarray([i for i, _ in parts], dtype="int32"), counts), pa.int32()),
-        pa.array(keys, pa.string()))
-    if not parts:
-        return pa.table({RUN_COLUMN: runs})
-
-    names = list(parts[0][1])
-    if all(list(cols) == names for _, cols in parts[1:]):  # the usual case: one concatenation per column
-        arrays: dict = {RUN_COLUMN: runs}
-        for name in names:
-            vals = [cols[name] for _, cols in parts]
-            types = set(map(type, vals))  # (set/map: this loop runs per column and run, so it is kept in C)
-            if types == {np.ndarray}:
-                if len(vals) == 1:
-                    arrays[name] = pa.array(vals[0])
-                    continue
-                if len(set(map(_DTYPE, vals))) == 1:
-                    arrays[name] = pa.array(np.concatenate(vals))
-                    continue
-            elif np.ndarray not in types:
-                flat = list(itertools.chain.from_iterable(vals))
-                try:
-                    arrays[name] = pa.array(flat, pa.string())
-                except (TypeError, pa.ArrowException):
-                    arrays[name] = pa.array(flat)
-                continue
-            break  # mixed types between runs
-        else:
-            return pa.table(arrays)
-    # columns differ between runs (not produced by one core version): per-run tables, unified
-    tabs = []
-    for (i, cols), n in zip(parts, counts):
-        t = pa.table({k: (v if isinstance(v, np.ndarray) else pa.array(list(v))) for k, v in cols.items()})
-        tabs.append(t.add_column(0, RUN_COLUMN, pa.DictionaryArray.from_arrays(
-            pa.array(np.full(n, i, dtype="int32"), pa.int32()), pa.array(keys, pa.string()))))
-    return pa.concat_tables(tabs, promote_options="default")
-
-
-def _encode(collected: list, keys: list) -> tuple[dict, dict]:
-    """The segment's Parquet files ``{name: bytes}`` and each run's row ranges ``{run index: {table: [start, n]}}``."""
-    import pyarrow.parquet as pq
-
-    files: dict[str, bytes] = {}
-    rows: dict[int, dict] = {i: {} for i, _ in collected}
-    for t in ALL_TABLES:
-        if t in TABLES:
-            parts = [(i, raw.get(t) or {}) for i, raw in collected]
-        else:  # optional: the runs that have it (all of them, from one core)
-            parts = [(i, raw[t]) for i, raw in collected if isinstance(raw.get(t), dict)]
-            if not parts:
-                continue
-        skip = _NOT_COLUMNS.get(t)
-        if skip is not None:
-            parts = [(i, {k: v for k, v in cols.items() if k != skip[0]}) for i, cols in parts]
-        start = 0
-        for i, cols in parts:
-            n = _nrows(cols)
-            rows[i][t] = [start, n]
-            start += n
-        table = _concat_table(parts, keys)
-        buf = io.BytesIO()
-        # zstd where it saves real space (it doubles the cost of writing a chunk of tiny runs, to save
-        # kilobytes); dictionary encoding, which is cheap, is kept everywhere
-        big = table.nbytes > COMPRESS_MIN_BYTES
-        pq.write_table(table, buf, compression="zstd" if big else "none", write_statistics=big)
-        files[f"{t}.parquet"] = buf.getvalue()
-    return files, rows
-
-
-def _meta(raw: dict) -> dict:
-    return {k: _py(v) for k, v in dict(raw.get("meta", {})).items()}
+def job_line(job: dict) -> str:
+    """A job as the core takes it: one line of JSON with the RunSpec's canonical text inside as it is
+    (``crates/tcplab-store/src/job.rs``)."""
+    spec_json = job.get("spec_json") or json.dumps(job["spec"], sort_keys=True, separators=(",", ":"))
+    return ('{"key":"' + job["key"] + '","params":' + json.dumps(job["params"], allow_nan=False)
+            + ',"seed":' + json.dumps(job["seed"]) + ',"version":' + json.dumps(job["version"])
+            + ',"bottleneck":' + json.dumps(list(job.get("bottleneck") or [])) + ',"spec":' + spec_json + "}")
 
 
 def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
@@ -214,89 +121,35 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
                   progress: Optional[Callable[[int], None]] = None) -> dict:
     """Simulate ``jobs`` in order and store them as one segment.
 
-    With ``root``, the segment is committed there and its manifest returned
-    (its :func:`summary`); without, ``{"manifest": ..., "files": {name: bytes}}`` is returned for
-    the caller to :func:`commit_segment`. Never raises for a failing run: its
-    record says ``status = "failed"`` with the error. With ``budget_s``, the
-    chunk stops starting new runs once that much time has passed, and with
-    ``should_stop`` once it returns true (at least one run is done either
-    way); the jobs not run are not in the manifest and the caller schedules
-    them again. ``progress(i)`` is called with ``i + 1`` before job ``i``
-    starts and with ``-(runs done)`` before the segment is encoded.
+    With ``root``, the segment is committed there and its summary returned
+    (the manifest without each run's RunSpec, meta, row ranges and cc
+    variable names); without, ``{"manifest": ..., "files": {name: bytes}}``
+    is returned for the caller to :func:`commit_segment`. Never raises for a
+    failing run: its record says ``status = "failed"`` with the error. With
+    ``budget_s``, the chunk stops starting new runs once that much time has
+    passed, and with ``should_stop`` once it returns true (at least one run
+    is done either way); the jobs not run are not in the manifest and the
+    caller schedules them again. ``progress(i)`` is called with ``i + 1``
+    before job ``i`` starts and with ``-(runs done)`` before the segment is
+    stored.
     """
-    t0 = time.perf_counter()
-    records: list[dict] = []
-    collected: list[tuple[int, dict]] = []
-    here: Optional[str] = None
-    import_error = None
-    try:
-        import tcplab
-        from tcplab import _core  # type: ignore[attr-defined]
+    from tcplab import _core  # type: ignore[attr-defined]
 
-        here = tcplab.__version__
-    except Exception as e:  # pragma: no cover - a broken installation on a worker
-        import_error = f"cannot import tcplab on this worker: {type(e).__name__}: {e}"
+    t0 = time.perf_counter()
+    seg = _core.Segment()
     for job in jobs:
-        if records and ((budget_s is not None and time.perf_counter() - t0 > budget_s)
-                        or (should_stop is not None and should_stop())):
+        if len(seg) and ((budget_s is not None and time.perf_counter() - t0 > budget_s)
+                         or (should_stop is not None and should_stop())):
             break
         if progress is not None:
-            progress(len(records) + 1)
-        ts = time.perf_counter()
-        rec: dict = {"key": job["key"], "params": job["params"], "seed": job["seed"], "version": job["version"],
-                     "spec_json": job.get("spec_json") or json.dumps(job["spec"])}
-        sim_s = 0.0
-        try:
-            if import_error is not None:
-                raise RuntimeError(import_error)
-            if job["version"] != here:
-                raise RuntimeError(f"this worker runs tcplab {here}, the client {job['version']}; "
-                                   "install the same version on every worker")
-            spec_json = job.get("spec_json") or json.dumps(job["spec"])
-            tc = time.perf_counter()
-            raw = _core.run(spec_json)
-            sim_s = time.perf_counter() - tc
-            rec.update(status="ok", error=None, metrics=metrics_from_raw(raw, job.get("bottleneck") or []),
-                       meta=_meta(raw))
-            for t, (col, field) in _NOT_COLUMNS.items():
-                if isinstance(raw.get(t), dict) and col in raw[t]:
-                    rec[field] = [str(x) for x in raw[t][col]]
-            collected.append((len(records), raw))
-        except Exception as e:  # a failing run is recorded, the sweep goes on
-            tb = traceback.format_exception_only(type(e), e)
-            rec.update(status="failed", error="".join(tb).strip(), metrics=None, meta=None)
-        rec["sim_s"] = sim_s
-        rec["finished"] = time.time()
-        rec["task_s"] = time.perf_counter() - ts
-        records.append(rec)
+            progress(len(seg) + 1)
+        seg.run(job_line(job))
     if progress is not None:
-        progress(-len(records))
-    keys = [r["key"] for r in records]
-    files: dict[str, bytes] = {}
-    if collected:
-        files, rows = _encode(collected, keys)
-        for i, r in rows.items():
-            records[i]["rows"] = r
-    manifest = {
-        "format": SEGMENT_FORMAT, "format_version": SEGMENT_FORMAT_VERSION, "id": uuid.uuid4().hex,
-        "host": socket.gethostname(), "pid": os.getpid(), "created": time.time(), "runs": records,
-        "files": {n: {"size": len(b), "sha256": hashlib.sha256(b).hexdigest()} for n, b in files.items()},
-    }
-    manifest["task_s"] = time.perf_counter() - t0
+        progress(-len(seg))
     if root is not None:
-        commit_segment(root, manifest, files, fsync)
-        return summary(manifest)
-    return {"manifest": manifest, "files": files}
-
-
-#: What a run's record in a manifest holds beyond what the index and the scheduler need.
-_STORED_ONLY = ("spec_json", "meta", "rows", "cc_variables")
-
-
-def summary(manifest: dict) -> dict:
-    """A stored segment's manifest without what only the stored copy needs (each run's RunSpec, meta and
-    row ranges): what travels back from a worker that stored the segment itself, a fifth of the size."""
-    return dict(manifest, runs=[{k: v for k, v in r.items() if k not in _STORED_ONLY} for r in manifest["runs"]])
+        return json.loads(seg.commit(root, fsync))
+    manifest, files = seg.finish()
+    return {"manifest": json.loads(manifest), "files": files}
 
 
 def _write(path: str, data: bytes, fsync: bool) -> None:
@@ -375,13 +228,6 @@ def read_rows(data: Any, start: int, n: int) -> dict:
     return out
 
 
-def _watch_parent(ppid: int) -> None:
-    while True:
-        time.sleep(0.2)
-        if os.getppid() != ppid:
-            os._exit(0)
-
-
 def syncfs(path: str) -> None:
     """Flush the filesystem holding ``path`` to stable storage (Linux
     ``syncfs``; elsewhere ``sync``): one call makes every segment written
@@ -402,81 +248,6 @@ def syncfs(path: str) -> None:
         os.close(fd)
 
 
-_warm_pid: Optional[int] = None
-
-
 def warm_up() -> None:
-    """Import and initialise what a chunk needs (pyarrow's first array
-    imports pandas, ~0.3 s): done once in the parent before forking workers,
-    and once per worker process (after a fork too: pyarrow sets itself up
-    again in a new process)."""
-    global _warm_pid
-    if _warm_pid == os.getpid():
-        return
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet  # noqa: F401
-
-    import tcplab  # noqa: F401
+    """Load the core (done before timing a sweep, and before forking pool workers, which inherit it)."""
     from tcplab import _core  # type: ignore[attr-defined]  # noqa: F401
-
-    pq = pyarrow.parquet
-    pq.write_table(pa.table({"x": pa.array(np.zeros(1)), "s": pa.array(["a"], pa.string())}), io.BytesIO(),
-                   compression="none")
-    _warm_pid = os.getpid()
-
-
-def pool_initializer() -> None:
-    """Pool workers exit when their parent dies (e.g. a sweep killed with
-    SIGKILL), instead of finishing orphaned chunks."""
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    warm_up()
-
-
-def pool_worker(conn: Any, stop: Any, started: Any, slot: int, root: Optional[str], fsync: bool) -> None:
-    """The loop of a local pool worker (see :class:`.execute.LocalPool`).
-
-    It receives ``(jobs, budget_s)`` on ``conn`` and runs the jobs with
-    :func:`execute_chunk`, storing a segment at least every ``budget_s`` and
-    sending ``(last, what execute_chunk returned)`` for each (``{"error":
-    text}`` if it raised); ``None`` or a closed pipe ends it. Between runs it
-    reads ``stop[slot]`` (set by the parent: store what is done, hand back
-    the runs not started) and writes its progress into ``started[slot]``
-    (``i + 1`` while job ``i`` of the chunk runs, ``-(runs started)`` while
-    storing), so that when a worker dies the parent knows which run it was
-    in. Ctrl-C is the parent's to handle.
-    """
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    pool_initializer()
-
-    def should_stop() -> bool:
-        return stop[slot] != 0
-
-    try:
-        while True:
-            try:
-                msg = conn.recv()
-            except (EOFError, OSError):
-                break
-            if msg is None:
-                break
-            jobs, budget_s = msg
-            offset = 0
-            while True:
-                def progress(i: int, offset: int = offset) -> None:
-                    started[slot] = offset + i if i > 0 else i - offset
-
-                try:
-                    out = execute_chunk(jobs[offset:], root, fsync, budget_s, should_stop, progress)
-                except Exception as e:
-                    conn.send((True, {"error": f"{type(e).__name__}: {e}"}))
-                    break
-                offset += len((out["manifest"] if "manifest" in out else out)["runs"])
-                last = offset >= len(jobs) or should_stop()
-                conn.send((last, out))
-                if last:
-                    break
-    finally:
-        os._exit(0)  # no interpreter teardown: nothing is left to flush, and it takes milliseconds

@@ -1,0 +1,109 @@
+//! Bindings of tcplab-store: campaign segments built and stored in Rust
+//! (python/tcplab/sweep/worker.py, execute.py).
+
+use std::path::PathBuf;
+
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use tcplab_store::{faults, worker, Job};
+
+/// A segment being built: `run(job_json)` runs one job (the GIL released)
+/// and keeps its record, returning whether it succeeded (a failed run is
+/// recorded with its error, never raised); `commit(root, fsync)` stores the
+/// segment in the campaign at `root` and returns its summary as JSON text;
+/// `finish()` returns `(manifest JSON text, {file name: bytes})` for the
+/// caller to store. A job is the JSON object described in
+/// crates/tcplab-store/src/job.rs; a malformed one raises ValueError.
+#[pyclass(module = "tcplab._core")]
+pub struct Segment {
+    inner: Option<tcplab_store::Segment>,
+}
+
+impl Segment {
+    fn get(&mut self) -> PyResult<&mut tcplab_store::Segment> {
+        self.inner.as_mut().ok_or_else(|| PyRuntimeError::new_err("this segment is already finished"))
+    }
+    fn take(&mut self) -> PyResult<tcplab_store::Segment> {
+        self.inner.take().ok_or_else(|| PyRuntimeError::new_err("this segment is already finished"))
+    }
+}
+
+#[pymethods]
+impl Segment {
+    #[new]
+    fn new() -> Self {
+        Segment { inner: Some(tcplab_store::Segment::new()) }
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.as_ref().map_or(0, |s| s.len())
+    }
+
+    fn run(&mut self, py: Python<'_>, job_json: &str) -> PyResult<bool> {
+        let job = Job::parse(job_json.as_bytes()).map_err(PyValueError::new_err)?;
+        let seg = self.get()?;
+        Ok(py.allow_threads(|| seg.run(job)))
+    }
+
+    fn commit(&mut self, py: Python<'_>, root: PathBuf, fsync: bool) -> PyResult<String> {
+        let seg = self.take()?;
+        py.allow_threads(|| {
+            let built = seg.finish();
+            tcplab_store::commit(&root, &built, fsync)
+                .map_err(|e| PyOSError::new_err(format!("{}: cannot store a segment: {e}", root.display())))?;
+            Ok(built.summary)
+        })
+    }
+
+    fn finish(&mut self, py: Python<'_>) -> PyResult<(String, PyObject)> {
+        let seg = self.take()?;
+        let built = py.allow_threads(|| seg.finish());
+        let files = PyDict::new_bound(py);
+        for (name, data) in &built.files {
+            files.set_item(name, PyBytes::new_bound(py, data))?;
+        }
+        Ok((built.manifest, files.into()))
+    }
+}
+
+/// The loop of a local pool worker (tcplab_store::worker::serve): serves
+/// rounds from the command pipe `cmd_fd`, reporting on `report_fd`, with
+/// the pool's shared words at `shared_addr` (`shared_len` 64-bit words).
+/// Returns when told to exit or when the pipe closes.
+#[pyfunction]
+fn serve_pool(py: Python<'_>, cmd_fd: i32, report_fd: i32, shared_addr: usize, shared_len: usize, slot: usize, parent: i32) -> PyResult<()> {
+    if shared_len < worker::HEADER_WORDS + slot + 1 || !shared_addr.is_multiple_of(8) {
+        return Err(PyValueError::new_err("serve_pool: shared memory too small or misaligned"));
+    }
+    py.allow_threads(|| unsafe { worker::serve(cmd_fd, report_fd, worker::Shared::from_raw(shared_addr, shared_len), slot, parent) })
+        .map_err(|e| PyOSError::new_err(format!("pool worker {slot}: {e}")))
+}
+
+/// Test hook: makes runs whose RunSpec JSON contains `pattern` (and not
+/// `unless`) fail
+/// (`error:<text>`), kill their process when they start (`exit:<code>`)
+/// or right after their segment's file is written (`exit-storing:<file>`);
+/// with `once`, only if that file does not exist yet (it is created).
+#[pyfunction]
+#[pyo3(signature = (pattern, action, once = None, unless = None))]
+fn _inject_fault(pattern: &str, action: &str, once: Option<PathBuf>, unless: Option<&str>) -> PyResult<()> {
+    faults::inject(pattern, unless, faults::parse_action(action).map_err(PyValueError::new_err)?, once);
+    Ok(())
+}
+
+/// Test hook: removes every injected fault.
+#[pyfunction]
+fn _clear_faults() {
+    faults::clear();
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Segment>()?;
+    m.add_function(wrap_pyfunction!(serve_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(_inject_fault, m)?)?;
+    m.add_function(wrap_pyfunction!(_clear_faults, m)?)?;
+    m.add("SHARED_HEADER_WORDS", worker::HEADER_WORDS)?;
+    Ok(())
+}
