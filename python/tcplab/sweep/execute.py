@@ -245,9 +245,8 @@ class LocalPool:
     process dies (the core asks the kernel to kill them then).
     """
 
-    def __init__(self, n: int) -> None:
+    def __init__(self, n: int, start: bool = True) -> None:
         import ctypes
-        import gc
         import multiprocessing as mp
 
         warm_up()  # forked workers inherit the loaded core
@@ -256,10 +255,18 @@ class LocalPool:
         self.shared = self.ctx.RawArray(ctypes.c_int64, self.words)
         self.addr = ctypes.addressof(self.shared)
         self.workers: list[Optional[_Worker]] = [None] * n
+        if start:
+            for slot in range(n):
+                self.start(slot)
+
+    def start(self, slot: int) -> None:
+        """Fork worker ``slot`` (a pool made with ``start=False`` starts each when it is first needed, so
+        the first can work while the next is forked)."""
+        import gc
+
         gc.freeze()  # the workers' garbage collector leaves alone (and so does not copy) what they inherit
         try:
-            for slot in range(n):
-                self._spawn(slot)
+            self._spawn(slot)
         finally:
             gc.unfreeze()
 
@@ -309,7 +316,7 @@ class LocalPool:
         if w.proc.is_alive():
             w.proc.kill()
         w.proc.join(1.0)
-        self._spawn(slot)
+        self.start(slot)
 
     def shutdown(self, interrupted: bool = False) -> None:
         """Tell every worker to exit (kill them if ``interrupted``); does not wait (see :meth:`join`)."""
@@ -390,6 +397,8 @@ class _Round:
             self.pool.shared[_PUBLISHED] = len(self.jobs)
         if not self.active and self.jobs:  # the first jobs are out: every worker starts
             for slot in self.slots:
+                if self.pool.workers[slot] is None:
+                    self.pool.start(slot)
                 if self.pool.send(slot, self.go):
                     self.active.add(slot)
         elif self.active:
@@ -636,7 +645,7 @@ def execute_jobs(root: str, jobs: Iterable[dict], on_segment: Callable[[dict, Op
             return n, False
         own = None
         if pool is None:
-            pool = own = LocalPool(min(n, size_hint or n))
+            pool = own = LocalPool(min(n, size_hint or n), start=False)
         finished = False
         try:
             _drive_pool(pool, itertools.chain([first], it), root, fsync, on_segment, bar)

@@ -347,6 +347,11 @@ def load_sweep(path: Union[str, os.PathLike]) -> tuple[Sweep, dict]:
     return sweep_from_dict(doc, base_dir=os.path.dirname(os.path.abspath(path)), name=stem)
 
 
+#: One encoder for every call (json.dumps builds a new one per call when given options).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+
+
 def canonical_json(obj: Any) -> str:
-    """The JSON whose hash identifies a run: sorted keys, no spaces, no NaN."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+    """The JSON whose hash identifies a run: sorted keys, no spaces, no NaN (what ``json.dumps(obj,
+    sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)`` gives)."""
+    return _CANONICAL.encode(obj)

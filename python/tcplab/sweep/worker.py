@@ -107,13 +107,24 @@ def metrics_from_raw(raw: dict, bottleneck: list) -> dict:
     return {k: (_fin(v) if isinstance(v, float) else v) for k, v in m.items()}
 
 
+_STRICT = json.JSONEncoder(allow_nan=False)
+
+
 def job_line(job: dict) -> str:
     """A job as the core takes it: one line of JSON with the RunSpec's canonical text inside as it is
-    (``crates/tcplab-store/src/job.rs``)."""
-    spec_json = job.get("spec_json") or json.dumps(job["spec"], sort_keys=True, separators=(",", ":"))
-    return ('{"key":"' + job["key"] + '","params":' + json.dumps(job["params"], allow_nan=False)
-            + ',"seed":' + json.dumps(job["seed"]) + ',"version":' + json.dumps(job["version"])
-            + ',"bottleneck":' + json.dumps(list(job.get("bottleneck") or [])) + ',"spec":' + spec_json + "}")
+    (``crates/tcplab-store/src/job.rs``). Parameters must be JSON values (no NaN)."""
+    from .grid import canonical_json
+
+    seed = job["seed"]
+    spec_json = job.get("spec_json") or canonical_json(job["spec"])
+    try:
+        params = _STRICT.encode(job["params"])
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"run {job['key']}: parameters {job['params']!r} are not JSON values ({e})") from None
+    return ('{"key":"' + job["key"] + '","params":' + params
+            + ',"seed":' + (str(seed) if type(seed) is int else _STRICT.encode(seed))
+            + ',"version":' + _STRICT.encode(job["version"])
+            + ',"bottleneck":' + _STRICT.encode(list(job.get("bottleneck") or [])) + ',"spec":' + spec_json + "}")
 
 
 def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
