@@ -357,11 +357,11 @@ pub fn commit(root: &Path, b: &Built, fsync: bool) -> io::Result<PathBuf> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A 1-flow dumbbell as `tcplab.Dumbbell(...).to_spec()` writes it (canonical JSON).
-    fn spec(buffer: u32, duration: f64) -> String {
+    pub(crate) fn spec(buffer: u32, duration: f64) -> String {
         const SPEC: &str = r#"{"duration":DUR,"flows":[{"accounting":"ns2","ack_size":40,"app":{"kind":"bulk"},"cc":{"algorithm":"newreno","params":{}},"delack_timeout":0.04,"delayed_ack":false,"drop_segments":[],"dst":"d1","dupthresh":3,"header_size":40,"init_cwnd":10.0,"init_rto":1.0,"init_ssthresh":null,"limited_transmit":false,"loss_classifier":null,"max_rto":60.0,"min_rto":0.2,"name":"flow1","packet_size":1500,"recovery":"newreno","restart_after_idle":true,"rto_mode":"linux","rwnd_packets":null,"sack_blocks":3,"src":"s1","start":0.0}],"links":[{"delay":0.01,"dst":"r2","loss":null,"name":"r1-r2","queue":{"limit_bytes":null,"limit_packets":BUF},"rate_bps":10000000.0,"src":"r1"},{"delay":0.01,"dst":"r1","loss":null,"name":"r2-r1","queue":{"limit_bytes":null,"limit_packets":null},"rate_bps":10000000.0,"src":"r2"},{"delay":0.0025,"dst":"r1","loss":null,"name":"s1-r1","queue":{"limit_bytes":null,"limit_packets":null},"rate_bps":100000000.0,"src":"s1"},{"delay":0.0025,"dst":"s1","loss":null,"name":"r1-s1","queue":{"limit_bytes":null,"limit_packets":null},"rate_bps":100000000.0,"src":"r1"},{"delay":0.0025,"dst":"d1","loss":null,"name":"r2-d1","queue":{"limit_bytes":null,"limit_packets":null},"rate_bps":100000000.0,"src":"r2"},{"delay":0.0025,"dst":"r2","loss":null,"name":"d1-r2","queue":{"limit_bytes":null,"limit_packets":null},"rate_bps":100000000.0,"src":"d1"}],"measure_start":0.0,"nodes":[{"kind":"router","name":"r1"},{"kind":"router","name":"r2"},{"kind":"host","name":"s1"},{"kind":"host","name":"d1"}],"routes":[],"sample_interval":0.1,"seed":3,"trace_links":null}"#;
         SPEC.replace("DUR", &format!("{duration:?}")).replace("BUF", &buffer.to_string())
     }

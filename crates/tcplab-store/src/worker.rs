@@ -25,7 +25,8 @@
 //! `[8 + slot]` started.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::fs::FileExt;
 use std::os::unix::io::FromRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -96,33 +97,35 @@ fn parent_alive(parent: i32) -> bool {
     unsafe { libc::getppid() == parent }
 }
 
-/// A jobs file being appended to by the parent: lines are read as they
-/// are needed.
+/// A jobs file being appended to by the parent: found line by line as it
+/// grows, each line read when its job is taken. Only the line ends are
+/// kept, not the text (a generated scenario's RunSpec can be megabytes, and
+/// a study hundreds of them).
 struct Jobs {
     file: File,
-    buf: Vec<u8>,
-    /// Start of every complete line found so far, and the end of the last.
-    starts: Vec<usize>,
-    scanned: usize,
+    /// Offset just past the newline of every complete line found so far.
+    ends: Vec<u64>,
+    scanned: u64,
+    chunk: Vec<u8>,
+    line: Vec<u8>,
 }
 
 impl Jobs {
     fn open(path: &Path) -> io::Result<Jobs> {
-        Ok(Jobs { file: File::open(path)?, buf: Vec::new(), starts: vec![0], scanned: 0 })
+        Ok(Jobs { file: File::open(path)?, ends: Vec::new(), scanned: 0, chunk: vec![0; 1 << 20], line: Vec::new() })
     }
 
     fn line(&mut self, i: usize) -> io::Result<&[u8]> {
         let mut tries = 0;
-        while self.starts.len() < i + 2 {
-            let before = self.buf.len();
-            self.file.read_to_end(&mut self.buf)?;
-            for (k, &c) in self.buf[self.scanned..].iter().enumerate() {
+        while self.ends.len() <= i {
+            let n = self.file.read_at(&mut self.chunk, self.scanned)?;
+            for (k, &c) in self.chunk[..n].iter().enumerate() {
                 if c == b'\n' {
-                    self.starts.push(self.scanned + k + 1);
+                    self.ends.push(self.scanned + k as u64 + 1);
                 }
             }
-            self.scanned = self.buf.len();
-            if self.buf.len() == before {
+            self.scanned += n as u64;
+            if n == 0 {
                 tries += 1;
                 if tries > 2000 {
                     return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("job {i} was published but is not in the jobs file")));
@@ -130,7 +133,11 @@ impl Jobs {
                 std::thread::sleep(Duration::from_micros(100));
             }
         }
-        Ok(&self.buf[self.starts[i]..self.starts[i + 1] - 1])
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let len = (self.ends[i] - 1 - start) as usize;
+        self.line.resize(len, 0);
+        self.file.read_exact_at(&mut self.line, start)?;
+        Ok(&self.line)
     }
 }
 
@@ -208,5 +215,82 @@ pub unsafe fn serve(cmd_fd: i32, report_fd: i32, shared: Shared, slot: usize, pa
             let _ = writeln!(report, "{}", serde_json::json!({"error": e.to_string()}));
             return Err(e);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::io::Write as _;
+
+    fn pipe() -> (i32, i32) {
+        let mut fds = [0i32; 2];
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        (fds[0], fds[1])
+    }
+
+    #[test]
+    fn two_workers_take_every_published_job_once_while_the_list_grows() {
+        let root = std::env::temp_dir().join(format!("tcplab-worker-test-{}", std::process::id()));
+        std::fs::create_dir_all(root.join("tmp")).unwrap();
+        let jobs_path = root.join("tmp").join("jobs");
+        let mut jobs_file = File::create(&jobs_path).unwrap();
+        let words: Vec<AtomicI64> = (0..HEADER_WORDS + 2).map(|_| AtomicI64::new(0)).collect();
+        let addr = words.as_ptr() as usize;
+        let parent = unsafe { libc::getppid() };
+        let go = serde_json::json!({"round": 1, "jobs": jobs_path, "root": root, "fsync": false, "chunk_s": 0.0});
+        let mut handles = Vec::new();
+        let mut cmds = Vec::new();
+        let mut reports = Vec::new();
+        for slot in 0..2 {
+            let (cmd_r, cmd_w) = pipe();
+            let (rep_r, rep_w) = pipe();
+            handles.push(std::thread::spawn(move || unsafe {
+                serve(cmd_r, rep_w, Shared::from_raw(addr, HEADER_WORDS + 2), slot, parent).unwrap()
+            }));
+            let mut c = unsafe { File::from_raw_fd(cmd_w) };
+            writeln!(c, "{go}").unwrap();
+            cmds.push(c);
+            reports.push(BufReader::new(unsafe { File::from_raw_fd(rep_r) }));
+        }
+        // the list grows while the workers wait on their tickets
+        let n = 7;
+        for i in 0..n {
+            let spec = crate::segment::tests::spec(3 + i, 0.5);
+            writeln!(jobs_file, r#"{{"key":"k{i}","params":{{"i":{i}}},"seed":3,"version":"{}","spec":{spec}}}"#, tcplab_core::VERSION)
+                .unwrap();
+            jobs_file.flush().unwrap();
+            words[PUBLISHED].store(i as i64 + 1, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        words[FINAL].store(1, Ordering::SeqCst);
+        let mut stored = BTreeMap::new();
+        for (slot, r) in reports.iter_mut().enumerate() {
+            loop {
+                let mut line = String::new();
+                assert!(r.read_line(&mut line).unwrap() > 0, "worker {slot} closed its report pipe");
+                let msg: serde_json::Value = serde_json::from_str(&line).unwrap();
+                if msg.get("done").is_some() {
+                    assert_eq!(msg["done"], 1);
+                    break;
+                }
+                for run in msg["segment"]["runs"].as_array().unwrap() {
+                    assert_eq!(run["status"], "ok");
+                    *stored.entry(run["key"].as_str().unwrap().to_string()).or_insert(0) += 1;
+                }
+            }
+        }
+        for c in &mut cmds {
+            writeln!(c, "exit").unwrap();
+        }
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(stored.len(), n as usize);
+        assert!(stored.values().all(|&k| k == 1), "{stored:?}");
+        assert_eq!(std::fs::read_dir(root.join("segments")).unwrap().count(), n as usize); // chunk_s 0: a segment per run
+        assert!(words[HEADER_WORDS..].iter().all(|w| w.load(Ordering::SeqCst) == 0));
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

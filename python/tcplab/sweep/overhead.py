@@ -13,12 +13,15 @@ time of that last part: opening the campaign, hashing and planning,
 starting the pool, scheduling chunks, encoding and writing segments,
 flushing, indexing, closing the index.
 
-``core_s`` is the time spent inside the simulator (``_core.run``, timed in
-the workers) summed over runs. Overhead is the share of the sweep's
-core-seconds (``wall_s`` x workers) not spent there; ``overhead_with_expand``
-counts the expansion too. Imports (pyarrow's first use imports pandas,
-about 0.3 s) are done before timing and reported as ``warmup_s``: they are a
-process's start-up, paid once, not a sweep's.
+``core_s`` is the time spent inside the simulator, summed over runs: the
+core times each run from parsing its RunSpec to collecting its results
+(building and running the world), in the worker that runs it. Overhead is
+the share of the sweep's core-seconds (``wall_s`` x workers) not spent
+there: planning, starting the workers, computing the index metrics,
+encoding and writing segments, flushing, indexing, closing the index, and
+cores left idle; ``overhead_with_expand`` counts the expansion too. Imports
+are done before timing and reported as ``warmup_s``: they are a process's
+start-up, paid once, not a sweep's.
 """
 
 from __future__ import annotations
