@@ -73,7 +73,8 @@ impl Shared {
     /// The index of this worker's next job, or None when the round has no
     /// more (waiting while the parent is still publishing).
     fn claim(&self, parent: i32) -> Option<i64> {
-        if self.word(CANCEL).load(Ordering::SeqCst) != 0 {
+        // (where the kernel does not kill orphans for us, they stop here)
+        if self.word(CANCEL).load(Ordering::SeqCst) != 0 || !parent_alive(parent) {
             return None;
         }
         let i = self.word(NEXT).fetch_add(1, Ordering::SeqCst);

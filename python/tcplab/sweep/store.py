@@ -27,6 +27,7 @@ the index keeps an ``ok`` record over a failed one, then the later one.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -117,6 +118,11 @@ def _spec_object(text: str, where: str = "spec") -> dict:
     return obj
 
 
+@functools.lru_cache(maxsize=8)
+def _version_json(version: str) -> str:
+    return canonical_json(version)
+
+
 def _key_and_spec_json(spec: Mapping[str, Any], version: Optional[str] = None) -> tuple[str, str]:
     """(run key, canonical JSON of the spec): the key hashes ``{"spec": spec, "version": version}``
     in canonical JSON, which is that text with the spec's text inside (keys sort "spec" < "version")."""
@@ -125,7 +131,7 @@ def _key_and_spec_json(spec: Mapping[str, Any], version: Optional[str] = None) -
 
         version = tcplab.__version__
     spec_json = canonical_json(spec)
-    text = '{"spec":' + spec_json + ',"version":' + canonical_json(version) + "}"
+    text = '{"spec":' + spec_json + ',"version":' + _version_json(version) + "}"
     return hashlib.sha256(text.encode()).hexdigest()[:KEY_LEN], spec_json
 
 
@@ -596,9 +602,10 @@ class Campaign:
 
         ``workers``: local processes (default: all cores). ``client`` (a
         ``distributed.Client``) or ``scheduler`` (its address) runs on Dask
-        instead. ``store_on="worker"`` has workers write into the campaign
+        instead. ``store_on="worker"`` has Dask workers write into the campaign
         directory (they must see it: same machine or a shared filesystem);
-        ``"client"`` ships results back to this process to be written.
+        ``"client"`` ships results back to this process to be written (local
+        workers always write into the campaign directory).
         ``progress``: a progress bar on stderr (default: when it is a terminal),
         titled ``label``.
         """

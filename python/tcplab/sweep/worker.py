@@ -36,6 +36,7 @@ client (Dask with ``store_on="client"``).
 from __future__ import annotations
 
 import io
+import functools
 import json
 import math
 import os
@@ -110,6 +111,12 @@ def metrics_from_raw(raw: dict, bottleneck: list) -> dict:
 _STRICT = json.JSONEncoder(allow_nan=False)
 
 
+@functools.lru_cache(maxsize=256)
+def _json_of(value: Any) -> str:
+    """JSON of a hashable value that many jobs share (the version, a bottleneck tuple)."""
+    return _STRICT.encode(list(value) if isinstance(value, tuple) else value)
+
+
 def job_line(job: dict) -> str:
     """A job as the core takes it: one line of JSON with the RunSpec's canonical text inside as it is
     (``crates/tcplab-store/src/job.rs``). Parameters must be JSON values (no NaN)."""
@@ -123,8 +130,8 @@ def job_line(job: dict) -> str:
         raise ValueError(f"run {job['key']}: parameters {job['params']!r} are not JSON values ({e})") from None
     return ('{"key":"' + job["key"] + '","params":' + params
             + ',"seed":' + (str(seed) if type(seed) is int else _STRICT.encode(seed))
-            + ',"version":' + _STRICT.encode(job["version"])
-            + ',"bottleneck":' + _STRICT.encode(list(job.get("bottleneck") or [])) + ',"spec":' + spec_json + "}")
+            + ',"version":' + _json_of(job["version"])
+            + ',"bottleneck":' + _json_of(tuple(job.get("bottleneck") or ())) + ',"spec":' + spec_json + "}")
 
 
 def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
