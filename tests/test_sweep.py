@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import json
+import math
 import os
 import signal
 import subprocess
@@ -20,9 +21,11 @@ import time
 import warnings
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tcplab
-from tcplab.sweep import Campaign, CampaignError, CampaignWarning, Sweep, SweepError, aggregate, load_sweep, t_interval
+from tcplab.sweep import Campaign, CampaignError, CampaignWarning, Sweep, SweepError, aggregate, load_sweep, run_key, t_interval
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -522,3 +525,69 @@ def test_the_core_keeps_the_metrics_the_python_reference_computes(tmp_path):
         assert list(got[key]["flow_goodput_bps"]) == list(want["flow_goodput_bps"])  # flow order kept
     assert got[rep.keys[2]]["bottleneck"] == "r2-r1" and got[rep.keys[1]]["bottleneck"] == "r1-r2"
     assert len(got[rep.keys[1]]["flow_goodput_bps"]) == 12
+
+
+# ---------------------------------------------------------------- run keys: the core writes Python's JSON
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=8),
+    lambda c: st.lists(c, max_size=4) | st.tuples(c, c) | st.dictionaries(st.text(max_size=6), c, max_size=4)
+    | st.dictionaries(st.integers(-3, 3), c, max_size=2),
+    max_leaves=25)
+
+
+def _python_canonical(v):
+    return json.dumps(v, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+
+
+@settings(max_examples=800, deadline=None)
+@given(_JSON)
+def test_the_cores_canonical_json_is_pythons_text(v):
+    """Run keys hash the canonical JSON of a RunSpec; the core writes it (faster) where it can and must
+    write exactly Python's text: the keys of stored runs do not depend on which wrote it."""
+    from tcplab import _core
+    from tcplab.sweep.grid import canonical_json
+
+    try:
+        want = _python_canonical(v)
+    except ValueError:  # NaN, infinities: not JSON, refused either way
+        with pytest.raises(ValueError):
+            canonical_json(v)
+        return
+    core = _core.canonical_json(v)
+    assert core is None or core == want
+    assert canonical_json(v) == want
+
+
+def test_the_cores_float_text_is_pythons_repr_on_half_a_million_doubles():
+    import random
+    import struct
+
+    from tcplab import _core
+
+    rng = random.Random(7)
+    # random bit patterns (every exponent), random decimals, values people write, powers of ten; about
+    # 1 in 5000 random doubles lies exactly halfway between two shortest candidates (Python: the even one)
+    xs = [struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(250_000)]
+    xs += [rng.uniform(-1e6, 1e6) for _ in range(100_000)] + [round(rng.uniform(0, 1000), rng.randrange(6))
+                                                             for _ in range(100_000)]
+    xs += [10.0 ** e for e in range(-320, 309)] + [rng.random() * 10.0 ** rng.randrange(-30, 30) for _ in range(50_000)]
+    xs = [x for x in xs if math.isfinite(x)]
+    assert len(xs) > 450_000
+    assert _core.canonical_json(xs) == _python_canonical(xs)
+
+
+def test_run_keys_come_from_the_core_for_real_specs_and_equal_pythons():
+    import hashlib
+
+    from tcplab import _core
+    from tcplab.sweep.store import KEY_LEN
+
+    for sc in (tiny(), tcplab.Dumbbell(n_flows=3, bottleneck_rate="1Gbps", rtt="100ms", buffer="0.1BDP",
+                                       algorithm=["cubic", "westwood", "vegas"], duration="3s")):
+        spec = sc.to_spec()
+        fast = _core.run_key(spec, '"9.9"', KEY_LEN)
+        assert fast is not None  # a RunSpec is all plain values: the core's path, not the fallback
+        text = _python_canonical(spec)
+        assert fast == (hashlib.sha256(('{"spec":' + text + ',"version":"9.9"}').encode()).hexdigest()[:KEY_LEN], text)
+        assert run_key(spec, "9.9") == fast[0]

@@ -16,6 +16,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+mod canon;
 mod store;
 
 use tcplab_core::cc::catalog;
@@ -333,6 +334,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_scaling, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     store::register(m)?;
+    m.add_function(wrap_pyfunction!(canon::canonical_json, m)?)?;
+    m.add_function(wrap_pyfunction!(canon::run_key, m)?)?;
     m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     Ok(())

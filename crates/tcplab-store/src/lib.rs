@@ -19,6 +19,7 @@
 //! is read by Python (pyarrow), and is the one the earlier Python writer
 //! produced (segment format version 1).
 
+pub mod canon;
 pub mod faults;
 pub mod job;
 pub mod metrics;

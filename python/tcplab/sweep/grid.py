@@ -351,7 +351,26 @@ def load_sweep(path: Union[str, os.PathLike]) -> tuple[Sweep, dict]:
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
 
 
+def _core_writer() -> Any:
+    try:
+        from tcplab import _core  # type: ignore[attr-defined]
+
+        return _core.canonical_json
+    except (ImportError, AttributeError):  # pragma: no cover - the core is not built
+        return lambda obj: None
+
+
 def canonical_json(obj: Any) -> str:
-    """The JSON whose hash identifies a run: sorted keys, no spaces, no NaN (what ``json.dumps(obj,
-    sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)`` gives)."""
-    return _CANONICAL.encode(obj)
+    """The JSON whose hash identifies a run: sorted keys, no spaces, no NaN: exactly what
+    ``json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)``
+    gives. The core writes it when it can (dicts with string keys, lists, strings, 64-bit ints, finite
+    floats, booleans, None: several times faster); anything else goes to Python's encoder, which
+    also raises for what is not JSON."""
+    global _core_canonical
+    if _core_canonical is None:
+        _core_canonical = _core_writer()
+    text = _core_canonical(obj)
+    return text if text is not None else _CANONICAL.encode(obj)
+
+
+_core_canonical: Any = None
