@@ -63,7 +63,7 @@ pub fn float_repr(x: f64, out: &mut String) {
 /// candidate if that reads back to `x` too and `x` is exactly halfway.
 fn half_even(x: f64, digits: &mut String, exp: i32) {
     let last = digits.as_bytes()[digits.len() - 1];
-    if last % 2 == 0 {
+    if last.is_multiple_of(2) {
         return;
     }
     let mut low = digits.clone().into_bytes();

@@ -383,6 +383,7 @@ class _Round:
         self.culprits: dict[str, str] = {}  # key -> how its worker died
         self.errors: list[str] = []
         self.idle_deaths = 0
+        self.polled = time.monotonic()
 
     def add(self, job: dict) -> None:
         self.jobs.append(job)
@@ -401,7 +402,7 @@ class _Round:
                     self.pool.start(slot)
                 if self.pool.send(slot, self.go):
                     self.active.add(slot)
-        elif self.active:
+        elif self.active and time.monotonic() - self.polled > 0.05:  # (a long plan: keep reading reports)
             self.poll(0.0)
 
     def finish(self) -> None:
@@ -421,11 +422,15 @@ class _Round:
 
     def poll(self, timeout: Optional[float]) -> None:
         """Handle what the active workers reported (waiting up to ``timeout``; None: until something comes)."""
-        from multiprocessing.connection import wait
+        import select
 
+        self.polled = time.monotonic()
         fds = {self.pool.worker(s).report: s for s in self.active}
-        for fd in wait(list(fds), timeout):
-            slot = fds[fd]  # type: ignore[index]
+        p = select.poll()
+        for fd in fds:
+            p.register(fd, select.POLLIN)
+        for fd, _ in p.poll(None if timeout is None else int(timeout * 1000)):
+            slot = fds[fd]
             w = self.pool.worker(slot)
             try:
                 data = os.read(w.report, 1 << 20)
