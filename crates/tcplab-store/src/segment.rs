@@ -59,7 +59,9 @@ pub struct Record {
 }
 
 /// A record as the manifest keeps it (`full`), or as the summary a worker
-/// sends back (without the RunSpec, meta, row ranges and cc variable names).
+/// sends back (without the RunSpec, meta, row ranges and cc variable names;
+/// parameters and metrics as JSON text, `params_json` and `metrics_json`,
+/// the index's columns).
 struct View<'a> {
     r: &'a Record,
     full: bool,
@@ -70,7 +72,12 @@ impl Serialize for View<'_> {
         let r = self.r;
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("key", &r.key)?;
-        m.serialize_entry("params", &r.params)?;
+        if self.full {
+            m.serialize_entry("params", &r.params)?;
+        } else {
+            // the summary gives the index its columns as text (the client stores them as they are)
+            m.serialize_entry("params_json", r.params.get())?;
+        }
         m.serialize_entry("seed", &r.seed)?;
         m.serialize_entry("version", &r.version)?;
         if self.full {
@@ -78,7 +85,12 @@ impl Serialize for View<'_> {
         }
         m.serialize_entry("status", if r.ok { "ok" } else { "failed" })?;
         m.serialize_entry("error", &r.error)?;
-        m.serialize_entry("metrics", &r.metrics)?;
+        if self.full {
+            m.serialize_entry("metrics", &r.metrics)?;
+        } else {
+            let text = r.metrics.as_ref().map(|x| serde_json::to_string(x).expect("JSON of plain values"));
+            m.serialize_entry("metrics_json", &text)?;
+        }
         if self.full {
             m.serialize_entry("meta", &r.meta)?;
         }
@@ -409,7 +421,10 @@ pub(crate) mod tests {
         // the summary leaves out what only the stored copy needs
         let s: serde_json::Value = serde_json::from_str(&b.summary).unwrap();
         assert!(s["runs"][0].get("spec_json").is_none() && s["runs"][0].get("rows").is_none());
-        assert_eq!(s["runs"][3]["metrics"], runs[3]["metrics"]);
+        let m3: serde_json::Value = serde_json::from_str(s["runs"][3]["metrics_json"].as_str().unwrap()).unwrap();
+        assert_eq!(m3, runs[3]["metrics"]);
+        assert_eq!(s["runs"][0]["params_json"], r#"{"buffer":1}"#);
+        assert!(s["runs"][1]["metrics_json"].is_null());
     }
 
     #[test]

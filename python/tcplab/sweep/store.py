@@ -194,6 +194,25 @@ class RunReport:
         return f"<RunReport {self.summary().splitlines()[0]}>"
 
 
+def _params_json(rec: dict) -> str:
+    """A run record's parameters as the index keeps them (JSON text; a worker's summary has it already)."""
+    text = rec.get("params_json")
+    return text if isinstance(text, str) else json.dumps(rec.get("params") or {})
+
+
+def _metrics_json(rec: dict) -> Optional[str]:
+    if "metrics_json" in rec:
+        return rec["metrics_json"]
+    return json.dumps(rec["metrics"]) if rec.get("metrics") is not None else None
+
+
+def record_params(rec: dict) -> dict:
+    """A run record's parameters (a manifest's ``params``, or a worker summary's ``params_json``)."""
+    if "params" in rec:
+        return rec["params"]
+    return json.loads(rec.get("params_json") or "{}")
+
+
 def _spec(rec: dict) -> Optional[dict]:
     text = rec.get("spec_json")
     return json.loads(text) if isinstance(text, str) else None
@@ -402,8 +421,7 @@ class Campaign:
             " segment=excluded.segment"
             " WHERE (excluded.status = 'ok') > (runs.status = 'ok') OR ((excluded.status = 'ok') = (runs.status = 'ok')"
             " AND excluded.finished > runs.finished)",
-            [(r["key"], r["status"], json.dumps(r.get("params") or {}), r.get("seed"), r["version"],
-              json.dumps(r.get("metrics")) if r.get("metrics") is not None else None, r.get("error"),
+            [(r["key"], r["status"], _params_json(r), r.get("seed"), r["version"], _metrics_json(r), r.get("error"),
               r.get("sim_s"), r.get("task_s"), r.get("finished"), seg) for r in m["runs"]])
 
     def _drop_segment(self, seg: str) -> None:
@@ -668,7 +686,8 @@ class Campaign:
                 state["ran"] += 1
                 state["sim_s"] += r.get("sim_s") or 0.0
                 if r["status"] != "ok":
-                    failures.append({"key": r["key"], "params": r["params"], "seed": r["seed"], "error": r["error"]})
+                    failures.append({"key": r["key"], "params": record_params(r), "seed": r["seed"],
+                                     "error": r["error"]})
 
         try:
             nworkers, interrupted = execute_jobs(self.path, counted() if not isinstance(todo, list) else todo,
