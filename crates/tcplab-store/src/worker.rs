@@ -12,7 +12,9 @@
 //! or to declare the round's list final.
 //!
 //! A worker stores what it has run as a segment at least every `chunk_s`
-//! seconds and when it runs out of tickets, and reports each segment (its
+//! seconds, once when at most one job per worker is left to take (so that
+//! little is left to store after the last run), and when it runs out of
+//! tickets, and reports each segment (its
 //! summary) as one JSON line on its report pipe, then `{"done": round}`.
 //! While it runs job `i` its `started` word holds `i + 1`; while it stores
 //! a segment, -1; otherwise 0. So if it dies the parent knows which run
@@ -64,6 +66,14 @@ impl Shared {
     fn word(&self, i: usize) -> &AtomicI64 {
         assert!(i < self.len, "shared word {i} out of {}", self.len);
         unsafe { &*self.base.add(i) }
+    }
+
+    /// The list is final and at most one job per worker is left to take: the
+    /// round is about to end.
+    fn ending(&self) -> bool {
+        let workers = (self.len - HEADER_WORDS) as i64;
+        self.word(FINAL).load(Ordering::SeqCst) != 0
+            && self.word(PUBLISHED).load(Ordering::SeqCst) - self.word(NEXT).load(Ordering::SeqCst) <= workers
     }
 
     fn set_started(&self, slot: usize, v: i64) {
@@ -167,12 +177,17 @@ fn store(seg: Segment, go: &Go, shared: &Shared, slot: usize, report: &mut File)
 fn round(go: &Go, shared: &Shared, slot: usize, parent: i32, report: &mut File) -> io::Result<()> {
     let mut jobs = Jobs::open(Path::new(&go.jobs))?;
     let mut seg = Segment::new();
+    let mut ending = false;
     while let Some(i) = shared.claim(parent) {
         shared.set_started(slot, i + 1);
         let job = Job::parse(jobs.line(i as usize)?).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("job {i}: {e}")))?;
         seg.run(job);
         shared.set_started(slot, 0);
-        if seg.elapsed() >= go.chunk_s {
+        // A segment every chunk_s; and once when the round is about to end, so that what is left to
+        // store (and index) after the last run is a run or two, not everything since the last segment.
+        let end_now = !ending && seg.len() >= 8 && shared.ending();
+        ending |= end_now;
+        if seg.elapsed() >= go.chunk_s || end_now {
             store(std::mem::take(&mut seg), go, shared, slot, report)?;
         }
     }
