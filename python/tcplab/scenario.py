@@ -218,6 +218,16 @@ def algorithm_catalog() -> list[dict]:
     return [dict(a) for a in _catalog_cached()[0]]
 
 
+@functools.lru_cache(maxsize=1)
+def _spellings() -> dict[str, tuple[str, dict]]:
+    """Every name and alias of the catalog, lower-cased -> (name as spelled, entry)."""
+    spelled: dict[str, tuple[str, dict]] = {}
+    for entry in _catalog_cached()[0]:
+        for n in [entry["name"], *entry.get("aliases", [])]:
+            spelled.setdefault(n.lower(), (n, entry))
+    return spelled
+
+
 def resolve_algorithm(name: Any, field_path: str) -> tuple[str, Optional[dict]]:
     """Check an algorithm name (case-insensitive, aliases allowed).
 
@@ -225,13 +235,10 @@ def resolve_algorithm(name: Any, field_path: str) -> tuple[str, Optional[dict]]:
     (``None`` when parameters are unknown). Unknown names raise a
     ScenarioError listing close matches among names and aliases.
     """
-    catalog, from_core = _catalog_cached()
+    from_core = _catalog_cached()[1]
     if not isinstance(name, str) or not name:
         raise ScenarioError(field_path, f"expected an algorithm name, got {name!r}")
-    spelled: dict[str, tuple[str, dict]] = {}
-    for entry in catalog:
-        for n in [entry["name"], *entry.get("aliases", [])]:
-            spelled.setdefault(n.lower(), (n, entry))
+    spelled = _spellings()
     hit = spelled.get(name.lower())
     if hit is None:
         names = [v[0] for v in spelled.values()]
@@ -736,6 +743,12 @@ class Scenario:
         """Check the scenario; raises :class:`ScenarioError` naming the field."""
         self.to_spec()
 
+    def _first_spec(self) -> dict:
+        """``to_spec()``, or the spec built when the scenario was constructed, handed out once (for code
+        that builds a scenario and takes its spec at once: it is not stale, nothing ran in between)."""
+        spec = self.__dict__.pop("_fresh_spec", None)
+        return spec if spec is not None else self.to_spec()
+
     def to_json(self, indent: Optional[int] = None) -> str:
         import json
 
@@ -963,8 +976,9 @@ class Dumbbell(Scenario):
         self.flow_options = dict(flow_options) if flow_options is not None else None
         self.loss = loss
         self.reverse_loss = reverse_loss
-        # Fail fast: a Dumbbell is complete once constructed.
-        self.validate()
+        # Fail fast: a Dumbbell is complete once constructed. (The spec built to check it is kept for
+        # one taker, _first_spec(): a sweep expanding its points builds each scenario once, not twice.)
+        self._fresh_spec: Optional[dict] = self.to_spec()
 
     # Generic lists are derived from the builder parameters (read-only views).
     nodes = property(lambda self: [Node(**n) for n in self._build()[0]])  # type: ignore[assignment]

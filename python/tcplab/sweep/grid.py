@@ -264,7 +264,7 @@ class Sweep:
         out = []
         for p in self.points():
             sc = self.scenario(p)
-            out.append((p, sc.to_spec(), sc.bottleneck_links()))
+            out.append((p, sc._first_spec(), sc.bottleneck_links()))
         return out
 
     # -- description --------------------------------------------------------
