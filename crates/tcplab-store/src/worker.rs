@@ -12,10 +12,12 @@
 //! or to declare the round's list final.
 //!
 //! A worker stores what it has run as a segment at least every `chunk_s`
-//! seconds, once when at most one job per worker is left to take (so that
-//! little is left to store after the last run), and when it runs out of
-//! tickets, and reports each segment (its
+//! seconds and when it runs out of tickets, and reports each segment (its
 //! summary) as one JSON line on its report pipe, then `{"done": round}`.
+//! With `flush_last`, it flushes the filesystem after storing its last
+//! segment of the round and says so (`"flushed": true`): the workers'
+//! flushes at the end of a round run side by side, instead of the client's
+//! one after the other.
 //! While it runs job `i` its `started` word holds `i + 1`; while it stores
 //! a segment, -1; otherwise 0. So if it dies the parent knows which run
 //! killed it, and every job of the round not in a reported segment is
@@ -66,14 +68,6 @@ impl Shared {
     fn word(&self, i: usize) -> &AtomicI64 {
         assert!(i < self.len, "shared word {i} out of {}", self.len);
         unsafe { &*self.base.add(i) }
-    }
-
-    /// The list is final and at most one job per worker is left to take: the
-    /// round is about to end.
-    fn ending(&self) -> bool {
-        let workers = (self.len - HEADER_WORDS) as i64;
-        self.word(FINAL).load(Ordering::SeqCst) != 0
-            && self.word(PUBLISHED).load(Ordering::SeqCst) - self.word(NEXT).load(Ordering::SeqCst) <= workers
     }
 
     fn set_started(&self, slot: usize, v: i64) {
@@ -159,16 +153,44 @@ struct Go {
     root: String,
     fsync: bool,
     chunk_s: f64,
+    /// Flush the filesystem (syncfs) after storing the round's last segment,
+    /// before reporting it (`"flushed": true`): the client indexes it at once
+    /// instead of flushing again after every worker's last segment.
+    #[serde(default)]
+    flush_last: bool,
 }
 
-fn store(seg: Segment, go: &Go, shared: &Shared, slot: usize, report: &mut File) -> io::Result<()> {
+/// Flushes the filesystem holding `path` to stable storage (Linux `syncfs`;
+/// elsewhere `sync`).
+fn syncfs(path: &Path) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::io::AsRawFd;
+        let d = File::open(path)?;
+        if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    unsafe {
+        let _ = path;
+        libc::sync();
+    }
+    Ok(())
+}
+
+fn store(seg: Segment, go: &Go, last: bool, shared: &Shared, slot: usize, report: &mut File) -> io::Result<()> {
     shared.set_started(slot, -1);
     let built = seg.finish();
     commit(Path::new(&go.root), &built, go.fsync)?;
-    let mut line = String::with_capacity(built.summary.len() + 16);
+    let flushed = last && go.flush_last;
+    if flushed {
+        syncfs(Path::new(&go.root))?;
+    }
+    let mut line = String::with_capacity(built.summary.len() + 32);
     line.push_str("{\"segment\":");
     line.push_str(&built.summary);
-    line.push_str("}\n");
+    line.push_str(if flushed { ",\"flushed\":true}\n" } else { "}\n" });
     report.write_all(line.as_bytes())?;
     shared.set_started(slot, 0);
     Ok(())
@@ -177,22 +199,17 @@ fn store(seg: Segment, go: &Go, shared: &Shared, slot: usize, report: &mut File)
 fn round(go: &Go, shared: &Shared, slot: usize, parent: i32, report: &mut File) -> io::Result<()> {
     let mut jobs = Jobs::open(Path::new(&go.jobs))?;
     let mut seg = Segment::new();
-    let mut ending = false;
     while let Some(i) = shared.claim(parent) {
         shared.set_started(slot, i + 1);
         let job = Job::parse(jobs.line(i as usize)?).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("job {i}: {e}")))?;
         seg.run(job);
         shared.set_started(slot, 0);
-        // A segment every chunk_s; and once when the round is about to end, so that what is left to
-        // store (and index) after the last run is a run or two, not everything since the last segment.
-        let end_now = !ending && seg.len() >= 8 && shared.ending();
-        ending |= end_now;
-        if seg.elapsed() >= go.chunk_s || end_now {
-            store(std::mem::take(&mut seg), go, shared, slot, report)?;
+        if seg.elapsed() >= go.chunk_s {
+            store(std::mem::take(&mut seg), go, false, shared, slot, report)?;
         }
     }
     if !seg.is_empty() {
-        store(seg, go, shared, slot, report)?;
+        store(seg, go, true, shared, slot, report)?;
     }
     Ok(())
 }

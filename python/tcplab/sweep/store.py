@@ -223,12 +223,13 @@ def _read_json(path: str) -> Any:
         return json.load(fh)
 
 
-def _atomic_text(path: str, text: str) -> None:
+def _atomic_text(path: str, text: str, fsync: bool = True) -> None:
     tmp = f"{path}.tmp.{os.getpid()}"
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
+        if fsync:
+            fh.flush()
+            os.fsync(fh.fileno())
     os.replace(tmp, path)
 
 
@@ -259,6 +260,8 @@ class _Committer:
     def add(self, m: dict) -> None:
         if self.error is not None:
             raise self.error
+        if self.flush and m.get("flushed"):
+            self.camp._synced_before(float(m.get("created") or 0.0))  # (its flush came after the segment was made)
         self.q.put(m)
 
     def _loop(self) -> None:
@@ -285,7 +288,7 @@ class _Committer:
 
         flushed: list = []
         flusher = None
-        if self.flush:
+        if self.flush and not all(m.get("flushed") for m in segs):  # (a worker flushed after its last one)
             started = threading.Event()
 
             def flush() -> None:
@@ -296,6 +299,7 @@ class _Committer:
                 except BaseException as e:
                     flushed.append(e)
 
+            self.camp._synced_before(time.time())
             flusher = threading.Thread(target=flush, name="tcplab-flush", daemon=True)
             flusher.start()
             started.wait()  # let it reach syncfs before this thread takes the GIL for a while (up to 5 ms)
@@ -362,6 +366,7 @@ class Campaign:
         for d in ("segments", "tmp", "sweeps"):
             os.makedirs(os.path.join(self.path, d), exist_ok=True)
         self._manifests: dict[str, dict] = {}
+        self._unsynced: dict[str, float] = {}  # files written without fsync that no flush has covered yet
         self._db = self._open_index()
         self._reconcile()
 
@@ -397,7 +402,23 @@ class Campaign:
                   f"and rebuilt from the stored segments")
             return self._connect()
 
+    def _synced_before(self, t: float) -> None:
+        """A flush of the filesystem started after time ``t``: the files written before are durable."""
+        for path, written in list(self._unsynced.items()):
+            if written < t:
+                self._unsynced.pop(path, None)
+
     def close(self) -> None:
+        for path in list(self._unsynced):
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._unsynced.clear()
         self._db.close()
 
     def __enter__(self) -> "Campaign":
@@ -693,7 +714,8 @@ class Campaign:
             nworkers, interrupted = execute_jobs(self.path, counted() if not isinstance(todo, list) else todo,
                                                  on_segment, workers=n or workers, client=client,
                                                  scheduler=scheduler, progress=progress, fsync=worker_fsync,
-                                                 store_on=store_on, label=label, size_hint=size_hint)
+                                                 store_on=store_on, label=label, size_hint=size_hint,
+                                                 flush_last=group)
         finally:
             committer.close()
         if isinstance(todo, list):
@@ -718,7 +740,10 @@ class Campaign:
     def save_sweep(self, sweep: "Sweep") -> str:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sweep.name) or "sweep"
         path = os.path.join(self.path, "sweeps", f"{name}.toml")
-        _atomic_text(path, sweep.to_toml())
+        # written atomically; made durable by the next flush of the filesystem (the one that makes the
+        # sweep's first segments durable), or when the campaign is closed if no flush came
+        _atomic_text(path, sweep.to_toml(), fsync=False)
+        self._unsynced[path] = time.time()
         return path
 
     def sweeps(self) -> dict[str, str]:
