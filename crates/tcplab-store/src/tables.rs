@@ -6,11 +6,13 @@
 //! (int32 indices into the segment's run keys, string values). The run
 //! records of the manifest give each run's row range in every table.
 //!
-//! Small tables (a segment of tiny runs) are written uncompressed, without
-//! statistics, with dictionary encoding only for the run keys and the text
-//! columns: encoding numbers through a dictionary costs more than it saves
-//! there. Tables over [`COMPRESS_MIN_BYTES`] use zstd and dictionary
-//! encoding throughout, where the space matters.
+//! Columns are dictionary-encoded where that pays (Parquet's default: it
+//! falls back to plain values when a column has too many distinct ones).
+//! Small tables (a segment of tiny runs) are written uncompressed and
+//! without statistics; tables over [`COMPRESS_MIN_BYTES`] use zstd as
+//! well. Measured on a segment of 100 one-flow runs: 157 KB in 2.4 ms with
+//! dictionaries, against 540 KB in 1.6 ms without (every byte written is
+//! flushed to disk before the run is indexed) and 92 KB in 5.7 ms with zstd.
 
 use std::sync::Arc;
 
@@ -28,8 +30,6 @@ use tcplab_core::results::RunResults;
 pub const TABLES: [&str; 6] = ["flows", "links", "files", "flow_ts", "queue_ts", "cc_ts"];
 /// Tables bigger than this (in memory) are compressed, bytes.
 pub const COMPRESS_MIN_BYTES: usize = 1 << 20;
-/// Text columns (few distinct values): dictionary-encoded.
-const TEXT: [&str; 5] = ["name", "src", "dst", "algorithm", "recovery"];
 
 /// Rows of each table for one run, in [`TABLES`] order.
 pub fn row_counts(r: &RunResults) -> [usize; 6] {
@@ -165,17 +165,7 @@ pub fn parquet(b: &RecordBatch) -> Vec<u8> {
     let props = if big {
         WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")))
     } else {
-        let mut p = WriterProperties::builder()
-            .set_compression(Compression::UNCOMPRESSED)
-            .set_statistics_enabled(EnabledStatistics::None)
-            .set_dictionary_enabled(false)
-            .set_column_dictionary_enabled("run".into(), true);
-        for f in b.schema().fields() {
-            if TEXT.contains(&f.name().as_str()) {
-                p = p.set_column_dictionary_enabled(f.name().as_str().into(), true);
-            }
-        }
-        p
+        WriterProperties::builder().set_compression(Compression::UNCOMPRESSED).set_statistics_enabled(EnabledStatistics::None)
     };
     let mut buf = Vec::new();
     let mut w = ArrowWriter::try_new(&mut buf, b.schema(), Some(props.build())).expect("a valid Arrow schema");

@@ -243,8 +243,12 @@ class _Committer:
     group commit that runs while the workers go on. So the index never names
     a segment that is not on stable storage, and only the last batch is on a
     sweep's critical path (its rows are written while the flush runs, in a
-    second thread, and committed after it). :meth:`close` commits what is
-    left and raises what went wrong.
+    second thread, and committed after it). A segment a worker has flushed
+    itself (its last of a round, ``"flushed": true``), or any segment when
+    nothing is flushed, is indexed at once in the caller's thread: no flush
+    to wait for, and no hand-over to a thread that would hold the GIL while
+    the sweep's thread wants it. :meth:`close` commits what is left and
+    raises what went wrong.
     """
 
     def __init__(self, camp: "Campaign", flush: bool) -> None:
@@ -252,6 +256,7 @@ class _Committer:
         import threading
 
         self.camp, self.flush = camp, flush
+        self.lock = threading.Lock()  # the index is written by one thread at a time
         self.error: Optional[BaseException] = None
         self.q: "queue.SimpleQueue[Optional[dict]]" = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._loop, name="tcplab-index", daemon=True)
@@ -262,6 +267,16 @@ class _Committer:
             raise self.error
         if self.flush and m.get("flushed"):
             self.camp._synced_before(float(m.get("created") or 0.0))  # (its flush came after the segment was made)
+        if not self.flush or m.get("flushed"):
+            with self.lock:
+                db = self.camp._db
+                try:
+                    self.camp._insert_segment(m)
+                except BaseException:
+                    db.rollback()
+                    raise
+                db.commit()
+            return
         self.q.put(m)
 
     def _loop(self) -> None:
@@ -277,7 +292,8 @@ class _Committer:
             segs = [m for m in batch if m is not None]
             if segs and self.error is None:
                 try:
-                    self._commit(segs)
+                    with self.lock:
+                        self._commit(segs)
                 except BaseException as e:  # raised in the sweep's thread by add() or close()
                     self.error = e
             if len(segs) < len(batch):
