@@ -14,10 +14,13 @@
 //! A worker stores what it has run as a segment at least every `chunk_s`
 //! seconds and when it runs out of tickets, and reports each segment (its
 //! summary) as one JSON line on its report pipe, then `{"done": round}`.
-//! With `flush_last`, it flushes the filesystem after storing its last
-//! segment of the round and says so (`"flushed": true`): the workers'
-//! flushes at the end of a round run side by side, instead of the client's
-//! one after the other.
+//! With `flush`, a reporter thread flushes the filesystem (once for
+//! whatever has been stored since its last flush) before reporting a
+//! segment, and says so (`"flushed": true`): the flush overlaps the
+//! worker's next runs, and the client indexes the segment at once. When
+//! about `ENDING_S` of its share of the round is left, a worker stores what
+//! it has run so far, so that little is left to store and flush after the
+//! last run.
 //! While it runs job `i` its `started` word holds `i + 1`; while it stores
 //! a segment, -1; otherwise 0. So if it dies the parent knows which run
 //! killed it, and every job of the round not in a reported segment is
@@ -68,6 +71,11 @@ impl Shared {
     fn word(&self, i: usize) -> &AtomicI64 {
         assert!(i < self.len, "shared word {i} out of {}", self.len);
         unsafe { &*self.base.add(i) }
+    }
+
+    /// Jobs published and not taken yet (0 or less once all are taken).
+    fn left(&self) -> i64 {
+        self.word(PUBLISHED).load(Ordering::SeqCst) - self.word(NEXT).load(Ordering::SeqCst)
     }
 
     fn set_started(&self, slot: usize, v: i64) {
@@ -153,11 +161,11 @@ struct Go {
     root: String,
     fsync: bool,
     chunk_s: f64,
-    /// Flush the filesystem (syncfs) after storing the round's last segment,
-    /// before reporting it (`"flushed": true`): the client indexes it at once
-    /// instead of flushing again after every worker's last segment.
+    /// Flush the filesystem (syncfs) after storing each segment, before
+    /// reporting it (`"flushed": true`), in the worker's reporter thread while
+    /// the worker goes on with its runs: the client indexes it at once.
     #[serde(default)]
-    flush_last: bool,
+    flush: bool,
 }
 
 /// Flushes the filesystem holding `path` to stable storage (Linux `syncfs`;
@@ -179,37 +187,90 @@ fn syncfs(path: &Path) -> io::Result<()> {
     Ok(())
 }
 
-fn store(seg: Segment, go: &Go, last: bool, shared: &Shared, slot: usize, report: &mut File) -> io::Result<()> {
+/// What the reporter thread writes on the report pipe, in order.
+enum Report {
+    /// A stored segment's summary; with a root, flushed first.
+    Segment(String, Option<String>),
+    Done(i64),
+    Error(String),
+}
+
+/// The reporter thread: writes the reports in the order they come, flushing
+/// the filesystem once for every batch of segments waiting to be flushed
+/// (a flush covers every segment stored before it started). A report pipe
+/// or flush that fails ends the worker: the client sees it die and runs its
+/// unreported runs again.
+fn reporter(rx: std::sync::mpsc::Receiver<Report>, mut out: File) {
+    let fail = |out: &mut File, e: String| -> ! {
+        let _ = writeln!(out, "{}", serde_json::json!({"error": e}));
+        unsafe { libc::_exit(1) }
+    };
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while let Ok(more) = rx.try_recv() {
+            batch.push(more);
+        }
+        // flush once for every segment of the batch that wants it (stored before this point)
+        if let Some(root) = batch.iter().find_map(|r| if let Report::Segment(_, Some(root)) = r { Some(root.clone()) } else { None }) {
+            if let Err(e) = syncfs(Path::new(&root)) {
+                fail(&mut out, format!("cannot flush the campaign's filesystem: {e}"));
+            }
+        }
+        for r in batch {
+            let line = match r {
+                Report::Segment(summary, flushed) => {
+                    let mut line = String::with_capacity(summary.len() + 32);
+                    line.push_str("{\"segment\":");
+                    line.push_str(&summary);
+                    line.push_str(if flushed.is_some() { ",\"flushed\":true}\n" } else { "}\n" });
+                    line
+                }
+                Report::Done(round) => format!("{{\"done\":{round}}}\n"),
+                Report::Error(e) => format!("{}\n", serde_json::json!({"error": e})),
+            };
+            if let Err(e) = out.write_all(line.as_bytes()) {
+                fail(&mut out, format!("cannot report: {e}"));
+            }
+        }
+    }
+}
+
+fn store(seg: Segment, go: &Go, shared: &Shared, slot: usize, report: &std::sync::mpsc::Sender<Report>) -> io::Result<()> {
     shared.set_started(slot, -1);
     let built = seg.finish();
     commit(Path::new(&go.root), &built, go.fsync)?;
-    let flushed = last && go.flush_last;
-    if flushed {
-        syncfs(Path::new(&go.root))?;
-    }
-    let mut line = String::with_capacity(built.summary.len() + 32);
-    line.push_str("{\"segment\":");
-    line.push_str(&built.summary);
-    line.push_str(if flushed { ",\"flushed\":true}\n" } else { "}\n" });
-    report.write_all(line.as_bytes())?;
     shared.set_started(slot, 0);
+    let _ = report.send(Report::Segment(built.summary, go.flush.then(|| go.root.clone())));
     Ok(())
 }
 
-fn round(go: &Go, shared: &Shared, slot: usize, parent: i32, report: &mut File) -> io::Result<()> {
+/// Once this much of a worker's share of the round is left (measured run
+/// times), it stores what it has run so far, so that the flush of that
+/// segment overlaps the last runs and little is left to store after them
+/// (seconds).
+const ENDING_S: f64 = 0.02;
+
+fn round(go: &Go, shared: &Shared, slot: usize, parent: i32, report: &std::sync::mpsc::Sender<Report>) -> io::Result<()> {
     let mut jobs = Jobs::open(Path::new(&go.jobs))?;
     let mut seg = Segment::new();
+    let workers = (shared.len - HEADER_WORDS) as f64;
+    let (mut ran, mut ran_s, mut ending) = (0usize, 0.0f64, false);
     while let Some(i) = shared.claim(parent) {
         shared.set_started(slot, i + 1);
         let job = Job::parse(jobs.line(i as usize)?).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("job {i}: {e}")))?;
+        let t = std::time::Instant::now();
         seg.run(job);
+        ran += 1;
+        ran_s += t.elapsed().as_secs_f64();
         shared.set_started(slot, 0);
-        if seg.elapsed() >= go.chunk_s {
-            store(std::mem::take(&mut seg), go, false, shared, slot, report)?;
+        let end_now = !ending && seg.len() >= 8 && shared.left() as f64 / workers * ran_s / ran as f64 <= ENDING_S;
+        ending |= end_now;
+        if seg.elapsed() >= go.chunk_s || end_now {
+            store(std::mem::take(&mut seg), go, shared, slot, report)?;
         }
     }
     if !seg.is_empty() {
-        store(seg, go, true, shared, slot, report)?;
+        store(seg, go, shared, slot, report)?;
     }
     Ok(())
 }
@@ -231,31 +292,39 @@ pub unsafe fn serve(cmd_fd: i32, report_fd: i32, shared: Shared, slot: usize, pa
         return Ok(());
     }
     let mut cmd = BufReader::new(File::from_raw_fd(cmd_fd));
-    let mut report = File::from_raw_fd(report_fd);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let out = File::from_raw_fd(report_fd);
+    let reporting = std::thread::spawn(move || reporter(rx, out));
     let mut line = String::new();
-    loop {
+    let result = loop {
         line.clear();
-        if cmd.read_line(&mut line)? == 0 || line.trim() == "exit" {
-            return Ok(());
+        match cmd.read_line(&mut line) {
+            Err(e) => break Err(e),
+            Ok(0) => break Ok(()),
+            Ok(_) if line.trim() == "exit" => break Ok(()),
+            Ok(_) => {}
         }
-        let result = serde_json::from_str::<Go>(&line)
+        let r = serde_json::from_str::<Go>(&line)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("bad command {line:?}: {e}")))
             .and_then(|go| {
-                round(&go, &shared, slot, parent, &mut report)?;
-                writeln!(report, "{{\"done\":{}}}", go.round)
+                round(&go, &shared, slot, parent, &tx)?;
+                let _ = tx.send(Report::Done(go.round));
+                Ok(())
             });
-        if let Err(e) = result {
-            let _ = writeln!(report, "{}", serde_json::json!({"error": e.to_string()}));
-            return Err(e);
+        if let Err(e) = r {
+            let _ = tx.send(Report::Error(e.to_string()));
+            break Err(e);
         }
-    }
+    };
+    drop(tx);
+    let _ = reporting.join(); // (every report written before returning)
+    result
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
-    use std::io::Write as _;
 
     fn pipe() -> (i32, i32) {
         let mut fds = [0i32; 2];

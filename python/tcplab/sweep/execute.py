@@ -372,7 +372,7 @@ class _Round:
 
     def __init__(self, pool: LocalPool, root: str, fsync: bool, number: int,
                  on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress",
-                 slots: Optional[list] = None, flush_last: bool = False) -> None:
+                 slots: Optional[list] = None, flush: bool = False) -> None:
         import socket
         import uuid
 
@@ -382,7 +382,7 @@ class _Round:
                                               f"{uuid.uuid4().hex[:8]}")
         self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         self.go = json.dumps({"round": number, "jobs": self.path, "root": root, "fsync": fsync,
-                              "chunk_s": LOCAL_CHUNK_S, "flush_last": flush_last}) + "\n"
+                              "chunk_s": LOCAL_CHUNK_S, "flush": flush}) + "\n"
         sh = pool.shared
         for i in range(pool.words):
             sh[i] = 0
@@ -490,7 +490,7 @@ class _Round:
 
 
 def _drive_pool(pool: LocalPool, jobs: Iterable[dict], root: str, fsync: bool,
-                on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress", flush_last: bool = False) -> None:
+                on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress", flush: bool = False) -> None:
     """Run ``jobs`` (consumed as they are planned) on the pool, round after round until every one is
     stored or recorded as failed.
 
@@ -507,10 +507,10 @@ def _drive_pool(pool: LocalPool, jobs: Iterable[dict], root: str, fsync: bool,
     while queue is not None or solo:
         number += 1
         if queue is not None:
-            rnd = _Round(pool, root, fsync, number, on_segment, bar, flush_last=flush_last)
+            rnd = _Round(pool, root, fsync, number, on_segment, bar, flush=flush)
             todo, queue = queue, None
         else:
-            rnd = _Round(pool, root, fsync, number, on_segment, bar, slots=[0], flush_last=flush_last)
+            rnd = _Round(pool, root, fsync, number, on_segment, bar, slots=[0], flush=flush)
             todo = [solo.pop(0)]
         try:
             for job in todo:
@@ -628,7 +628,7 @@ def execute_jobs(root: str, jobs: Iterable[dict], on_segment: Callable[[dict, Op
                  workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
                  progress: Optional[bool] = None, fsync: bool = True, store_on: str = "worker",
                  label: str = "sweep", pool: Optional[LocalPool] = None,
-                 size_hint: Optional[int] = None, flush_last: bool = False) -> tuple[int, bool]:
+                 size_hint: Optional[int] = None, flush: bool = False) -> tuple[int, bool]:
     """Run ``jobs``; call ``on_segment(manifest, files_or_None)`` in this
     process as each segment is stored (``files`` is None when the worker
     stored the segment itself). Returns (number of workers, interrupted).
@@ -638,9 +638,10 @@ def execute_jobs(root: str, jobs: Iterable[dict], on_segment: Callable[[dict, Op
     ``pool``: a :class:`LocalPool` started beforehand (the caller shuts it
     down); otherwise one is started here when ``workers`` > 1, on the first
     job (at most ``size_hint`` workers), and shut down before returning.
-    One worker runs in this process. ``flush_last``: local pool workers flush
-    the filesystem after their last segment of a round and mark it
-    ``"flushed"`` (for a caller that flushes before indexing)."""
+    One worker runs in this process. ``flush``: local pool workers flush the
+    filesystem after storing each segment (in a thread of theirs, while
+    their runs go on) and mark it ``"flushed"``, for a caller that flushes
+    before indexing."""
     dest = root if store_on == "worker" else None
     if client is not None or scheduler is not None:
         return _run_dask(list(jobs), on_segment, client, scheduler, progress, fsync, dest, label)
@@ -667,7 +668,7 @@ def execute_jobs(root: str, jobs: Iterable[dict], on_segment: Callable[[dict, Op
             pool = own = LocalPool(min(n, size_hint or n), start=False)
         finished = False
         try:
-            _drive_pool(pool, itertools.chain([first], it), root, fsync, on_segment, bar, flush_last)
+            _drive_pool(pool, itertools.chain([first], it), root, fsync, on_segment, bar, flush)
             finished = True
         finally:
             if own is not None:

@@ -731,7 +731,7 @@ class Campaign:
                                                  on_segment, workers=n or workers, client=client,
                                                  scheduler=scheduler, progress=progress, fsync=worker_fsync,
                                                  store_on=store_on, label=label, size_hint=size_hint,
-                                                 flush_last=group)
+                                                 flush=group)
         finally:
             committer.close()
         if isinstance(todo, list):
