@@ -166,6 +166,10 @@ struct Go {
     /// the worker goes on with its runs: the client indexes it at once.
     #[serde(default)]
     flush: bool,
+    /// Exit once the round is done (its tear-down then overlaps the client's
+    /// last indexing instead of following it).
+    #[serde(default)]
+    then_exit: bool,
 }
 
 /// Flushes the filesystem holding `path` to stable storage (Linux `syncfs`;
@@ -309,11 +313,15 @@ pub unsafe fn serve(cmd_fd: i32, report_fd: i32, shared: Shared, slot: usize, pa
             .and_then(|go| {
                 round(&go, &shared, slot, parent, &tx)?;
                 let _ = tx.send(Report::Done(go.round));
-                Ok(())
+                Ok(go.then_exit)
             });
-        if let Err(e) = r {
-            let _ = tx.send(Report::Error(e.to_string()));
-            break Err(e);
+        match r {
+            Ok(true) => break Ok(()),
+            Ok(false) => {}
+            Err(e) => {
+                let _ = tx.send(Report::Error(e.to_string()));
+                break Err(e);
+            }
         }
     };
     drop(tx);

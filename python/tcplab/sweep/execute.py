@@ -222,10 +222,11 @@ def _serve(cmd: int, report: int, addr: int, words: int, slot: int, parent: int,
 
 
 class _Worker:
-    __slots__ = ("proc", "cmd", "report", "buf", "slot")
+    __slots__ = ("proc", "cmd", "report", "buf", "slot", "exiting")
 
     def __init__(self, proc: Any, cmd: int, report: int, slot: int) -> None:
         self.proc, self.cmd, self.report, self.buf, self.slot = proc, cmd, report, b"", slot
+        self.exiting = False  # done with its round and exiting
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -381,8 +382,10 @@ class _Round:
         self.path = os.path.join(root, "tmp", f"jobs{uuid.uuid4().hex}.{socket.gethostname()}.{os.getpid()}."
                                               f"{uuid.uuid4().hex[:8]}")
         self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        # workers exit when the round is done (most sweeps are one round): their tear-down overlaps the
+        # last indexing; a later round forks them again
         self.go = json.dumps({"round": number, "jobs": self.path, "root": root, "fsync": fsync,
-                              "chunk_s": LOCAL_CHUNK_S, "flush": flush}) + "\n"
+                              "chunk_s": LOCAL_CHUNK_S, "flush": flush, "then_exit": True}) + "\n"
         sh = pool.shared
         for i in range(pool.words):
             sh[i] = 0
@@ -408,8 +411,11 @@ class _Round:
             self.pool.shared[_PUBLISHED] = len(self.jobs)
         if not self.active and self.jobs:  # the first jobs are out: every worker starts
             for slot in self.slots:
-                if self.pool.workers[slot] is None:
+                w = self.pool.workers[slot]
+                if w is None:
                     self.pool.start(slot)
+                elif w.exiting or not w.proc.is_alive():
+                    self.pool.respawn(slot)
                 if self.pool.send(slot, self.go):
                     self.active.add(slot)
         elif self.active and time.monotonic() - self.polled > 0.05:  # (a long plan: keep reading reports)
@@ -466,6 +472,7 @@ class _Round:
             self.bar.update(len(runs) - failed, failed)
         elif "done" in msg:
             self.active.discard(slot)
+            self.pool.worker(slot).exiting = True
         elif "error" in msg:  # the worker could not store a segment (it exits; its runs are run again)
             self.errors.append(str(msg["error"]))
 
