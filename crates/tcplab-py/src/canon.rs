@@ -10,83 +10,86 @@
 //! tuples, strings escaped as Python escapes them (every character outside
 //! space..tilde as `\uXXXX`, surrogate pairs beyond the BMP), ints, floats
 //! as `repr` writes them, True/False/None. Anything else (keys that are not
-//! strings, NaN, other types, ints beyond 64 bits) is left to Python's
-//! encoder, so the text is Python's in every case (tests/test_sweep.py
-//! compares them on random values).
+//! strings, NaN, subclasses, other types, ints beyond 64 bits) is left to
+//! Python's encoder, so the text is Python's in every case
+//! (tests/test_sweep.py compares them on random values).
 
+use std::ptr::addr_of_mut;
+
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyLong, PyString, PyTuple};
 use sha2::{Digest, Sha256};
 use tcplab_store::canon::{float_repr, json_str};
 
-/// Writes `obj` as canonical JSON; false if it holds something left to Python.
-fn write(obj: &Bound<'_, PyAny>, out: &mut String) -> bool {
-    if obj.is_none() {
+/// Writes `obj` as canonical JSON; false if it holds something left to
+/// Python (then `out` is garbage). Objects of the exact built-in types only
+/// (subclasses, whose JSON Python's encoder decides, are left to it), read
+/// through the C API with borrowed references: a RunSpec is a few hundred
+/// objects, and pyo3's safe wrappers cost more than the writing.
+///
+/// # Safety
+/// The GIL is held and `obj` is a live object; nothing here runs Python code
+/// (so no container changes under the walk).
+unsafe fn write(obj: *mut ffi::PyObject, out: &mut String) -> bool {
+    let t = ffi::Py_TYPE(obj);
+    if obj == ffi::Py_None() {
         out.push_str("null");
-    } else if let Ok(b) = obj.downcast::<PyBool>() {
-        out.push_str(if b.is_true() { "true" } else { "false" });
-    } else if let Ok(s) = obj.downcast::<PyString>() {
-        match s.to_str() {
-            Ok(s) => json_str(s, out),
-            Err(_) => return false, // (lone surrogates)
+    } else if obj == ffi::Py_True() {
+        out.push_str("true");
+    } else if obj == ffi::Py_False() {
+        out.push_str("false");
+    } else if t == addr_of_mut!(ffi::PyUnicode_Type) {
+        let Some(s) = utf8(obj) else { return false };
+        json_str(s, out);
+    } else if t == addr_of_mut!(ffi::PyLong_Type) {
+        let mut overflow = 0;
+        let v = ffi::PyLong_AsLongLongAndOverflow(obj, &mut overflow);
+        if overflow != 0 || (v == -1 && !ffi::PyErr_Occurred().is_null()) {
+            ffi::PyErr_Clear();
+            return false; // (beyond 64 bits: Python writes it)
         }
-    } else if let Ok(i) = obj.downcast::<PyLong>() {
         use std::fmt::Write;
-        if let Ok(v) = i.extract::<i64>() {
-            let _ = write!(out, "{v}");
-        } else if let Ok(v) = i.extract::<u64>() {
-            let _ = write!(out, "{v}");
-        } else {
-            return false;
-        }
-    } else if let Ok(f) = obj.downcast::<PyFloat>() {
-        let v = f.value();
+        let _ = write!(out, "{v}");
+    } else if t == addr_of_mut!(ffi::PyFloat_Type) {
+        let v = ffi::PyFloat_AsDouble(obj);
         if !v.is_finite() {
             return false; // (Python raises: NaN and infinities are not JSON)
         }
         float_repr(v, out);
-    } else if let Ok(l) = obj.downcast::<PyList>() {
+    } else if t == addr_of_mut!(ffi::PyList_Type) || t == addr_of_mut!(ffi::PyTuple_Type) {
+        let list = t == addr_of_mut!(ffi::PyList_Type);
+        let n = if list { ffi::PyList_Size(obj) } else { ffi::PyTuple_Size(obj) };
         out.push('[');
-        for (k, x) in l.iter().enumerate() {
-            if k > 0 {
+        for i in 0..n {
+            if i > 0 {
                 out.push(',');
             }
-            if !write(&x, out) {
+            let x = if list { ffi::PyList_GetItem(obj, i) } else { ffi::PyTuple_GetItem(obj, i) };
+            if x.is_null() || !write(x, out) {
+                ffi::PyErr_Clear();
                 return false;
             }
         }
         out.push(']');
-    } else if let Ok(t) = obj.downcast::<PyTuple>() {
-        out.push('[');
-        for (k, x) in t.iter().enumerate() {
-            if k > 0 {
-                out.push(',');
+    } else if t == addr_of_mut!(ffi::PyDict_Type) {
+        let mut items: Vec<(&str, *mut ffi::PyObject)> = Vec::with_capacity(ffi::PyDict_Size(obj).max(0) as usize);
+        let (mut pos, mut k, mut v) = (0 as ffi::Py_ssize_t, std::ptr::null_mut(), std::ptr::null_mut());
+        while ffi::PyDict_Next(obj, &mut pos, &mut k, &mut v) != 0 {
+            if ffi::Py_TYPE(k) != addr_of_mut!(ffi::PyUnicode_Type) {
+                return false; // (Python converts and sorts other keys its own way)
             }
-            if !write(&x, out) {
-                return false;
-            }
+            let Some(key) = utf8(k) else { return false };
+            items.push((key, v));
         }
-        out.push(']');
-    } else if let Ok(d) = obj.downcast::<PyDict>() {
-        let mut items = Vec::with_capacity(d.len());
-        for (k, v) in d.iter() {
-            let Ok(k) = k.downcast_into::<PyString>() else { return false };
-            items.push((k, v));
-        }
-        let mut keyed = Vec::with_capacity(items.len());
-        for (k, v) in &items {
-            let Ok(s) = k.to_str() else { return false };
-            keyed.push((s, v));
-        }
-        keyed.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        items.sort_unstable_by(|a, b| a.0.cmp(b.0));
         out.push('{');
-        for (n, (k, v)) in keyed.iter().enumerate() {
+        for (n, (k, v)) in items.iter().enumerate() {
             if n > 0 {
                 out.push(',');
             }
             json_str(k, out);
             out.push(':');
-            if !write(v, out) {
+            if !write(*v, out) {
                 return false;
             }
         }
@@ -97,11 +100,27 @@ fn write(obj: &Bound<'_, PyAny>, out: &mut String) -> bool {
     true
 }
 
+/// The UTF-8 text of a str (cached in the object by CPython), or None for
+/// one that has none (lone surrogates).
+///
+/// # Safety
+/// As [`write`]; `s` is a str. The text lives as long as the object.
+unsafe fn utf8<'a>(s: *mut ffi::PyObject) -> Option<&'a str> {
+    let mut n: ffi::Py_ssize_t = 0;
+    let p = ffi::PyUnicode_AsUTF8AndSize(s, &mut n);
+    if p.is_null() {
+        ffi::PyErr_Clear();
+        return None;
+    }
+    Some(std::str::from_utf8_unchecked(std::slice::from_raw_parts(p as *const u8, n as usize)))
+}
+
 /// Canonical JSON of `obj`, or None where Python's encoder must decide.
 #[pyfunction]
 pub fn canonical_json(obj: &Bound<'_, PyAny>) -> Option<String> {
     let mut out = String::with_capacity(2048);
-    write(obj, &mut out).then_some(out)
+    // SAFETY: the GIL is held (`obj` is bound to it) and the walk runs no Python code
+    unsafe { write(obj.as_ptr(), &mut out) }.then_some(out)
 }
 
 /// `(run key, canonical JSON of spec)` with `version_json` the canonical

@@ -10,29 +10,57 @@
 /// shortest digits that read back to the same value, in fixed notation
 /// when the decimal exponent is in [-4, 16), else as `d.ddde+XX`.
 pub fn float_repr(x: f64, out: &mut String) {
-    use std::fmt::Write;
-    let mut s = String::with_capacity(32);
-    let _ = write!(s, "{x:e}"); // shortest round-trip digits: "-1.2345e-7", "0e0"
-    let (mant, exp) = s.split_once('e').expect("LowerExp has an exponent");
-    let exp: i32 = exp.parse().expect("LowerExp exponent");
-    let (neg, mant) = match mant.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mant),
+    // shortest round-trip digits (Ryu): "1e16", "1.5e-7", "100.0", "0.0025"
+    let mut rb = ryu::Buffer::new();
+    let s = rb.format_finite(x).as_bytes();
+    let (body, e_given) = match s.iter().position(|&c| c == b'e') {
+        Some(p) => (&s[..p], std::str::from_utf8(&s[p + 1..]).ok().and_then(|e| e.parse::<i32>().ok()).expect("Ryu exponent")),
+        None => (s, 0),
     };
-    let mut digits: String = mant.chars().filter(|c| *c != '.').collect();
-    half_even(x, &mut digits, exp);
+    // digits without sign, point and leading zeros; exp: the decimal exponent of the first digit
+    let mut digits = [0u8; 24];
+    let (mut n, mut point, mut first) = (0usize, None::<i32>, None::<i32>);
+    for (i, &c) in body.iter().filter(|&&c| c != b'-').enumerate() {
+        if c == b'.' {
+            point = Some(i as i32);
+        } else if c != b'0' || first.is_some() {
+            first.get_or_insert(i as i32);
+            digits[n] = c;
+            n += 1;
+        }
+    }
+    let int_len = point.unwrap_or(body.iter().filter(|&&c| c != b'-').count() as i32);
+    let exp = match first {
+        None => {
+            // zero
+            digits[0] = b'0';
+            n = 1;
+            0
+        }
+        Some(f) => {
+            while n > 1 && digits[n - 1] == b'0' {
+                n -= 1; // ("100.0": digits 1, exponent 2)
+            }
+            let pos = if point.is_some_and(|p| f > p) { f - 1 } else { f }; // index among the digits
+            int_len - 1 - pos + e_given
+        }
+    };
+    if tie_possible(x) {
+        half_even(x, &mut digits[..n], exp);
+    }
+    let digits = std::str::from_utf8(&digits[..n]).expect("ASCII digits");
     let decpt = exp + 1; // value = 0.DIGITS x 10^decpt
-    if neg {
+    if x.is_sign_negative() {
         out.push('-');
     }
     if (-4 < decpt) && (decpt <= 16) {
-        let n = digits.len() as i32;
+        let n = n as i32;
         if decpt <= 0 {
             out.push_str("0.");
             out.extend(std::iter::repeat_n('0', (-decpt) as usize));
-            out.push_str(&digits);
+            out.push_str(digits);
         } else if decpt >= n {
-            out.push_str(&digits);
+            out.push_str(digits);
             out.extend(std::iter::repeat_n('0', (decpt - n) as usize));
             out.push_str(".0");
         } else {
@@ -53,23 +81,46 @@ pub fn float_repr(x: f64, out: &mut String) {
         if a < 10 {
             out.push('0');
         }
-        out.push_str(&a.to_string());
+        use std::fmt::Write as _;
+        let _ = write!(out, "{a}");
     }
+}
+
+/// Whether `x` can lie exactly halfway between two 17-digit-or-shorter
+/// decimals: only if its exact decimal expansion has at most 18
+/// significant digits. `x = m 2^e` (m odd) has those of `m 5^-e` when
+/// e < 0, so not when log10(m) + 0.699 (-e) is over 19; an integer below
+/// 10^16 is its own shortest repr (no tie).
+fn tie_possible(x: f64) -> bool {
+    let bits = x.abs().to_bits();
+    let (be, frac) = ((bits >> 52) as i32, bits & ((1u64 << 52) - 1));
+    if be == 0 && frac == 0 {
+        return false;
+    }
+    let (mut m, mut e) = if be == 0 { (frac, -1074) } else { (frac | (1u64 << 52), be - 1075) };
+    let tz = m.trailing_zeros();
+    m >>= tz;
+    e += tz as i32;
+    if e >= 0 {
+        return x.abs() >= 1e16;
+    }
+    let mbits = 64 - m.leading_zeros() as i32;
+    (mbits - 1) as f64 * std::f64::consts::LOG10_2 + (-e) as f64 * (1.0 - std::f64::consts::LOG10_2) <= 19.0
 }
 
 /// When the value lies exactly halfway between two shortest candidates,
 /// Rust's formatter takes the upper one and Python's the one whose last
 /// digit is even: `digits` (Rust's, odd last digit) becomes the lower
 /// candidate if that reads back to `x` too and `x` is exactly halfway.
-fn half_even(x: f64, digits: &mut String, exp: i32) {
-    let last = digits.as_bytes()[digits.len() - 1];
-    if last.is_multiple_of(2) {
+fn half_even(x: f64, digits: &mut [u8], exp: i32) {
+    let k = digits.len();
+    if digits[k - 1].is_multiple_of(2) {
         return;
     }
-    let mut low = digits.clone().into_bytes();
-    *low.last_mut().unwrap() -= 1;
-    let low = String::from_utf8(low).expect("ASCII digits");
-    let cand = format!("{}.{}e{}", &low[..1], &low[1..], exp);
+    let mut low = digits.to_vec();
+    low[k - 1] -= 1;
+    let low_s = std::str::from_utf8(&low).expect("ASCII digits");
+    let cand = format!("{}.{}e{}", &low_s[..1], &low_s[1..], exp);
     if cand.parse::<f64>().map(f64::abs) != Ok(x.abs()) {
         return;
     }
@@ -80,9 +131,8 @@ fn half_even(x: f64, digits: &mut String, exp: i32) {
         return;
     }
     let m: Vec<u8> = m.bytes().filter(|c| *c != b'.').collect();
-    let k = low.len();
-    if &m[..k] == low.as_bytes() && m[k] == b'5' && m[k + 1..].iter().all(|&c| c == b'0') {
-        *digits = low;
+    if m[..k] == low[..] && m[k] == b'5' && m[k + 1..].iter().all(|&c| c == b'0') {
+        digits.copy_from_slice(&low);
     }
 }
 
@@ -151,6 +201,8 @@ mod tests {
             (1059438285926254.25, "1059438285926254.2"),
             (26363981746409.3125, "26363981746409.312"),
             (0.25, "0.25"),
+            (1.5e300, "1.5e+300"),
+            (-2.5e-7, "-2.5e-07"),
         ] {
             assert_eq!(r(x), want, "{x:?}");
         }
