@@ -617,6 +617,7 @@ impl World {
             .enumerate()
             .map(|(i, l)| {
                 let ls = &self.spec.links[i];
+                let st = l.stats();
                 let wps = (self.end - self.measure_start) as f64;
                 LinkResult {
                     id: i as u32,
@@ -625,17 +626,17 @@ impl World {
                     dst: ls.dst.clone(),
                     rate_bps: ls.rate_bps,
                     delay: ls.delay,
-                    utilization: l.stats.busy_in_window as f64 / wps,
-                    packets_in: l.stats.packets_in,
-                    packets_out: l.stats.packets_out,
-                    drops: l.stats.drops,
-                    losses: l.stats.losses,
+                    utilization: st.busy_in_window as f64 / wps,
+                    packets_in: st.packets_in,
+                    packets_out: st.packets_out,
+                    drops: st.drops,
+                    losses: st.losses,
                     packets_in_link: l.packets_in_link(),
-                    bytes_out: l.stats.bytes_out,
-                    data_packets_out: l.stats.data_packets_out,
-                    queue_mean_packets: l.stats.queue_packet_ps as f64 / wps,
-                    queue_max_packets: l.stats.max_queue_packets,
-                    queue_mean_bytes: l.stats.queue_byte_ps as f64 / wps,
+                    bytes_out: st.bytes_out,
+                    data_packets_out: st.data_packets_out,
+                    queue_mean_packets: st.queue_packet_ps as f64 / wps,
+                    queue_max_packets: st.max_queue_packets,
+                    queue_mean_bytes: st.queue_byte_ps as f64 / wps,
                 }
             })
             .collect();
