@@ -55,6 +55,9 @@ unsafe impl Send for Block {}
 /// with 10,000 flows, tens of MB per 2^20 events.
 #[derive(Default)]
 pub struct BlockPool {
+    // Boxes, not blocks in the vector: a block's address is handed to a
+    // link and must not move.
+    #[allow(clippy::vec_box)]
     free: Vec<Box<Block>>,
     /// Fewest free blocks since the last trim.
     low: usize,
