@@ -6,7 +6,7 @@ use crate::cc;
 use crate::error::SpecError;
 use crate::net::loss::LossModel;
 use crate::net::packet::SackStore;
-use crate::net::{routing, Enqueued, Link, Packet, PacketKind};
+use crate::net::{routing, Enqueued, Link, LinkShared, Packet, PacketKind};
 use crate::sim::rng::{self, StreamKind};
 use crate::results::{FileResult, FlowResult, LinkResult, RunMeta, RunResults};
 use crate::sim::time::{from_secs, to_secs, Time};
@@ -44,6 +44,8 @@ pub struct World {
     sample_interval: Time,
     events: EventQueue,
     links: Vec<Link>,
+    /// The links' free blocks and the measurement window.
+    link_shared: LinkShared,
     flows: Vec<Flow>,
     traced_links: Vec<u32>,
     /// Some flow has scripted losses (`drop_segments`).
@@ -70,10 +72,10 @@ impl World {
     // resolved paths and flow indices from packets the flows made, both
     // validated when the world is built; debug builds check them anyway.
     #[inline(always)]
-    fn link_mut(&mut self, l: u32) -> &mut Link {
+    fn link_mut(&mut self, l: u32) -> (&mut Link, &mut LinkShared) {
         debug_assert!((l as usize) < self.links.len());
         // SAFETY: see above.
-        unsafe { self.links.get_unchecked_mut(l as usize) }
+        (unsafe { self.links.get_unchecked_mut(l as usize) }, &mut self.link_shared)
     }
 
     #[inline(always)]
@@ -103,7 +105,7 @@ impl World {
             .enumerate()
             .map(|(i, l)| {
                 let loss = l.loss.clone().map(|m| LossModel::new(m, rng::stream(spec.seed, StreamKind::Link, i as u64)));
-                Link::new(l.rate_bps, from_secs(l.delay), l.queue.limit_packets, l.queue.limit_bytes, window).with_loss(loss)
+                Link::new(l.rate_bps, from_secs(l.delay), l.queue.limit_packets, l.queue.limit_bytes).with_loss(loss)
             })
             .collect();
         let mut events = EventQueue::with_links(links.len());
@@ -206,6 +208,7 @@ impl World {
             sample_interval,
             events,
             links,
+            link_shared: LinkShared { window, ..Default::default() },
             flows,
             traced_links,
             scripted_loss,
@@ -266,15 +269,14 @@ impl World {
         }
     }
 
-    /// Gives back the memory of link queues and send windows that shrank a
-    /// lot since the last call, so memory follows the current occupancy
-    /// rather than the largest burst ever (with 10,000 flows that is the
-    /// difference between megabytes and gigabytes). Called every 2^20
-    /// events: O(links + flows), negligible against a million events.
+    /// Gives back the memory of send windows that shrank a lot since the
+    /// last call, and the link blocks no link needed since then, so memory
+    /// follows the current occupancy rather than the largest burst ever
+    /// (with 10,000 flows that is the difference between megabytes and
+    /// gigabytes). Called every 2^20 events: O(flows), negligible against a
+    /// million events.
     fn trim(&mut self) {
-        for l in &mut self.links {
-            l.trim();
-        }
+        self.link_shared.pool.trim();
         for fl in &mut self.flows {
             fl.sender.trim();
         }
@@ -413,7 +415,8 @@ impl World {
     #[inline(always)]
     fn enqueue(&mut self, link: u32, p: Packet) {
         let now = self.now;
-        match self.link_mut(link).enqueue(now, p) {
+        let (l, shared) = self.link_mut(link);
+        match l.enqueue(now, p, shared) {
             Enqueued::Accepted(Some(t)) => self.events.schedule_link(t, link),
             Enqueued::Accepted(None) => {}
             Enqueued::Dropped => {
@@ -430,7 +433,8 @@ impl World {
     #[inline(always)]
     fn link_arrival(&mut self, l: u32) {
         let now = self.now;
-        let (mut p, lost, next) = self.link_mut(l).pop_arrival(now);
+        let (link, shared) = self.link_mut(l);
+        let (mut p, lost, next) = link.pop_arrival(now, shared);
         if let Some(t) = next {
             self.events.schedule_link(t, l);
         }
@@ -617,6 +621,7 @@ impl World {
             .enumerate()
             .map(|(i, l)| {
                 let ls = &self.spec.links[i];
+                let st = l.stats();
                 let wps = (self.end - self.measure_start) as f64;
                 LinkResult {
                     id: i as u32,
@@ -625,17 +630,17 @@ impl World {
                     dst: ls.dst.clone(),
                     rate_bps: ls.rate_bps,
                     delay: ls.delay,
-                    utilization: l.stats.busy_in_window as f64 / wps,
-                    packets_in: l.stats.packets_in,
-                    packets_out: l.stats.packets_out,
-                    drops: l.stats.drops,
-                    losses: l.stats.losses,
+                    utilization: st.busy_in_window as f64 / wps,
+                    packets_in: st.packets_in,
+                    packets_out: st.packets_out,
+                    drops: st.drops,
+                    losses: st.losses,
                     packets_in_link: l.packets_in_link(),
-                    bytes_out: l.stats.bytes_out,
-                    data_packets_out: l.stats.data_packets_out,
-                    queue_mean_packets: l.stats.queue_packet_ps as f64 / wps,
-                    queue_max_packets: l.stats.max_queue_packets,
-                    queue_mean_bytes: l.stats.queue_byte_ps as f64 / wps,
+                    bytes_out: st.bytes_out,
+                    data_packets_out: st.data_packets_out,
+                    queue_mean_packets: st.queue_packet_ps as f64 / wps,
+                    queue_max_packets: st.max_queue_packets,
+                    queue_mean_bytes: st.queue_byte_ps as f64 / wps,
                 }
             })
             .collect();

@@ -30,33 +30,105 @@ impl InLink {
     const EMPTY: InLink = InLink { pkt: Packet::data(0, 0, 0, false), arrive: 0 };
 }
 
-/// FIFO of the packets on a link: a ring of power-of-two capacity, so
-/// indexing is a mask and pushing never moves elements (except to grow).
-/// [`Ring::trim`] shrinks it when it is far emptier than its capacity, so
-/// a link that once held a burst does not keep the memory for good.
-#[derive(Debug)]
-struct Ring {
-    buf: Box<[InLink]>,
-    head: u32,
-    len: u32,
+/// Entries per block: 15 of 32 bytes and the pointer to the next block
+/// make 512 bytes.
+const BLOCK: usize = 15;
+
+/// A piece of a link's FIFO.
+#[repr(C, align(64))]
+pub struct Block {
+    e: [InLink; BLOCK],
+    next: *mut Block,
 }
 
-const RING_MIN: usize = 4;
+// SAFETY: a block is owned by one ring or one pool at a time; `next` only
+// ever points to another block of the same ring.
+unsafe impl Send for Block {}
 
-impl Ring {
-    fn with_capacity(n: usize) -> Self {
-        Ring { buf: vec![InLink::EMPTY; n.next_power_of_two()].into_boxed_slice(), head: 0, len: 0 }
+/// The free blocks of a run, shared by its links: a link takes one when
+/// its last block fills and gives one back when its first empties, so a
+/// link's memory follows the packets on it (at most two partly used
+/// blocks), and the block a link takes is the one given back last,
+/// usually still in cache. Nothing is allocated, filled or copied in
+/// steady state: link FIFOs used to be rings per link, regrown (allocated,
+/// zero-filled, copied) when a burst arrived and shrunk every 2^20 events;
+/// with 10,000 flows, tens of MB per 2^20 events.
+#[derive(Default)]
+pub struct BlockPool {
+    // Boxes, not blocks in the vector: a block's address is handed to a
+    // link and must not move.
+    #[allow(clippy::vec_box)]
+    free: Vec<Box<Block>>,
+    /// Fewest free blocks since the last trim.
+    low: usize,
+}
+
+impl BlockPool {
+    #[inline]
+    fn take(&mut self) -> *mut Block {
+        let b = match self.free.pop() {
+            Some(b) => b,
+            None => Box::new(Block { e: [InLink::EMPTY; BLOCK], next: std::ptr::null_mut() }),
+        };
+        self.low = self.low.min(self.free.len());
+        Box::into_raw(b)
     }
 
-    /// Shrinks to four times the current length (at least `RING_MIN`) if
-    /// that halves the capacity or more: memory stays within 8x of what the
-    /// link holds at trim time, and a bursty link rarely regrows (at most one
-    /// reallocation per trim and link; trims are 2^20 events apart).
-    fn trim(&mut self) {
-        let want = (4 * self.len as usize).next_power_of_two().max(RING_MIN);
-        if want * 2 <= self.buf.len() {
-            self.resize(want);
-        }
+    /// # Safety
+    /// `b` came from [`BlockPool::take`] (of any pool) and is no longer used.
+    #[inline]
+    unsafe fn give(&mut self, b: *mut Block) {
+        self.free.push(Box::from_raw(b));
+    }
+
+    /// Frees the blocks that no link needed since the last trim (called
+    /// now and then by the world, not per packet), so a burst does not
+    /// keep its memory for good.
+    pub fn trim(&mut self) {
+        let n = self.low.min(self.free.len());
+        // The bottom of the stack: the blocks given back longest ago.
+        self.free.drain(..n);
+        self.low = self.free.len();
+    }
+
+    /// Free blocks held.
+    pub fn len(&self) -> usize {
+        self.free.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.free.is_empty()
+    }
+}
+
+/// FIFO of the packets on a link: a chain of blocks from the run's
+/// [`BlockPool`], with a cursor on the first packet that has not started
+/// service. Positions are a block and an index in it; `BLOCK` means past
+/// the block's end, i.e. the start of the next. The head is normalized
+/// (index below `BLOCK`) when not empty; the tail is where the next entry
+/// goes. Empty, the ring holds no block.
+#[derive(Debug)]
+struct Ring {
+    head_blk: *mut Block,
+    tail_blk: *mut Block,
+    /// Block of entry `waiting` (valid while `waiting < len`).
+    wait_blk: *mut Block,
+    len: u32,
+    /// Index from the front of the first packet that has not started
+    /// service (`len` if none).
+    waiting: u32,
+    head_off: u16,
+    tail_off: u16,
+    wait_off: u16,
+}
+
+// SAFETY: a ring owns its blocks; nothing else points into them.
+unsafe impl Send for Ring {}
+
+impl Ring {
+    fn new() -> Self {
+        let null = std::ptr::null_mut();
+        Ring { head_blk: null, tail_blk: null, wait_blk: null, len: 0, waiting: 0, head_off: 0, tail_off: 0, wait_off: 0 }
     }
 
     #[inline]
@@ -69,64 +141,145 @@ impl Ring {
         self.len == 0
     }
 
-    /// Element `i` from the front (`i < len`).
-    #[inline]
-    fn get(&self, i: usize) -> &InLink {
-        debug_assert!(i < self.len as usize);
-        let mask = self.buf.len() - 1;
-        // SAFETY: the mask keeps the index below buf.len().
-        unsafe { self.buf.get_unchecked((self.head as usize + i) & mask) }
-    }
-
-    #[inline]
-    fn push_back(&mut self, e: InLink) {
-        if self.len as usize == self.buf.len() {
-            self.grow();
+    /// Appends `e`; if `cursor`, the waiting cursor is set on it.
+    #[inline(always)]
+    fn push_back(&mut self, e: InLink, pool: &mut BlockPool, cursor: bool) {
+        if self.tail_off as usize == BLOCK || self.tail_blk.is_null() {
+            self.new_tail(pool);
         }
-        let mask = self.buf.len() - 1;
-        let i = (self.head as usize + self.len as usize) & mask;
-        // SAFETY: the mask keeps the index below buf.len().
-        unsafe { *self.buf.get_unchecked_mut(i) = e };
+        // SAFETY: the tail block is live and tail_off < BLOCK.
+        unsafe { *(*self.tail_blk).e.get_unchecked_mut(self.tail_off as usize) = e };
+        if cursor {
+            self.wait_blk = self.tail_blk;
+            self.wait_off = self.tail_off;
+        }
+        self.tail_off += 1;
         self.len += 1;
     }
 
-    #[inline]
-    fn pop_front(&mut self) -> Option<InLink> {
-        if self.len == 0 {
-            return None;
+    #[inline(never)]
+    fn new_tail(&mut self, pool: &mut BlockPool) {
+        let b = pool.take();
+        if self.tail_blk.is_null() {
+            self.head_blk = b;
+            self.head_off = 0;
+        } else {
+            // SAFETY: the tail block is live.
+            unsafe { (*self.tail_blk).next = b };
         }
-        let e = *self.get(0);
-        self.head = (self.head + 1) & (self.buf.len() as u32 - 1);
-        self.len -= 1;
-        Some(e)
+        self.tail_blk = b;
+        self.tail_off = 0;
+    }
+
+    /// Removes the first entry (the ring is not empty, and the waiting
+    /// cursor is not on it).
+    #[inline(always)]
+    fn pop_front(&mut self, pool: &mut BlockPool) -> InLink {
+        assert!(self.len > 0, "link arrival event with an empty link");
+        debug_assert!(self.waiting > 0);
+        // SAFETY: not empty, so the head is a live, normalized position; a
+        // block is given back once no entry of it remains (the cursor, past
+        // the head, is not in it).
+        unsafe {
+            let e = *(*self.head_blk).e.get_unchecked(self.head_off as usize);
+            self.len -= 1;
+            self.waiting -= 1;
+            self.head_off += 1;
+            if self.len == 0 {
+                pool.give(self.head_blk);
+                self.head_blk = std::ptr::null_mut();
+                self.tail_blk = std::ptr::null_mut();
+            } else if self.head_off as usize == BLOCK {
+                let b = self.head_blk;
+                self.head_blk = (*b).next;
+                self.head_off = 0;
+                if self.wait_blk == b {
+                    // The cursor was past the end of this block.
+                    self.wait_blk = self.head_blk;
+                    self.wait_off = 0;
+                }
+                pool.give(b);
+            }
+            e
+        }
     }
 
     #[inline]
     fn front(&self) -> Option<&InLink> {
-        if self.len == 0 {
-            None
-        } else {
-            Some(self.get(0))
+        // SAFETY: not empty, so the head is live and normalized.
+        (self.len > 0).then(|| unsafe { (*self.head_blk).e.get_unchecked(self.head_off as usize) })
+    }
+
+    /// The entry after the first (`len > 1`).
+    #[inline(always)]
+    fn second(&self) -> &InLink {
+        debug_assert!(self.len > 1);
+        // SAFETY: a second entry exists, and so does the block it is in.
+        unsafe {
+            if self.head_off as usize + 1 < BLOCK {
+                (*self.head_blk).e.get_unchecked(self.head_off as usize + 1)
+            } else {
+                (*(*self.head_blk).next).e.get_unchecked(0)
+            }
         }
     }
 
-    #[cold]
-    fn grow(&mut self) {
-        self.resize((self.buf.len() * 2).max(RING_MIN));
+    /// The first entry that has not started service (`waiting < len`).
+    #[inline(always)]
+    fn first_waiting(&mut self) -> &InLink {
+        debug_assert!(self.waiting < self.len);
+        // SAFETY: entry `waiting` exists, so the block after a full one does.
+        unsafe {
+            if self.wait_off as usize == BLOCK {
+                self.wait_blk = (*self.wait_blk).next;
+                self.wait_off = 0;
+            }
+            (*self.wait_blk).e.get_unchecked(self.wait_off as usize)
+        }
     }
 
-    fn resize(&mut self, cap: usize) {
-        assert!(cap >= self.len as usize && cap.is_power_of_two() && cap <= 1 << 31, "link queue capacity");
-        let mut buf = vec![InLink::EMPTY; cap];
-        for (i, slot) in buf.iter_mut().enumerate().take(self.len as usize) {
-            *slot = *self.get(i);
-        }
-        self.buf = buf.into_boxed_slice();
-        self.head = 0;
+    /// Moves the waiting cursor to the next entry.
+    #[inline(always)]
+    fn started(&mut self) {
+        self.waiting += 1;
+        self.wait_off += 1;
+    }
+
+    /// Every entry has started service (the cursor is set again by the
+    /// next push that waits).
+    #[inline(always)]
+    fn all_started(&mut self) {
+        self.waiting = self.len;
     }
 
     fn iter(&self) -> impl Iterator<Item = &InLink> {
-        (0..self.len as usize).map(move |i| self.get(i))
+        let (mut b, mut off) = (self.head_blk, self.head_off as usize);
+        (0..self.len).map(move |_| {
+            // SAFETY: len entries from the head are live.
+            unsafe {
+                if off == BLOCK {
+                    b = (*b).next;
+                    off = 0;
+                }
+                let e = (*b).e.get_unchecked(off);
+                off += 1;
+                e
+            }
+        })
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        let mut b = self.head_blk;
+        while !b.is_null() {
+            // SAFETY: the blocks from head to tail are the ring's own.
+            unsafe {
+                let next = if b == self.tail_blk { std::ptr::null_mut() } else { (*b).next };
+                drop(Box::from_raw(b));
+                b = next;
+            }
+        }
     }
 }
 
@@ -159,31 +312,65 @@ pub enum Enqueued {
     Accepted(Option<Time>),
 }
 
-/// Fields in the order of use: the first cache line holds what every
-/// arrival and every enqueue touch, the counters follow, and the
-/// configuration read only off the common path comes last (with 40,000 links
-/// the links do not fit in cache, so lines per packet matter).
+/// Four cache lines, by when they are touched (with 40,000 links the links
+/// do not fit in cache, so lines per packet matter):
+///
+/// 0. what an arrival touches (the FIFO, the loss model) and what every
+///    enqueue reads first;
+/// 1. what every enqueue updates (counters, busy time);
+/// 2. what only an enqueue onto a busy link (one that queues) touches;
+/// 3. losses and configuration read off the common path.
+///
+/// So an arrival touches one line and an enqueue onto an idle link two
+/// (the measurement window, the same for every link, comes with
+/// [`LinkShared`]). Per-packet counters are kept on the enqueue side only:
+/// what left the link is what was accepted less what was lost and what is
+/// still on it, computed when [`Link::stats`] is asked (the same integers
+/// the departures would have summed).
 #[derive(Debug)]
-#[repr(C)]
+#[repr(C, align(64))]
 pub struct Link {
+    // Line 0.
     entries: Ring,
-    busy_until: Time,
-    pub delay: Time,
     /// One-entry cache of the last serialization time: a link carries one or
     /// two packet sizes (data one way, ACKs the other), so this nearly always hits.
-    ser_cache_time: Time,
     ser_cache_size: u32,
-    /// Index in `entries` of the first packet that has not started service.
-    first_waiting: u32,
+    busy_until: Time,
+    loss: Option<Box<LossModel>>,
+    // Line 1.
+    pub delay: Time,
+    ser_cache_time: Time,
+    /// Packets offered to the queue.
+    packets_in: u64,
+    /// Bytes and data packets accepted.
+    accepted_bytes: u64,
+    accepted_data: u64,
     waiting_bytes: u64,
+    busy_in_window: u128,
+    // Line 2.
     limit_packets: u64,
     limit_bytes: u64,
-    window: (Time, Time),
-    loss: Option<Box<LossModel>>,
-    pub stats: LinkStats,
+    drops: u64,
+    max_queue_packets: u64,
+    queue_packet_ps: u128,
+    queue_byte_ps: u128,
+    // Line 3.
+    losses: u64,
+    lost_bytes: u64,
+    lost_data: u64,
     pub rate_bps: f64,
     ps_per_byte: f64,
 }
+
+/// What every link of a run uses: the free blocks and the measurement
+/// window `[start, end]`.
+#[derive(Default)]
+pub struct LinkShared {
+    pub pool: BlockPool,
+    pub window: (Time, Time),
+}
+
+const _: () = assert!(std::mem::size_of::<Link>() == 256);
 
 #[inline(always)]
 fn prefetch<T>(x: &T) {
@@ -204,8 +391,7 @@ fn overlap(a: Time, b: Time, w: (Time, Time)) -> Time {
 }
 
 impl Link {
-    /// `window` is the measurement window `[start, end]` of the run.
-    pub fn new(rate_bps: f64, delay: Time, limit_packets: Option<u64>, limit_bytes: Option<u64>, window: (Time, Time)) -> Self {
+    pub fn new(rate_bps: f64, delay: Time, limit_packets: Option<u64>, limit_bytes: Option<u64>) -> Self {
         Link {
             rate_bps,
             delay,
@@ -214,13 +400,43 @@ impl Link {
             ser_cache_size: 0,
             limit_packets: limit_packets.unwrap_or(u64::MAX),
             limit_bytes: limit_bytes.unwrap_or(u64::MAX),
-            entries: Ring::with_capacity(RING_MIN),
-            first_waiting: 0,
+            entries: Ring::new(),
             waiting_bytes: 0,
             busy_until: 0,
-            window,
             loss: None,
-            stats: LinkStats::default(),
+            packets_in: 0,
+            accepted_bytes: 0,
+            accepted_data: 0,
+            busy_in_window: 0,
+            drops: 0,
+            max_queue_packets: 0,
+            queue_packet_ps: 0,
+            queue_byte_ps: 0,
+            losses: 0,
+            lost_bytes: 0,
+            lost_data: 0,
+        }
+    }
+
+    /// The link's counters so far.
+    pub fn stats(&self) -> LinkStats {
+        let (mut bytes_on, mut data_on) = (0u64, 0u64);
+        for e in self.entries.iter() {
+            bytes_on += e.pkt.size as u64;
+            data_on += (e.pkt.kind == PacketKind::Data) as u64;
+        }
+        let accepted = self.packets_in - self.drops;
+        LinkStats {
+            packets_in: self.packets_in,
+            packets_out: accepted - self.losses - self.entries.len() as u64,
+            busy_in_window: self.busy_in_window,
+            bytes_out: self.accepted_bytes - self.lost_bytes - bytes_on,
+            data_packets_out: self.accepted_data - self.lost_data - data_on,
+            losses: self.losses,
+            drops: self.drops,
+            max_queue_packets: self.max_queue_packets,
+            queue_packet_ps: self.queue_packet_ps,
+            queue_byte_ps: self.queue_byte_ps,
         }
     }
 
@@ -234,18 +450,12 @@ impl Link {
     /// of the last [`Link::advance`].
     #[inline]
     pub fn waiting_packets(&self) -> u64 {
-        (self.entries.len() - self.first_waiting as usize) as u64
+        (self.entries.len - self.entries.waiting) as u64
     }
 
     #[inline]
     pub fn waiting_bytes(&self) -> u64 {
         self.waiting_bytes
-    }
-
-    /// Gives back queue memory the link no longer needs (called now and then
-    /// by the world, not per packet).
-    pub fn trim(&mut self) {
-        self.entries.trim();
     }
 
     /// Packets on the link: waiting, serializing or propagating.
@@ -272,27 +482,27 @@ impl Link {
     /// started at or before `now` leaves it.
     #[inline]
     pub fn advance(&mut self, now: Time) {
-        while (self.first_waiting as usize) < self.entries.len() {
-            let e = *self.entries.get(self.first_waiting as usize);
+        while self.entries.waiting < self.entries.len {
+            let e = *self.entries.first_waiting();
             // Service start, from the arrival (not stored: 32-byte entries,
             // one per half cache line): arrive = start + ser(size) + delay.
             if e.arrive - self.delay - self.ser_of(e.pkt.size) > now {
                 break;
             }
             self.waiting_bytes -= e.pkt.size as u64;
-            self.first_waiting += 1;
+            self.entries.started();
         }
     }
 
     /// Offers `pkt` to the queue at `now` (drop-tail).
     #[inline(always)]
-    pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Enqueued {
-        self.stats.packets_in += 1;
+    pub fn enqueue(&mut self, now: Time, pkt: Packet, shared: &mut LinkShared) -> Enqueued {
+        self.packets_in += 1;
         let idle = self.busy_until <= now;
         if idle {
             // Everything accepted has started service: nothing waits, and no
             // need to walk the packets to find that out.
-            self.first_waiting = self.entries.len() as u32;
+            self.entries.all_started();
             self.waiting_bytes = 0;
         } else {
             self.advance(now);
@@ -301,7 +511,7 @@ impl Link {
             && (self.waiting_packets() + 1 > self.limit_packets
                 || self.waiting_bytes + pkt.size as u64 > self.limit_bytes)
         {
-            self.stats.drops += 1;
+            self.drops += 1;
             return Enqueued::Dropped;
         }
         let start = if idle { now } else { self.busy_until };
@@ -316,27 +526,32 @@ impl Link {
         debug_assert_eq!(ser, self.ser_of(pkt.size));
         let depart = start + ser;
         self.busy_until = depart;
-        self.stats.busy_in_window += overlap(start, depart, self.window) as u128;
+        let window = shared.window;
+        self.busy_in_window += overlap(start, depart, window) as u128;
+        self.accepted_bytes += pkt.size as u64;
+        self.accepted_data += (pkt.kind == PacketKind::Data) as u64;
         let arrive = depart + self.delay;
         let was_empty = self.entries.is_empty();
-        self.entries.push_back(InLink { pkt, arrive });
+        // A packet that waits gets the cursor if it is the first to.
+        let first_to_wait = !idle && self.entries.waiting == self.entries.len;
+        self.entries.push_back(InLink { pkt, arrive }, &mut shared.pool, first_to_wait);
         if idle {
             // Starts service at once: never waits.
-            self.first_waiting += 1;
+            self.entries.waiting += 1;
         } else {
             self.waiting_bytes += pkt.size as u64;
             let w = self.waiting_packets();
-            if w > self.stats.max_queue_packets {
-                self.stats.max_queue_packets = w;
+            if w > self.max_queue_packets {
+                self.max_queue_packets = w;
             }
             // The time-average queue is the integral of the waiting count
             // over the window, which is the sum over packets of the time
             // each waits in the window: this one waits from now to its
             // start, known now (FIFO at a fixed rate). Integer sums, so
             // exactly the piecewise integral it replaces.
-            let wait = overlap(now, start, self.window) as u128;
-            self.stats.queue_packet_ps += wait;
-            self.stats.queue_byte_ps += wait * pkt.size as u128;
+            let wait = overlap(now, start, window) as u128;
+            self.queue_packet_ps += wait;
+            self.queue_byte_ps += wait * pkt.size as u128;
         }
         Enqueued::Accepted(if was_empty { Some(arrive) } else { None })
     }
@@ -345,33 +560,30 @@ impl Link {
     /// it, whether the loss model lost it on the way, and the arrival time of
     /// the next head, if any.
     #[inline(always)]
-    pub fn pop_arrival(&mut self, now: Time) -> (Packet, bool, Option<Time>) {
+    pub fn pop_arrival(&mut self, now: Time, shared: &mut LinkShared) -> (Packet, bool, Option<Time>) {
         // The head started service before it arrived, so leaving does not
         // change the waiting set: only if the last advance predates the
         // head's start (it is still counted as waiting) must the link catch
         // up first.
-        if self.first_waiting == 0 {
+        if self.entries.waiting == 0 {
             self.advance(now);
         }
-        let e = self.entries.pop_front().expect("link arrival event with an empty link");
+        let e = self.entries.pop_front(&mut shared.pool);
         debug_assert_eq!(e.arrive, now);
-        self.first_waiting -= 1;
         let next = self.entries.front().map(|h| h.arrive);
         // The entry after the new head is read at the next arrival: with
         // many links it would be a cache miss by then.
         if self.entries.len() > 1 {
-            prefetch(self.entries.get(1));
+            prefetch(self.entries.second());
         }
         if let Some(m) = self.loss.as_mut() {
             if m.lose() {
-                self.stats.losses += 1;
+                self.losses += 1;
+                self.lost_bytes += e.pkt.size as u64;
+                self.lost_data += (e.pkt.kind == PacketKind::Data) as u64;
                 return (e.pkt, true, next);
             }
         }
-        self.stats.packets_out += 1;
-        self.stats.bytes_out += e.pkt.size as u64;
-        // Branch-free: data and ACKs interleave unpredictably on a link.
-        self.stats.data_packets_out += (e.pkt.kind == PacketKind::Data) as u64;
         (e.pkt, false, next)
     }
 }
@@ -388,43 +600,107 @@ mod tests {
     fn fifo_timing_and_drop_tail() {
         // 1 Mbit/s: 1000 B take 8 ms; delay 10 ms; 1 waiting slot.
         let ms = 1_000_000_000u64;
-        let mut l = Link::new(1e6, 10 * ms, Some(1), None, (0, 1000 * ms));
-        assert!(matches!(l.enqueue(0, pkt(1000)), Enqueued::Accepted(Some(t)) if t == 18 * ms));
-        assert!(matches!(l.enqueue(0, pkt(1000)), Enqueued::Accepted(None))); // waits
-        assert!(matches!(l.enqueue(0, pkt(1000)), Enqueued::Dropped)); // queue full
+        let mut sh = LinkShared { window: (0, 1000 * ms), ..Default::default() };
+        let mut l = Link::new(1e6, 10 * ms, Some(1), None);
+        assert!(matches!(l.enqueue(0, pkt(1000), &mut sh), Enqueued::Accepted(Some(t)) if t == 18 * ms));
+        assert!(matches!(l.enqueue(0, pkt(1000), &mut sh), Enqueued::Accepted(None))); // waits
+        assert!(matches!(l.enqueue(0, pkt(1000), &mut sh), Enqueued::Dropped)); // queue full
         assert_eq!(l.waiting_packets(), 1);
         l.advance(8 * ms); // second starts service
         assert_eq!(l.waiting_packets(), 0);
-        assert!(matches!(l.enqueue(8 * ms, pkt(1000)), Enqueued::Accepted(None)));
-        let (_, lost, next) = l.pop_arrival(18 * ms);
+        assert!(matches!(l.enqueue(8 * ms, pkt(1000), &mut sh), Enqueued::Accepted(None)));
+        let (_, lost, next) = l.pop_arrival(18 * ms, &mut sh);
         assert!(!lost);
         assert_eq!(next, Some(26 * ms));
-        let (_, _, next) = l.pop_arrival(26 * ms);
+        let (_, _, next) = l.pop_arrival(26 * ms, &mut sh);
         assert_eq!(next, Some(34 * ms));
-        assert_eq!(l.stats.drops, 1);
-        assert_eq!(l.stats.packets_in, 4);
+        assert_eq!(l.stats().drops, 1);
+        assert_eq!(l.stats().packets_in, 4);
+        assert_eq!(l.stats().packets_out, 2);
+        assert_eq!(l.stats().bytes_out, 2000);
         // Busy 24 ms in total.
-        assert_eq!(l.stats.busy_in_window, 24 * ms as u128);
+        assert_eq!(l.stats().busy_in_window, 24 * ms as u128);
+    }
+
+    /// The block FIFO against a deque, with the waiting cursor, across
+    /// block boundaries, bursts and empty links; blocks go back to the pool.
+    #[test]
+    fn block_fifo_matches_a_deque() {
+        use std::collections::VecDeque;
+        let mut pool = BlockPool::default();
+        let mut r = Ring::new();
+        let mut model: VecDeque<u64> = VecDeque::new();
+        let mut waiting = 0usize;
+        let (mut x, mut id) = (12345u64, 0u64);
+        for step in 0..200_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let op = (x >> 33) % 100;
+            // Bursts of pushes, then drains, so rings span many blocks.
+            let push_bias = if (step / 5000) % 2 == 0 { 60 } else { 35 };
+            let e = |id: u64| InLink { pkt: Packet::data(0, id, 1, false), arrive: id };
+            if op < push_bias / 2 {
+                // Onto an idle link: everything has started, and so does this.
+                r.all_started();
+                waiting = model.len();
+                r.push_back(e(id), &mut pool, false);
+                r.waiting += 1;
+                waiting += 1;
+                model.push_back(id);
+                id += 1;
+            } else if op < push_bias {
+                let first = waiting == model.len();
+                r.push_back(e(id), &mut pool, first);
+                model.push_back(id);
+                id += 1;
+            } else if op < push_bias + 15 {
+                if waiting < model.len() {
+                    assert_eq!(r.first_waiting().arrive, model[waiting]);
+                    r.started();
+                    waiting += 1;
+                }
+            } else if !model.is_empty() {
+                if waiting == 0 {
+                    assert_eq!(r.first_waiting().arrive, model[0]);
+                    r.started();
+                    waiting += 1;
+                }
+                assert_eq!(r.pop_front(&mut pool).arrive, model.pop_front().unwrap());
+                waiting -= 1;
+            }
+            assert_eq!((r.len(), r.waiting as usize), (model.len(), waiting));
+            assert_eq!(r.front().map(|e| e.arrive), model.front().copied());
+            if model.len() > 1 {
+                assert_eq!(r.second().arrive, model[1]);
+            }
+            if step % 997 == 0 {
+                assert!(r.iter().map(|e| e.arrive).eq(model.iter().copied()));
+                pool.trim();
+            }
+        }
+        // Blocks in use plus free ones: no more than the peak needs.
+        assert!(pool.len() < 200_000 / BLOCK);
     }
 
     #[test]
     fn byte_limit_counts_waiting_bytes() {
-        let mut l = Link::new(1e6, 0, None, Some(1500), (0, u64::MAX));
-        assert!(matches!(l.enqueue(0, pkt(1000)), Enqueued::Accepted(_))); // in service
-        assert!(matches!(l.enqueue(0, pkt(1000)), Enqueued::Accepted(_))); // waits: 1000 B
-        assert!(matches!(l.enqueue(0, pkt(600)), Enqueued::Dropped)); // 1600 > 1500
-        assert!(matches!(l.enqueue(0, pkt(500)), Enqueued::Accepted(_))); // 1500
+        let mut sh = LinkShared { window: (0, u64::MAX), ..Default::default() };
+        let mut l = Link::new(1e6, 0, None, Some(1500));
+        assert!(matches!(l.enqueue(0, pkt(1000), &mut sh), Enqueued::Accepted(_))); // in service
+        assert!(matches!(l.enqueue(0, pkt(1000), &mut sh), Enqueued::Accepted(_))); // waits: 1000 B
+        assert!(matches!(l.enqueue(0, pkt(600), &mut sh), Enqueued::Dropped)); // 1600 > 1500
+        assert!(matches!(l.enqueue(0, pkt(500), &mut sh), Enqueued::Accepted(_))); // 1500
     }
 
     #[test]
     fn queue_time_average_is_exact() {
         // Three packets at t=0 on an idle 1 Mbit/s link: waiting 2 for 8 ms, 1 for 8 ms.
         let ms = 1_000_000_000u64;
-        let mut l = Link::new(1e6, 0, None, None, (0, 100 * ms));
+        let mut sh = LinkShared { window: (0, 100 * ms), ..Default::default() };
+        let mut l = Link::new(1e6, 0, None, None);
         for _ in 0..3 {
-            l.enqueue(0, pkt(1000));
+            l.enqueue(0, pkt(1000), &mut sh);
         }
         l.advance(100 * ms);
-        assert_eq!(l.stats.queue_packet_ps, (2 * 8 * ms + 8 * ms) as u128);
+        assert_eq!(l.stats().queue_packet_ps, (2 * 8 * ms + 8 * ms) as u128);
     }
 }

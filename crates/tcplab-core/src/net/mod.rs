@@ -5,5 +5,5 @@ pub mod loss;
 pub mod packet;
 pub mod routing;
 
-pub use link::{Enqueued, Link, LinkStats};
+pub use link::{BlockPool, Enqueued, Link, LinkShared, LinkStats};
 pub use packet::{Packet, PacketKind, SackBlock, MAX_SACK_BLOCKS};
