@@ -591,3 +591,32 @@ def test_run_keys_come_from_the_core_for_real_specs_and_equal_pythons():
         text = _python_canonical(spec)
         assert fast == (hashlib.sha256(('{"spec":' + text + ',"version":"9.9"}').encode()).hexdigest()[:KEY_LEN], text)
         assert run_key(spec, "9.9") == fast[0]
+
+
+def test_runspecs_are_stored_compressed_beside_the_tables_and_read_back(tmp_path, faults):
+    """Segments the core writes (format 2) keep every run's RunSpec in specs.parquet, zstd-compressed,
+    not in the manifest; a record Python writes (a run whose worker died, format 1) keeps it inline.
+    Both read back as the RunSpec that ran."""
+    from tcplab.sweep.grid import canonical_json
+
+    sw = Sweep(tiny(), grid={"buffer": [4, 8, 16, 32]}, seeds=2)
+    faults('"seed":2,', "exit:3")  # seed 2 kills its worker every time: recorded by Python, format 1
+    camp = Campaign(tmp_path / "c")
+    rep = camp.run(sw, workers=2, progress=False)
+    assert {f["key"] for f in rep.failures} == {k for k, p in zip(rep.keys, rep.params) if p["seed"] == 2}
+    specs = {j["key"]: j["spec"] for j in camp._normalize(sw.jobs())}
+    versions = set()
+    for p in glob.glob(str(tmp_path / "c" / "segments" / "*" / "segment.json")):
+        m = json.load(open(p))
+        versions.add(m["format_version"])
+        if m["format_version"] == 2:
+            assert "specs.parquet" in m["files"] and all("spec_json" not in r for r in m["runs"])
+            size = m["files"]["specs.parquet"]["size"]
+            assert size < sum(len(canonical_json(specs[r["key"]])) for r in m["runs"])
+        else:
+            assert all(json.loads(r["spec_json"]) == specs[r["key"]] for r in m["runs"])
+    assert versions == {1, 2}
+    for key in rep.keys:
+        assert camp.spec(key) == specs[key]
+    ok = [k for k, p in zip(rep.keys, rep.params) if p["seed"] == 1]
+    assert camp.load(ok[0]).spec == specs[ok[0]]

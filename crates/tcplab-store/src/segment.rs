@@ -26,7 +26,10 @@ use crate::metrics::{metrics, Metrics};
 use crate::tables::{self, row_counts, TABLES};
 
 pub const FORMAT: &str = "tcplab-segment";
-pub const FORMAT_VERSION: u32 = 1;
+/// Version 2: the RunSpecs are in `specs.parquet` (row i: run record i), not
+/// in the manifest (version 1, still read).
+pub const FORMAT_VERSION: u32 = 2;
+pub const SPECS: &str = "specs.parquet";
 pub const MANIFEST: &str = "segment.json";
 
 /// What `_core.run` puts in `meta` (and the manifest keeps per run).
@@ -80,9 +83,6 @@ impl Serialize for View<'_> {
         }
         m.serialize_entry("seed", &r.seed)?;
         m.serialize_entry("version", &r.version)?;
-        if self.full {
-            m.serialize_entry("spec_json", r.spec.get())?;
-        }
         m.serialize_entry("status", if r.ok { "ok" } else { "failed" })?;
         m.serialize_entry("error", &r.error)?;
         if self.full {
@@ -253,7 +253,11 @@ impl Segment {
     /// The segment's tables and manifest.
     pub fn finish(self) -> Built {
         let keys: Vec<&str> = self.records.iter().map(|r| r.key.as_str()).collect();
-        let files = if self.runs.is_empty() { Vec::new() } else { tables::encode(&self.runs, &keys) };
+        let mut files = if self.runs.is_empty() { Vec::new() } else { tables::encode(&self.runs, &keys) };
+        if !self.records.is_empty() {
+            let specs: Vec<&str> = self.records.iter().map(|r| r.spec.get()).collect();
+            files.push((SPECS.to_string(), tables::specs(&keys, &specs)));
+        }
         drop(self.runs);
         let id = new_id();
         let host = hostname();
@@ -396,7 +400,7 @@ pub(crate) mod tests {
         assert!(seg.run(job("d", &spec(20, 3.0), v)));
         let b = seg.finish();
         let m: serde_json::Value = serde_json::from_str(&b.manifest).unwrap();
-        assert_eq!((m["format"].as_str(), m["format_version"].as_u64()), (Some(FORMAT), Some(1)));
+        assert_eq!((m["format"].as_str(), m["format_version"].as_u64()), (Some(FORMAT), Some(2)));
         let runs = m["runs"].as_array().unwrap();
         assert_eq!(runs.iter().map(|r| r["status"].as_str().unwrap()).collect::<Vec<_>>(), ["ok", "failed", "failed", "ok"]);
         assert!(runs[1]["error"].as_str().unwrap().starts_with("_core.SpecError: spec: invalid run description"));
@@ -409,10 +413,12 @@ pub(crate) mod tests {
         assert_eq!(r0["flow_ts"][1].as_u64(), Some(21)); // 0, 0.1, ..., 2.0 s
         assert_eq!(r3["flow_ts"], serde_json::json!([21, 31]));
         assert_eq!(runs[0]["metrics"]["bottleneck"], "r1-r2");
-        assert_eq!(runs[0]["spec_json"].as_str(), Some(spec(5, 2.0).as_str()));
+        assert!(runs[0].get("spec_json").is_none()); // (in specs.parquet)
         assert_eq!(runs[0]["params"], serde_json::json!({"buffer": 1}));
-        // every file is listed with its size and checksum
-        assert_eq!(b.files.len(), 6);
+        // every file is listed with its size and checksum; the RunSpecs are compressed
+        assert_eq!(b.files.len(), 7);
+        let specs_len = b.files.iter().find(|(n, _)| n == SPECS).unwrap().1.len();
+        assert!(specs_len < 4 * spec(5, 2.0).len(), "{specs_len}");
         for (name, data) in &b.files {
             assert_eq!(m["files"][name]["size"].as_u64(), Some(data.len() as u64));
             assert_eq!(m["files"][name]["sha256"].as_str().map(str::len), Some(64));
@@ -438,7 +444,7 @@ pub(crate) mod tests {
         assert_eq!(dir, root.join("segments").join(&b.id));
         let mut names: Vec<String> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         names.sort();
-        assert_eq!(names.len(), 7);
+        assert_eq!(names.len(), 8);
         assert!(names.contains(&MANIFEST.to_string()));
         assert_eq!(fs::read_dir(root.join("tmp")).unwrap().count(), 0);
         assert_eq!(fs::read_to_string(dir.join(MANIFEST)).unwrap(), b.manifest);

@@ -174,6 +174,32 @@ pub fn parquet(b: &RecordBatch) -> Vec<u8> {
     buf
 }
 
+/// The RunSpecs of a segment's runs (row `i`: run record `i`), zstd-compressed
+/// (they are most of a segment's text, and alike: 150 KB of JSON for 100
+/// tiny runs becomes a few KB).
+pub fn specs(keys: &[&str], specs: &[&str]) -> Vec<u8> {
+    let run = DictionaryArray::<Int32Type>::try_new(
+        Int32Array::from((0..keys.len() as i32).collect::<Vec<_>>()),
+        Arc::new(StringArray::from_iter_values(keys)),
+    )
+    .expect("run indices are within the keys");
+    let b = RecordBatch::try_from_iter_with_nullable(vec![
+        ("run", Arc::new(run) as ArrayRef, true),
+        ("spec_json", Arc::new(StringArray::from_iter_values(specs)) as ArrayRef, true),
+    ])
+    .expect("columns of equal length");
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).expect("valid level")))
+        .set_statistics_enabled(EnabledStatistics::None)
+        .set_column_dictionary_enabled("spec_json".into(), false)
+        .build();
+    let mut buf = Vec::new();
+    let mut w = ArrowWriter::try_new(&mut buf, b.schema(), Some(props)).expect("a valid Arrow schema");
+    w.write(&b).expect("writing to memory");
+    w.close().expect("writing to memory");
+    buf
+}
+
 /// The segment's Parquet files, `(file name, bytes)` in [`TABLES`] order.
 pub fn encode(runs: &[(i32, RunResults)], keys: &[&str]) -> Vec<(String, Vec<u8>)> {
     (0..TABLES.len()).map(|t| (format!("{}.parquet", TABLES[t]), parquet(&batch(runs, keys, t)))).collect()

@@ -56,6 +56,8 @@ FORMAT_VERSION = 2
 MARKER = "campaign.json"
 INDEX = "index.sqlite"
 KEY_LEN = 32
+#: Segments of format version 2 keep their runs' RunSpecs here (row i: run record i), not in the manifest.
+SPECS = "specs.parquet"
 _KEY_RE = re.compile(r"^[0-9a-f]{%d}$" % KEY_LEN)
 _SEG_RE = re.compile(r"^[0-9a-f]{32}$")
 _ROOT_ENTRIES = {MARKER, INDEX, INDEX + "-wal", INDEX + "-shm", INDEX + "-journal", "segments", "sweeps", "tmp",
@@ -480,7 +482,8 @@ class Campaign:
         if not isinstance(m, dict) or m.get("format") != SEGMENT_FORMAT or m.get("id") != seg:
             raise CampaignError(f"{mpath}: not the manifest of segment {seg}")
         files, runs = m.get("files"), m.get("runs")
-        if not isinstance(files, dict) or not isinstance(runs, list) or m.get("format_version") != 1:
+        if not isinstance(files, dict) or not isinstance(runs, list) or m.get("format_version") not in (1, 2) \
+                or (m.get("format_version") == 2 and runs and SPECS not in files):
             raise CampaignError(f"{mpath}: incomplete manifest")
         for r in runs:
             if not isinstance(r, dict) or not _KEY_RE.match(str(r.get("key"))) or r.get("status") not in ("ok", "failed") \
@@ -937,18 +940,36 @@ class Campaign:
         raw["meta"] = dict(rec.get("meta") or {})
         return raw
 
-    def _raw(self, key: str, tables: Sequence[str], verify: bool) -> tuple[str, dict, dict]:
+    def _raw(self, key: str, tables: Sequence[str], verify: bool) -> tuple[str, dict, dict, dict]:
         seg, m, rec = self._record(key)
         if rec["status"] != "ok":  # (before reading anything)
             raise CampaignError(f"run {rec['key']} failed, it has no results: {rec.get('error')}")
-        return seg, rec, self._run_raw(rec, self._read_tables(seg, m, tables, verify))
+        return seg, m, rec, self._run_raw(rec, self._read_tables(seg, m, tables, verify))
+
+    def _spec(self, seg: str, m: dict, rec: dict, verify: bool) -> Optional[dict]:
+        """A stored run's RunSpec: in its record (segment format 1) or in the segment's specs table."""
+        if "spec_json" in rec or SPECS not in m.get("files", {}):
+            return _spec(rec)
+        i = next(i for i, r in enumerate(m["runs"]) if r is rec)
+        data = self._table_bytes(seg, m, SPECS[: -len(".parquet")], verify)
+        try:
+            text = read_table(data).column("spec_json")[i].as_py()
+        except Exception as e:
+            raise DamagedSegmentError(f"{segment_dir(self.path, seg)}/{SPECS}: cannot read the stored RunSpecs "
+                                      f"({type(e).__name__}: {e})", seg) from None
+        return json.loads(text) if isinstance(text, str) else None
+
+    def spec(self, key: str) -> Optional[dict]:
+        """The RunSpec a stored run ran (what the core simulated)."""
+        seg, m, rec = self._record(key)
+        return self._spec(seg, m, rec, True)
 
     def load_raw(self, key: str, tables: Optional[Sequence[str]] = None, verify: bool = True) -> dict:
         """One stored run in the shape ``tcplab._core.run`` returned it: ``{table: {column: numpy array
         or list of str}, "meta": {...}}`` (``cc_ts`` with its ``variable_names``), the same values and
         dtypes. ``tables``: which (default: all stored). Checked against the segment's checksums unless
         ``verify=False``; a damaged segment raises :class:`DamagedSegmentError`."""
-        return self._raw(key, list(tables) if tables is not None else ALL_TABLES, verify)[2]
+        return self._raw(key, list(tables) if tables is not None else ALL_TABLES, verify)[3]
 
     def iter_raw(self, keys: Iterable[str], tables: Optional[Sequence[str]] = None,
                  verify: bool = True) -> Iterator[tuple[str, dict]]:
@@ -1013,8 +1034,8 @@ class Campaign:
         its tables checked against the segment's checksums unless ``verify=False``."""
         from ..results import Results
 
-        seg, rec, raw = self._raw(key, ALL_TABLES, verify)
-        return Results(raw, spec=_spec(rec), name=rec["key"])
+        seg, m, rec, raw = self._raw(key, ALL_TABLES, verify)
+        return Results(raw, spec=self._spec(seg, m, rec, verify), name=rec["key"])
 
     def timeseries(self, key: str, table: str = "flow_ts") -> "pd.DataFrame":
         """One table of one run, read on demand (``flow_ts``, ``queue_ts``, ``cc_ts``, ``flows``, ...)."""
@@ -1024,8 +1045,8 @@ class Campaign:
             raise ValueError(f"table: expected one of {', '.join(ALL_TABLES)}, got {table!r}")
         # the name columns come from the flows (links) table, as in Results
         need = [table] + [t for t in ({"flow_ts": ["flows"], "files": ["flows"], "queue_ts": ["links"]}.get(table, []))]
-        seg, rec, raw = self._raw(key, need, True)
-        return getattr(Results(raw, spec=_spec(rec), name=rec["key"]), table)
+        seg, m, rec, raw = self._raw(key, need, True)
+        return getattr(Results(raw, spec=self._spec(seg, m, rec, True), name=rec["key"]), table)
 
     def aggregate(self, which: Any = None, by: Optional[Sequence[str]] = None,
                   metrics: Optional[Sequence[str]] = None, confidence: float = 0.95) -> "pd.DataFrame":

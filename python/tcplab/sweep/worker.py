@@ -17,9 +17,10 @@ core takes a job as one JSON line (:func:`job_line`).
 **segment**: a directory ``segments/<id>/`` holding one Parquet file per
 table (``flows``, ``links``, ``files``, ``flow_ts``, ``queue_ts``, ``cc_ts``;
 every run's rows, with a leading ``run`` column naming the run key) and
+``specs.parquet`` (each run's RunSpec, zstd-compressed) and
 ``segment.json``, the manifest, written last: per run its key, parameters,
-seed, version, status, error, metrics, meta, RunSpec, the row range of each
-table and the names of its cc_ts variables; per file its size and SHA-256.
+seed, version, status, error, metrics, meta, the row range of each table
+and the names of its cc_ts variables; per file its size and SHA-256.
 A segment is written into a fresh directory under ``tmp/`` and renamed into
 ``segments/`` in one ``rename``, so a reader sees a whole segment or none of
 it.
@@ -58,6 +59,8 @@ _NOT_COLUMNS = {"cc_ts": ("variable_names", "cc_variables")}
 #: A segment's manifest, written last.
 MANIFEST = "segment.json"
 SEGMENT_FORMAT = "tcplab-segment"
+#: The version of the segments Python writes itself (records of runs whose worker died, which keep their
+#: RunSpec in the manifest). The core writes version 2: the RunSpecs in ``specs.parquet``.
 SEGMENT_FORMAT_VERSION = 1
 #: The column of every table naming the run key of a row.
 RUN_COLUMN = "run"
