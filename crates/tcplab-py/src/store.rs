@@ -81,6 +81,40 @@ fn serve_pool(py: Python<'_>, cmd_fd: i32, report_fd: i32, shared_addr: usize, s
         .map_err(|e| PyOSError::new_err(format!("pool worker {slot}: {e}")))
 }
 
+/// Forks a local pool worker running the core's worker loop
+/// (tcplab_store::worker::serve) and returns its pid. No Python runs in the
+/// child: it closes the file descriptors in `close` (the other workers'
+/// pipes), ignores SIGINT (Ctrl-C is the sweep's to handle), serves, and
+/// exits with `_exit`. So it starts at once, copies none of the parent's
+/// Python objects, and needs none of Python's fork handling (the forking
+/// thread holds the GIL, and the child never takes it).
+#[pyfunction]
+#[pyo3(signature = (cmd_fd, report_fd, shared_addr, shared_len, slot, close))]
+fn fork_worker(cmd_fd: i32, report_fd: i32, shared_addr: usize, shared_len: usize, slot: usize, close: Vec<i32>) -> PyResult<i32> {
+    if shared_len < worker::HEADER_WORDS + slot + 1 || !shared_addr.is_multiple_of(8) {
+        return Err(PyValueError::new_err("fork_worker: shared memory too small or misaligned"));
+    }
+    let parent = unsafe { libc::getpid() };
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(PyOSError::new_err(format!("cannot fork a pool worker: {}", std::io::Error::last_os_error())));
+    }
+    if pid == 0 {
+        unsafe {
+            for fd in close {
+                libc::close(fd);
+            }
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            let code = match worker::serve(cmd_fd, report_fd, worker::Shared::from_raw(shared_addr, shared_len), slot, parent) {
+                Ok(()) => 0,
+                Err(_) => 1,
+            };
+            libc::_exit(code);
+        }
+    }
+    Ok(pid)
+}
+
 /// Test hook: makes runs whose RunSpec JSON contains `pattern` (and not
 /// `unless`) fail
 /// (`error:<text>`), kill their process when they start (`exit:<code>`)
@@ -102,6 +136,7 @@ fn _clear_faults() {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Segment>()?;
     m.add_function(wrap_pyfunction!(serve_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(fork_worker, m)?)?;
     m.add_function(wrap_pyfunction!(_inject_fault, m)?)?;
     m.add_function(wrap_pyfunction!(_clear_faults, m)?)?;
     m.add("SHARED_HEADER_WORDS", worker::HEADER_WORDS)?;

@@ -201,26 +201,6 @@ _NEXT, _PUBLISHED, _FINAL, _CANCEL = 0, 1, 2, 3
 _HEADER = 8
 
 
-def _serve(cmd: int, report: int, addr: int, words: int, slot: int, parent: int, close: list) -> None:
-    """A forked pool worker: the core's worker loop, then exit (no interpreter teardown)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    for fd in close:  # the other workers' pipe ends: they must see their own pipes close
-        try:
-            os.close(fd)
-        except OSError:
-            pass
-    code = 0
-    try:
-        from tcplab import _core  # type: ignore[attr-defined]
-
-        _core.serve_pool(cmd, report, addr, words, slot, parent)
-    except BaseException:  # (reported on the pipe by the core already, when it could)
-        code = 1
-    os._exit(code)
-
-
 class _Proc:
     """A forked child process: ``is_alive``, ``join(timeout)``, ``kill`` and ``exitcode`` as
     multiprocessing's Process has them (negative: killed by that signal), without its bookkeeping
@@ -264,6 +244,35 @@ class _Proc:
                 pass
 
 
+#: Processes of retired pools, not reaped yet.
+_RETIRED: list = []
+
+
+def reap_retired(wait: float = 0.0) -> None:
+    """Reap retired pool workers that have exited; with ``wait``, give the others that long, then kill
+    them (at exit: a worker that was told to go has nothing left to do)."""
+    deadline = time.monotonic() + wait
+    for p in list(_RETIRED):
+        if not p.is_alive():
+            _RETIRED.remove(p)
+    if wait:
+        for p in list(_RETIRED):
+            p.join(max(0.0, deadline - time.monotonic()))
+            if p.is_alive():
+                p.kill()
+                p.join(1.0)
+            _RETIRED.remove(p)
+
+
+def _reap_at_exit() -> None:
+    reap_retired(wait=2.0)
+
+
+import atexit  # noqa: E402
+
+atexit.register(_reap_at_exit)
+
+
 class _Worker:
     __slots__ = ("proc", "cmd", "report", "buf", "slot", "exiting")
 
@@ -281,7 +290,8 @@ def _write_all(fd: int, data: bytes) -> None:
 class LocalPool:
     """Worker processes on this machine running the core's worker loop.
 
-    Workers are forked from this process (``os.fork``), so they start in a
+    Workers are forked from this process by the core (``_core.fork_worker``: the child runs only the
+    core's worker loop, no Python), so they start in a
     millisecond or two with the core loaded.
     Each has a command pipe and a report pipe; the shared memory (allocated
     before forking) holds the ticket counter and what each worker is doing.
@@ -294,6 +304,7 @@ class LocalPool:
         import mmap
 
         warm_up()  # forked workers inherit the loaded core
+        reap_retired()
         self.words = _HEADER + n
         # anonymous shared memory: forked workers see the same pages at the same address
         self._map = mmap.mmap(-1, 8 * self.words, flags=mmap.MAP_SHARED)
@@ -307,13 +318,7 @@ class LocalPool:
     def start(self, slot: int) -> None:
         """Fork worker ``slot`` (a pool made with ``start=False`` starts each when it is first needed, so
         the first can work while the next is forked)."""
-        import gc
-
-        gc.freeze()  # the workers' garbage collector leaves alone (and so does not copy) what they inherit
-        try:
-            self._spawn(slot)
-        finally:
-            gc.unfreeze()
+        self._spawn(slot)
 
     @property
     def n(self) -> int:
@@ -325,18 +330,13 @@ class LocalPool:
         rep_r, rep_w = os.pipe()
         close = [fd for w in self.workers if w is not None for fd in (w.cmd, w.report)] + [cmd_w, rep_r]
         self.shared[_HEADER + slot] = 0
-        parent = os.getpid()
-        try:
-            pid = os.fork()
-            if pid == 0:  # the worker: never returns into the caller's code
-                try:
-                    _serve(cmd_r, rep_w, self.addr, self.words, slot, parent, close)
-                finally:
-                    os._exit(1)
+        from tcplab import _core  # type: ignore[attr-defined]
+
+        try:  # the child runs only the core's worker loop: no Python, so nothing of Python's to copy
+            pid = _core.fork_worker(cmd_r, rep_w, self.addr, self.words, slot, close)
         finally:
-            if os.getpid() == parent:
-                os.close(cmd_r)
-                os.close(rep_w)
+            os.close(cmd_r)
+            os.close(rep_w)
         self.workers[slot] = _Worker(_Proc(pid), cmd_w, rep_r, slot)
 
     def worker(self, slot: int) -> _Worker:
@@ -384,14 +384,14 @@ class LocalPool:
                     pass
 
     def retire(self) -> None:
-        """Tell the workers to exit and reap them, in a daemon thread (the caller goes on at once)."""
-        import threading
-
-        def run() -> None:
-            self.shutdown()
-            self.join()
-
-        threading.Thread(target=run, name="tcplab-retire", daemon=True).start()
+        """Let the workers go without waiting for them: a worker exits when its round is done or its
+        command pipe closes, so closing the pipes is enough; the exited processes are reaped later
+        (:func:`reap_retired`: when the next pool starts, and at exit)."""
+        for w in self.workers:
+            if w is not None:
+                self._close(w)
+                _RETIRED.append(w.proc)
+        self.workers = [None] * len(self.workers)
 
     def join(self, timeout: float = 5.0, background: bool = False) -> None:
         """Wait for the workers to exit (after :meth:`shutdown`); kill those still there after ``timeout``.
