@@ -31,6 +31,7 @@ import functools
 import hashlib
 import json
 import os
+import pathlib
 import re
 import shutil
 import socket
@@ -235,6 +236,11 @@ def _atomic_text(path: str, text: str, fsync: bool = True) -> None:
     os.replace(tmp, path)
 
 
+_CHECKPOINT: dict = {}  # (asks the committer's thread to checkpoint the index)
+#: The committer checkpoints the index after this many runs have been committed since its last checkpoint.
+CHECKPOINT_RUNS = 64
+
+
 class _Committer:
     """Makes finished segments durable and indexes them, in a background thread.
 
@@ -249,8 +255,11 @@ class _Committer:
     itself (its last of a round, ``"flushed": true``), or any segment when
     nothing is flushed, is indexed at once in the caller's thread: no flush
     to wait for, and no hand-over to a thread that would hold the GIL while
-    the sweep's thread wants it. :meth:`close` commits what is left and
-    raises what went wrong.
+    the sweep's thread wants it. Once ``CHECKPOINT_RUNS`` runs have been
+    committed since the last time, the thread checkpoints the index (copies
+    its log into the database file, which syncs both) while the workers go
+    on, so closing the campaign has only the last commits left to copy.
+    :meth:`close` commits what is left and raises what went wrong.
     """
 
     def __init__(self, camp: "Campaign", flush: bool) -> None:
@@ -260,6 +269,7 @@ class _Committer:
         self.camp, self.flush = camp, flush
         self.lock = threading.Lock()  # the index is written by one thread at a time
         self.error: Optional[BaseException] = None
+        self.since_checkpoint = 0  # runs committed since the index was last checkpointed
         self.q: "queue.SimpleQueue[Optional[dict]]" = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._loop, name="tcplab-index", daemon=True)
         self.thread.start()
@@ -278,6 +288,9 @@ class _Committer:
                     db.rollback()
                     raise
                 db.commit()
+                self.since_checkpoint += len(m["runs"])
+                if self.since_checkpoint >= CHECKPOINT_RUNS:
+                    self.q.put(_CHECKPOINT)  # (the thread checkpoints)
             return
         self.q.put(m)
 
@@ -291,14 +304,25 @@ class _Committer:
                     batch.append(self.q.get_nowait())
                 except queue.Empty:
                     break
-            segs = [m for m in batch if m is not None]
-            if segs and self.error is None:
+            segs = [m for m in batch if m is not None and m is not _CHECKPOINT]
+            closing = None in batch
+            if self.error is None:
                 try:
                     with self.lock:
-                        self._commit(segs)
+                        if segs:
+                            self._commit(segs)
+                            self.since_checkpoint += sum(len(m["runs"]) for m in segs)
+                        if self.since_checkpoint >= CHECKPOINT_RUNS and not closing:
+                            # copy what was committed into the database file now, while the workers run
+                            # (it syncs the log, the file and, the first time, the directory): closing
+                            # the index then has only the last commits to copy. Not after every commit:
+                            # a sweep's last segments are small, and a checkpoint then would only hold
+                            # the index while the sweep ends
+                            self.camp._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                            self.since_checkpoint = 0
                 except BaseException as e:  # raised in the sweep's thread by add() or close()
                     self.error = e
-            if len(segs) < len(batch):
+            if closing:
                 return
 
     def _commit(self, segs: list[dict]) -> None:
@@ -356,6 +380,7 @@ class Campaign:
         marker = os.path.join(self.path, MARKER)
         if os.path.exists(self.path) and not os.path.isdir(self.path):
             raise CampaignError(f"{self.path}: not a directory")
+        unsynced: dict[str, float] = {}
         if os.path.exists(marker):
             try:
                 doc = _read_json(marker)
@@ -379,12 +404,15 @@ class Campaign:
             import tcplab
 
             os.makedirs(self.path, exist_ok=True)
+            # made durable as the sweep file is (see save_sweep): by the first flush, or when closed
             _atomic_text(marker, json.dumps({"format": FORMAT, "format_version": FORMAT_VERSION,
-                                             "created_by": tcplab.__version__, "created": time.time()}) + "\n")
+                                             "created_by": tcplab.__version__, "created": time.time()}) + "\n",
+                         fsync=False)
+            unsynced = {marker: time.time()}
         for d in ("segments", "tmp", "sweeps"):
             os.makedirs(os.path.join(self.path, d), exist_ok=True)
         self._manifests: dict[str, dict] = {}
-        self._unsynced: dict[str, float] = {}  # files written without fsync that no flush has covered yet
+        self._unsynced: dict[str, float] = unsynced  # files written without fsync that no flush has covered yet
         self._db = self._open_index()
         self._reconcile()
 
@@ -437,7 +465,23 @@ class Campaign:
             finally:
                 os.close(fd)
         self._unsynced.clear()
+        # Closing the last connection to a WAL-mode database checkpoints it (copies the log into the file,
+        # flushing both): two flushes the index does not need, since it is a cache of segments/ (flushed
+        # before they are indexed), and a commit a power failure takes from it is adopted again from
+        # segments/ when the campaign is next opened. A read-only connection open while the writer
+        # closes, and closed last, cannot checkpoint: the log stays, as after a crash, and the next
+        # connection reads it. (Anything unusual, and the writer closes as SQLite does by default.)
+        ro = None
+        try:
+            ro = sqlite3.connect(pathlib.Path(self.path, INDEX).as_uri() + "?mode=ro", uri=True)
+            ro.execute("SELECT count(*) FROM segments").fetchone()  # (a reader holds the database open)
+        except sqlite3.Error:
+            if ro is not None:
+                ro.close()
+            ro = None
         self._db.close()
+        if ro is not None:
+            ro.close()
 
     def __enter__(self) -> "Campaign":
         return self
