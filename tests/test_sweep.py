@@ -152,6 +152,36 @@ def test_run_missing_extends_a_grid_and_queries(tmp_path):
     assert Campaign(tmp_path / "c").run(big, progress=False).ran == 0
 
 
+def test_closing_leaves_the_index_log_and_a_lost_log_is_rebuilt_from_the_segments(tmp_path):
+    """Closing does not checkpoint the index (its log stays, as after a crash); what a lost log held
+    (a power failure takes commits that were never flushed) is adopted again from segments/."""
+    d = tmp_path / "c"
+    camp = Campaign(d)
+    sw = Sweep(tiny(duration="1s"), grid={"buffer": [3, 5, 7]}, seeds=2)
+    assert camp.run(sw, workers=2, progress=False).ran == 6
+    before = comparable(camp.results(sw))
+    camp.close()
+    assert (d / "index.sqlite-wal").stat().st_size > 0  # the last commits are in the log, not the file
+    camp = Campaign(d)  # the log is read back
+    import pandas.testing as pdt
+
+    pdt.assert_frame_equal(comparable(camp.results(sw)), before)
+    assert camp.run(sw, workers=2, progress=False).ran == 0
+    camp.close()
+    for f in ("index.sqlite-wal", "index.sqlite-shm"):  # the log lost: the index file alone
+        (d / f).unlink()
+    import sqlite3
+
+    with sqlite3.connect(d / "index.sqlite") as db:  # what the file holds without its log (here: not even the tables)
+        tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        indexed = db.execute("SELECT count(*) FROM runs").fetchone()[0] if "runs" in tables else 0
+    assert indexed < 6
+    camp = Campaign(d)
+    assert camp.run(sw, workers=2, progress=False).ran == 0  # every run adopted from its segment
+    pdt.assert_frame_equal(comparable(camp.results(sw)), before)
+    camp.close()
+
+
 def test_t_interval_matches_the_t_table():
     mean, half, sd, n = t_interval([1.0, 2.0, 3.0, 4.0], 0.95)
     # t_{0.975, 3} = 3.182 (any t table); s = sqrt(5/3)
