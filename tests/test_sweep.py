@@ -589,6 +589,35 @@ def test_the_cores_canonical_json_is_pythons_text(v):
     assert canonical_json(v) == want
 
 
+_PARAMS = st.dictionaries(st.text(max_size=6), _JSON, max_size=4)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_PARAMS, st.none() | st.integers(-2**70, 2**70) | st.floats(), st.lists(st.text(max_size=5), max_size=3))
+def test_the_cores_job_line_is_the_one_python_writes(params, seed, bottleneck):
+    """A planned job's line (written by the core with its run key) is the line Python's job_line
+    writes: parameters in their own order, the canonical spec; the core leaves to Python what it
+    cannot write exactly (then Python writes the line, or refuses what is not JSON)."""
+    from tcplab import _core
+    from tcplab.sweep.store import KEY_LEN, _key_and_spec_json, _version_json
+    from tcplab.sweep.worker import _json_of, job_line
+
+    spec = dict(tiny().to_spec(), seed=seed)
+    planned = _core.plan_job(spec, params, seed, _version_json("9.9"), _json_of(tuple(bottleneck)), KEY_LEN)
+    try:
+        key, spec_json = _key_and_spec_json(spec, "9.9")
+        want = job_line({"key": key, "params": params, "seed": seed, "spec_json": spec_json, "version": "9.9",
+                         "bottleneck": bottleneck})
+    except ValueError:  # NaN or infinity in the parameters or the seed: not JSON
+        assert planned is None
+        return
+    assert planned is None or planned == (key, spec_json, want)
+    json.loads(want)  # (a line is one JSON object)
+    if all(type(x) in (str, int, bool, type(None)) and (type(x) is not int or abs(x) < 2**63) for x in params.values()) \
+            and (seed is None or (type(seed) is int and abs(seed) < 2**63)):
+        assert planned is not None  # plain values: the core writes them
+
+
 def test_the_cores_float_text_is_pythons_repr_on_half_a_million_doubles():
     import random
     import struct

@@ -31,6 +31,15 @@ use tcplab_store::canon::{float_repr, json_str};
 /// The GIL is held and `obj` is a live object; nothing here runs Python code
 /// (so no container changes under the walk).
 unsafe fn write(obj: *mut ffi::PyObject, out: &mut String) -> bool {
+    write_json(obj, out, true)
+}
+
+/// [`write`], with dict keys sorted (`sort`) or in the dict's order (as
+/// Python's encoder writes them without `sort_keys`; nested dicts too).
+///
+/// # Safety
+/// As [`write`].
+unsafe fn write_json(obj: *mut ffi::PyObject, out: &mut String, sort: bool) -> bool {
     let t = ffi::Py_TYPE(obj);
     if obj == ffi::Py_None() {
         out.push_str("null");
@@ -65,7 +74,7 @@ unsafe fn write(obj: *mut ffi::PyObject, out: &mut String) -> bool {
                 out.push(',');
             }
             let x = if list { ffi::PyList_GetItem(obj, i) } else { ffi::PyTuple_GetItem(obj, i) };
-            if x.is_null() || !write(x, out) {
+            if x.is_null() || !write_json(x, out, sort) {
                 ffi::PyErr_Clear();
                 return false;
             }
@@ -81,7 +90,9 @@ unsafe fn write(obj: *mut ffi::PyObject, out: &mut String) -> bool {
             let Some(key) = utf8(k) else { return false };
             items.push((key, v));
         }
-        items.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        if sort {
+            items.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        }
         out.push('{');
         for (n, (k, v)) in items.iter().enumerate() {
             if n > 0 {
@@ -89,7 +100,7 @@ unsafe fn write(obj: *mut ffi::PyObject, out: &mut String) -> bool {
             }
             json_str(k, out);
             out.push(':');
-            if !write(*v, out) {
+            if !write_json(*v, out, sort) {
                 return false;
             }
         }
@@ -123,24 +134,68 @@ pub fn canonical_json(obj: &Bound<'_, PyAny>) -> Option<String> {
     unsafe { write(obj.as_ptr(), &mut out) }.then_some(out)
 }
 
-/// `(run key, canonical JSON of spec)` with `version_json` the canonical
-/// JSON of the version: the first 32 hex digits of the SHA-256 of
-/// `{"spec":SPEC,"version":VERSION}`. None where Python must decide.
-#[pyfunction]
-pub fn run_key(spec: &Bound<'_, PyAny>, version_json: &str, key_len: usize) -> Option<(String, String)> {
-    let spec_json = canonical_json(spec)?;
+/// The run key: the first `key_len` hex digits of the SHA-256 of
+/// `{"spec":SPEC,"version":VERSION}`.
+fn key_of(spec_json: &str, version_json: &str, key_len: usize) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut h = Sha256::new();
     h.update(b"{\"spec\":");
     h.update(spec_json.as_bytes());
     h.update(b",\"version\":");
     h.update(version_json.as_bytes());
     h.update(b"}");
-    let digest = h.finalize();
     let mut key = String::with_capacity(64);
-    for b in digest {
-        key.push_str(&format!("{b:02x}"));
+    for b in h.finalize() {
+        key.push(HEX[(b >> 4) as usize] as char);
+        key.push(HEX[(b & 15) as usize] as char);
     }
     key.truncate(key_len);
+    key
+}
+
+/// `(run key, canonical JSON of spec, job line)`: [`run_key`] and the line
+/// the pool's workers take the job as (python/tcplab/sweep/worker.py,
+/// `job_line`; crates/tcplab-store/src/job.rs): `{"key":..,"params":..,
+/// "seed":..,"version":..,"bottleneck":..,"spec":..}` with the parameters
+/// as JSON in their own order and the spec as its canonical text. None
+/// where Python must decide (the spec, the parameters or the seed hold
+/// something only Python's encoder writes, or is not JSON at all).
+#[pyfunction]
+pub fn plan_job(
+    spec: &Bound<'_, PyAny>, params: &Bound<'_, PyAny>, seed: &Bound<'_, PyAny>, version_json: &str, bottleneck_json: &str,
+    key_len: usize,
+) -> Option<(String, String, String)> {
+    let spec_json = canonical_json(spec)?;
+    let key = key_of(&spec_json, version_json, key_len);
+    let mut line = String::with_capacity(spec_json.len() + 256);
+    line.push_str("{\"key\":\"");
+    line.push_str(&key);
+    line.push_str("\",\"params\":");
+    // SAFETY: the GIL is held (the arguments are bound to it) and the walks run no Python code
+    if !unsafe { write_json(params.as_ptr(), &mut line, false) } {
+        return None;
+    }
+    line.push_str(",\"seed\":");
+    if !unsafe { write_json(seed.as_ptr(), &mut line, false) } {
+        return None;
+    }
+    line.push_str(",\"version\":");
+    line.push_str(version_json);
+    line.push_str(",\"bottleneck\":");
+    line.push_str(bottleneck_json);
+    line.push_str(",\"spec\":");
+    line.push_str(&spec_json);
+    line.push('}');
+    Some((key, spec_json, line))
+}
+
+/// `(run key, canonical JSON of spec)` with `version_json` the canonical
+/// JSON of the version: the first 32 hex digits of the SHA-256 of
+/// `{"spec":SPEC,"version":VERSION}`. None where Python must decide.
+#[pyfunction]
+pub fn run_key(spec: &Bound<'_, PyAny>, version_json: &str, key_len: usize) -> Option<(String, String)> {
+    let spec_json = canonical_json(spec)?;
+    let key = key_of(&spec_json, version_json, key_len);
     Some((key, spec_json))
 }
 

@@ -336,6 +336,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     store::register(m)?;
     m.add_function(wrap_pyfunction!(canon::canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(canon::run_key, m)?)?;
+    m.add_function(wrap_pyfunction!(canon::plan_job, m)?)?;
     m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     Ok(())

@@ -606,7 +606,8 @@ class _Dask:
     def submit(self, chunk: list[dict], dest: Optional[str], fsync: bool) -> Any:
         import uuid
 
-        return self.client.submit(execute_chunk, chunk, dest, fsync, BUDGET_S,
+        slim = [{"key": j["key"], "line": job_line(j)} for j in chunk]  # (all a worker reads of a job)
+        return self.client.submit(execute_chunk, slim, dest, fsync, BUDGET_S,
                                   key=f"tcplab-chunk-{chunk[0]['key'][:12]}-{uuid.uuid4().hex[:8]}", pure=False)
 
     def wait(self, futs: list) -> list:

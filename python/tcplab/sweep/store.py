@@ -41,7 +41,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from .grid import canonical_json
-from .worker import (_NOT_COLUMNS, ALL_TABLES, MANIFEST, SEGMENT_FORMAT, TABLES, commit_segment, read_rows, read_table,
+from .worker import (_NOT_COLUMNS, _json_of, ALL_TABLES, MANIFEST, SEGMENT_FORMAT, TABLES, commit_segment, read_rows, read_table,
                      segment_dir, syncfs)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -657,6 +657,11 @@ class Campaign:
         from .grid import Sweep
 
         version = tcplab.__version__
+        version_json = _version_json(version)
+        try:
+            from tcplab._core import plan_job  # type: ignore[attr-defined]
+        except ImportError:  # pragma: no cover - the core is not built
+            plan_job = None
         if isinstance(jobs, Sweep):
             self.save_sweep(jobs)
             jobs = jobs.jobs()
@@ -684,7 +689,15 @@ class Campaign:
                 raise TypeError(f"jobs[{i}]: the run description must be a RunSpec dict, its JSON text or a Scenario")
             spec = dict(spec)
             seed = spec.get("seed")
-            key, spec_json = _key_and_spec_json(spec, version)
+            # the core writes the spec's canonical JSON, its key and the job's line in one go
+            planned = plan_job(spec, params, seed, version_json, _json_of(tuple(bottleneck)), KEY_LEN) \
+                if plan_job is not None else None
+            if planned is not None:
+                key, spec_json, line = planned
+                yield {"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
+                       "version": version, "bottleneck": bottleneck, "line": line}
+                continue
+            key, spec_json = _key_and_spec_json(spec, version)  # (Python decides; job_line writes the line)
             yield {"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
                    "version": version, "bottleneck": bottleneck}
 

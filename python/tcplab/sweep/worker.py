@@ -8,10 +8,11 @@ A job is a plain dict (it crosses processes and machines)::
 
     {"key": hex run key, "params": {...}, "seed": int, "spec": RunSpec dict,
      "spec_json": its canonical JSON (what the core runs), "version": tcplab
-     version of the client, "bottleneck": [link names]}
+     version of the client, "bottleneck": [link names],
+     "line": the job as the core takes it}
 
-(jobs sent to workers leave out ``"spec"``: the JSON text is enough). The
-core takes a job as one JSON line (:func:`job_line`).
+The core takes a job as one JSON line (:func:`job_line`), written when the
+job is planned; jobs sent to Dask workers are cut to their key and line.
 
 :func:`execute_chunk` runs a list of jobs and stores their results as one
 **segment**: a directory ``segments/<id>/`` holding one Parquet file per
@@ -111,7 +112,7 @@ def metrics_from_raw(raw: dict, bottleneck: list) -> dict:
     return {k: (_fin(v) if isinstance(v, float) else v) for k, v in m.items()}
 
 
-_STRICT = json.JSONEncoder(allow_nan=False)
+_STRICT = json.JSONEncoder(allow_nan=False, separators=(",", ":"))  # (as the core writes a job line)
 
 
 @functools.lru_cache(maxsize=256)
@@ -122,7 +123,11 @@ def _json_of(value: Any) -> str:
 
 def job_line(job: dict) -> str:
     """A job as the core takes it: one line of JSON with the RunSpec's canonical text inside as it is
-    (``crates/tcplab-store/src/job.rs``). Parameters must be JSON values (no NaN)."""
+    (``crates/tcplab-store/src/job.rs``). Parameters must be JSON values (no NaN). A planned job has
+    its line already (``"line"``: the core writes it while it computes the run key)."""
+    line = job.get("line")
+    if line is not None:
+        return line
     from .grid import canonical_json
 
     seed = job["seed"]
