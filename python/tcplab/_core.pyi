@@ -67,3 +67,41 @@ def bench_scaling(axis: str, quick: bool = False) -> list[BenchScenario]:
 
 def _panic_for_test() -> None:
     """Panic inside the core (tests use it to check panics become SimulationError)."""
+
+# ---- campaigns (crates/tcplab-py/src/store.rs, canon.rs; crates/tcplab-store)
+
+SHARED_HEADER_WORDS: int
+
+class Segment:
+    """Runs jobs (JSON lines, python/tcplab/sweep/worker.py ``job_line``) and stores them as one segment."""
+
+    def __init__(self) -> None: ...
+    def __len__(self) -> int: ...
+    def run(self, job_json: str) -> bool:
+        """Run one job and keep its record; True if it succeeded (the GIL is released)."""
+    def commit(self, root: str, fsync: bool) -> str:
+        """Encode and atomically store the segment in the campaign at ``root``; its summary (JSON)."""
+    def finish(self) -> tuple[str, dict[str, bytes]]:
+        """The segment's manifest (JSON) and files, for the caller to store."""
+
+def serve_pool(cmd_fd: int, report_fd: int, shared_addr: int, shared_len: int, slot: int, parent: int) -> None:
+    """The loop of a local pool worker, in the calling process."""
+
+def fork_worker(cmd_fd: int, report_fd: int, shared_addr: int, shared_len: int, slot: int, close: list[int]) -> int:
+    """Fork a local pool worker that runs only the core's worker loop (no Python); its pid."""
+
+def canonical_json(obj: Any) -> str | None:
+    """Python's canonical JSON of ``obj`` (sorted keys, compact), or None where Python's encoder must decide."""
+
+def run_key(spec: Any, version_json: str, key_len: int) -> tuple[str, str] | None:
+    """(run key, canonical JSON of the RunSpec), or None where Python must decide."""
+
+def plan_job(spec: Any, params: Any, seed: Any, version_json: str, bottleneck_json: str,
+             key_len: int) -> tuple[str, str, str] | None:
+    """(run key, canonical JSON of the RunSpec, the job's line), or None where Python must decide."""
+
+def _inject_fault(pattern: str, action: str, once: str | None = None, unless: str | None = None) -> None:
+    """Test hook: make runs whose RunSpec contains ``pattern`` fail, or kill their process."""
+
+def _clear_faults() -> None:
+    """Test hook: remove injected faults."""

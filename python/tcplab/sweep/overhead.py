@@ -61,7 +61,7 @@ def measure(runs: int = 200, rate: str = "10Mbps", duration: str = "5s", workers
         camp = Campaign(path)
         camp.save_sweep(sw)
         rep = camp.run(jobs, workers=workers, progress=False, fsync=fsync)
-        camp.close()  # closing the index is part of the sweep too (it checkpoints SQLite's log)
+        camp.close()  # closing the campaign is part of the sweep too
         t2 = time.perf_counter()
         if rep.ran != runs or rep.failures:
             raise RuntimeError(f"the benchmark sweep did not run cleanly: {rep.summary()}")
