@@ -19,7 +19,7 @@ use std::ptr::addr_of_mut;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use sha2::{Digest, Sha256};
-use tcplab_store::canon::{float_repr, json_str};
+use tcplab_store::canon::{float_repr, int_text, json_str};
 
 /// Writes `obj` as canonical JSON; false if it holds something left to
 /// Python (then `out` is garbage). Objects of the exact built-in types only
@@ -57,8 +57,7 @@ unsafe fn write_json(obj: *mut ffi::PyObject, out: &mut String, sort: bool) -> b
             ffi::PyErr_Clear();
             return false; // (beyond 64 bits: Python writes it)
         }
-        use std::fmt::Write;
-        let _ = write!(out, "{v}");
+        int_text(v, out);
     } else if t == addr_of_mut!(ffi::PyFloat_Type) {
         let v = ffi::PyFloat_AsDouble(obj);
         if !v.is_finite() {

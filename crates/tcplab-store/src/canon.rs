@@ -10,6 +10,15 @@
 /// shortest digits that read back to the same value, in fixed notation
 /// when the decimal exponent is in [-4, 16), else as `d.ddde+XX`.
 pub fn float_repr(x: f64, out: &mut String) {
+    if x == x.trunc() && x.abs() < 1e16 {
+        // an integer below 10^16 (most of a RunSpec's floats: sizes, rates, counts): its digits and ".0"
+        if x == 0.0 && x.is_sign_negative() {
+            out.push('-');
+        }
+        int_text(x as i64, out);
+        out.push_str(".0");
+        return;
+    }
     // shortest round-trip digits (Ryu): "1e16", "1.5e-7", "100.0", "0.0025"
     let mut rb = ryu::Buffer::new();
     let s = rb.format_finite(x).as_bytes();
@@ -84,6 +93,25 @@ pub fn float_repr(x: f64, out: &mut String) {
         use std::fmt::Write as _;
         let _ = write!(out, "{a}");
     }
+}
+
+/// The decimal text of an integer, as Python writes it.
+pub fn int_text(v: i64, out: &mut String) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    let mut u = v.unsigned_abs();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).expect("ASCII digits"));
 }
 
 /// Whether `x` can lie exactly halfway between two 17-digit-or-shorter
@@ -203,8 +231,25 @@ mod tests {
             (0.25, "0.25"),
             (1.5e300, "1.5e+300"),
             (-2.5e-7, "-2.5e-07"),
+            // integers below 10^16 (written by the integer path), beyond 2^53 where doubles are 2 apart
+            (1500.0, "1500.0"),
+            (-3.0, "-3.0"),
+            (4503599627370497.0, "4503599627370497.0"),
+            (9007199254740992.0, "9007199254740992.0"),
+            (9007199254740994.0, "9007199254740994.0"),
+            (-9007199254740990.0, "-9007199254740990.0"),
+            (9999999999999998.0, "9999999999999998.0"),
         ] {
             assert_eq!(r(x), want, "{x:?}");
+        }
+    }
+
+    #[test]
+    fn integers_as_python_writes_them() {
+        for (v, want) in [(0i64, "0"), (-1, "-1"), (42, "42"), (i64::MAX, "9223372036854775807"), (i64::MIN, "-9223372036854775808")] {
+            let mut s = String::new();
+            int_text(v, &mut s);
+            assert_eq!(s, want);
         }
     }
 

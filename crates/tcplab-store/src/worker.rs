@@ -125,7 +125,7 @@ struct Jobs {
 
 impl Jobs {
     fn open(path: &Path) -> io::Result<Jobs> {
-        Ok(Jobs { file: File::open(path)?, ends: Vec::new(), scanned: 0, chunk: vec![0; 1 << 20], line: Vec::new() })
+        Ok(Jobs { file: File::open(path)?, ends: Vec::new(), scanned: 0, chunk: vec![0; 1 << 16], line: Vec::new() })
     }
 
     fn line(&mut self, i: usize) -> io::Result<&[u8]> {
