@@ -22,6 +22,7 @@ mod store;
 use tcplab_core::cc::catalog;
 use tcplab_core::results::RunResults;
 use tcplab_core::{RunSpec, SpecError as CoreSpecError, World};
+use tcplab_store::segment::panic_message;
 
 create_exception!(_core, SpecError, PyValueError, "Invalid run description; the message starts with the field path.");
 create_exception!(_core, SimulationError, PyRuntimeError, "Internal error of the simulation core.");
@@ -34,16 +35,6 @@ fn spec_err(e: CoreSpecError) -> PyErr {
         let _ = v.setattr("problem", e.message.clone());
     });
     err
-}
-
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = p.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = p.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic".into()
-    }
 }
 
 enum Outcome {
