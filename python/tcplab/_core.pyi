@@ -84,9 +84,6 @@ class Segment:
     def finish(self) -> tuple[str, dict[str, bytes]]:
         """The segment's manifest (JSON) and files, for the caller to store."""
 
-def serve_pool(cmd_fd: int, report_fd: int, shared_addr: int, shared_len: int, slot: int, parent: int) -> None:
-    """The loop of a local pool worker, in the calling process."""
-
 def fork_worker(cmd_fd: int, report_fd: int, shared_addr: int, shared_len: int, slot: int, close: list[int]) -> int:
     """Fork a local pool worker that runs only the core's worker loop (no Python); its pid."""
 

@@ -136,18 +136,13 @@ pub fn canonical_json(obj: &Bound<'_, PyAny>) -> Option<String> {
 /// The run key: the first `key_len` hex digits of the SHA-256 of
 /// `{"spec":SPEC,"version":VERSION}`.
 fn key_of(spec_json: &str, version_json: &str, key_len: usize) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut h = Sha256::new();
     h.update(b"{\"spec\":");
     h.update(spec_json.as_bytes());
     h.update(b",\"version\":");
     h.update(version_json.as_bytes());
     h.update(b"}");
-    let mut key = String::with_capacity(64);
-    for b in h.finalize() {
-        key.push(HEX[(b >> 4) as usize] as char);
-        key.push(HEX[(b & 15) as usize] as char);
-    }
+    let mut key = tcplab_store::segment::hex(&h.finalize());
     key.truncate(key_len);
     key
 }

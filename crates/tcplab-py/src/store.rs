@@ -68,19 +68,6 @@ impl Segment {
     }
 }
 
-/// The loop of a local pool worker (tcplab_store::worker::serve): serves
-/// rounds from the command pipe `cmd_fd`, reporting on `report_fd`, with
-/// the pool's shared words at `shared_addr` (`shared_len` 64-bit words).
-/// Returns when told to exit or when the pipe closes.
-#[pyfunction]
-fn serve_pool(py: Python<'_>, cmd_fd: i32, report_fd: i32, shared_addr: usize, shared_len: usize, slot: usize, parent: i32) -> PyResult<()> {
-    if shared_len < worker::HEADER_WORDS + slot + 1 || !shared_addr.is_multiple_of(8) {
-        return Err(PyValueError::new_err("serve_pool: shared memory too small or misaligned"));
-    }
-    py.allow_threads(|| unsafe { worker::serve(cmd_fd, report_fd, worker::Shared::from_raw(shared_addr, shared_len), slot, parent) })
-        .map_err(|e| PyOSError::new_err(format!("pool worker {slot}: {e}")))
-}
-
 /// Forks a local pool worker running the core's worker loop
 /// (tcplab_store::worker::serve) and returns its pid. No Python runs in the
 /// child: it closes the file descriptors in `close` (the other workers'
@@ -135,7 +122,6 @@ fn _clear_faults() {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Segment>()?;
-    m.add_function(wrap_pyfunction!(serve_pool, m)?)?;
     m.add_function(wrap_pyfunction!(fork_worker, m)?)?;
     m.add_function(wrap_pyfunction!(_inject_fault, m)?)?;
     m.add_function(wrap_pyfunction!(_clear_faults, m)?)?;

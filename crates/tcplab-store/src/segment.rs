@@ -291,7 +291,8 @@ impl Segment {
     }
 }
 
-fn hex(b: &[u8]) -> String {
+/// Lower-case hexadecimal text of bytes.
+pub fn hex(b: &[u8]) -> String {
     const H: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(2 * b.len());
     for x in b {

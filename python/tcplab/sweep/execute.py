@@ -1,8 +1,8 @@
 """Where runs execute: local worker processes (default) or a Dask cluster.
 
 On the local pool (:class:`LocalPool`) the workers are processes forked from
-this one that run the core's own worker loop (crates/tcplab-store,
-``_core.serve_pool``): no Python runs in them. A sweep runs in **rounds**:
+this one by the core (``_core.fork_worker``) that run its own worker loop
+(crates/tcplab-store): no Python runs in them. A sweep runs in **rounds**:
 this process writes the round's jobs, one line each, to a jobs file in the
 campaign's ``tmp/`` and publishes their number in shared memory as it plans
 them, so the first runs start while the rest are still being hashed; the

@@ -30,7 +30,7 @@ The runs, their metrics and the segment (Parquet tables, manifest,
 checksums, the atomic commit) are done by the core
 (crates/tcplab-store: ``_core.Segment``), so a run costs microseconds to
 store, not a Python object per column. Local pool workers run the same code
-in a loop of their own (:mod:`.execute`, ``_core.serve_pool``);
+in a loop of their own (:mod:`.execute`, ``_core.fork_worker``);
 :func:`commit_segment` stores a segment whose files were shipped to the
 client (Dask with ``store_on="client"``).
 """
