@@ -258,7 +258,9 @@ class _Committer:
     the sweep's thread wants it. Once ``CHECKPOINT_RUNS`` runs have been
     committed since the last time, the thread checkpoints the index (copies
     its log into the database file, which syncs both) while the workers go
-    on, so closing the campaign has only the last commits left to copy.
+    on: the log stays short, and SQLite's own checkpoint (in a commit, once
+    the log reaches 1000 pages) never falls in the sweep's thread. Closing
+    the campaign does not checkpoint (see :meth:`Campaign.close`).
     :meth:`close` commits what is left and raises what went wrong.
     """
 
@@ -314,10 +316,9 @@ class _Committer:
                             self.since_checkpoint += sum(len(m["runs"]) for m in segs)
                         if self.since_checkpoint >= CHECKPOINT_RUNS and not closing:
                             # copy what was committed into the database file now, while the workers run
-                            # (it syncs the log, the file and, the first time, the directory): closing
-                            # the index then has only the last commits to copy. Not after every commit:
-                            # a sweep's last segments are small, and a checkpoint then would only hold
-                            # the index while the sweep ends
+                            # (it syncs the log, the file and, the first time, the directory). Not after
+                            # every commit: a sweep's last segments are small, and a checkpoint then would
+                            # only hold the index while the sweep ends
                             self.camp._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                             self.since_checkpoint = 0
                 except BaseException as e:  # raised in the sweep's thread by add() or close()
