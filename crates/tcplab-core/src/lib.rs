@@ -13,6 +13,7 @@
 
 pub mod cc;
 pub mod error;
+pub mod mem;
 pub mod net;
 pub mod results;
 pub mod scenarios;

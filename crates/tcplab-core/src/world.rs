@@ -99,17 +99,16 @@ impl World {
         let end = from_secs(spec.duration);
         let measure_start = from_secs(spec.measure_start);
         let window = (measure_start, end);
-        let links: Vec<Link> = spec
-            .links
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                let loss = l.loss.clone().map(|m| LossModel::new(m, rng::stream(spec.seed, StreamKind::Link, i as u64)));
-                Link::new(l.rate_bps, from_secs(l.delay), l.queue.limit_packets, l.queue.limit_bytes).with_loss(loss)
-            })
-            .collect();
+        // Huge pages where the system gives them (crate::mem): with 10,000
+        // flows, 40,000 links (10 MB) read at random.
+        let mut links: Vec<Link> = crate::mem::huge_vec(spec.links.len());
+        links.extend(spec.links.iter().enumerate().map(|(i, l)| {
+            let loss = l.loss.clone().map(|m| LossModel::new(m, rng::stream(spec.seed, StreamKind::Link, i as u64)));
+            Link::new(l.rate_bps, from_secs(l.delay), l.queue.limit_packets, l.queue.limit_bytes).with_loss(loss)
+        }));
         let mut events = EventQueue::with_links(links.len());
-        let mut flows = Vec::with_capacity(spec.flows.len());
+        // Huge pages as for the links: 912 bytes a flow, read at random.
+        let mut flows = crate::mem::huge_vec(spec.flows.len());
         let mut path_links = Vec::new();
         let mut path_of = Vec::with_capacity(spec.flows.len());
         for (i, (f, paths)) in spec.flows.iter().zip(paths).enumerate() {

@@ -26,10 +26,6 @@ struct InLink {
     arrive: Time,
 }
 
-impl InLink {
-    const EMPTY: InLink = InLink { pkt: Packet::data(0, 0, 0, false), arrive: 0 };
-}
-
 /// Entries per block: 15 of 32 bytes and the pointer to the next block
 /// make 512 bytes.
 const BLOCK: usize = 15;
@@ -45,49 +41,115 @@ pub struct Block {
 // ever points to another block of the same ring.
 unsafe impl Send for Block {}
 
-/// The free blocks of a run, shared by its links: a link takes one when
-/// its last block fills and gives one back when its first empties, so a
-/// link's memory follows the packets on it (at most two partly used
-/// blocks), and the block a link takes is the one given back last,
-/// usually still in cache. Nothing is allocated, filled or copied in
-/// steady state: link FIFOs used to be rings per link, regrown (allocated,
-/// zero-filled, copied) when a burst arrived and shrunk every 2^20 events;
-/// with 10,000 flows, tens of MB per 2^20 events.
+/// The blocks of a run, shared by its links: a link takes one when its
+/// last block fills and gives one back when its first empties, so a link's
+/// memory follows the packets on it (at most two partly used blocks), and
+/// the block a link takes is the one given back last, usually still in
+/// cache. Nothing is allocated, filled or copied in steady state: link
+/// FIFOs used to be rings per link, regrown (allocated, zero-filled,
+/// copied) when a burst arrived and shrunk every 2^20 events; with 10,000
+/// flows, tens of MB per 2^20 events.
+///
+/// Blocks are cut from 2 MiB chunks backed by huge pages where the system
+/// allows ([`crate::mem`]): the packets in flight are the largest state a
+/// run reads at random (26 MB with 10,000 flows), and with 4 KiB pages
+/// nearly every read of one also missed the TLB. The pool owns the chunks:
+/// they are freed with it, or by [`BlockPool::trim`] when none of their
+/// blocks was needed for a whole trim period, so a burst does not keep its
+/// memory for good.
 #[derive(Default)]
 pub struct BlockPool {
-    // Boxes, not blocks in the vector: a block's address is handed to a
-    // link and must not move.
-    #[allow(clippy::vec_box)]
-    free: Vec<Box<Block>>,
+    /// Free blocks; the last one given back is taken first.
+    free: Vec<*mut Block>,
     /// Fewest free blocks since the last trim.
     low: usize,
+    /// The chunks, by address.
+    chunks: Vec<*mut u8>,
 }
+
+// SAFETY: the pool owns its chunks; the blocks in them are owned by the pool
+// (free) or by one ring of the same run.
+unsafe impl Send for BlockPool {}
+
+/// Blocks per chunk.
+const CHUNK_BLOCKS: usize = crate::mem::HUGE_PAGE / std::mem::size_of::<Block>();
 
 impl BlockPool {
     #[inline]
     fn take(&mut self) -> *mut Block {
-        let b = match self.free.pop() {
-            Some(b) => b,
-            None => Box::new(Block { e: [InLink::EMPTY; BLOCK], next: std::ptr::null_mut() }),
-        };
+        if self.free.is_empty() {
+            self.grow();
+        }
+        // SAFETY: not empty (grow adds a chunk's blocks).
+        let b = unsafe { self.free.pop().unwrap_unchecked() };
         self.low = self.low.min(self.free.len());
-        Box::into_raw(b)
+        b
+    }
+
+    /// A new chunk's blocks, the lowest address on top.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let c = crate::mem::alloc_chunk();
+        let at = self.chunks.partition_point(|&x| x < c);
+        self.chunks.insert(at, c);
+        let first = c as *mut Block;
+        // SAFETY: the chunk holds CHUNK_BLOCKS blocks. They are left
+        // uninitialised: a ring writes an entry before it reads it, and a
+        // block's `next` before it follows it.
+        self.free.extend((0..CHUNK_BLOCKS).rev().map(|i| unsafe { first.add(i) }));
     }
 
     /// # Safety
-    /// `b` came from [`BlockPool::take`] (of any pool) and is no longer used.
+    /// `b` came from this pool's [`BlockPool::take`] and is no longer used.
     #[inline]
     unsafe fn give(&mut self, b: *mut Block) {
-        self.free.push(Box::from_raw(b));
+        self.free.push(b);
     }
 
-    /// Frees the blocks that no link needed since the last trim (called
-    /// now and then by the world, not per packet), so a burst does not
-    /// keep its memory for good.
+    /// Index in `chunks` of the chunk holding `b`.
+    fn chunk_of(chunks: &[*mut u8], b: *mut Block) -> usize {
+        let base = (b as usize & !(crate::mem::HUGE_PAGE - 1)) as *mut u8;
+        let i = chunks.partition_point(|&x| x < base);
+        debug_assert!(chunks.get(i) == Some(&base), "a block of another pool");
+        i
+    }
+
+    /// Frees the chunks none of whose blocks a link needed since the last
+    /// trim (called now and then by the world, not per packet): at most as
+    /// many blocks as stayed free all along, in whole chunks that are
+    /// entirely free.
     pub fn trim(&mut self) {
-        let n = self.low.min(self.free.len());
-        // The bottom of the stack: the blocks given back longest ago.
-        self.free.drain(..n);
+        let spare = self.low.min(self.free.len());
+        if spare >= CHUNK_BLOCKS {
+            let mut count = vec![0usize; self.chunks.len()];
+            for &b in &self.free {
+                count[Self::chunk_of(&self.chunks, b)] += 1;
+            }
+            let mut budget = spare / CHUNK_BLOCKS;
+            let release: Vec<bool> = count
+                .iter()
+                .map(|&n| {
+                    let r = budget > 0 && n == CHUNK_BLOCKS;
+                    budget -= r as usize;
+                    r
+                })
+                .collect();
+            if release.contains(&true) {
+                let chunks = &self.chunks;
+                self.free.retain(|&b| !release[Self::chunk_of(chunks, b)]);
+                let mut i = 0;
+                self.chunks.retain(|&c| {
+                    let r = release[i];
+                    i += 1;
+                    if r {
+                        // SAFETY: every block of the chunk is free, so no ring uses it.
+                        unsafe { crate::mem::free_chunk(c) };
+                    }
+                    !r
+                });
+            }
+        }
         self.low = self.free.len();
     }
 
@@ -98,6 +160,21 @@ impl BlockPool {
 
     pub fn is_empty(&self) -> bool {
         self.free.is_empty()
+    }
+
+    /// Chunks held (free blocks and blocks in use).
+    pub fn chunks(&self) -> usize {
+        self.chunks.len()
+    }
+}
+
+impl Drop for BlockPool {
+    fn drop(&mut self) {
+        for &c in &self.chunks {
+            // SAFETY: the pool outlives the rings of its run (they are
+            // dropped first or never used again), so nothing uses the chunk.
+            unsafe { crate::mem::free_chunk(c) };
+        }
     }
 }
 
@@ -122,7 +199,9 @@ struct Ring {
     wait_off: u16,
 }
 
-// SAFETY: a ring owns its blocks; nothing else points into them.
+// SAFETY: a ring owns its blocks; nothing else points into them. Their
+// memory belongs to the run's [`BlockPool`], which frees it: a ring needs no
+// drop, and must not be used after its pool is gone.
 unsafe impl Send for Ring {}
 
 impl Ring {
@@ -266,20 +345,6 @@ impl Ring {
                 e
             }
         })
-    }
-}
-
-impl Drop for Ring {
-    fn drop(&mut self) {
-        let mut b = self.head_blk;
-        while !b.is_null() {
-            // SAFETY: the blocks from head to tail are the ring's own.
-            unsafe {
-                let next = if b == self.tail_blk { std::ptr::null_mut() } else { (*b).next };
-                drop(Box::from_raw(b));
-                b = next;
-            }
-        }
     }
 }
 
@@ -677,8 +742,54 @@ mod tests {
                 pool.trim();
             }
         }
-        // Blocks in use plus free ones: no more than the peak needs.
+        // Blocks in use plus free ones: no more than the peak needs, in
+        // whole chunks.
         assert!(pool.len() < 200_000 / BLOCK);
+        assert!(pool.chunks() * CHUNK_BLOCKS < r.len() + pool.len() + CHUNK_BLOCKS);
+    }
+
+    /// Chunks are freed only when every block of theirs stayed free for a
+    /// whole trim period, and never a chunk with a block in use.
+    #[test]
+    fn trim_frees_whole_idle_chunks_only() {
+        let mut pool = BlockPool::default();
+        let taken: Vec<*mut Block> = (0..3 * CHUNK_BLOCKS).map(|_| pool.take()).collect();
+        assert_eq!((pool.chunks(), pool.len()), (3, 0));
+        // Distinct blocks, inside their chunks, 64-byte aligned.
+        let mut sorted = taken.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), taken.len());
+        assert!(taken.iter().all(|&b| b as usize % 64 == 0));
+        // Keep one block of the first chunk; give the rest back.
+        let kept = taken[0];
+        for &b in &taken[1..] {
+            unsafe { pool.give(b) };
+        }
+        // The pool ran dry during this period: nothing was idle all along.
+        pool.trim();
+        assert_eq!(pool.chunks(), 3);
+        // A whole period without takes: the two entirely free chunks go.
+        pool.trim();
+        assert_eq!(pool.chunks(), 1);
+        assert_eq!(pool.len(), CHUNK_BLOCKS - 1);
+        assert_eq!(BlockPool::chunk_of(&pool.chunks, kept), 0);
+        // Blocks left are the kept chunk's, and usable.
+        let b = pool.take();
+        unsafe {
+            (*b).next = kept;
+            assert_eq!((*b).next, kept);
+        }
+        assert_eq!(BlockPool::chunk_of(&pool.chunks, b), 0);
+        // Takes during a period keep the chunks they may need.
+        unsafe { pool.give(b) };
+        unsafe { pool.give(kept) };
+        let again: Vec<*mut Block> = (0..10).map(|_| pool.take()).collect();
+        for b in again {
+            unsafe { pool.give(b) };
+        }
+        pool.trim(); // low was CHUNK_BLOCKS - 10: less than a chunk
+        assert_eq!(pool.chunks(), 1);
     }
 
     #[test]
