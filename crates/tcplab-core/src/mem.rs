@@ -39,27 +39,31 @@ pub fn huge_vec<T>(n: usize) -> Vec<T> {
     v
 }
 
-/// A chunk of `HUGE_PAGE` bytes aligned to `HUGE_PAGE`, uninitialised,
-/// advised to be one huge page. Free with [`free_chunk`].
-pub fn alloc_chunk() -> *mut u8 {
-    let layout = chunk_layout();
+/// A chunk of `bytes` (a power of two) aligned to its size, uninitialised;
+/// from `HUGE_PAGE` up, advised to be backed by huge pages. Free with
+/// [`free_chunk`] and the same size.
+pub fn alloc_chunk(bytes: usize) -> *mut u8 {
+    let layout = chunk_layout(bytes);
     // SAFETY: the layout has a non-zero size.
     let p = unsafe { std::alloc::alloc(layout) };
     if p.is_null() {
         std::alloc::handle_alloc_error(layout);
     }
-    advise_huge(p, HUGE_PAGE);
+    if bytes >= HUGE_PAGE {
+        advise_huge(p, bytes);
+    }
     p
 }
 
 /// # Safety
-/// `p` came from [`alloc_chunk`] and nothing uses it any more.
-pub unsafe fn free_chunk(p: *mut u8) {
-    std::alloc::dealloc(p, chunk_layout());
+/// `p` came from [`alloc_chunk`]`(bytes)` and nothing uses it any more.
+pub unsafe fn free_chunk(p: *mut u8, bytes: usize) {
+    std::alloc::dealloc(p, chunk_layout(bytes));
 }
 
-fn chunk_layout() -> std::alloc::Layout {
-    std::alloc::Layout::from_size_align(HUGE_PAGE, HUGE_PAGE).expect("a valid layout")
+fn chunk_layout(bytes: usize) -> std::alloc::Layout {
+    assert!(bytes.is_power_of_two(), "chunk sizes are powers of two");
+    std::alloc::Layout::from_size_align(bytes, bytes).expect("a valid layout")
 }
 
 #[cfg(test)]
@@ -68,13 +72,15 @@ mod tests {
 
     #[test]
     fn chunks_are_aligned_and_writable() {
-        let p = alloc_chunk();
-        assert_eq!(p as usize % HUGE_PAGE, 0);
-        // SAFETY: a fresh chunk of HUGE_PAGE bytes.
-        unsafe {
-            std::ptr::write_bytes(p, 7, HUGE_PAGE);
-            assert_eq!(*p.add(HUGE_PAGE - 1), 7);
-            free_chunk(p);
+        for bytes in [64 << 10, HUGE_PAGE, 2 * HUGE_PAGE] {
+            let p = alloc_chunk(bytes);
+            assert_eq!(p as usize % bytes, 0);
+            // SAFETY: a fresh chunk of `bytes` bytes.
+            unsafe {
+                std::ptr::write_bytes(p, 7, bytes);
+                assert_eq!(*p.add(bytes - 1), 7);
+                free_chunk(p, bytes);
+            }
         }
     }
 

@@ -50,11 +50,14 @@ unsafe impl Send for Block {}
 /// copied) when a burst arrived and shrunk every 2^20 events; with 10,000
 /// flows, tens of MB per 2^20 events.
 ///
-/// Blocks are cut from 2 MiB chunks backed by huge pages where the system
-/// allows ([`crate::mem`]): the packets in flight are the largest state a
-/// run reads at random (26 MB with 10,000 flows), and with 4 KiB pages
-/// nearly every read of one also missed the TLB. The pool owns the chunks:
-/// they are freed with it, or by [`BlockPool::trim`] when none of their
+/// Blocks are cut from chunks the pool owns. Each new chunk is as large as
+/// all the pool holds (64 KiB first, doubling up to 2 MiB), and chunks of
+/// 2 MiB are backed by huge pages where the system allows
+/// ([`crate::mem`]): with thousands of flows the packets in flight are the
+/// largest state a run reads at random (26 MB with 10,000 flows), and with
+/// 4 KiB pages nearly every read of one also missed the TLB, while a small
+/// run (S1 needs about 120 blocks) is not made to clear a 2 MiB page. Chunks
+/// are freed with the pool, or by [`BlockPool::trim`] when none of their
 /// blocks was needed for a whole trim period, so a burst does not keep its
 /// memory for good.
 #[derive(Default)]
@@ -63,16 +66,18 @@ pub struct BlockPool {
     free: Vec<*mut Block>,
     /// Fewest free blocks since the last trim.
     low: usize,
-    /// The chunks, by address.
-    chunks: Vec<*mut u8>,
+    /// The chunks (address, bytes), by address.
+    chunks: Vec<(*mut u8, usize)>,
+    /// Bytes in chunks.
+    held: usize,
 }
 
 // SAFETY: the pool owns its chunks; the blocks in them are owned by the pool
 // (free) or by one ring of the same run.
 unsafe impl Send for BlockPool {}
 
-/// Blocks per chunk.
-const CHUNK_BLOCKS: usize = crate::mem::HUGE_PAGE / std::mem::size_of::<Block>();
+/// The first chunk's size.
+const MIN_CHUNK: usize = 64 << 10;
 
 impl BlockPool {
     #[inline]
@@ -90,14 +95,17 @@ impl BlockPool {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let c = crate::mem::alloc_chunk();
-        let at = self.chunks.partition_point(|&x| x < c);
-        self.chunks.insert(at, c);
+        let bytes = self.held.next_power_of_two().clamp(MIN_CHUNK, crate::mem::HUGE_PAGE);
+        let c = crate::mem::alloc_chunk(bytes);
+        let at = self.chunks.partition_point(|&(x, _)| x < c);
+        self.chunks.insert(at, (c, bytes));
+        self.held += bytes;
         let first = c as *mut Block;
-        // SAFETY: the chunk holds CHUNK_BLOCKS blocks. They are left
+        // SAFETY: the chunk holds `bytes / size_of::<Block>()` blocks (it is
+        // aligned to its power-of-two size, at least 64 KiB). They are left
         // uninitialised: a ring writes an entry before it reads it, and a
         // block's `next` before it follows it.
-        self.free.extend((0..CHUNK_BLOCKS).rev().map(|i| unsafe { first.add(i) }));
+        self.free.extend((0..bytes / std::mem::size_of::<Block>()).rev().map(|i| unsafe { first.add(i) }));
     }
 
     /// # Safety
@@ -108,10 +116,9 @@ impl BlockPool {
     }
 
     /// Index in `chunks` of the chunk holding `b`.
-    fn chunk_of(chunks: &[*mut u8], b: *mut Block) -> usize {
-        let base = (b as usize & !(crate::mem::HUGE_PAGE - 1)) as *mut u8;
-        let i = chunks.partition_point(|&x| x < base);
-        debug_assert!(chunks.get(i) == Some(&base), "a block of another pool");
+    fn chunk_of(chunks: &[(*mut u8, usize)], b: *mut Block) -> usize {
+        let i = chunks.partition_point(|&(x, _)| x as usize <= b as usize) - 1;
+        debug_assert!((b as usize) < chunks[i].0 as usize + chunks[i].1, "a block of another pool");
         i
     }
 
@@ -121,17 +128,19 @@ impl BlockPool {
     /// entirely free.
     pub fn trim(&mut self) {
         let spare = self.low.min(self.free.len());
-        if spare >= CHUNK_BLOCKS {
+        if spare >= MIN_CHUNK / std::mem::size_of::<Block>() {
             let mut count = vec![0usize; self.chunks.len()];
             for &b in &self.free {
                 count[Self::chunk_of(&self.chunks, b)] += 1;
             }
-            let mut budget = spare / CHUNK_BLOCKS;
+            let mut budget = spare;
             let release: Vec<bool> = count
                 .iter()
-                .map(|&n| {
-                    let r = budget > 0 && n == CHUNK_BLOCKS;
-                    budget -= r as usize;
+                .zip(&self.chunks)
+                .map(|(&n, &(_, bytes))| {
+                    let blocks = bytes / std::mem::size_of::<Block>();
+                    let r = n == blocks && blocks <= budget;
+                    budget -= if r { blocks } else { 0 };
                     r
                 })
                 .collect();
@@ -139,12 +148,14 @@ impl BlockPool {
                 let chunks = &self.chunks;
                 self.free.retain(|&b| !release[Self::chunk_of(chunks, b)]);
                 let mut i = 0;
-                self.chunks.retain(|&c| {
+                let held = &mut self.held;
+                self.chunks.retain(|&(c, bytes)| {
                     let r = release[i];
                     i += 1;
                     if r {
+                        *held -= bytes;
                         // SAFETY: every block of the chunk is free, so no ring uses it.
-                        unsafe { crate::mem::free_chunk(c) };
+                        unsafe { crate::mem::free_chunk(c, bytes) };
                     }
                     !r
                 });
@@ -166,14 +177,19 @@ impl BlockPool {
     pub fn chunks(&self) -> usize {
         self.chunks.len()
     }
+
+    /// Bytes held in chunks.
+    pub fn bytes(&self) -> usize {
+        self.held
+    }
 }
 
 impl Drop for BlockPool {
     fn drop(&mut self) {
-        for &c in &self.chunks {
+        for &(c, bytes) in &self.chunks {
             // SAFETY: the pool outlives the rings of its run (they are
             // dropped first or never used again), so nothing uses the chunk.
-            unsafe { crate::mem::free_chunk(c) };
+            unsafe { crate::mem::free_chunk(c, bytes) };
         }
     }
 }
@@ -742,37 +758,42 @@ mod tests {
                 pool.trim();
             }
         }
-        // Blocks in use plus free ones: no more than the peak needs, in
-        // whole chunks.
+        // Blocks in use plus free ones: no more than the peak needs, and
+        // chunks at most double what is held.
         assert!(pool.len() < 200_000 / BLOCK);
-        assert!(pool.chunks() * CHUNK_BLOCKS < r.len() + pool.len() + CHUNK_BLOCKS);
+        let block = std::mem::size_of::<Block>();
+        assert!(pool.bytes() <= 2 * (r.len() / BLOCK + 2 + pool.len()) * block + MIN_CHUNK);
     }
 
-    /// Chunks are freed only when every block of theirs stayed free for a
-    /// whole trim period, and never a chunk with a block in use.
+    /// Chunks double up to 2 MiB; they are freed only when every block of
+    /// theirs stayed free for a whole trim period, and never with a block
+    /// in use.
     #[test]
     fn trim_frees_whole_idle_chunks_only() {
+        let block = std::mem::size_of::<Block>();
         let mut pool = BlockPool::default();
-        let taken: Vec<*mut Block> = (0..3 * CHUNK_BLOCKS).map(|_| pool.take()).collect();
-        assert_eq!((pool.chunks(), pool.len()), (3, 0));
-        // Distinct blocks, inside their chunks, 64-byte aligned.
+        // 64 + 64 + 128 + 256 KiB.
+        let n = (512 << 10) / block;
+        let taken: Vec<*mut Block> = (0..n).map(|_| pool.take()).collect();
+        assert_eq!((pool.chunks(), pool.len(), pool.bytes()), (4, 0, 512 << 10));
+        // Distinct blocks, 64-byte aligned.
         let mut sorted = taken.clone();
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), taken.len());
         assert!(taken.iter().all(|&b| b as usize % 64 == 0));
-        // Keep one block of the first chunk; give the rest back.
+        // Keep the first block taken (of the first chunk); give the rest back.
         let kept = taken[0];
         for &b in &taken[1..] {
             unsafe { pool.give(b) };
         }
         // The pool ran dry during this period: nothing was idle all along.
         pool.trim();
-        assert_eq!(pool.chunks(), 3);
-        // A whole period without takes: the two entirely free chunks go.
+        assert_eq!(pool.chunks(), 4);
+        // A whole period without takes: the three entirely free chunks go.
         pool.trim();
-        assert_eq!(pool.chunks(), 1);
-        assert_eq!(pool.len(), CHUNK_BLOCKS - 1);
+        assert_eq!((pool.chunks(), pool.bytes()), (1, 64 << 10));
+        assert_eq!(pool.len(), (64 << 10) / block - 1);
         assert_eq!(BlockPool::chunk_of(&pool.chunks, kept), 0);
         // Blocks left are the kept chunk's, and usable.
         let b = pool.take();
@@ -788,8 +809,16 @@ mod tests {
         for b in again {
             unsafe { pool.give(b) };
         }
-        pool.trim(); // low was CHUNK_BLOCKS - 10: less than a chunk
+        pool.trim(); // 10 of the chunk's blocks were needed
         assert_eq!(pool.chunks(), 1);
+        // Growth doubles the pool, then goes on in 2 MiB chunks.
+        let big: Vec<*mut Block> = (0..(8 << 20) / block).map(|_| pool.take()).collect();
+        assert_eq!(pool.bytes(), 8 << 20);
+        // 64 K (held before), 64 K, 128 K, 256 K, 512 K, 1 M, then 2 M three times.
+        assert_eq!(pool.chunks(), 9);
+        for b in big {
+            unsafe { pool.give(b) };
+        }
     }
 
     #[test]
