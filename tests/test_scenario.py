@@ -187,6 +187,7 @@ def test_dumbbell_default_measurement_is_last_half():
         (dict(measure_start="1s", measure_window="2s"), "measure_start", "not both"),
         (dict(duration=0), "duration", "must be positive"),
         (dict(packet_size="40B"), "packet_size", "must exceed header_size"),
+        (dict(packet_size="65536B"), "packet_size", "must be at most 65535 B"),
         (dict(flow_options={"delayed_akc": True}), "flow_options.delayed_akc", "did you mean 'delayed_ack'"),
         (dict(flow_options={"packet_size": 9000}), "flow_options.packet_size", "use the dumbbell key"),
         (dict(seed=-1), "seed", "non-negative"),

@@ -276,6 +276,10 @@ def _check_params(params: Any, entry: Optional[dict], algorithm: str, field_path
 # building blocks
 
 
+#: Largest packet on the wire (bytes), IP's; the core holds sizes in 16 bits.
+MAX_PACKET_SIZE = 65535
+
+
 @dataclass
 class Node:
     """A host (flows start and end there) or a router."""
@@ -457,6 +461,9 @@ class Flow:
         ack_size = parse_size(self.ack_size, p("ack_size"))
         if ack_size < 1:
             raise ScenarioError(p("ack_size"), f"must be at least 1 byte, got {self.ack_size!r}")
+        for name, v in (("packet_size", packet_size), ("ack_size", ack_size)):
+            if v > MAX_PACKET_SIZE:
+                raise ScenarioError(p(name), f"must be at most {MAX_PACKET_SIZE} B (IP's largest packet), got {v} B")
         init_cwnd = parse_number(self.init_cwnd, p("init_cwnd"))
         if not (math.isfinite(init_cwnd) and init_cwnd >= 1):
             raise ScenarioError(p("init_cwnd"), f"must be at least 1 segment, got {self.init_cwnd!r}")

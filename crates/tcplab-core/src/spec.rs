@@ -467,6 +467,14 @@ impl RunSpec {
             if f.ack_size == 0 {
                 return Err(SpecError::new(p("ack_size"), "must be at least 1 byte".into()));
             }
+            for (name, v) in [("packet_size", f.packet_size), ("ack_size", f.ack_size)] {
+                if v > crate::net::packet::MAX_PACKET_SIZE {
+                    return Err(SpecError::new(
+                        p(name),
+                        format!("must be at most {} B (IP's largest packet), got {v} B", crate::net::packet::MAX_PACKET_SIZE),
+                    ));
+                }
+            }
             if !(f.init_cwnd.is_finite() && f.init_cwnd >= 1.0) {
                 return Err(SpecError::new(p("init_cwnd"), format!("must be at least 1 segment, got {}", f.init_cwnd)));
             }

@@ -35,6 +35,9 @@ struct Flow {
     file_ack_cursor: usize,
 }
 
+/// End of a path in `World::path_links` (no link has this index).
+const PATH_END: u32 = u32::MAX;
+
 /// A simulation built from a [`RunSpec`], ready to run.
 pub struct World {
     spec: RunSpec,
@@ -51,11 +54,12 @@ pub struct World {
     /// Some flow has scripted losses (`drop_segments`).
     scripted_loss: bool,
     /// Every flow's forward (data) and reverse (ACK) path, as link indices,
-    /// one after the other; `path_of[flow][dir]` = (offset, length). Dense
-    /// and apart from the (large) flow state, so forwarding a packet at a
-    /// router touches two small arrays, not the flow.
+    /// one after the other, each followed by [`PATH_END`]; `path_of[flow][dir]`
+    /// is where it starts. A packet carries its position in this array
+    /// (`Packet::pos`), so forwarding it at a router reads the entry after
+    /// it: one small dense array, not the flow nor its path's bounds.
     path_links: Vec<u32>,
-    path_of: Vec<[(u32, u32); 2]>,
+    path_of: Vec<[u32; 2]>,
     scratch: Vec<Packet>,
     /// SACK blocks of the ACKs on the wire.
     sacks: SackStore,
@@ -78,8 +82,9 @@ impl World {
         (unsafe { self.links.get_unchecked_mut(l as usize) }, &mut self.link_shared)
     }
 
+    /// Start of flow `f`'s path in direction `dir` (0 data, 1 ACKs).
     #[inline(always)]
-    fn path(&self, f: u32, dir: usize) -> (u32, u32) {
+    fn path(&self, f: u32, dir: usize) -> u32 {
         debug_assert!((f as usize) < self.path_of.len() && dir < 2);
         // SAFETY: see above.
         unsafe { *self.path_of.get_unchecked(f as usize).get_unchecked(dir) }
@@ -88,7 +93,8 @@ impl World {
     #[inline(always)]
     fn path_link(&self, i: u32) -> u32 {
         debug_assert!((i as usize) < self.path_links.len());
-        // SAFETY: offsets and lengths in path_of lie inside path_links.
+        // SAFETY: path starts, and positions up to a path's end marker, lie
+        // inside path_links.
         unsafe { *self.path_links.get_unchecked(i as usize) }
     }
 
@@ -112,10 +118,12 @@ impl World {
         let mut path_links = Vec::new();
         let mut path_of = Vec::with_capacity(spec.flows.len());
         for (i, (f, paths)) in spec.flows.iter().zip(paths).enumerate() {
-            let mut refs = [(0u32, 0u32); 2];
+            let mut refs = [0u32; 2];
             for (dir, p) in paths.iter().enumerate() {
-                refs[dir] = (path_links.len() as u32, p.len() as u32);
+                refs[dir] = u32::try_from(path_links.len()).map_err(|_| SpecError::new("flows".into(), "too many flows: their paths exceed 2^32 link entries".into()))?;
+                debug_assert!(!p.is_empty() && p.iter().all(|&l| l != PATH_END));
                 path_links.extend_from_slice(p);
+                path_links.push(PATH_END);
             }
             path_of.push(refs);
             let cc = cc::build(&f.cc, &format!("flows[{i}].cc"))?;
@@ -368,7 +376,10 @@ impl World {
                 }
             }
             let dir = (p.kind == PacketKind::Ack) as usize;
-            let link = self.path_link(self.path(f, dir).0);
+            let start = self.path(f, dir);
+            let mut p = p;
+            p.pos = start;
+            let link = self.path_link(start);
             self.enqueue(link, p);
         }
         self.scratch.clear();
@@ -447,12 +458,9 @@ impl World {
             }
             return;
         }
-        let dir = (p.kind == PacketKind::Ack) as usize;
-        let hop = p.hop as usize + 1;
-        let (off, len) = self.path(f, dir);
-        if hop < len as usize {
-            p.hop = hop as u16;
-            let next_link = self.path_link(off + hop as u32);
+        let next_link = self.path_link(p.pos + 1);
+        if next_link != PATH_END {
+            p.pos += 1;
             self.enqueue(next_link, p);
             return;
         }

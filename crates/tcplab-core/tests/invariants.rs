@@ -144,6 +144,23 @@ fn errors_name_the_field() {
     let mut s = line(10e6, 10, Recovery::Sack, 1.0);
     s.links[1].queue.limit_packets = Some(0);
     assert_eq!(tcplab_core::World::new(s).err().unwrap().field, "links[1].queue.limit_packets");
+    // Packets are at most 65,535 bytes (sizes are 16 bits on the wire).
+    let mut s = line(10e6, 10, Recovery::Sack, 1.0);
+    s.flows[0].packet_size = 65_536;
+    let e = tcplab_core::World::new(s).err().unwrap();
+    assert_eq!(e.field, "flows[0].packet_size");
+    assert!(e.message.contains("at most 65535"), "{}", e.message);
+    let mut s = line(10e6, 10, Recovery::Sack, 1.0);
+    s.flows[0].ack_size = 70_000;
+    assert_eq!(tcplab_core::World::new(s).err().unwrap().field, "flows[0].ack_size");
+    // The largest allowed size runs, and its packets keep their size.
+    let mut s = line(100e6, 10, Recovery::Sack, 1.0);
+    s.flows[0].packet_size = 65_535;
+    s.links[1].queue.limit_packets = Some(1000);
+    let r = tcplab_core::run(s).unwrap();
+    assert_conservation(&r);
+    let l = &r.links[0];
+    assert!(l.data_packets_out > 0 && l.bytes_out >= l.data_packets_out * 65_535, "{} bytes in {} packets", l.bytes_out, l.data_packets_out);
 }
 
 fn random_spec(flows: usize, rates: Vec<f64>, delays: Vec<f64>, buffer: u64, ack_buffer: u64, rec: u8, delack: bool, loss: f64) -> RunSpec {

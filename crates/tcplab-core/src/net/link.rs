@@ -567,7 +567,7 @@ impl Link {
             let e = *self.entries.first_waiting();
             // Service start, from the arrival (not stored: 32-byte entries,
             // one per half cache line): arrive = start + ser(size) + delay.
-            if e.arrive - self.delay - self.ser_of(e.pkt.size) > now {
+            if e.arrive - self.delay - self.ser_of(e.pkt.size as u32) > now {
                 break;
             }
             self.waiting_bytes -= e.pkt.size as u64;
@@ -596,15 +596,15 @@ impl Link {
             return Enqueued::Dropped;
         }
         let start = if idle { now } else { self.busy_until };
-        let ser = if self.ser_cache_size == pkt.size {
+        let ser = if self.ser_cache_size == pkt.size as u32 {
             self.ser_cache_time
         } else {
-            let t = serialization_time(pkt.size, self.ps_per_byte);
-            self.ser_cache_size = pkt.size;
+            let t = serialization_time(pkt.size as u32, self.ps_per_byte);
+            self.ser_cache_size = pkt.size as u32;
             self.ser_cache_time = t;
             t
         };
-        debug_assert_eq!(ser, self.ser_of(pkt.size));
+        debug_assert_eq!(ser, self.ser_of(pkt.size as u32));
         let depart = start + ser;
         self.busy_until = depart;
         let window = shared.window;

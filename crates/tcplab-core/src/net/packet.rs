@@ -93,27 +93,36 @@ pub struct Packet {
     /// Data: segment number. Ack: cumulative acknowledgement (next segment expected).
     pub seq: u64,
     pub flow: u32,
-    /// Bytes on the wire.
-    pub size: u32,
     /// ACKs on the wire: handle of their SACK blocks in the run's
     /// [`SackStore`] (0: none).
     pub sack: u32,
-    /// Index of the link the packet is on within its flow's path.
-    pub hop: u16,
+    /// Where the packet is on its path: the index, in the run's array of
+    /// paths, of the link it is on (set by the world when it sends it), so
+    /// forwarding reads the next link from the entry after it, not the
+    /// flow's path first.
+    pub pos: u32,
+    /// Bytes on the wire: at most 65,535, as in IP (the spec checks packet
+    /// and ACK sizes).
+    pub size: u16,
     pub kind: PacketKind,
     /// Data: this is a retransmission (for accounting only; the receiver does not look).
     pub retransmit: bool,
 }
 
+/// Largest packet size (bytes), IP's.
+pub const MAX_PACKET_SIZE: u32 = u16::MAX as u32;
+
 impl Packet {
     #[inline]
     pub const fn data(flow: u32, seq: u64, size: u32, retransmit: bool) -> Self {
-        Packet { seq, flow, size, sack: 0, hop: 0, kind: PacketKind::Data, retransmit }
+        debug_assert!(size <= MAX_PACKET_SIZE);
+        Packet { seq, flow, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Data, retransmit }
     }
 
     #[inline]
     pub fn ack(flow: u32, ack: u64, size: u32) -> Self {
-        Packet { seq: ack, flow, size, sack: 0, hop: 0, kind: PacketKind::Ack, retransmit: false }
+        debug_assert!(size <= MAX_PACKET_SIZE);
+        Packet { seq: ack, flow, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Ack, retransmit: false }
     }
 }
 
