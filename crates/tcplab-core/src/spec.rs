@@ -235,13 +235,13 @@ pub struct FlowSpec {
     /// Connection start time (seconds). Bulk flows start sending then.
     #[serde(default)]
     pub start: f64,
-    /// Wire size of a full data packet (bytes).
+    /// Wire size of a full data packet (bytes; more than `header_size`, at most 65,535).
     #[serde(default = "d_packet_size")]
     pub packet_size: u32,
     /// TCP/IP header bytes inside `packet_size`.
     #[serde(default = "d_header")]
     pub header_size: u32,
-    /// Wire size of a pure ACK (bytes).
+    /// Wire size of a pure ACK (bytes, 1 to 65,535).
     #[serde(default = "d_ack")]
     pub ack_size: u32,
     #[serde(default = "d_accounting")]
