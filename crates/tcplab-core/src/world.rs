@@ -120,10 +120,13 @@ impl World {
         for (i, (f, paths)) in spec.flows.iter().zip(paths).enumerate() {
             let mut refs = [0u32; 2];
             for (dir, p) in paths.iter().enumerate() {
-                refs[dir] = u32::try_from(path_links.len()).map_err(|_| SpecError::new("flows".into(), "too many flows: their paths exceed 2^32 link entries".into()))?;
+                refs[dir] = path_links.len() as u32;
                 debug_assert!(!p.is_empty() && p.iter().all(|&l| l != PATH_END));
                 path_links.extend_from_slice(p);
                 path_links.push(PATH_END);
+                if path_links.len() > u32::MAX as usize {
+                    return Err(SpecError::new("flows".into(), "too many flows: their paths exceed 2^32 link entries".into()));
+                }
             }
             path_of.push(refs);
             let cc = cc::build(&f.cc, &format!("flows[{i}].cc"))?;

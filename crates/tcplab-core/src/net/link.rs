@@ -50,8 +50,9 @@ unsafe impl Send for Block {}
 /// copied) when a burst arrived and shrunk every 2^20 events; with 10,000
 /// flows, tens of MB per 2^20 events.
 ///
-/// Blocks are cut from chunks the pool owns. Each new chunk is as large as
-/// all the pool holds (64 KiB first, doubling up to 2 MiB), and chunks of
+/// Blocks are cut from chunks the pool owns. A new chunk is the power of
+/// two at or above what the pool holds (64 KiB first, so the pool doubles),
+/// at most 2 MiB, and chunks of
 /// 2 MiB are backed by huge pages where the system allows
 /// ([`crate::mem`]): with thousands of flows the packets in flight are the
 /// largest state a run reads at random (26 MB with 10,000 flows), and with
@@ -242,8 +243,10 @@ impl Ring {
         if self.tail_off as usize == BLOCK || self.tail_blk.is_null() {
             self.new_tail(pool);
         }
-        // SAFETY: the tail block is live and tail_off < BLOCK.
-        unsafe { *(*self.tail_blk).e.get_unchecked_mut(self.tail_off as usize) = e };
+        // SAFETY: the tail block is live and tail_off < BLOCK. Written through
+        // a raw pointer: a fresh block is uninitialised, so no reference to
+        // its entries is made before they are written.
+        unsafe { std::ptr::addr_of_mut!((*self.tail_blk).e).cast::<InLink>().add(self.tail_off as usize).write(e) };
         if cursor {
             self.wait_blk = self.tail_blk;
             self.wait_off = self.tail_off;
@@ -576,8 +579,13 @@ impl Link {
     }
 
     /// Offers `pkt` to the queue at `now` (drop-tail).
+    ///
+    /// Crate-only, as [`Link::pop_arrival`]: a link's FIFO lives in blocks
+    /// of the pool in `shared`, so every call for a link must pass the same
+    /// `LinkShared`, and the link must not be used once that is dropped.
+    /// `World` holds one per run, beside its links.
     #[inline(always)]
-    pub fn enqueue(&mut self, now: Time, pkt: Packet, shared: &mut LinkShared) -> Enqueued {
+    pub(crate) fn enqueue(&mut self, now: Time, pkt: Packet, shared: &mut LinkShared) -> Enqueued {
         self.packets_in += 1;
         let idle = self.busy_until <= now;
         if idle {
@@ -641,7 +649,7 @@ impl Link {
     /// it, whether the loss model lost it on the way, and the arrival time of
     /// the next head, if any.
     #[inline(always)]
-    pub fn pop_arrival(&mut self, now: Time, shared: &mut LinkShared) -> (Packet, bool, Option<Time>) {
+    pub(crate) fn pop_arrival(&mut self, now: Time, shared: &mut LinkShared) -> (Packet, bool, Option<Time>) {
         // The head started service before it arrived, so leaving does not
         // change the waiting set: only if the last advance predates the
         // head's start (it is still counted as waiting) must the link catch
@@ -712,6 +720,7 @@ mod tests {
         let mut r = Ring::new();
         let mut model: VecDeque<u64> = VecDeque::new();
         let mut waiting = 0usize;
+        let mut peak = 0usize;
         let (mut x, mut id) = (12345u64, 0u64);
         for step in 0..200_000 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -749,6 +758,7 @@ mod tests {
                 waiting -= 1;
             }
             assert_eq!((r.len(), r.waiting as usize), (model.len(), waiting));
+            peak = peak.max(model.len());
             assert_eq!(r.front().map(|e| e.arrive), model.front().copied());
             if model.len() > 1 {
                 assert_eq!(r.second().arrive, model[1]);
@@ -758,11 +768,20 @@ mod tests {
                 pool.trim();
             }
         }
-        // Blocks in use plus free ones: no more than the peak needs, and
-        // chunks at most double what is held.
-        assert!(pool.len() < 200_000 / BLOCK);
+        // Every block is in the ring or free (none lost), and the pool holds
+        // no more than twice the most the ring ever used, plus the first chunk.
         let block = std::mem::size_of::<Block>();
-        assert!(pool.bytes() <= 2 * (r.len() / BLOCK + 2 + pool.len()) * block + MIN_CHUNK);
+        let mut in_ring = 0;
+        let mut b = r.head_blk;
+        while !b.is_null() {
+            in_ring += 1;
+            // SAFETY: the ring's blocks from head to tail are live.
+            b = if b == r.tail_blk { std::ptr::null_mut() } else { unsafe { (*b).next } };
+        }
+        assert_eq!(pool.bytes() / block, pool.len() + in_ring);
+        // A chunk is added only when every block held is in use, and is at
+        // most twice their size.
+        assert!(pool.bytes() <= 3 * (peak / BLOCK + 2) * block + MIN_CHUNK, "{} B held, peak {peak} entries", pool.bytes());
     }
 
     /// Chunks double up to 2 MiB; they are freed only when every block of
