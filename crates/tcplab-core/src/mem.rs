@@ -1,5 +1,5 @@
 //! Memory for the large state a run reads at random: the packets in flight
-//! (link FIFO blocks) and the links.
+//! (link FIFO blocks), the links and the flows.
 //!
 //! With thousands of flows that state is hundreds of MB, read at addresses
 //! no prefetcher can guess, so with 4 KiB pages nearly every such read also
