@@ -43,7 +43,7 @@ pub struct Receiver {
     ooo: VecDeque<(u64, u64)>,
     /// One segment of each of the most recently changed out-of-order blocks,
     /// most recent first, at most one per block (RFC 2018: repeat the most
-    /// recently reported blocks).
+    /// recently reported blocks). Kept only with SACK.
     recent: [u64; MAX_SACK_BLOCKS],
     n_recent: usize,
     sack: bool,
@@ -163,7 +163,11 @@ impl Receiver {
             if !self.insert_ooo(seq) {
                 self.stats.duplicates += 1;
             }
-            self.note_recent(seq);
+            // The recent blocks feed SACK blocks only: without SACK the two
+            // to five binary searches of the held ranges are not needed.
+            if self.sack {
+                self.note_recent(seq);
+            }
             immediate = true;
         }
         if immediate {
