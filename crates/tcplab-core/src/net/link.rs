@@ -840,6 +840,64 @@ mod tests {
         }
     }
 
+    /// The next arrival an arrival reports is the next packet's, through
+    /// bursts, drops, idle spells and block boundaries; and every packet
+    /// arrives when a FIFO link at a fixed rate says.
+    #[test]
+    fn arrivals_report_the_next_packets_arrival() {
+        use std::collections::VecDeque;
+        let ms = 1_000_000_000u64;
+        let mut sh = LinkShared { window: (0, u64::MAX), ..Default::default() };
+        // 1 Mbit/s (1000 B take 8 ms), delay 30 ms, 20 waiting places.
+        let mut l = Link::new(1e6, 30 * ms, Some(20), None);
+        let ppb = l.ps_per_byte;
+        let ser = |size: u32| serialization_time(size, ppb);
+        // (arrival, service start) of each packet on the link.
+        let mut model: VecDeque<(Time, Time)> = VecDeque::new();
+        let (mut now, mut busy, mut x) = (0u64, 0u64, 99u64);
+        let (mut pops, mut drops, mut longest) = (0, 0, 0);
+        for step in 0..200_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            // Bursts (phases where three gaps in four are 0), and spells long
+            // enough to empty the link.
+            let burst = (step / 300) % 2 == 0 && x >> 62 != 0;
+            let gap = if burst { 0 } else { (x >> 20) % (if x & 64 == 0 { 12 * ms } else { 60 * ms }) };
+            match model.front() {
+                Some(&(head, _)) if head <= now + gap => {
+                    now = head;
+                    let (_, lost, next) = l.pop_arrival(now, &mut sh);
+                    assert!(!lost);
+                    model.pop_front();
+                    assert_eq!(next, model.front().map(|m| m.0));
+                    pops += 1;
+                }
+                _ => {
+                    now += gap;
+                    let size = if x & 2 == 0 { 1000 } else { 40 };
+                    let waiting = model.iter().filter(|m| m.1 > now).count();
+                    let r = l.enqueue(now, pkt(size), &mut sh);
+                    if busy > now && waiting + 1 > 20 {
+                        assert!(matches!(r, Enqueued::Dropped));
+                        drops += 1;
+                        continue;
+                    }
+                    let start = busy.max(now);
+                    busy = start + ser(size);
+                    let arrive = busy + 30 * ms;
+                    let first = model.is_empty();
+                    model.push_back((arrive, start));
+                    longest = longest.max(model.len());
+                    match r {
+                        Enqueued::Accepted(t) => assert_eq!(t, first.then_some(arrive)),
+                        Enqueued::Dropped => panic!("dropped with {waiting} waiting"),
+                    }
+                }
+            }
+        }
+        // The run exercised what it is meant to.
+        assert!(pops > 50_000 && drops > 1000 && longest > 2 * BLOCK, "{pops} pops, {drops} drops, {longest} at most");
+    }
+
     #[test]
     fn byte_limit_counts_waiting_bytes() {
         let mut sh = LinkShared { window: (0, u64::MAX), ..Default::default() };
