@@ -632,6 +632,11 @@ struct Radix {
     /// Front of each bucket (entries before it are popped; always 0 above
     /// level 0, where a bucket is popped only when it holds one entry).
     heads: Box<[u32]>,
+    /// Earliest time in each bucket (`Time::MAX` when empty), kept at every
+    /// push: a bucket above level 0 is spilled relative to its earliest
+    /// event, which was found by a pass over the bucket before the pass
+    /// that moves it (every event is spilled three to five times).
+    mins: Box<[Time]>,
     /// Events scheduled and popped so far. Two counters, one per operation,
     /// not a count of pending events: LLVM fused a `len -= 1` with the next
     /// field's `+= 1` into a 16-byte load and store, a load that follows a
@@ -652,6 +657,7 @@ impl Radix {
             words,
             buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
             heads: vec![0; BUCKETS].into_boxed_slice(),
+            mins: vec![Time::MAX; BUCKETS].into_boxed_slice(),
             pushed: 0,
             pops: 0,
         }
@@ -689,6 +695,9 @@ impl Radix {
         let i = bucket(time, self.last);
         // SAFETY: bucket() < LEVELS << BITS = BUCKETS.
         unsafe { self.buckets.get_unchecked_mut(i) }.push(RadixEntry { time, kind });
+        // SAFETY: as above.
+        let m = unsafe { self.mins.get_unchecked_mut(i) };
+        *m = (*m).min(time);
         self.mark(i);
         self.best = self.best.min(i);
         self.pushed += 1;
@@ -706,7 +715,9 @@ impl Radix {
         let b = unsafe { self.buckets.get_unchecked(i) };
         if i >= RADIX && b.len() > 1 {
             // Above level 0 the front is the earliest only if alone.
-            let m = b.iter().map(|e| e.time).min().expect("a marked bucket has entries");
+            // SAFETY: i < BUCKETS.
+            let m = unsafe { *self.mins.get_unchecked(i) };
+            debug_assert_eq!(Some(m), b.iter().map(|e| e.time).min());
             if m > limit {
                 return None;
             }
@@ -729,6 +740,10 @@ impl Radix {
         // SAFETY: 0 or the current length.
         unsafe { b.set_len(if emptied { 0 } else { len }) };
         unsafe { *self.heads.get_unchecked_mut(i) = if emptied { 0 } else { h as u32 + 1 } };
+        // A bucket above level 0 is popped only when it holds one event, and
+        // at level 0 all its events have one time: the minimum stays right.
+        let m = unsafe { self.mins.get_unchecked_mut(i) };
+        *m = if emptied { Time::MAX } else { *m };
         self.unmark_if(i, emptied);
         self.best = self.lowest();
         self.pops += 1;
@@ -743,12 +758,15 @@ impl Radix {
     fn spill(&mut self, src: usize, m: Time) {
         self.last = m;
         self.unmark_if(src, true);
+        self.mins[src] = Time::MAX;
         let mut v = std::mem::take(&mut self.buckets[src]);
         for e in &v {
             let j = bucket(e.time, m);
             debug_assert!(j < src);
             // SAFETY: bucket() < BUCKETS.
             unsafe { self.buckets.get_unchecked_mut(j) }.push(*e);
+            let mj = unsafe { self.mins.get_unchecked_mut(j) };
+            *mj = (*mj).min(e.time);
             self.mark(j);
         }
         v.clear();
@@ -763,7 +781,7 @@ impl Radix {
         } else if i < RADIX {
             Some((self.last & !(RADIX as u64 - 1)) | i as u64)
         } else {
-            self.buckets[i].iter().map(|e| e.time).min()
+            Some(self.mins[i])
         }
     }
 
