@@ -367,8 +367,14 @@ impl RunSpec {
             ));
         }
         non_negative("sample_interval".into(), self.sample_interval)?;
-        if self.duration * 1e12 >= u64::MAX as f64 {
-            return Err(SpecError::new("duration".into(), "too long for picosecond time (max ~1.8e7 s)".into()));
+        // Senders keep a segment's send time and flags in one word: times
+        // up to 2^61 ps.
+        let max = crate::tcp::sender::MAX_TIME as f64 / 1e12;
+        if self.duration >= max {
+            return Err(SpecError::new(
+                "duration".into(),
+                format!("too long: simulated time is limited to 2^61 ps ({max:.4e} s, about 26 days), got {} s", self.duration),
+            ));
         }
         let mut names = HashSet::new();
         for (i, n) in self.nodes.iter().enumerate() {

@@ -153,6 +153,12 @@ fn errors_name_the_field() {
     let mut s = line(10e6, 10, Recovery::Sack, 1.0);
     s.flows[0].ack_size = 70_000;
     assert_eq!(tcplab_core::World::new(s).err().unwrap().field, "flows[0].ack_size");
+    // Simulated time is at most 2^61 ps (senders pack flags above it).
+    let mut s = line(10e6, 10, Recovery::Sack, 1.0);
+    s.duration = 2.4e6;
+    let e = tcplab_core::World::new(s).err().unwrap();
+    assert_eq!(e.field, "duration");
+    assert!(e.message.contains("2^61 ps"), "{}", e.message);
     // The largest allowed size runs, and its packets keep their size.
     let mut s = line(100e6, 10, Recovery::Sack, 1.0);
     s.flows[0].packet_size = 65_535;

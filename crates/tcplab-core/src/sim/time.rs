@@ -1,7 +1,8 @@
 //! Simulated time: an integer count of picoseconds.
 //!
 //! Picoseconds keep serialization times exact at 100 Gbit/s (a 1500-byte packet
-//! takes 120,000 ps) and still span 2^64 ps = 213 days of simulated time.
+//! takes 120,000 ps) and still span 2^64 ps = 213 days of simulated time (a
+//! run is limited to 2^61 ps, about 26 days: see `tcp::sender::MAX_TIME`).
 
 /// A point in simulated time or a duration, in picoseconds.
 pub type Time = u64;

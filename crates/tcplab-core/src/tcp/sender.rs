@@ -69,67 +69,87 @@ const SACKED: u8 = 2;
 const RETX_OUT: u8 = 4;
 
 /// Per-segment state of the segments outstanding, `[snd_una, high_data)`:
-/// send time and flags, in two rings indexed by sequence number modulo a
-/// power of two (9 bytes a segment; one struct would pad to 16). The rings
-/// grow with the window and [`SegMetas::trim`] shrinks them again when the
+/// send time and flags in one word (the flags in the top [`FLAG_BITS`]
+/// bits, the time below: simulated time is limited to 2^61 ps, about 26
+/// days, by the spec's validation), in a ring indexed by sequence number
+/// modulo a power of two. One word, not two arrays (a `Vec<Time>` and a
+/// `Vec<u8>`): an ACK reads a segment's flags and send time, and with
+/// thousands of flows each array was a cache miss of its own. The ring
+/// grows with the window and [`SegMetas::trim`] shrinks it again when the
 /// window is far smaller, so memory follows the current window, not the
 /// largest ever.
 #[derive(Debug)]
 struct SegMetas {
-    sent: Vec<Time>,
-    flags: Vec<u8>,
+    e: Vec<u64>,
     mask: u64,
 }
 
 const META_MIN: usize = 64;
+/// Bits of a segment's word holding its flags (`RETX`, `SACKED`, `RETX_OUT`).
+const FLAG_BITS: u32 = 3;
+const TIME_BITS: u32 = 64 - FLAG_BITS;
+const TIME_MASK: u64 = (1 << TIME_BITS) - 1;
+/// Latest simulated time a run may reach (ps).
+pub const MAX_TIME: Time = TIME_MASK;
+const _: () = assert!((RETX | SACKED | RETX_OUT) as u64 >> FLAG_BITS == 0);
 
 impl SegMetas {
     fn new() -> Self {
-        SegMetas { sent: vec![0; META_MIN], flags: vec![0; META_MIN], mask: META_MIN as u64 - 1 }
+        SegMetas { e: vec![0; META_MIN], mask: META_MIN as u64 - 1 }
     }
 
-    // SAFETY (the four accessors): both vectors have length mask + 1, so a
-    // masked index is in bounds.
+    // SAFETY (the accessors): the vector has length mask + 1, so a masked
+    // index is in bounds.
+    #[inline(always)]
+    fn word(&self, q: u64) -> u64 {
+        unsafe { *self.e.get_unchecked((q & self.mask) as usize) }
+    }
+
+    #[inline(always)]
+    fn word_mut(&mut self, q: u64) -> &mut u64 {
+        unsafe { self.e.get_unchecked_mut((q & self.mask) as usize) }
+    }
+
     #[inline(always)]
     fn flags(&self, q: u64) -> u8 {
-        unsafe { *self.flags.get_unchecked((q & self.mask) as usize) }
+        (self.word(q) >> TIME_BITS) as u8
     }
 
     #[inline(always)]
-    fn flags_mut(&mut self, q: u64) -> &mut u8 {
-        unsafe { self.flags.get_unchecked_mut((q & self.mask) as usize) }
+    fn set_flags(&mut self, q: u64, f: u8) {
+        let w = self.word_mut(q);
+        *w = (*w & TIME_MASK) | (f as u64) << TIME_BITS;
     }
 
     #[inline(always)]
     fn sent(&self, q: u64) -> Time {
-        unsafe { *self.sent.get_unchecked((q & self.mask) as usize) }
+        self.word(q) & TIME_MASK
     }
 
     #[inline(always)]
     fn set_sent(&mut self, q: u64, t: Time) {
-        unsafe { *self.sent.get_unchecked_mut((q & self.mask) as usize) = t }
+        debug_assert!(t <= MAX_TIME);
+        let w = self.word_mut(q);
+        *w = (*w & !TIME_MASK) | t;
     }
 
     /// Room for segments `[una, high)`, keeping their state.
     #[inline]
     fn ensure(&mut self, una: u64, high: u64) {
         let need = high - una;
-        if need as usize > self.sent.len() {
-            self.resize(una, high, (need as usize).next_power_of_two().max(self.sent.len() * 2));
+        if need as usize > self.e.len() {
+            self.resize(una, high, (need as usize).next_power_of_two().max(self.e.len() * 2));
         }
     }
 
     #[cold]
     fn resize(&mut self, una: u64, high: u64, cap: usize) {
-        let mut sent = vec![0; cap];
-        let mut flags = vec![0; cap];
+        let mut e = vec![0; cap];
         let mask = cap as u64 - 1;
         for s in una..high {
-            sent[(s & mask) as usize] = self.sent(s);
-            flags[(s & mask) as usize] = self.flags(s);
+            e[(s & mask) as usize] = self.word(s);
         }
-        self.sent = sent;
-        self.flags = flags;
+        self.e = e;
         self.mask = mask;
     }
 
@@ -137,7 +157,7 @@ impl SegMetas {
     /// halves them or more.
     fn trim(&mut self, una: u64, high: u64) {
         let want = ((4 * (high - una)) as usize).next_power_of_two().max(META_MIN);
-        if want * 2 <= self.sent.len() {
+        if want * 2 <= self.e.len() {
             self.resize(una, high, want);
         }
     }
@@ -351,17 +371,17 @@ impl Sender {
             // The segment just past high_data is new: room for it, no flags.
             self.meta.ensure(self.snd_una, seq + 1);
             self.high_data = seq + 1;
-            *self.meta.flags_mut(seq) = 0;
+            self.meta.set_flags(seq, 0);
         }
         let sack = self.sack();
         self.meta.set_sent(seq, now);
         if retransmit {
-            let f = self.meta.flags_mut(seq);
-            *f |= RETX;
-            if sack && *f & RETX_OUT == 0 {
-                *f |= RETX_OUT;
+            let mut f = self.meta.flags(seq) | RETX;
+            if sack && f & RETX_OUT == 0 {
+                f |= RETX_OUT;
                 self.retrans_out += 1;
             }
+            self.meta.set_flags(seq, f);
             self.stats.retransmits += 1;
         }
         let size = self.wire_size(seq, map);
@@ -520,13 +540,13 @@ impl Sender {
         let first = i;
         let mut mark = |this: &mut Self, a: u64, b: u64| {
             for q in a..b {
-                let f = this.meta.flags_mut(q);
-                *f |= SACKED;
-                if *f & RETX_OUT != 0 {
-                    *f &= !RETX_OUT;
+                let mut f = this.meta.flags(q) | SACKED;
+                if f & RETX_OUT != 0 {
+                    f &= !RETX_OUT;
                     this.retrans_out -= 1;
                 }
-                if *f & RETX == 0 {
+                this.meta.set_flags(q, f);
+                if f & RETX == 0 {
                     newest = Some(q);
                 }
             }
@@ -567,8 +587,7 @@ impl Sender {
             let mut newest_unsacked = None;
             let mut sacked_below = 0;
             for q in old_una..a {
-                let m = self.meta.flags_mut(q);
-                let f = *m;
+                let f = self.meta.flags(q);
                 if f & SACKED != 0 {
                     sacked_below += 1;
                 } else {
@@ -581,7 +600,7 @@ impl Sender {
                 if f & RETX_OUT != 0 {
                     self.retrans_out -= 1;
                 }
-                *m = 0;
+                self.meta.set_flags(q, 0);
             }
             cum_acked = a - old_una;
             if !karn {
@@ -779,7 +798,8 @@ impl Sender {
         self.dupacks = 0;
         if self.sack() {
             for q in self.snd_una..self.high_data {
-                *self.meta.flags_mut(q) &= !RETX_OUT;
+                let f = self.meta.flags(q);
+                self.meta.set_flags(q, f & !RETX_OUT);
             }
             self.retrans_out = 0;
             self.lost_high = self.high_data;
