@@ -186,6 +186,7 @@ def test_dumbbell_default_measurement_is_last_half():
         (dict(measure_start="10s"), "measure_start", "must be before the end of the run"),
         (dict(measure_start="1s", measure_window="2s"), "measure_start", "not both"),
         (dict(duration=0), "duration", "must be positive"),
+        (dict(duration="3e6s"), "duration", "limited to 2^61 ps"),
         (dict(packet_size="40B"), "packet_size", "must exceed header_size"),
         (dict(packet_size="65536B"), "packet_size", "must be at most 65535 B"),
         (dict(flow_options={"delayed_akc": True}), "flow_options.delayed_akc", "did you mean 'delayed_ack'"),

@@ -279,6 +279,10 @@ def _check_params(params: Any, entry: Optional[dict], algorithm: str, field_path
 #: Largest packet on the wire (bytes), IP's; the core holds sizes in 16 bits.
 MAX_PACKET_SIZE = 65535
 
+#: Longest run (seconds): the core counts time in picoseconds and keeps a
+#: segment's send time below three flag bits, so times stay under 2^61 ps.
+MAX_DURATION = (2**61 - 1) / 1e12
+
 
 @dataclass
 class Node:
@@ -650,6 +654,10 @@ class Scenario:
         if self.duration is None:
             raise ScenarioError("duration", "missing: how long to simulate (e.g. '100s')")
         duration = _pos_time(self.duration, "duration")
+        if duration >= MAX_DURATION:
+            raise ScenarioError(
+                "duration", f"too long: simulated time is limited to 2^61 ps ({MAX_DURATION:.4e} s, about 26 days), got {duration:g} s"
+            )
         if self.measure_start is not None and self.measure_window is not None:
             raise ScenarioError("measure_start", "give either measure_start or measure_window, not both")
         if self.measure_window is not None:
