@@ -51,6 +51,8 @@ fn scenarios() -> Vec<(String, RunSpec)> {
         ("s2-cubic-60s".into(), dumbbell(1, 200e6, 0.1, bdp(200e6, 0.1), "cubic", Recovery::NewReno, 60.0).spec()),
         ("s3-10cubic-sack-10s".into(), dumbbell(10, 1e9, 0.1, bdp(1e9, 0.1) / 10, "cubic", Recovery::Sack, 10.0).spec()),
         ("s4-200newreno-20s".into(), dumbbell(200, 200e6, 0.1, bdp(200e6, 0.1) / 10, "newreno", Recovery::NewReno, 20.0).spec()),
+        // 16,402 links: the radix heap and its event loop.
+        ("radix-4100newreno-2s".into(), dumbbell(4100, 41e9, 0.1, bdp(41e9, 0.1) / 10, "newreno", Recovery::NewReno, 2.0).spec()),
     ];
     // Every algorithm and recovery on a small, lossy dumbbell.
     let algos = ["newreno", "bic", "cubic", "scalable", "highspeed", "htcp", "westwood", "westwood-re", "westwood-bs"];

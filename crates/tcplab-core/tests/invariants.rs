@@ -237,3 +237,37 @@ proptest! {
         }
     }
 }
+
+/// Runs above `TREE_MAX_LINKS` links use the radix heap and their own event
+/// loop; below, the tree. Both must give the same run, event for event:
+/// the same lossy dumbbell (every recovery, delayed ACKs, random loss,
+/// traces), alone and padded with idle links that no route uses.
+#[test]
+fn radix_heap_and_tree_runs_are_identical() {
+    use tcplab_core::sim::event::TREE_MAX_LINKS;
+    for (k, rec) in [Recovery::Reno, Recovery::NewReno, Recovery::Sack].into_iter().enumerate() {
+        let mut s = dumbbell(4, 9 + 5 * k as u64, rec);
+        s.flows[1].delayed_ack = true;
+        s.links[0].loss = Some(LossSpec::Bernoulli { p: 0.002 });
+        s.trace_links = Some(s.links.iter().map(|l| l.name.clone()).collect());
+        let n = s.links.len();
+        let mut padded = s.clone();
+        let pad = TREE_MAX_LINKS + 1 - n;
+        for i in 0..=pad {
+            padded.nodes.push(NodeSpec { name: format!("idle{i}"), kind: NodeKind::Router });
+        }
+        for i in 0..pad {
+            let mut l = s.links[2].clone();
+            (l.name, l.src, l.dst) = (format!("idle{i}->idle{}", i + 1), format!("idle{i}"), format!("idle{}", i + 1));
+            padded.links.push(l);
+        }
+        assert!(padded.links.len() > TREE_MAX_LINKS);
+        let (a, b) = (tcplab_core::run(s).unwrap(), tcplab_core::run(padded).unwrap());
+        assert!(a.flows.iter().any(|f| f.timeouts + f.fast_recoveries > 0), "the run must recover from losses");
+        assert_eq!(a.meta.events, b.meta.events);
+        assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows));
+        assert_eq!(format!("{:?}", a.links), format!("{:?}", &b.links[..n]));
+        assert_eq!(format!("{:?}", (&a.flow_ts, &a.queue_ts, &a.cc_ts)), format!("{:?}", (&b.flow_ts, &b.queue_ts, &b.cc_ts)));
+        assert!(b.links[n..].iter().all(|l| l.packets_in == 0));
+    }
+}
