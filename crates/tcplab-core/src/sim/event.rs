@@ -423,10 +423,39 @@ impl EventQueue {
         }
     }
 
+    /// [`EventQueue::schedule_link`] for a queue known, where the caller
+    /// is compiled, to be the radix heap (`R`) or the tree: the event loop
+    /// of each has its own copy of the handlers, so the radix heap's push
+    /// is inlined into its loop without weighing on the tree's.
+    #[inline(always)]
+    pub fn schedule_link_in<const R: bool>(&mut self, time: Time, l: u32) {
+        if R {
+            debug_assert!(self.radix.is_some());
+            // SAFETY: the radix loop runs only when the queue has a radix heap.
+            let r = unsafe { self.radix.as_deref_mut().unwrap_unchecked() };
+            r.push(time, (l as u64) << 3);
+        } else {
+            self.schedule_link(time, l);
+        }
+    }
+
+    /// [`EventQueue::schedule`], as [`EventQueue::schedule_link_in`].
+    #[inline(always)]
+    pub fn schedule_in<const R: bool>(&mut self, time: Time, kind: EventKind) {
+        if R {
+            if let EventKind::LinkArrival(l) = kind {
+                return self.schedule_link_in::<true>(time, l);
+            }
+            self.schedule_radix(time, kind);
+        } else {
+            self.schedule(time, kind);
+        }
+    }
+
     /// Link `l` has no leaf: schedules its arrival in the radix heap
     /// (returns true) or grows the tree. Out of line: in the tree's loop it
-    /// is never called (after the first events), and in the radix heap's
-    /// it is one call per event scheduled.
+    /// is never called after the first events, and the radix heap's loop
+    /// pushes through [`EventQueue::schedule_link_in`] instead.
     #[inline(never)]
     fn beyond_leaves(&mut self, time: Time, l: u32) -> bool {
         match &mut self.radix {
