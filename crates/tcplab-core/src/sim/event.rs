@@ -663,7 +663,8 @@ struct Radix {
     /// Earliest time in each bucket (`Time::MAX` when empty), kept at every
     /// push: a bucket above level 0 is spilled relative to its earliest
     /// event, which was found by a pass over the bucket before the pass
-    /// that moves it (every event is spilled three to five times).
+    /// that moves it (at 10,000 flows a spill moves 0.65 events per pop,
+    /// nearly all from buckets of 2 to 15).
     mins: Box<[Time]>,
     /// Events scheduled and popped so far. Two counters, one per operation,
     /// not a count of pending events: LLVM fused a `len -= 1` with the next
