@@ -35,8 +35,15 @@ struct Flow {
     file_ack_cursor: usize,
 }
 
-/// End of a path in `World::path_links` (no link has this index).
-const PATH_END: u32 = u32::MAX;
+/// End of a path in `World::path_links`: the entry after a path's last
+/// link is `PATH_END | flow`, with `PATH_ACK` set on the reverse (ACK)
+/// path, so the entry after the link a packet is on says where it goes
+/// next: another link, or flow `entry & FLOW_MASK`'s receiver (data) or
+/// sender (ACKs). Runs are limited to 2^29 links (the radix heap's event
+/// word, [`crate::sim::event::LINK_MASK`]) and 2^30 flows.
+const PATH_END: u32 = 1 << 31;
+const PATH_ACK: u32 = 1 << 30;
+const FLOW_MASK: u32 = PATH_ACK - 1;
 
 /// A simulation built from a [`RunSpec`], ready to run.
 pub struct World {
@@ -101,6 +108,12 @@ impl World {
     /// Validates the description, resolves routes and algorithms.
     pub fn new(spec: RunSpec) -> Result<Self, SpecError> {
         spec.validate()?;
+        if spec.links.len() as u64 > crate::sim::event::LINK_MASK + 1 {
+            return Err(SpecError::new("links".into(), format!("too many links: at most 2^29, got {}", spec.links.len())));
+        }
+        if spec.flows.len() as u64 > FLOW_MASK as u64 + 1 {
+            return Err(SpecError::new("flows".into(), format!("too many flows: at most 2^30, got {}", spec.flows.len())));
+        }
         let paths = routing::resolve_paths(&spec)?;
         let end = from_secs(spec.duration);
         let measure_start = from_secs(spec.measure_start);
@@ -121,9 +134,9 @@ impl World {
             let mut refs = [0u32; 2];
             for (dir, p) in paths.iter().enumerate() {
                 refs[dir] = path_links.len() as u32;
-                debug_assert!(!p.is_empty() && p.iter().all(|&l| l != PATH_END));
+                debug_assert!(!p.is_empty() && p.iter().all(|&l| (l as u64) <= crate::sim::event::LINK_MASK));
                 path_links.extend_from_slice(p);
-                path_links.push(PATH_END);
+                path_links.push(PATH_END | (dir as u32) << 30 | i as u32);
                 if path_links.len() > u32::MAX as usize {
                     return Err(SpecError::new("flows".into(), "too many flows: their paths exceed 2^32 link entries".into()));
                 }
@@ -266,9 +279,14 @@ impl World {
     #[inline(never)]
     fn radix_loop(&mut self, limit: Time, mut progress: Option<&mut dyn FnMut(f64)>) {
         let mut next_report = self.events.popped() + (1 << 20);
-        while let Some(ev) = self.events.take_radix_until(limit) {
-            self.now = ev.time;
-            self.dispatch::<true>(ev.kind);
+        while let Some((time, k)) = self.events.take_radix_word_until(limit) {
+            self.now = time;
+            if k & 7 == 0 {
+                self.link_arrival::<true>((k >> 3) as u32 & crate::sim::event::LINK_MASK as u32, (k >> 32) as u32);
+            } else {
+                let kind = self.events.unpack_word(k);
+                self.dispatch::<true>(kind);
+            }
             if self.events.popped() >= next_report {
                 next_report += 1 << 20;
                 if let Some(p) = progress.as_mut() {
@@ -336,7 +354,10 @@ impl World {
     #[inline(always)]
     fn dispatch<const R: bool>(&mut self, kind: EventKind) {
         match kind {
-            EventKind::LinkArrival(l) => self.link_arrival::<R>(l),
+            EventKind::LinkArrival(l) => {
+                debug_assert!(!R, "the radix loop takes link arrivals with their route");
+                self.link_arrival::<R>(l, 0)
+            }
             EventKind::Rto(f) => self.rto_event::<R>(f),
             EventKind::DelayedAck(f) => self.delack_event::<R>(f),
             EventKind::Pace(f) => {
@@ -434,7 +455,10 @@ impl World {
         let now = self.now;
         let (l, shared) = self.link_mut(link);
         match l.enqueue(now, p, shared) {
-            Enqueued::Accepted(Some(t)) => self.events.schedule_link_in::<R>(t, link),
+            Enqueued::Accepted(Some(t)) => {
+                let route = self.path_link(p.pos + 1);
+                self.schedule_arrival::<R>(t, link, route)
+            }
             Enqueued::Accepted(None) => {}
             Enqueued::Dropped => {
                 self.sacks.release(p.sack);
@@ -447,43 +471,79 @@ impl World {
         }
     }
 
+    /// The head packet of link `l` reaches the link's far end. Where it goes
+    /// next (`route`, the entry of its path after `l`) was read when its
+    /// arrival was scheduled: the radix heap's events carry it (`ev_route`),
+    /// the tree's loop finds it in the link's first line. Whether the packet
+    /// goes on or is delivered, and where, is then known before the packet
+    /// is read, which with thousands of links is a cache miss: the
+    /// mispredicted branch resolves early and the next link's or flow's
+    /// lines load alongside the packet (10,000 flows: 7 % less time).
     #[inline(always)]
-    fn link_arrival<const R: bool>(&mut self, l: u32) {
+    fn link_arrival<const R: bool>(&mut self, l: u32, ev_route: u32) {
         let now = self.now;
         let (link, shared) = self.link_mut(l);
+        let route = if R { ev_route } else { link.route };
         let (mut p, lost, next) = link.pop_arrival(now, shared);
-        if let Some(t) = next {
-            self.events.schedule_link_in::<R>(t, l);
+        if let Some((t, pos)) = next {
+            let r = self.path_link(pos + 1);
+            self.schedule_arrival::<R>(t, l, r);
         }
-        let f = p.flow;
-        if lost {
-            self.sacks.release(p.sack);
-            let fl = &mut self.flows[f as usize];
-            match p.kind {
-                PacketKind::Data => fl.data_lost += 1,
-                PacketKind::Ack => fl.acks_lost += 1,
+        debug_assert_eq!(route, self.path_link(p.pos + 1));
+        if route & PATH_END == 0 {
+            if lost {
+                self.count_lost(&p);
+                return;
             }
-            return;
-        }
-        let next_link = self.path_link(p.pos + 1);
-        if next_link != PATH_END {
             p.pos += 1;
-            self.enqueue::<R>(next_link, p);
-            return;
+            self.enqueue::<R>(route, p);
+        } else {
+            if lost {
+                self.count_lost(&p);
+                return;
+            }
+            self.deliver::<R>(route, p);
         }
-        debug_assert!((f as usize) < self.flows.len());
-        // SAFETY: flow indices come from the flows themselves.
-        let fl = unsafe { self.flows.get_unchecked_mut(f as usize) };
+    }
+
+    /// Schedules the arrival at `t` of link `l`'s head packet, whose route
+    /// (path entry after `l`) is `route`.
+    #[inline(always)]
+    fn schedule_arrival<const R: bool>(&mut self, t: Time, l: u32, route: u32) {
+        if !R {
+            self.link_mut(l).0.route = route;
+        }
+        self.events.schedule_link_routed::<R>(t, l, route);
+    }
+
+    /// Accounts a packet the link's loss model lost on the wire.
+    #[inline(always)]
+    fn count_lost(&mut self, p: &Packet) {
+        self.sacks.release(p.sack);
+        let fl = &mut self.flows[p.flow as usize];
         match p.kind {
-            PacketKind::Data => {
-                if let Some(ack) = fl.receiver.on_data(self.now, p.seq, &fl.map, &mut self.sacks) {
-                    self.scratch.push(ack);
-                }
+            PacketKind::Data => fl.data_lost += 1,
+            PacketKind::Ack => fl.acks_lost += 1,
+        }
+    }
+
+    /// Hands packet `p` to the endpoint that `end` (a path's end entry)
+    /// names: a data packet to its flow's receiver, an ACK to its sender.
+    #[inline(always)]
+    fn deliver<const R: bool>(&mut self, end: u32, p: Packet) {
+        let f = end & FLOW_MASK;
+        debug_assert_eq!(f, p.flow);
+        debug_assert_eq!(end & PATH_ACK != 0, p.kind == PacketKind::Ack);
+        debug_assert!((f as usize) < self.flows.len());
+        // SAFETY: path end entries name flows of the run.
+        let fl = unsafe { self.flows.get_unchecked_mut(f as usize) };
+        if end & PATH_ACK == 0 {
+            if let Some(ack) = fl.receiver.on_data(self.now, p.seq, &fl.map, &mut self.sacks) {
+                self.scratch.push(ack);
             }
-            PacketKind::Ack => {
-                let sack = self.sacks.take(p.sack);
-                fl.sender.on_ack(self.now, &p, &sack, &fl.map, &mut self.scratch)
-            }
+        } else {
+            let sack = self.sacks.take(p.sack);
+            fl.sender.on_ack(self.now, &p, &sack, &fl.map, &mut self.scratch)
         }
         self.flush::<R>(f);
     }

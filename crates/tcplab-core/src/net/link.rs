@@ -423,6 +423,11 @@ pub struct Link {
     /// One-entry cache of the last serialization time: a link carries one or
     /// two packet sizes (data one way, ACKs the other), so this nearly always hits.
     ser_cache_size: u32,
+    /// Where the head packet goes after this link, for the tournament
+    /// tree's event loop (the radix heap's events carry it; see
+    /// `World::link_arrival`): set by the world when it schedules the
+    /// head's arrival. In what was padding.
+    pub(crate) route: u32,
     busy_until: Time,
     loss: Option<Box<LossModel>>,
     // Line 1.
@@ -459,6 +464,7 @@ pub struct LinkShared {
 }
 
 const _: () = assert!(std::mem::size_of::<Link>() == 256);
+const _: () = assert!(std::mem::offset_of!(Link, loss) < 64 && std::mem::offset_of!(Link, delay) == 64);
 
 #[inline(always)]
 fn prefetch<T>(x: &T) {
@@ -486,6 +492,7 @@ impl Link {
             ps_per_byte: 8.0 * PS_PER_SEC as f64 / rate_bps,
             ser_cache_time: 0,
             ser_cache_size: 0,
+            route: 0,
             limit_packets: limit_packets.unwrap_or(u64::MAX),
             limit_bytes: limit_bytes.unwrap_or(u64::MAX),
             entries: Ring::new(),
@@ -650,10 +657,10 @@ impl Link {
     }
 
     /// Removes the head packet, which reaches the far end at `now`; returns
-    /// it, whether the loss model lost it on the way, and the arrival time of
-    /// the next head, if any.
+    /// it, whether the loss model lost it on the way, and the arrival time and
+    /// path position of the next head, if any.
     #[inline(always)]
-    pub(crate) fn pop_arrival(&mut self, now: Time, shared: &mut LinkShared) -> (Packet, bool, Option<Time>) {
+    pub(crate) fn pop_arrival(&mut self, now: Time, shared: &mut LinkShared) -> (Packet, bool, Option<(Time, u32)>) {
         // The head started service before it arrived, so leaving does not
         // change the waiting set: only if the last advance predates the
         // head's start (it is still counted as waiting) must the link catch
@@ -663,7 +670,7 @@ impl Link {
         }
         let e = self.entries.pop_front(&mut shared.pool);
         debug_assert_eq!(e.arrive, now);
-        let next = self.entries.front().map(|h| h.arrive);
+        let next = self.entries.front().map(|h| (h.arrive, h.pkt.pos));
         // The entry after the new head is read at the next arrival: with
         // many links it would be a cache miss by then.
         if self.entries.len() > 1 {
@@ -704,9 +711,9 @@ mod tests {
         assert!(matches!(l.enqueue(8 * ms, pkt(1000), &mut sh), Enqueued::Accepted(None)));
         let (_, lost, next) = l.pop_arrival(18 * ms, &mut sh);
         assert!(!lost);
-        assert_eq!(next, Some(26 * ms));
+        assert_eq!(next.map(|n| n.0), Some(26 * ms));
         let (_, _, next) = l.pop_arrival(26 * ms, &mut sh);
-        assert_eq!(next, Some(34 * ms));
+        assert_eq!(next.map(|n| n.0), Some(34 * ms));
         assert_eq!(l.stats().drops, 1);
         assert_eq!(l.stats().packets_in, 4);
         assert_eq!(l.stats().packets_out, 2);
@@ -874,7 +881,7 @@ mod tests {
                     let (_, lost, next) = l.pop_arrival(now, &mut sh);
                     assert!(!lost);
                     model.pop_front();
-                    assert_eq!(next, model.front().map(|m| m.0));
+                    assert_eq!(next.map(|n| n.0), model.front().map(|m| m.0));
                     pops += 1;
                 }
                 _ => {

@@ -29,15 +29,17 @@
 //!   levels, the lower ones out of cache, cost about 300 instructions per
 //!   event; the radix heap about one 16-byte move per event.
 //!
-//! Why not the radix heap everywhere: in the event loop it cost 6-7 ns more
-//! per event than the tree up to a few thousand links (S1 21 -> 28 ns per
-//! packet-hop, 100 flows 37 -> 43, 1000 flows 53 -> 60; it was faster
-//! than the tree replaying the same operations in isolation), was even at
-//! 12,000 links, and is faster at 40,000. A short tree replay is a few
-//! branch-free levels over two cache lines; the radix heap's bucket vectors,
-//! bitmap and spills are more memory and more branches. The event loop has
-//! one copy for each ([`EventQueue::is_radix`]), so the tree's is compiled
-//! as before.
+//! Why not the radix heap everywhere: in the event loop it costs more per
+//! event than the tree with few links (1 flow, 6 links: 21-22 -> 28-29 ns
+//! per packet-hop; 10 flows 31 -> 34-36), is even from 400 to 4000 links
+//! (100 and 1000 flows) and faster above (3000 flows, 12,002 links: 38.7
+//! -> 36.8 ns), since its link arrivals carry their packet's route
+//! ([`EventQueue::schedule_link_routed`]; before that it was 6-7 ns slower
+//! up to a few thousand links and even at 12,000). A short tree replay is
+//! a few branch-free levels over two cache lines; the radix heap's bucket
+//! vectors, bitmap and spills are more memory and more branches. The event
+//! loop has one copy for each ([`EventQueue::is_radix`]), so the tree's is
+//! compiled as before.
 //!
 //! The radix heap orders by the u64 picosecond time alone, in digits of
 //! `BITS` = 6 bits (a hierarchical timing wheel whose cascades jump
@@ -106,7 +108,11 @@ pub struct Event {
 
 /// The largest number of links for which the queue is the tree; the radix
 /// heap above (see the module notes for the measurements).
-pub const TREE_MAX_LINKS: usize = 16_383;
+pub const TREE_MAX_LINKS: usize = 4095;
+
+/// Link indices in a radix heap event word (bits 3..32; the route of a
+/// link arrival is above): runs are limited to 2^29 links.
+pub const LINK_MASK: u64 = (1 << 29) - 1;
 
 /// Order key: time in the high 64 bits, sequence in the low 64.
 type Key = u128;
@@ -384,7 +390,7 @@ impl EventQueue {
     fn unpack(&self, k: u64) -> EventKind {
         let p = k >> 3;
         match k & 7 {
-            0 => EventKind::LinkArrival(p as u32),
+            0 => EventKind::LinkArrival((p & LINK_MASK) as u32),
             1 => EventKind::Rto(p as u32),
             2 => EventKind::DelayedAck(p as u32),
             3 => EventKind::Pace(p as u32),
@@ -433,6 +439,22 @@ impl EventQueue {
             // The radix loop runs only when the queue has a radix heap: a
             // check the predictor always gets right.
             self.radix.as_deref_mut().expect("the radix loop with a radix heap").push(time, (l as u64) << 3);
+        } else {
+            self.schedule_link(time, l);
+        }
+    }
+
+    /// [`EventQueue::schedule_link_in`] with the route of the head packet
+    /// (what comes after link `l` on its path, see `World`): the radix heap
+    /// stores it in the event's word beside the link, so the event loop
+    /// knows where the packet goes as soon as the event is popped, before
+    /// the packet itself is read; the tree has no room for it and ignores
+    /// it.
+    #[inline(always)]
+    pub fn schedule_link_routed<const R: bool>(&mut self, time: Time, l: u32, route: u32) {
+        if R {
+            debug_assert!((l as u64) <= LINK_MASK);
+            self.radix.as_deref_mut().expect("the radix loop with a radix heap").push(time, (route as u64) << 32 | (l as u64) << 3);
         } else {
             self.schedule_link(time, l);
         }
@@ -583,6 +605,23 @@ impl EventQueue {
         let (time, k) = self.radix.as_mut().expect("a radix heap").pop_until(limit)?;
         self.popped += 1;
         Some(Event { time, kind: self.unpack(k) })
+    }
+
+    /// [`Self::take_radix_until`] with the event as its packed word: a link
+    /// arrival is tag 0, its link in bits 3..32 and its route (see
+    /// [`Self::schedule_link_routed`]) in bits 32..64; other kinds
+    /// through [`Self::unpack_word`].
+    #[inline(always)]
+    pub fn take_radix_word_until(&mut self, limit: Time) -> Option<(Time, u64)> {
+        let e = self.radix.as_mut().expect("a radix heap").pop_until(limit)?;
+        self.popped += 1;
+        Some(e)
+    }
+
+    /// The kind of a packed word from [`Self::take_radix_word_until`].
+    #[inline]
+    pub fn unpack_word(&self, k: u64) -> EventKind {
+        self.unpack(k)
     }
 
     /// Time of the earliest pending event.
