@@ -66,7 +66,10 @@ pub struct World {
     /// (`Packet::pos`), so forwarding it at a router reads the entry after
     /// it: one small dense array, not the flow nor its path's bounds.
     path_links: Vec<u32>,
-    path_of: Vec<[u32; 2]>,
+    /// Per flow and direction: where its path starts in `path_links`, and
+    /// the path's first link (`path_links` at that position), so putting
+    /// a packet on its first link reads one entry, not two in a row.
+    path_of: Vec<[(u32, u32); 2]>,
     scratch: Vec<Packet>,
     /// SACK blocks of the ACKs on the wire.
     sacks: SackStore,
@@ -89,9 +92,10 @@ impl World {
         (unsafe { self.links.get_unchecked_mut(l as usize) }, &mut self.link_shared)
     }
 
-    /// Start of flow `f`'s path in direction `dir` (0 data, 1 ACKs).
+    /// Start of flow `f`'s path in direction `dir` (0 data, 1 ACKs), and
+    /// its first link.
     #[inline(always)]
-    fn path(&self, f: u32, dir: usize) -> u32 {
+    fn path(&self, f: u32, dir: usize) -> (u32, u32) {
         debug_assert!((f as usize) < self.path_of.len() && dir < 2);
         // SAFETY: see above.
         unsafe { *self.path_of.get_unchecked(f as usize).get_unchecked(dir) }
@@ -131,9 +135,9 @@ impl World {
         let mut path_links = Vec::new();
         let mut path_of = Vec::with_capacity(spec.flows.len());
         for (i, (f, paths)) in spec.flows.iter().zip(paths).enumerate() {
-            let mut refs = [0u32; 2];
+            let mut refs = [(0u32, 0u32); 2];
             for (dir, p) in paths.iter().enumerate() {
-                refs[dir] = path_links.len() as u32;
+                refs[dir] = (path_links.len() as u32, p[0]);
                 debug_assert!(!p.is_empty() && p.iter().all(|&l| (l as u64) <= crate::sim::event::LINK_MASK));
                 path_links.extend_from_slice(p);
                 path_links.push(PATH_END | (dir as u32) << 30 | i as u32);
@@ -404,10 +408,9 @@ impl World {
                 }
             }
             let dir = (p.kind == PacketKind::Ack) as usize;
-            let start = self.path(f, dir);
+            let (start, link) = self.path(f, dir);
             let mut p = p;
             p.pos = start;
-            let link = self.path_link(start);
             self.enqueue::<R>(link, p);
         }
         self.scratch.clear();
