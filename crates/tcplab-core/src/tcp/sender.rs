@@ -126,6 +126,15 @@ impl SegMetas {
         self.word(q) & TIME_MASK
     }
 
+    /// A new segment sent at `t`, no flags: the word is written, not read
+    /// and modified (what it held is a segment one lap of the ring ago, with
+    /// thousands of flows a cache miss that a read would wait for).
+    #[inline(always)]
+    fn set_new(&mut self, q: u64, t: Time) {
+        debug_assert!(t <= MAX_TIME);
+        *self.word_mut(q) = t;
+    }
+
     #[inline(always)]
     fn set_sent(&mut self, q: u64, t: Time) {
         debug_assert!(t <= MAX_TIME);
@@ -371,10 +380,11 @@ impl Sender {
             // The segment just past high_data is new: room for it, no flags.
             self.meta.ensure(self.snd_una, seq + 1);
             self.high_data = seq + 1;
-            self.meta.set_flags(seq, 0);
+            self.meta.set_new(seq, now);
+        } else {
+            self.meta.set_sent(seq, now);
         }
         let sack = self.sack();
-        self.meta.set_sent(seq, now);
         if retransmit {
             let mut f = self.meta.flags(seq) | RETX;
             if sack && f & RETX_OUT == 0 {
