@@ -7,7 +7,9 @@
 //! transmitter at `depart = start + size/rate` and reaches the far end at
 //! `arrive = depart + delay`. The link therefore keeps one deque of accepted
 //! packets in order, which is both the queue and the delay line, and only the
-//! arrival of its head needs an event. Queue occupancy at time t (packets
+//! arrival of its head needs an event. Each entry also holds the arrival time
+//! of the entry after it (see [`InLink`]), so the head's arrival schedules the
+//! next one without reading the next entry. Queue occupancy at time t (packets
 //! waiting, i.e. accepted with `start > t`) is brought up to date lazily by
 //! [`Link::advance`], when a drop decision or a sample needs it. The
 //! time-averaged queue statistics need no such walk: the integral of the
@@ -19,11 +21,42 @@ use super::loss::LossModel;
 use super::packet::{Packet, PacketKind};
 use crate::sim::time::{serialization_time, Time, PS_PER_SEC};
 
+/// A packet on a link, and what comes after it: the arrival time and the
+/// tag (for the world, the route) of the next packet on the link, written
+/// into this entry when that one is accepted. So an arrival reads one entry,
+/// its own, and learns when the link's next arrival is and where that
+/// packet goes without reading the next entry: with thousands of links
+/// that entry was written a link's delay ago and is a cache miss, which the
+/// next event's scheduling (and everything after it) waited for. A
+/// packet's own arrival time is the event's; the waiting cursor keeps the
+/// one of the packet it is on ([`Link`]'s `wait_arrive`).
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(32))]
 struct InLink {
-    pkt: Packet,
-    arrive: Time,
+    seq: u64,
+    /// Arrival of the next entry (0 until one is pushed).
+    next_arrive: Time,
+    sack: u32,
+    pos: u32,
+    /// Tag of the next entry (0 until one is pushed).
+    next_tag: u32,
+    size: u16,
+    kind: PacketKind,
+    retransmit: bool,
+}
+
+const _: () = assert!(std::mem::size_of::<InLink>() == 32);
+
+impl InLink {
+    #[inline(always)]
+    fn new(p: Packet) -> Self {
+        InLink { seq: p.seq, next_arrive: 0, sack: p.sack, pos: p.pos, next_tag: 0, size: p.size, kind: p.kind, retransmit: p.retransmit }
+    }
+
+    #[inline(always)]
+    fn packet(&self) -> Packet {
+        Packet { seq: self.seq, sack: self.sack, pos: self.pos, size: self.size, kind: self.kind, retransmit: self.retransmit }
+    }
 }
 
 /// Entries per block: 31 of 32 bytes and the pointer to the next block
@@ -241,9 +274,20 @@ impl Ring {
         self.len == 0
     }
 
-    /// Appends `e`; if `cursor`, the waiting cursor is set on it.
+    /// Appends `e`, which arrives at `arrive` with tag `tag` (both written
+    /// into the entry before it); if `cursor`, the waiting cursor is set
+    /// on it.
     #[inline(always)]
-    fn push_back(&mut self, e: InLink, pool: &mut BlockPool, cursor: bool) {
+    fn push_back(&mut self, e: InLink, arrive: Time, tag: u32, pool: &mut BlockPool, cursor: bool) {
+        if self.len > 0 {
+            // SAFETY: not empty, so the last entry is at tail_off - 1 (>= 0)
+            // of the live tail block.
+            unsafe {
+                let prev = (*self.tail_blk).e.get_unchecked_mut(self.tail_off as usize - 1);
+                prev.next_arrive = arrive;
+                prev.next_tag = tag;
+            }
+        }
         if self.tail_off as usize == BLOCK || self.tail_blk.is_null() {
             self.new_tail(pool);
         }
@@ -310,20 +354,6 @@ impl Ring {
     fn front(&self) -> Option<&InLink> {
         // SAFETY: not empty, so the head is live and normalized.
         (self.len > 0).then(|| unsafe { (*self.head_blk).e.get_unchecked(self.head_off as usize) })
-    }
-
-    /// The entry after the first (`len > 1`).
-    #[inline(always)]
-    fn second(&self) -> &InLink {
-        debug_assert!(self.len > 1);
-        // SAFETY: a second entry exists, and so does the block it is in.
-        unsafe {
-            if self.head_off as usize + 1 < BLOCK {
-                (*self.head_blk).e.get_unchecked(self.head_off as usize + 1)
-            } else {
-                (*(*self.head_blk).next).e.get_unchecked(0)
-            }
-        }
     }
 
     /// The first entry that has not started service (`waiting < len`).
@@ -432,6 +462,8 @@ pub struct Link {
     loss: Option<Box<LossModel>>,
     // Line 1.
     pub delay: Time,
+    /// Arrival time of the first waiting packet (valid while one waits).
+    wait_arrive: Time,
     ser_cache_time: Time,
     /// Packets offered to the queue.
     packets_in: u64,
@@ -439,7 +471,8 @@ pub struct Link {
     accepted_bytes: u64,
     accepted_data: u64,
     waiting_bytes: u64,
-    busy_in_window: u128,
+    /// At most the run's duration, under 2^61 ps.
+    busy_in_window: u64,
     // Line 2.
     limit_packets: u64,
     limit_bytes: u64,
@@ -491,6 +524,7 @@ impl Link {
             delay,
             ps_per_byte: 8.0 * PS_PER_SEC as f64 / rate_bps,
             ser_cache_time: 0,
+            wait_arrive: 0,
             ser_cache_size: 0,
             route: 0,
             limit_packets: limit_packets.unwrap_or(u64::MAX),
@@ -517,14 +551,14 @@ impl Link {
     pub fn stats(&self) -> LinkStats {
         let (mut bytes_on, mut data_on) = (0u64, 0u64);
         for e in self.entries.iter() {
-            bytes_on += e.pkt.size as u64;
-            data_on += (e.pkt.kind == PacketKind::Data) as u64;
+            bytes_on += e.size as u64;
+            data_on += (e.kind == PacketKind::Data) as u64;
         }
         let accepted = self.packets_in - self.drops;
         LinkStats {
             packets_in: self.packets_in,
             packets_out: accepted - self.losses - self.entries.len() as u64,
-            busy_in_window: self.busy_in_window,
+            busy_in_window: self.busy_in_window as u128,
             bytes_out: self.accepted_bytes - self.lost_bytes - bytes_on,
             data_packets_out: self.accepted_data - self.lost_data - data_on,
             losses: self.losses,
@@ -558,8 +592,8 @@ impl Link {
         self.entries.len() as u64
     }
 
-    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
-        self.entries.iter().map(|e| &e.pkt)
+    pub fn packets(&self) -> impl Iterator<Item = Packet> + '_ {
+        self.entries.iter().map(|e| e.packet())
     }
 
     /// Serialization time of a packet of `size` bytes (the cached value when
@@ -581,22 +615,25 @@ impl Link {
             let e = *self.entries.first_waiting();
             // Service start, from the arrival (not stored: 32-byte entries,
             // one per half cache line): arrive = start + ser(size) + delay.
-            if e.arrive - self.delay - self.ser_of(e.pkt.size as u32) > now {
+            if self.wait_arrive - self.delay - self.ser_of(e.size as u32) > now {
                 break;
             }
-            self.waiting_bytes -= e.pkt.size as u64;
+            self.waiting_bytes -= e.size as u64;
+            // The next entry's arrival, if there is one (the loop ends if not).
+            self.wait_arrive = e.next_arrive;
             self.entries.started();
         }
     }
 
-    /// Offers `pkt` to the queue at `now` (drop-tail).
+    /// Offers `pkt` to the queue at `now` (drop-tail); `tag` comes back
+    /// with its arrival time, from the arrival before it (see [`InLink`]).
     ///
     /// Crate-only, as [`Link::pop_arrival`]: a link's FIFO lives in blocks
     /// of the pool in `shared`, so every call for a link must pass the same
     /// `LinkShared`, and the link must not be used once that is dropped.
     /// `World` holds one per run, beside its links.
     #[inline(always)]
-    pub(crate) fn enqueue(&mut self, now: Time, pkt: Packet, shared: &mut LinkShared) -> Enqueued {
+    pub(crate) fn enqueue(&mut self, now: Time, pkt: Packet, tag: u32, shared: &mut LinkShared) -> Enqueued {
         self.packets_in += 1;
         let idle = self.busy_until <= now;
         if idle {
@@ -627,14 +664,17 @@ impl Link {
         let depart = start + ser;
         self.busy_until = depart;
         let window = shared.window;
-        self.busy_in_window += overlap(start, depart, window) as u128;
+        self.busy_in_window += overlap(start, depart, window);
         self.accepted_bytes += pkt.size as u64;
         self.accepted_data += (pkt.kind == PacketKind::Data) as u64;
         let arrive = depart + self.delay;
         let was_empty = self.entries.is_empty();
         // A packet that waits gets the cursor if it is the first to.
         let first_to_wait = !idle && self.entries.waiting == self.entries.len;
-        self.entries.push_back(InLink { pkt, arrive }, &mut shared.pool, first_to_wait);
+        self.entries.push_back(InLink::new(pkt), arrive, tag, &mut shared.pool, first_to_wait);
+        if first_to_wait {
+            self.wait_arrive = arrive;
+        }
         if idle {
             // Starts service at once: never waits.
             self.entries.waiting += 1;
@@ -658,7 +698,8 @@ impl Link {
 
     /// Removes the head packet, which reaches the far end at `now`; returns
     /// it, whether the loss model lost it on the way, and the arrival time and
-    /// path position of the next head, if any.
+    /// tag of the next head, if any (from the head's entry: the next one is
+    /// not read).
     #[inline(always)]
     pub(crate) fn pop_arrival(&mut self, now: Time, shared: &mut LinkShared) -> (Packet, bool, Option<(Time, u32)>) {
         // The head started service before it arrived, so leaving does not
@@ -669,22 +710,21 @@ impl Link {
             self.advance(now);
         }
         let e = self.entries.pop_front(&mut shared.pool);
-        debug_assert_eq!(e.arrive, now);
-        let next = self.entries.front().map(|h| (h.arrive, h.pkt.pos));
-        // The entry after the new head is read at the next arrival: with
-        // many links it would be a cache miss by then.
-        if self.entries.len() > 1 {
-            prefetch(self.entries.second());
-        }
+        let next = self.entries.front().map(|h| {
+            // The new head is read at its arrival: on a busy link soon,
+            // when this hint has brought it in.
+            prefetch(h);
+            (e.next_arrive, e.next_tag)
+        });
         if let Some(m) = self.loss.as_mut() {
             if m.lose() {
                 self.losses += 1;
-                self.lost_bytes += e.pkt.size as u64;
-                self.lost_data += (e.pkt.kind == PacketKind::Data) as u64;
-                return (e.pkt, true, next);
+                self.lost_bytes += e.size as u64;
+                self.lost_data += (e.kind == PacketKind::Data) as u64;
+                return (e.packet(), true, next);
             }
         }
-        (e.pkt, false, next)
+        (e.packet(), false, next)
     }
 }
 
@@ -693,7 +733,7 @@ mod tests {
     use super::*;
 
     fn pkt(size: u32) -> Packet {
-        Packet::data(0, 0, size, false)
+        Packet::data(0, size, false)
     }
 
     #[test]
@@ -702,13 +742,13 @@ mod tests {
         let ms = 1_000_000_000u64;
         let mut sh = LinkShared { window: (0, 1000 * ms), ..Default::default() };
         let mut l = Link::new(1e6, 10 * ms, Some(1), None);
-        assert!(matches!(l.enqueue(0, pkt(1000), &mut sh), Enqueued::Accepted(Some(t)) if t == 18 * ms));
-        assert!(matches!(l.enqueue(0, pkt(1000), &mut sh), Enqueued::Accepted(None))); // waits
-        assert!(matches!(l.enqueue(0, pkt(1000), &mut sh), Enqueued::Dropped)); // queue full
+        assert!(matches!(l.enqueue(0, pkt(1000), 0, &mut sh), Enqueued::Accepted(Some(t)) if t == 18 * ms));
+        assert!(matches!(l.enqueue(0, pkt(1000), 0, &mut sh), Enqueued::Accepted(None))); // waits
+        assert!(matches!(l.enqueue(0, pkt(1000), 0, &mut sh), Enqueued::Dropped)); // queue full
         assert_eq!(l.waiting_packets(), 1);
         l.advance(8 * ms); // second starts service
         assert_eq!(l.waiting_packets(), 0);
-        assert!(matches!(l.enqueue(8 * ms, pkt(1000), &mut sh), Enqueued::Accepted(None)));
+        assert!(matches!(l.enqueue(8 * ms, pkt(1000), 0, &mut sh), Enqueued::Accepted(None)));
         let (_, lost, next) = l.pop_arrival(18 * ms, &mut sh);
         assert!(!lost);
         assert_eq!(next.map(|n| n.0), Some(26 * ms));
@@ -738,44 +778,49 @@ mod tests {
             let op = (x >> 33) % 100;
             // Bursts of pushes, then drains, so rings span many blocks.
             let push_bias = if (step / 5000) % 2 == 0 { 60 } else { 35 };
-            let e = |id: u64| InLink { pkt: Packet::data(0, id, 1, false), arrive: id };
+            let e = |id: u64| InLink::new(Packet::data(id, 1, false));
+            // Arrival times and tags are functions of the id.
+            let arrive = |id: u64| id * 7 + 3;
+            let tag = |id: u64| (id * 13 + 1) as u32;
             if op < push_bias / 2 {
                 // Onto an idle link: everything has started, and so does this.
                 r.all_started();
                 waiting = model.len();
-                r.push_back(e(id), &mut pool, false);
+                r.push_back(e(id), arrive(id), tag(id), &mut pool, false);
                 r.waiting += 1;
                 waiting += 1;
                 model.push_back(id);
                 id += 1;
             } else if op < push_bias {
                 let first = waiting == model.len();
-                r.push_back(e(id), &mut pool, first);
+                r.push_back(e(id), arrive(id), tag(id), &mut pool, first);
                 model.push_back(id);
                 id += 1;
             } else if op < push_bias + 15 {
                 if waiting < model.len() {
-                    assert_eq!(r.first_waiting().arrive, model[waiting]);
+                    assert_eq!(r.first_waiting().seq, model[waiting]);
                     r.started();
                     waiting += 1;
                 }
             } else if !model.is_empty() {
                 if waiting == 0 {
-                    assert_eq!(r.first_waiting().arrive, model[0]);
+                    assert_eq!(r.first_waiting().seq, model[0]);
                     r.started();
                     waiting += 1;
                 }
-                assert_eq!(r.pop_front(&mut pool).arrive, model.pop_front().unwrap());
+                let h = r.pop_front(&mut pool);
+                assert_eq!(h.seq, model.pop_front().unwrap());
+                // The popped entry knows the next one's arrival and tag.
+                if let Some(&n) = model.front() {
+                    assert_eq!((h.next_arrive, h.next_tag), (arrive(n), tag(n)));
+                }
                 waiting -= 1;
             }
             assert_eq!((r.len(), r.waiting as usize), (model.len(), waiting));
             peak = peak.max(model.len());
-            assert_eq!(r.front().map(|e| e.arrive), model.front().copied());
-            if model.len() > 1 {
-                assert_eq!(r.second().arrive, model[1]);
-            }
+            assert_eq!(r.front().map(|e| e.seq), model.front().copied());
             if step % 997 == 0 {
-                assert!(r.iter().map(|e| e.arrive).eq(model.iter().copied()));
+                assert!(r.iter().map(|e| e.seq).eq(model.iter().copied()));
                 pool.trim();
             }
         }
@@ -865,30 +910,30 @@ mod tests {
         let mut l = Link::new(1e6, 30 * ms, Some(limit as u64), None);
         let ppb = l.ps_per_byte;
         let ser = |size: u32| serialization_time(size, ppb);
-        // (arrival, service start) of each packet on the link.
-        let mut model: VecDeque<(Time, Time)> = VecDeque::new();
+        // (arrival, service start, tag) of each packet on the link.
+        let mut model: VecDeque<(Time, Time, u32)> = VecDeque::new();
         let (mut now, mut busy, mut x) = (0u64, 0u64, 99u64);
         let (mut pops, mut drops, mut longest) = (0, 0, 0);
-        for step in 0..200_000 {
+        for step in 0..200_000u32 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             // Bursts (phases where three gaps in four are 0), and spells long
             // enough to empty the link.
             let burst = (step / 300) % 2 == 0 && x >> 62 != 0;
             let gap = if burst { 0 } else { (x >> 20) % (if x & 64 == 0 { 12 * ms } else { 60 * ms }) };
             match model.front() {
-                Some(&(head, _)) if head <= now + gap => {
+                Some(&(head, _, _)) if head <= now + gap => {
                     now = head;
                     let (_, lost, next) = l.pop_arrival(now, &mut sh);
                     assert!(!lost);
                     model.pop_front();
-                    assert_eq!(next.map(|n| n.0), model.front().map(|m| m.0));
+                    assert_eq!(next, model.front().map(|m| (m.0, m.2)));
                     pops += 1;
                 }
                 _ => {
                     now += gap;
                     let size = if x & 2 == 0 { 1000 } else { 40 };
                     let waiting = model.iter().filter(|m| m.1 > now).count();
-                    let r = l.enqueue(now, pkt(size), &mut sh);
+                    let r = l.enqueue(now, pkt(size), step, &mut sh);
                     if busy > now && waiting + 1 > limit {
                         assert!(matches!(r, Enqueued::Dropped));
                         drops += 1;
@@ -898,7 +943,7 @@ mod tests {
                     busy = start + ser(size);
                     let arrive = busy + 30 * ms;
                     let first = model.is_empty();
-                    model.push_back((arrive, start));
+                    model.push_back((arrive, start, step));
                     longest = longest.max(model.len());
                     match r {
                         Enqueued::Accepted(t) => assert_eq!(t, first.then_some(arrive)),
@@ -915,10 +960,10 @@ mod tests {
     fn byte_limit_counts_waiting_bytes() {
         let mut sh = LinkShared { window: (0, u64::MAX), ..Default::default() };
         let mut l = Link::new(1e6, 0, None, Some(1500));
-        assert!(matches!(l.enqueue(0, pkt(1000), &mut sh), Enqueued::Accepted(_))); // in service
-        assert!(matches!(l.enqueue(0, pkt(1000), &mut sh), Enqueued::Accepted(_))); // waits: 1000 B
-        assert!(matches!(l.enqueue(0, pkt(600), &mut sh), Enqueued::Dropped)); // 1600 > 1500
-        assert!(matches!(l.enqueue(0, pkt(500), &mut sh), Enqueued::Accepted(_))); // 1500
+        assert!(matches!(l.enqueue(0, pkt(1000), 0, &mut sh), Enqueued::Accepted(_))); // in service
+        assert!(matches!(l.enqueue(0, pkt(1000), 0, &mut sh), Enqueued::Accepted(_))); // waits: 1000 B
+        assert!(matches!(l.enqueue(0, pkt(600), 0, &mut sh), Enqueued::Dropped)); // 1600 > 1500
+        assert!(matches!(l.enqueue(0, pkt(500), 0, &mut sh), Enqueued::Accepted(_))); // 1500
     }
 
     #[test]
@@ -928,7 +973,7 @@ mod tests {
         let mut sh = LinkShared { window: (0, 100 * ms), ..Default::default() };
         let mut l = Link::new(1e6, 0, None, None);
         for _ in 0..3 {
-            l.enqueue(0, pkt(1000), &mut sh);
+            l.enqueue(0, pkt(1000), 0, &mut sh);
         }
         l.advance(100 * ms);
         assert_eq!(l.stats().queue_packet_ps, (2 * 8 * ms + 8 * ms) as u128);

@@ -87,12 +87,13 @@ pub enum PacketKind {
 }
 
 /// A packet. Sequence numbers count segments (as in ns-2 and Linux's
-/// packet-counted cwnd); the flow knows each segment's payload.
+/// packet-counted cwnd); the flow knows each segment's payload. Its flow is
+/// not stored: the path it is on says (`World`), and a link's FIFO entry
+/// uses the room for the next packet's route.
 #[derive(Debug, Clone, Copy)]
 pub struct Packet {
     /// Data: segment number. Ack: cumulative acknowledgement (next segment expected).
     pub seq: u64,
-    pub flow: u32,
     /// ACKs on the wire: handle of their SACK blocks in the run's
     /// [`SackStore`] (0: none).
     pub sack: u32,
@@ -114,15 +115,15 @@ pub const MAX_PACKET_SIZE: u32 = u16::MAX as u32;
 
 impl Packet {
     #[inline]
-    pub const fn data(flow: u32, seq: u64, size: u32, retransmit: bool) -> Self {
+    pub const fn data(seq: u64, size: u32, retransmit: bool) -> Self {
         debug_assert!(size <= MAX_PACKET_SIZE);
-        Packet { seq, flow, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Data, retransmit }
+        Packet { seq, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Data, retransmit }
     }
 
     #[inline]
-    pub fn ack(flow: u32, ack: u64, size: u32) -> Self {
+    pub fn ack(ack: u64, size: u32) -> Self {
         debug_assert!(size <= MAX_PACKET_SIZE);
-        Packet { seq: ack, flow, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Ack, retransmit: false }
+        Packet { seq: ack, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Ack, retransmit: false }
     }
 }
 

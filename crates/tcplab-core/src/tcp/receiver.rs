@@ -218,7 +218,7 @@ impl Receiver {
         self.unacked = 0;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
-        let mut ack = Packet::ack(self.flow, self.rcv_nxt, self.ack_size);
+        let mut ack = Packet::ack(self.rcv_nxt, self.ack_size);
         if self.sack && !self.ooo.is_empty() {
             let mut b = SackBlocks::NONE;
             let rcv_nxt = self.rcv_nxt;

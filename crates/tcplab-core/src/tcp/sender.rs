@@ -406,7 +406,7 @@ impl Sender {
             let gap = from_secs(size as f64 * 8.0 / rate);
             self.pace_next = self.pace_next.max(now) + gap;
         }
-        out.push(Packet::data(self.cfg.flow, seq, size, retransmit));
+        out.push(Packet::data(seq, size, retransmit));
     }
 
     /// The next segment `NextSeg()` would send, and whether it is a retransmission.
