@@ -475,15 +475,7 @@ impl World {
         match l.enqueue(now, p, route, shared) {
             Enqueued::Accepted(Some(t)) => self.schedule_arrival::<R>(t, link, route),
             Enqueued::Accepted(None) => {}
-            Enqueued::Dropped => {
-                self.sacks.release(p.sack);
-                let f = self.flow_of(p.pos);
-                let fl = &mut self.flows[f as usize];
-                match p.kind {
-                    PacketKind::Data => fl.data_dropped += 1,
-                    PacketKind::Ack => fl.acks_dropped += 1,
-                }
-            }
+            Enqueued::Dropped => self.count_gone(&p, true),
         }
     }
 
@@ -511,14 +503,14 @@ impl World {
         debug_assert_eq!(route, self.path_link(p.pos + 1));
         if route & PATH_END == 0 {
             if lost {
-                self.count_lost(&p);
+                self.count_gone(&p, false);
                 return;
             }
             p.pos += 1;
             self.enqueue::<R>(route, p);
         } else {
             if lost {
-                self.count_lost(&p);
+                self.count_gone(&p, false);
                 return;
             }
             self.deliver::<R>(route, p);
@@ -535,16 +527,19 @@ impl World {
         self.events.schedule_link_routed::<R>(t, l, route);
     }
 
-    /// Accounts a packet the link's loss model lost on the wire.
+    /// Accounts a packet that will not arrive: dropped by a full queue
+    /// (`dropped`) or lost on the wire by a link's loss model.
     #[inline(always)]
-    fn count_lost(&mut self, p: &Packet) {
+    fn count_gone(&mut self, p: &Packet, dropped: bool) {
         self.sacks.release(p.sack);
         let f = self.flow_of(p.pos);
         let fl = &mut self.flows[f as usize];
-        match p.kind {
-            PacketKind::Data => fl.data_lost += 1,
-            PacketKind::Ack => fl.acks_lost += 1,
-        }
+        *match (p.kind, dropped) {
+            (PacketKind::Data, true) => &mut fl.data_dropped,
+            (PacketKind::Ack, true) => &mut fl.acks_dropped,
+            (PacketKind::Data, false) => &mut fl.data_lost,
+            (PacketKind::Ack, false) => &mut fl.acks_lost,
+        } += 1;
     }
 
     /// Hands packet `p` to the endpoint that `end` (a path's end entry)
