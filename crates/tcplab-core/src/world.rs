@@ -45,6 +45,18 @@ const PATH_END: u32 = 1 << 31;
 const PATH_ACK: u32 = 1 << 30;
 const FLOW_MASK: u32 = PATH_ACK - 1;
 
+/// Refuses more links or flows than an event word and a path's end entry
+/// can name (2^29 and 2^30).
+fn check_counts(links: usize, flows: usize) -> Result<(), SpecError> {
+    if links as u64 > crate::sim::event::LINK_MASK + 1 {
+        return Err(SpecError::new("links".into(), format!("too many links: at most 2^29, got {links}")));
+    }
+    if flows as u64 > FLOW_MASK as u64 + 1 {
+        return Err(SpecError::new("flows".into(), format!("too many flows: at most 2^30, got {flows}")));
+    }
+    Ok(())
+}
+
 /// A simulation built from a [`RunSpec`], ready to run.
 pub struct World {
     spec: RunSpec,
@@ -112,12 +124,7 @@ impl World {
     /// Validates the description, resolves routes and algorithms.
     pub fn new(spec: RunSpec) -> Result<Self, SpecError> {
         spec.validate()?;
-        if spec.links.len() as u64 > crate::sim::event::LINK_MASK + 1 {
-            return Err(SpecError::new("links".into(), format!("too many links: at most 2^29, got {}", spec.links.len())));
-        }
-        if spec.flows.len() as u64 > FLOW_MASK as u64 + 1 {
-            return Err(SpecError::new("flows".into(), format!("too many flows: at most 2^30, got {}", spec.flows.len())));
-        }
+        check_counts(spec.links.len(), spec.flows.len())?;
         let paths = routing::resolve_paths(&spec)?;
         let end = from_secs(spec.duration);
         let measure_start = from_secs(spec.measure_start);
@@ -781,4 +788,25 @@ pub fn run(spec: RunSpec) -> Result<RunResults, SpecError> {
     let mut w = World::new(spec)?;
     w.run();
     Ok(w.into_results())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The largest counts an event word and a path end entry hold pass;
+    /// one more is refused, naming the field.
+    #[test]
+    fn link_and_flow_counts_are_bounded() {
+        assert!(check_counts(1 << 29, 1 << 30).is_ok());
+        let e = check_counts((1 << 29) + 1, 1).unwrap_err();
+        assert_eq!(e.field, "links");
+        assert!(e.message.contains("2^29"), "{}", e.message);
+        let e = check_counts(1, (1 << 30) + 1).unwrap_err();
+        assert_eq!(e.field, "flows");
+        // The largest link index fits the event word's link bits, and the
+        // largest flow index the end entry's flow bits.
+        assert_eq!(((1u64 << 29) - 1) & crate::sim::event::LINK_MASK, (1 << 29) - 1);
+        assert_eq!(PATH_END | PATH_ACK | ((1 << 30) - 1), u32::MAX);
+    }
 }
