@@ -29,7 +29,7 @@ use crate::sim::time::{serialization_time, Time, PS_PER_SEC};
 /// that entry was written a link's delay ago and is a cache miss, which the
 /// next event's scheduling (and everything after it) waited for. A
 /// packet's own arrival time is the event's; the waiting cursor keeps the
-/// one of the packet it is on ([`Link`]'s `wait_arrive`).
+/// service start of the packet it is on ([`Link`]'s `wait_start`).
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(32))]
 struct InLink {
@@ -462,8 +462,8 @@ pub struct Link {
     loss: Option<Box<LossModel>>,
     // Line 1.
     pub delay: Time,
-    /// Arrival time of the first waiting packet (valid while one waits).
-    wait_arrive: Time,
+    /// Service start of the first waiting packet (valid while one waits).
+    wait_start: Time,
     ser_cache_time: Time,
     /// Packets offered to the queue.
     packets_in: u64,
@@ -524,7 +524,7 @@ impl Link {
             delay,
             ps_per_byte: 8.0 * PS_PER_SEC as f64 / rate_bps,
             ser_cache_time: 0,
-            wait_arrive: 0,
+            wait_start: 0,
             ser_cache_size: 0,
             route: 0,
             limit_packets: limit_packets.unwrap_or(u64::MAX),
@@ -611,16 +611,15 @@ impl Link {
     /// started at or before `now` leaves it.
     #[inline]
     pub fn advance(&mut self, now: Time) {
-        while self.entries.waiting < self.entries.len {
-            let e = *self.entries.first_waiting();
-            // Service start, from the arrival (not stored: 32-byte entries,
-            // one per half cache line): arrive = start + ser(size) + delay.
-            if self.wait_arrive - self.delay - self.ser_of(e.size as u32) > now {
-                break;
-            }
-            self.waiting_bytes -= e.size as u64;
-            // The next entry's arrival, if there is one (the loop ends if not).
-            self.wait_arrive = e.next_arrive;
+        // The check needs no entry: the first waiting packet's start is
+        // kept. A packet that waited starts when the one before it leaves
+        // the transmitter, so the next start is this one's plus its
+        // serialization, and every packet from the cursor on waited (one
+        // that did not was counted as started when it was accepted).
+        while self.entries.waiting < self.entries.len && self.wait_start <= now {
+            let size = self.entries.first_waiting().size;
+            self.waiting_bytes -= size as u64;
+            self.wait_start += self.ser_of(size as u32);
             self.entries.started();
         }
     }
@@ -673,7 +672,7 @@ impl Link {
         let first_to_wait = !idle && self.entries.waiting == self.entries.len;
         self.entries.push_back(InLink::new(pkt), arrive, tag, &mut shared.pool, first_to_wait);
         if first_to_wait {
-            self.wait_arrive = arrive;
+            self.wait_start = start;
         }
         if idle {
             // Starts service at once: never waits.
