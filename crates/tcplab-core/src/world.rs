@@ -295,7 +295,7 @@ impl World {
             if k & 7 == 0 {
                 self.link_arrival::<true>((k >> 3) as u32 & crate::sim::event::LINK_MASK as u32, (k >> 32) as u32);
             } else {
-                let kind = self.events.unpack_word(k);
+                let kind = self.events.unpack(k);
                 self.dispatch::<true>(kind);
             }
             if self.events.popped() >= next_report {
@@ -508,18 +508,12 @@ impl World {
             self.schedule_arrival::<R>(t, l, r);
         }
         debug_assert_eq!(route, self.path_link(p.pos + 1));
-        if route & PATH_END == 0 {
-            if lost {
-                self.count_gone(&p, false);
-                return;
-            }
+        if lost {
+            self.count_gone(&p, false);
+        } else if route & PATH_END == 0 {
             p.pos += 1;
             self.enqueue::<R>(route, p);
         } else {
-            if lost {
-                self.count_gone(&p, false);
-                return;
-            }
             self.deliver::<R>(route, p);
         }
     }

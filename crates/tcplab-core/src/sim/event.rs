@@ -386,8 +386,10 @@ impl EventQueue {
         payload << 3 | tag
     }
 
+    /// The kind of a packed word (from the heap, or the radix heap's
+    /// [`Self::take_radix_word_until`]).
     #[inline]
-    fn unpack(&self, k: u64) -> EventKind {
+    pub(crate) fn unpack(&self, k: u64) -> EventKind {
         let p = k >> 3;
         match k & 7 {
             0 => EventKind::LinkArrival((p & LINK_MASK) as u32),
@@ -430,43 +432,33 @@ impl EventQueue {
     }
 
     /// [`EventQueue::schedule_link`] for a queue known, where the caller
-    /// is compiled, to be the radix heap (`R`) or the tree: the event loop
+    /// is compiled, to be the radix heap (`R`) or the tree (the event loop
     /// of each has its own copy of the handlers, so the radix heap's push
-    /// is inlined into its loop without weighing on the tree's.
-    #[inline(always)]
-    pub fn schedule_link_in<const R: bool>(&mut self, time: Time, l: u32) {
-        if R {
-            // The radix loop runs only when the queue has a radix heap: a
-            // check the predictor always gets right.
-            self.radix.as_deref_mut().expect("the radix loop with a radix heap").push(time, (l as u64) << 3);
-        } else {
-            self.schedule_link(time, l);
-        }
-    }
-
-    /// [`EventQueue::schedule_link_in`] with the route of the head packet
-    /// (what comes after link `l` on its path, see `World`): the radix heap
-    /// stores it in the event's word beside the link, so the event loop
-    /// knows where the packet goes as soon as the event is popped, before
-    /// the packet itself is read; the tree has no room for it and ignores
-    /// it.
+    /// is inlined into its loop without weighing on the tree's), with the
+    /// route of the head packet (what comes after link `l` on its path, see
+    /// `World`). The radix heap stores the route in the event's word beside
+    /// the link, so the event loop knows where the packet goes as soon as
+    /// the event is popped, before the packet itself is read; the tree has
+    /// no room for it and ignores it.
     #[inline(always)]
     pub fn schedule_link_routed<const R: bool>(&mut self, time: Time, l: u32, route: u32) {
         if R {
             debug_assert!((l as u64) <= LINK_MASK);
+            // The radix loop runs only when the queue has a radix heap: a
+            // check the predictor always gets right.
             self.radix.as_deref_mut().expect("the radix loop with a radix heap").push(time, (route as u64) << 32 | (l as u64) << 3);
         } else {
             self.schedule_link(time, l);
         }
     }
 
-    /// [`EventQueue::schedule`], as [`EventQueue::schedule_link_in`].
+    /// [`EventQueue::schedule`] of a timer, start or sample event, as
+    /// [`EventQueue::schedule_link_routed`] (link arrivals go through that,
+    /// with their route).
     #[inline(always)]
     pub fn schedule_in<const R: bool>(&mut self, time: Time, kind: EventKind) {
+        debug_assert!(!matches!(kind, EventKind::LinkArrival(_)), "a link arrival needs its route: schedule_link_routed");
         if R {
-            if let EventKind::LinkArrival(l) = kind {
-                return self.schedule_link_in::<true>(time, l);
-            }
             self.schedule_radix(time, kind);
         } else {
             self.schedule(time, kind);
@@ -476,7 +468,7 @@ impl EventQueue {
     /// Link `l` has no leaf: schedules its arrival in the radix heap
     /// (returns true) or grows the tree. Out of line: in the tree's loop it
     /// is never called after the first events, and the radix heap's loop
-    /// pushes through [`EventQueue::schedule_link_in`] instead.
+    /// pushes through [`EventQueue::schedule_link_routed`] instead.
     #[inline(never)]
     fn beyond_leaves(&mut self, time: Time, l: u32) -> bool {
         match &mut self.radix {
@@ -610,18 +602,12 @@ impl EventQueue {
     /// [`Self::take_radix_until`] with the event as its packed word: a link
     /// arrival is tag 0, its link in bits 3..32 and its route (see
     /// [`Self::schedule_link_routed`]) in bits 32..64; other kinds
-    /// through [`Self::unpack_word`].
+    /// through [`Self::unpack`].
     #[inline(always)]
     pub fn take_radix_word_until(&mut self, limit: Time) -> Option<(Time, u64)> {
         let e = self.radix.as_mut().expect("a radix heap").pop_until(limit)?;
         self.popped += 1;
         Some(e)
-    }
-
-    /// The kind of a packed word from [`Self::take_radix_word_until`].
-    #[inline]
-    pub fn unpack_word(&self, k: u64) -> EventKind {
-        self.unpack(k)
     }
 
     /// Time of the earliest pending event.
