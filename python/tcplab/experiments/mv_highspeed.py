@@ -209,7 +209,10 @@ def _table1(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     piv.columns = [f"RTT {r} ms, B = {b:g} BDP" for r, b in piv.columns]
     piv = piv.reindex(list(PROTOCOLS))
     note = (f"Goodput (kbit/s) over the last {setup.window:g} s of {setup.duration:g} s; C = 200 Mbit/s; one flow. "
-            "NewReno's analytic sawtooth values are in the CSV column `analytic_goodput_kbps`. " + _quick_note(setup))
+            "NewReno's analytic sawtooth values are in the CSV column `analytic_goodput_kbps`. "
+            "Goodput counts in-order delivery to the application: when a loss recovery straddles the window's "
+            "start, data held behind the hole is counted inside the window, so a cell can read slightly above C "
+            "(the `utilization` column, the bottleneck's own departures, stays at most 1). " + _quick_note(setup))
     return {"table1": df}, write_table(df, out, "table1", "mv-highspeed Table I", note=note, floatfmt=".0f", md_df=piv)
 
 
