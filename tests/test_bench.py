@@ -74,6 +74,8 @@ def test_every_scaling_curve_has_increasing_points_and_a_flatness(report):
             _check_row(p)
             assert p["core_ns_per_packet_hop"] > 0
         assert math.isfinite(cur["flatness"]) and cur["flatness"] >= 1.0
+        # One round: its ratio is that of the points' (only) runs.
+        assert cur["round_flatness"] == [pytest.approx(cur["flatness"])]
     flows = report["scaling"]["flows"]["points"]
     assert [p["flows"] for p in flows] == [int(p["axis_value"]) for p in flows]
 
@@ -117,3 +119,44 @@ def test_json_without_a_path_prints_the_report_and_only_selects(capsys):
     rep = json.loads(capsys.readouterr().out)
     assert [r["scenario"] for r in rep["scenarios"]] == ["S1"] and rep["skipped"] == []
     _check_row(rep["scenarios"][0])
+
+
+def test_rounds_interleave_the_curve_and_give_each_round_its_ratio(monkeypatch):
+    from tcplab import bench
+
+    order = []
+    scs = [{"name": f"p{i}", "description": "", "axis_value": float(i)} for i in range(3)]
+    # Round k: point i costs (i + 1) * (k + 1) ns per hop (so each round's ratio is 3).
+    counter = {"k": 0}
+
+    def fake_measure(sc, best_of, min_core_s=0.0):
+        i = int(sc["axis_value"])
+        k = counter["k"] // len(scs)
+        counter["k"] += 1
+        order.append((k, i))
+        ns = (i + 1) * (k + 1) * (1 if i else 2)  # point 0 costs 2 in round 0, 4 in round 1
+        return {"scenario": sc["name"], "core_wall_s": ns * 1e-3, "wall_s": ns * 1e-3, "packet_hops": 10 ** 6,
+                "core_ns_per_packet_hop": float(ns), "peak_rss_mb": 10.0 + k, "runs": 1,
+                "axis_value": sc["axis_value"]}
+
+    monkeypatch.setattr(bench, "_measure", fake_measure)
+    monkeypatch.setattr(_core, "bench_scaling", lambda axis, quick: scs)
+    rows = bench.run_scaling("flows", rounds=2)
+    assert order == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    assert [r["core_ns_per_packet_hop_rounds"] for r in rows] == [[2.0, 4.0], [2.0, 4.0], [3.0, 6.0]]
+    # Each point reports its fastest run and the largest peak over the rounds.
+    assert [r["core_ns_per_packet_hop"] for r in rows] == [2.0, 2.0, 3.0]
+    assert all(r["peak_rss_mb"] == 11.0 and r["runs"] == 2 for r in rows)
+    assert bench.round_flatness(rows) == [1.5, 1.5]
+    assert bench.flatness(rows) == 1.5
+    with pytest.raises(ValueError, match="rounds"):
+        bench.run_scaling("flows", rounds=0)
+
+
+def test_rounds_are_checked_on_the_command_line(capsys):
+    with pytest.raises(SystemExit):
+        bench_main(["--rounds", "0", "--scaling", "flows", "--quick"])
+    assert "--rounds: must be at least 1, got 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        bench_main(["--rounds", "2", "--quick"])
+    assert "--rounds: applies to the scaling curves" in capsys.readouterr().err

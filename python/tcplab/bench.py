@@ -37,6 +37,12 @@ its own. Figures per run:
   the scaling curves, whose smallest points last milliseconds);
 - ``peak_rss_mb``: peak resident memory of the child process.
 
+``--rounds N`` runs each scaling curve N times with its points interleaved
+and prints, besides the ratio of each point's fastest run, the ratio within
+each round: a ratio of a 20 ms run against an 18 s one moves with the
+machine's load (memory-bound points most), and paired rounds show by how
+much.
+
 ``--json PATH`` writes everything, with the machine and the commit, for
 tracking over time (``--json`` alone prints it instead of the table).
 
@@ -59,6 +65,7 @@ import json
 import math
 import os
 import platform
+import statistics
 import subprocess
 import sys
 from typing import Any, Optional
@@ -190,16 +197,33 @@ def run_suite(quick: bool = False, only: Optional[list[str]] = None, seconds: Op
     return rows, skipped
 
 
-def run_scaling(axis: str, quick: bool = False, best_of: int = 1, log=None) -> list[dict]:
-    """Runs the points of one scaling curve; each row has `axis_value`."""
+def run_scaling(axis: str, quick: bool = False, best_of: int = 1, log=None, rounds: int = 1) -> list[dict]:
+    """Runs the points of one scaling curve; each row has `axis_value`.
+
+    With `rounds` > 1 the whole curve is run that many times, one point
+    after the other in each round (interleaved, so a machine that slows
+    down for a while slows every point of a round, not all the runs of
+    one point). Each row then reports its fastest run, as with one round,
+    and `core_ns_per_packet_hop_rounds`, its figure in each round; use
+    :func:`round_flatness` for the curve's ratio in each round."""
     from . import _core
 
+    if rounds < 1:
+        raise ValueError(f"rounds: must be at least 1, got {rounds}")
+    scs = list(_core.bench_scaling(axis, quick))
+    per_point: list[list[dict]] = [[] for _ in scs]
+    for k in range(rounds):
+        for i, sc in enumerate(scs):
+            if log:
+                log((f"round {k + 1}/{rounds}: " if rounds > 1 else "") + f"{sc['name']}: {sc['description']} ...")
+            # Tiny points are repeated (best of up to 5) so timer noise does not dominate.
+            per_point[i].append(_measure(sc, best_of, min_core_s=0.0 if quick else 0.5))
     rows = []
-    for sc in _core.bench_scaling(axis, quick):
-        if log:
-            log(f"{sc['name']}: {sc['description']} ...")
-        # Tiny points are repeated (best of up to 5) so timer noise does not dominate.
-        row = _measure(sc, best_of, min_core_s=0.0 if quick else 0.5)
+    for runs in per_point:
+        row = dict(min(runs, key=lambda r: r["core_wall_s"]))
+        row["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
+        row["runs"] = sum(r["runs"] for r in runs)
+        row["core_ns_per_packet_hop_rounds"] = [r["core_ns_per_packet_hop"] for r in runs]
         row["quick"] = quick
         rows.append(row)
     return rows
@@ -209,6 +233,14 @@ def flatness(rows: list[dict]) -> float:
     """Largest over smallest event-loop ns per packet-hop along a curve."""
     v = [r["core_ns_per_packet_hop"] for r in rows if r["packet_hops"] > 0]
     return max(v) / min(v) if v else float("nan")
+
+
+def round_flatness(rows: list[dict]) -> list[float]:
+    """The curve's largest over smallest ns per packet-hop in each round of
+    :func:`run_scaling` (its points measured minutes, not a whole curve,
+    apart)."""
+    per_round = [r["core_ns_per_packet_hop_rounds"] for r in rows if r["packet_hops"] > 0]
+    return [max(v) / min(v) for v in zip(*per_round)]
 
 
 def run_memory(quick: bool = False, log=None) -> list[dict]:
@@ -329,15 +361,22 @@ def main(argv: list[str] | None = None) -> int:
                    help="the standard scenarios, all three scaling curves and the memory runs")
     p.add_argument("--best-of", type=int, default=1, metavar="N",
                    help="run each scenario N times and report the fastest (default 1)")
+    p.add_argument("--rounds", type=int, default=1, metavar="N",
+                   help="run each scaling curve N times, its points interleaved, and report the ratio of "
+                        "each round besides that of the fastest runs (default 1)")
     p.add_argument("--campaign", action="store_true",
                    help="measure the campaign layer's overhead on a sweep of tiny runs instead")
     from .sweep.overhead import add_arguments
 
     add_arguments(p.add_argument_group("options of --campaign"))  # type: ignore[arg-type]
     args = p.parse_args(argv)
+    if args.rounds < 1:
+        p.error(f"--rounds: must be at least 1, got {args.rounds}")
     if args.all:
         args.scaling = args.scaling or "all"
         args.memory = True
+    if args.rounds > 1 and not args.scaling:
+        p.error("--rounds: applies to the scaling curves; give --scaling or --all")
     to_stdout = args.json == "-"
     if args.campaign:
         from .sweep.overhead import print_table
@@ -374,8 +413,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.scaling:
         report["scaling"] = {}
         for axis in AXES if args.scaling == "all" else (args.scaling,):
-            rows = run_scaling(axis, args.quick, args.best_of, log)
-            report["scaling"][axis] = {"points": rows, "flatness": flatness(rows)}
+            rows = run_scaling(axis, args.quick, args.best_of, log, args.rounds)
+            report["scaling"][axis] = {"points": rows, "flatness": flatness(rows),
+                                       "round_flatness": round_flatness(rows)}
     if args.memory:
         rows = run_memory(args.quick, log)
         report["memory"] = {"runs": rows, **memory_summary(rows)}
@@ -397,7 +437,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {r['scenario']}: {r['description']}")
     for axis, cur in report.get("scaling", {}).items():
         _print_rows(f"\nscaling: {axis} (ns/pkt-hop of the event loop)", cur["points"], "core_ns_per_packet_hop")
-        print(f"  largest / smallest ns per packet-hop: {cur['flatness']:.2f}")
+        print(f"  largest / smallest ns per packet-hop: {cur['flatness']:.2f}"
+              + (" (fastest run of each point); in each round: "
+                 + ", ".join(f"{x:.2f}" for x in cur["round_flatness"])
+                 + f" (median {statistics.median(cur['round_flatness']):.2f})"
+                 if len(cur["round_flatness"]) > 1 else ""))
     if "memory" in report:
         mem = report["memory"]
         _print_rows("\nmemory against simulated time", mem["runs"])
