@@ -1119,6 +1119,49 @@ mod tests {
         q.schedule(9, EventKind::LinkArrival(3));
     }
 
+    /// ... and for a bucket event after a lane's pop (the buckets' time
+    /// check is against the last pop of either, not the buckets' `last`).
+    #[test]
+    #[should_panic(expected = "before the current time")]
+    fn scheduling_in_the_past_after_a_lane_pop_is_refused_in_the_buckets() {
+        let [_, _, mut q] = both();
+        q.schedule(10, EventKind::LinkArrival(3));
+        assert_eq!(q.pop().map(|e| e.time), Some(10));
+        q.schedule(9, EventKind::Rto(1));
+    }
+
+    /// A lane's link scheduled again while its arrival is pending (the
+    /// simulator never does; the radix heap's API allows it, the tree's
+    /// refuses it): the second arrival goes into the buckets, moving the
+    /// first there if they tie, and the order is still insertion order.
+    #[test]
+    fn a_lane_link_scheduled_twice_keeps_the_order() {
+        let [_, _, mut q] = both();
+        let s = [
+            (10, EventKind::LinkArrival(3)),
+            (10, EventKind::LinkArrival(3)),
+            (10, EventKind::Rto(1)),
+            (5, EventKind::LinkArrival(3)),
+            (10, EventKind::LinkArrival(0)),
+            (7, EventKind::LinkArrival(0)),
+        ];
+        for (t, k) in s {
+            q.schedule(t, k);
+        }
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|e| (e.time, e.kind)).collect();
+        assert_eq!(
+            order,
+            vec![
+                (5, EventKind::LinkArrival(3)),
+                (7, EventKind::LinkArrival(0)),
+                (10, EventKind::LinkArrival(3)),
+                (10, EventKind::LinkArrival(3)),
+                (10, EventKind::Rto(1)),
+                (10, EventKind::LinkArrival(0)),
+            ]
+        );
+    }
+
     /// Popping events and scheduling from their handlers (link arrivals, at
     /// most one pending per link, and timers, some far in the future) gives
     /// the order of a reference priority queue (BinaryHeap of (time, seq)),
