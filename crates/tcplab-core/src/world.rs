@@ -6,7 +6,7 @@ use crate::cc;
 use crate::error::SpecError;
 use crate::net::loss::LossModel;
 use crate::net::packet::SackStore;
-use crate::net::{routing, Enqueued, Link, LinkShared, Packet, PacketKind};
+use crate::net::{routing, Enqueued, FirstHop, Link, LinkShared, Packet, PacketKind};
 use crate::sim::rng::{self, StreamKind};
 use crate::results::{FileResult, FlowResult, LinkResult, RunMeta, RunResults};
 use crate::sim::time::{from_secs, to_secs, Time};
@@ -89,15 +89,11 @@ pub struct World {
     /// Some flow has scripted losses (`drop_segments`).
     scripted_loss: bool,
     /// Every flow's forward (data) and reverse (ACK) path, as link indices,
-    /// one after the other, each followed by [`PATH_END`]; `path_of[flow][dir]`
-    /// is where it starts. A packet carries its position in this array
+    /// one after the other, each followed by [`PATH_END`]; each endpoint
+    /// keeps where its path starts ([`FirstHop`]). A packet carries its position in this array
     /// (`Packet::pos`), so forwarding it at a router reads the entry after
     /// it: one small dense array, not the flow nor its path's bounds.
     path_links: Vec<u32>,
-    /// Per flow and direction: where its path starts in `path_links`, and
-    /// the path's first link (`path_links` at that position), so putting
-    /// a packet on its first link reads one entry, not two in a row.
-    path_of: Vec<[(u32, u32); 2]>,
     scratch: Vec<Packet>,
     /// SACK blocks of the ACKs on the wire.
     sacks: SackStore,
@@ -118,15 +114,6 @@ impl World {
         debug_assert!((l as usize) < self.links.len());
         // SAFETY: see above.
         (unsafe { self.links.get_unchecked_mut(l as usize) }, &mut self.link_shared)
-    }
-
-    /// Start of flow `f`'s path in direction `dir` (0 data, 1 ACKs), and
-    /// its first link.
-    #[inline(always)]
-    fn path(&self, f: u32, dir: usize) -> (u32, u32) {
-        debug_assert!((f as usize) < self.path_of.len() && dir < 2);
-        // SAFETY: see above.
-        unsafe { *self.path_of.get_unchecked(f as usize).get_unchecked(dir) }
     }
 
     #[inline(always)]
@@ -159,19 +146,18 @@ impl World {
         // Huge pages as for the links: 912 bytes a flow, read at random.
         let mut flows = crate::mem::huge_vec(spec.flows.len());
         let mut path_links = Vec::new();
-        let mut path_of = Vec::with_capacity(spec.flows.len());
         for (i, (f, paths)) in spec.flows.iter().zip(paths).enumerate() {
-            let mut refs = [(0u32, 0u32); 2];
+            let mut hops = [FirstHop::default(); 2];
             for (dir, p) in paths.iter().enumerate() {
-                refs[dir] = (path_links.len() as u32, p[0]);
+                let pos = path_links.len() as u32;
                 debug_assert!(!p.is_empty() && p.iter().all(|&l| (l as u64) <= crate::sim::event::LINK_MASK));
                 path_links.extend_from_slice(p);
                 path_links.push(PATH_END | (dir as u32) << 30 | i as u32);
                 if path_links.len() > u32::MAX as usize {
                     return Err(SpecError::new("flows".into(), "too many flows: their paths exceed 2^32 link entries".into()));
                 }
+                hops[dir] = FirstHop { pos, link: p[0], route: path_links[pos as usize + 1] };
             }
-            path_of.push(refs);
             let cc = cc::build(&f.cc, &format!("flows[{i}].cc"))?;
             let cfg = SenderConfig {
                 flow: i as u32,
@@ -212,6 +198,8 @@ impl World {
             }
             let mut sender = Sender::new(cfg, cc);
             sender.classifier = classifier;
+            let mut receiver = receiver;
+            (sender.first_hop, receiver.first_hop) = (hops[0], hops[1]);
             flows.push(Flow {
                 sender,
                 receiver,
@@ -266,7 +254,6 @@ impl World {
             traced_links,
             scripted_loss,
             path_links,
-            path_of,
             scratch: Vec::with_capacity(64),
             sacks: SackStore::default(),
             flow_ts,
@@ -433,11 +420,14 @@ impl World {
                     continue;
                 }
             }
-            let dir = (p.kind == PacketKind::Ack) as usize;
-            let (start, link) = self.path(f, dir);
+            debug_assert!((f as usize) < self.flows.len());
+            // SAFETY: flow indices come from the flows themselves.
+            let fl = unsafe { self.flows.get_unchecked(f as usize) };
+            let hop = if p.kind == PacketKind::Ack { fl.receiver.first_hop } else { fl.sender.first_hop };
+            debug_assert_eq!(hop.route, self.path_link(hop.pos + 1));
             let mut p = p;
-            p.pos = start;
-            self.enqueue::<R>(link, p);
+            p.pos = hop.pos;
+            self.enqueue_routed::<R>(hop.link, p, hop.route);
         }
         self.scratch.clear();
         let now = self.now;
@@ -495,8 +485,14 @@ impl World {
     /// the link goes with it, for the event of its arrival.
     #[inline(always)]
     fn enqueue<const R: bool>(&mut self, link: u32, p: Packet) {
-        let now = self.now;
         let route = self.path_link(p.pos + 1);
+        self.enqueue_routed::<R>(link, p, route)
+    }
+
+    /// [`World::enqueue`] with the packet's route after `link` known.
+    #[inline(always)]
+    fn enqueue_routed<const R: bool>(&mut self, link: u32, p: Packet, route: u32) {
+        let now = self.now;
         let (l, shared) = self.link_mut(link);
         match l.enqueue(now, p, route, shared) {
             Enqueued::Accepted(Some(t)) => self.schedule_arrival::<R>(t, link, route),

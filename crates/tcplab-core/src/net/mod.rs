@@ -6,4 +6,4 @@ pub mod packet;
 pub mod routing;
 
 pub use link::{BlockPool, Enqueued, Link, LinkShared, LinkStats};
-pub use packet::{Packet, PacketKind, SackBlock, MAX_SACK_BLOCKS};
+pub use packet::{FirstHop, Packet, PacketKind, SackBlock, MAX_SACK_BLOCKS};

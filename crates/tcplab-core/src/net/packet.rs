@@ -110,6 +110,19 @@ pub struct Packet {
     pub retransmit: bool,
 }
 
+/// Where an endpoint's packets enter the network: the position in the
+/// run's path array of its path's first link (a packet's `pos` there), that
+/// link, and the route after it (the next path entry). Each endpoint keeps
+/// its own among its fields: the packets it just produced go onto their
+/// first link without reading the path arrays, with thousands of flows a
+/// cache miss or two that the endpoint's own lines, just used, are not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FirstHop {
+    pub pos: u32,
+    pub link: u32,
+    pub route: u32,
+}
+
 /// Largest packet size (bytes), IP's.
 pub const MAX_PACKET_SIZE: u32 = u16::MAX as u32;
 

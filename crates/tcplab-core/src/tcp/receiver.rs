@@ -35,6 +35,8 @@ pub struct ReceiverStats {
 #[derive(Debug)]
 pub struct Receiver {
     pub flow: u32,
+    /// Where its ACKs enter the network (set by the world).
+    pub first_hop: crate::net::FirstHop,
     /// Next segment expected in order.
     pub rcv_nxt: u64,
     /// Out-of-order segments held, as sorted disjoint `[start, end)` ranges
@@ -66,6 +68,7 @@ pub struct Receiver {
 impl Receiver {
     pub fn new(flow: u32, sack: bool, max_blocks: u8, ack_size: u32, delayed_ack: bool, delack_timeout: Time, n_files: usize) -> Self {
         Receiver {
+            first_hop: Default::default(),
             flow,
             rcv_nxt: 0,
             ooo: VecDeque::new(),

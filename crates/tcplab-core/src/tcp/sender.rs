@@ -214,6 +214,8 @@ pub struct SenderConfig {
 }
 
 pub struct Sender {
+    /// Where its data packets enter the network (set by the world).
+    pub first_hop: crate::net::FirstHop,
     pub cfg: SenderConfig,
     pub cc: Box<dyn CongestionControl>,
     /// Optional loss classifier (e.g. k-NN): a loss it judges not congestion
@@ -268,6 +270,7 @@ impl Sender {
         let w = Window { cwnd: cfg.init_cwnd, ssthresh: cfg.init_ssthresh };
         let rtt = RttEstimator::new(cfg.init_rto, cfg.min_rto, cfg.max_rto, cfg.rto_mode);
         Sender {
+            first_hop: Default::default(),
             cfg,
             cc,
             classifier: None,
