@@ -126,7 +126,8 @@ def test_rounds_interleave_the_curve_and_give_each_round_its_ratio(monkeypatch):
 
     order = []
     scs = [{"name": f"p{i}", "description": "", "axis_value": float(i)} for i in range(3)]
-    # Round k: point i costs (i + 1) * (k + 1) ns per hop (so each round's ratio is 3).
+    # Round k: point i costs (i + 1) * (k + 1) ns per hop, point 0 twice that: 2, 2, 3 ns in round 0 and
+    # twice as much in round 1, so each round's ratio is 1.5.
     counter = {"k": 0}
 
     def fake_measure(sc, best_of, min_core_s=0.0):

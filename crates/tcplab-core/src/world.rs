@@ -181,7 +181,7 @@ impl World {
             };
             let map = SegmentMap::new(f);
             let n_files = map.files.as_ref().map_or(0, |v| v.len());
-            let receiver = Receiver::new(
+            let mut receiver = Receiver::new(
                 i as u32,
                 f.recovery == Recovery::Sack,
                 f.sack_blocks,
@@ -198,7 +198,6 @@ impl World {
             }
             let mut sender = Sender::new(cfg, cc);
             sender.classifier = classifier;
-            let mut receiver = receiver;
             (sender.first_hop, receiver.first_hop) = (hops[0], hops[1]);
             flows.push(Flow {
                 sender,

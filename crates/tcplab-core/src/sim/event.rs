@@ -8,9 +8,9 @@
 //! entry is skipped when popped rather than searched for and removed).
 //!
 //! Two implementations, chosen by the number of links when the queue is
-//! built; both give exactly that order (the tests run both against a
-//! reference heap, and the fingerprint example's results are bit for bit
-//! those of the tree alone):
+//! built; both give exactly that order (the tests run both, and the radix
+//! heap with lanes, against a reference heap, and the fingerprint
+//! example's results are bit for bit those of the tree alone):
 //!
 //! - Up to [`TREE_MAX_LINKS`] links, a tournament tree. Nearly all events
 //!   are link arrivals and a link has at most one pending (its head
@@ -730,13 +730,13 @@ struct Radix {
     /// store buffer (seen in the assembly; no difference measurable alone).
     pushed: u64,
     pops: u64,
+    /// Time of the last event popped, from a lane or the buckets: nothing
+    /// is scheduled before it (`last` is the buckets' alone).
+    now: Time,
     /// Lanes (see [`EventQueue::set_lanes`]): the pending arrival of each
     /// lane's link, if it is held here rather than in the buckets, as its
     /// time (`Time::MAX`: none), its packed kind, and the link.
     lane_t: [Time; LANES],
-    /// Time of the last event popped, from a lane or the buckets: nothing
-    /// is scheduled before it (`last` is the buckets' alone).
-    now: Time,
     lane_w: [u64; LANES],
     lane_l: [u32; LANES],
 }
@@ -744,6 +744,7 @@ struct Radix {
 /// Links whose arrivals can bypass the radix heap's buckets (two: a
 /// dumbbell's bottleneck, both ways; `push_link` tests each).
 pub const LANES: usize = 2;
+const _: () = assert!(LANES == 2, "push_link and first_lane are written for two lanes");
 
 impl Radix {
     fn new() -> Self {
@@ -759,8 +760,8 @@ impl Radix {
             mins: vec![Time::MAX; BUCKETS].into_boxed_slice(),
             pushed: 0,
             pops: 0,
-            lane_t: [Time::MAX; LANES],
             now: 0,
+            lane_t: [Time::MAX; LANES],
             lane_w: [0; LANES],
             lane_l: [u32::MAX; LANES],
         }
@@ -977,10 +978,9 @@ impl Radix {
 mod tests {
     use super::*;
 
-    /// A queue of each implementation: the tree (growing as links are
-    /// used), the radix heap, and the radix heap with lanes for links 3
-    /// and 0.
-    fn both() -> [EventQueue; 3] {
+    /// A queue of each kind: the tree (growing as links are used), the
+    /// radix heap, and the radix heap with lanes for links 3 and 0.
+    fn queues() -> [EventQueue; 3] {
         let mut q = [EventQueue::with_links(3), EventQueue::with_links(TREE_MAX_LINKS + 1), EventQueue::with_links(TREE_MAX_LINKS + 1)];
         q[2].set_lanes([3, 0]);
         assert!(q[0].radix.is_none() && q[1].radix.is_some() && q[2].radix.as_ref().unwrap().lane_l == [3, 0]);
@@ -989,7 +989,7 @@ mod tests {
 
     #[test]
     fn ties_break_in_insertion_order() {
-        for mut q in both() {
+        for mut q in queues() {
             q.schedule(10, EventKind::Sample);
             q.schedule(5, EventKind::Rto(7));
             q.schedule(10, EventKind::LinkArrival(3));
@@ -1015,7 +1015,7 @@ mod tests {
     /// a spill come after those already there.
     #[test]
     fn equal_times_stay_fifo_across_spills() {
-        for mut q in both() {
+        for mut q in queues() {
             let t = 0x1234_5678_9abc; // several levels above 0
             let mut want = Vec::new();
             let mut id = 0;
@@ -1064,7 +1064,7 @@ mod tests {
             EventKind::MeasureStart,
             EventKind::LinkArrival(100_000),
         ];
-        for mut q in both() {
+        for mut q in queues() {
             for (i, k) in kinds.iter().enumerate() {
                 q.schedule(i as Time, *k);
             }
@@ -1075,7 +1075,7 @@ mod tests {
 
     #[test]
     fn limits_and_peek() {
-        for mut q in both() {
+        for mut q in queues() {
             assert_eq!((q.peek_time(), q.pop()), (None, None));
             q.schedule(1000, EventKind::Rto(1));
             q.schedule(1000, EventKind::Rto(2));
@@ -1102,7 +1102,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "before the current time")]
     fn scheduling_in_the_past_is_refused() {
-        let [_, mut q, _] = both();
+        let [_, mut q, _] = queues();
         q.schedule(10, EventKind::Sample);
         q.pop();
         q.schedule(9, EventKind::Sample);
@@ -1115,7 +1115,7 @@ mod tests {
     fn scheduling_in_the_past_is_refused_with_lanes() {
         for kind in [EventKind::LinkArrival(3), EventKind::Rto(1)] {
             let r = std::panic::catch_unwind(move || {
-                let [_, _, mut q] = both();
+                let [_, _, mut q] = queues();
                 q.schedule(10, EventKind::LinkArrival(3));
                 assert_eq!(q.pop().map(|e| e.time), Some(10));
                 q.schedule(9, kind);
@@ -1131,7 +1131,7 @@ mod tests {
     /// first there if they tie, and the order is still insertion order.
     #[test]
     fn a_lane_link_scheduled_twice_keeps_the_order() {
-        let [_, _, mut q] = both();
+        let [_, _, mut q] = queues();
         let s = [
             (10, EventKind::LinkArrival(3)),
             (10, EventKind::LinkArrival(3)),
@@ -1166,7 +1166,7 @@ mod tests {
             (12_345, 1, 1 << 62, 20_000, 37),                      // ties and huge jumps
             (Time::MAX - (1 << 24), 1 << 12, 1 << 22, 30_000, 37), // near u64::MAX
             (Time::MAX - 100, 5, 5, 5_000, 37),                    // up to u64::MAX itself
-            // Few links, so the lane links (0 and 3 in both()) carry most
+            // Few links, so the lane links (0 and 3 in queues()) carry most
             // arrivals, tied with each other and with the buckets' events.
             (0, 4, 4, 50_000, 4),
             (1 << 40, 6, 1 << 30, 50_000, 5),
@@ -1181,7 +1181,7 @@ mod tests {
             };
             #[allow(non_snake_case)]
             let LINKS = links;
-            for mut q in both() {
+            for mut q in queues() {
                 // Reference: (time, seq, id), ids: links < LINKS, timers above.
                 let mut r: BinaryHeap<Reverse<(Time, u64, u32)>> = BinaryHeap::new();
                 let mut busy = vec![false; LINKS as usize];
