@@ -52,6 +52,10 @@ runs, wall time, core time, overhead % and overhead per run (see
 :mod:`tcplab.sweep.overhead`; options ``--runs``, ``--duration``,
 ``--workers``, ``--repeat``, ``--no-fsync``).
 
+``tcplab bench --ns3`` times the dumbbell of S1 in ns-3 (the ns-3 project's
+wheel, in the interpreter given with ``--ns3-python``) and in tcplab on the
+same machine; see :mod:`tcplab.ns3compare`.
+
 Speed is measured here, never asserted in tests: a slow machine gives slower
 figures, not failures. ``--quick`` shortens every run (to check that the
 suite runs, e.g. in CI), so its figures are not comparable with full runs.
@@ -366,12 +370,39 @@ def main(argv: list[str] | None = None) -> int:
                         "each round besides that of the fastest runs (default 1)")
     p.add_argument("--campaign", action="store_true",
                    help="measure the campaign layer's overhead on a sweep of tiny runs instead")
+    p.add_argument("--ns3", action="store_true",
+                   help="time the S1 dumbbell in ns-3 and in tcplab on this machine instead (--seconds T "
+                        "simulated, default 100; ns-3 from the ns-3 project's wheel, `pip install ns3`)")
+    p.add_argument("--ns3-python", metavar="PATH",
+                   help="with --ns3: the Python interpreter that has ns-3 installed (default: this one)")
+    p.add_argument("--ns3-sack", action="store_true",
+                   help="with --ns3: SACK on the ns-3 side (its default; tcplab's S1 flow stays NewReno)")
     from .sweep.overhead import add_arguments
 
     add_arguments(p.add_argument_group("options of --campaign"))  # type: ignore[arg-type]
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error(f"--rounds: must be at least 1, got {args.rounds}")
+    for opt, val in (("--ns3-python", args.ns3_python), ("--ns3-sack", args.ns3_sack)):
+        if val and not args.ns3:
+            p.error(f"{opt}: applies to --ns3")
+    if args.ns3:
+        clash = [o for o, v in (("--scaling", args.scaling), ("--memory", args.memory), ("--all", args.all),
+                                ("--only", args.only), ("--campaign", args.campaign), ("--quick", args.quick),
+                                ("--rounds", args.rounds > 1), ("--best-of", args.best_of > 1)) if v]
+        if clash:
+            p.error(f"--ns3: runs the S1 comparison on its own; drop {', '.join(clash)}")
+        if args.seconds is not None and not args.seconds > 0:
+            p.error(f"--seconds: must be positive, got {args.seconds}")
+        from .ns3compare import Ns3Unavailable, main_args
+
+        try:
+            return main_args(args.seconds, args.ns3_python, args.json == "-", None if args.json == "-" else args.json,
+                             None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)),
+                             args.ns3_sack)
+        except Ns3Unavailable as e:
+            print(f"tcplab bench: error: {e}", file=sys.stderr)
+            return 2
     if args.all:
         args.scaling = args.scaling or "all"
         args.memory = True
