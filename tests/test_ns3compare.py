@@ -30,7 +30,16 @@ def test_the_ns3_side_gets_s1s_dumbbell():
     assert cfg["access_rate_bps"] == 10 * cfg["rate_bps"]
     assert cfg["src_delay"] == cfg["dst_delay"] == 0.0025
     assert cfg["packet_size"] == 1500 and cfg["init_cwnd"] == 10.0 and cfg["min_rto"] == 0.2
-    assert cfg["ns3_sack"] is False  # NewReno recovery, as S1's flow
+    assert cfg["algorithm"] == "newreno" and cfg["socket_type"] == "ns3::TcpNewReno"
+    assert cfg["sack"] is False  # NewReno recovery, as S1's flow
+
+
+def test_a_window_curve_point_is_one_cubic_flow_with_sack_and_a_bdp_of_buffer():
+    cfg = ns3compare.ns3_config(json.loads(ns3compare.scenarios()["window=1000"]["spec_json"]))
+    # The window curve: the rate set so that BDP = W over RTT 100 ms with 1500-byte packets, B = BDP.
+    assert cfg["rate_bps"] == pytest.approx(1000 * 1500 * 8 / 0.1) and cfg["buffer_packets"] == 1000
+    assert cfg["algorithm"] == "cubic" and cfg["socket_type"] == "ns3::TcpCubic" and cfg["sack"] is True
+    assert set(ns3compare.scenarios()) >= {"window=10", "window=100000", "rate=1e7"}
 
 
 def test_what_the_ns3_side_cannot_build_is_named():
@@ -41,9 +50,9 @@ def test_what_the_ns3_side_cannot_build_is_named():
     no_bn = dict(spec, links=[lk for lk in spec["links"] if lk["name"] != "r1->r2"])
     with pytest.raises(ValueError, match="links: .*'r1->r2'"):
         ns3compare.ns3_config(no_bn)
-    sack = dict(spec, flows=[dict(spec["flows"][0], recovery="sack")])
-    with pytest.raises(ValueError, match="flows: .*NewReno without SACK.*sack recovery"):
-        ns3compare.ns3_config(sack)
+    bic = dict(spec, flows=[dict(spec["flows"][0], cc={"algorithm": "bic", "params": {}})])
+    with pytest.raises(ValueError, match="flows: the ns-3 side has cubic, newreno, reno; the flow has bic"):
+        ns3compare.ns3_config(bic)
 
 
 def test_the_ns3_child_is_valid_python():
@@ -83,9 +92,15 @@ def test_the_comparison_divides_what_each_side_measured(monkeypatch):
     assert res["speedup_wall"] == pytest.approx(4.0 / tl["wall_s"])
     with pytest.raises(ValueError, match="--seconds: must be positive"):
         ns3compare.compare(0.0)
-    assert seen["cfg"]["ns3_sack"] is False
+    assert seen["cfg"]["sack"] is False
     res = ns3compare.compare(1.0, "/some/python", ns3_sack=True)
-    assert seen["cfg"]["ns3_sack"] is True and res["config"]["ns3_sack"] is True
+    assert seen["cfg"]["sack"] is True and res["config"]["sack"] is True
+    # A curve's point runs 20 s by default, whatever the curve's own length.
+    res = ns3compare.compare(python="/some/python", scenario="window=100")
+    assert seen["cfg"]["duration"] == 20.0 and res["rows"][1]["simulated_s"] == 20.0
+    assert seen["cfg"]["scenario"] == "window=100" and seen["cfg"]["buffer_packets"] == 100
+    with pytest.raises(ValueError, match="--ns3: no scenario 'window=7'; S1 or one of window=10, "):
+        ns3compare.compare(1.0, scenario="window=7")
 
 
 def test_ns3_options_are_checked_on_the_command_line(capsys, tmp_path):
@@ -97,7 +112,9 @@ def test_ns3_options_are_checked_on_the_command_line(capsys, tmp_path):
     assert "--ns3-sack: applies to --ns3" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         bench_main(["--ns3", "--scaling", "flows", "--quick"])
-    assert "--ns3: runs the S1 comparison on its own; drop --scaling, --quick" in capsys.readouterr().err
+    assert "--ns3: runs its comparison on its own; drop --scaling, --quick" in capsys.readouterr().err
+    assert bench_main(["--ns3", "window=7"]) == 2
+    assert "tcplab bench: error: --ns3: no scenario 'window=7'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         bench_main(["--ns3", "--seconds", "-1"])
     assert "--seconds: must be positive, got -1.0" in capsys.readouterr().err

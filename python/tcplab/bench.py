@@ -370,13 +370,15 @@ def main(argv: list[str] | None = None) -> int:
                         "each round besides that of the fastest runs (default 1)")
     p.add_argument("--campaign", action="store_true",
                    help="measure the campaign layer's overhead on a sweep of tiny runs instead")
-    p.add_argument("--ns3", action="store_true",
-                   help="time the S1 dumbbell in ns-3 and in tcplab on this machine instead (--seconds T "
-                        "simulated, default 100; ns-3 from the ns-3 project's wheel, `pip install ns3`)")
+    p.add_argument("--ns3", nargs="?", const="S1", metavar="SCENARIO",
+                   help="time a one-flow dumbbell in ns-3 and in tcplab on this machine instead: S1 (default) "
+                        "or a window/rate curve point such as window=10000 (--seconds T simulated, default 100 "
+                        "for S1, 20 otherwise; ns-3 from the ns-3 project's wheel, `pip install ns3`)")
     p.add_argument("--ns3-python", metavar="PATH",
                    help="with --ns3: the Python interpreter that has ns-3 installed (default: this one)")
     p.add_argument("--ns3-sack", action="store_true",
-                   help="with --ns3: SACK on the ns-3 side (its default; tcplab's S1 flow stays NewReno)")
+                   help="with --ns3: SACK on the ns-3 side even if the flow has none (ns-3's default; tcplab's "
+                        "S1 flow stays NewReno)")
     from .sweep.overhead import add_arguments
 
     add_arguments(p.add_argument_group("options of --campaign"))  # type: ignore[arg-type]
@@ -391,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
                                 ("--only", args.only), ("--campaign", args.campaign), ("--quick", args.quick),
                                 ("--rounds", args.rounds > 1), ("--best-of", args.best_of > 1)) if v]
         if clash:
-            p.error(f"--ns3: runs the S1 comparison on its own; drop {', '.join(clash)}")
+            p.error(f"--ns3: runs its comparison on its own; drop {', '.join(clash)}")
         if args.seconds is not None and not args.seconds > 0:
             p.error(f"--seconds: must be positive, got {args.seconds}")
         from .ns3compare import Ns3Unavailable, main_args
@@ -399,8 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return main_args(args.seconds, args.ns3_python, args.json == "-", None if args.json == "-" else args.json,
                              None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)),
-                             args.ns3_sack)
-        except Ns3Unavailable as e:
+                             args.ns3_sack, args.ns3)
+        except (Ns3Unavailable, ValueError) as e:
             print(f"tcplab bench: error: {e}", file=sys.stderr)
             return 2
     if args.all:

@@ -1,5 +1,8 @@
-"""``tcplab bench --ns3``: the S1 dumbbell in ns-3 and in tcplab, timed on
-the same machine.
+"""``tcplab bench --ns3 [SCENARIO]``: a one-flow dumbbell in ns-3 and in
+tcplab, timed on the same machine. SCENARIO is S1 (the default) or a point
+of the window or rate curve (``window=10000``, ``rate=1e+09``: one CUBIC
+flow with SACK, B = BDP; run for ``--seconds``, default 20, instead of the
+curve's own length).
 
 Issue 8 gives ns-3's speed on the mv-highspeed dumbbell from elsewhere; this
 measures it here. ns-3 is not a dependency of tcplab: the ns-3 project's
@@ -9,14 +12,15 @@ any Python 3 environment, and ``--ns3-python PATH`` names that interpreter
 (default: the current one). The ns-3 run is a child process of that
 interpreter, so the two never share a process.
 
-Both simulate the dumbbell of S1, read from tcplab's own description of it
-(``tcplab_core::scenarios::bench``): one bulk NewReno flow (no SACK, an ACK
-per segment, initial window 10, minimum RTO 200 ms), a 200 Mbit/s
-bottleneck of 50 ms each way with a drop-tail queue of 0.1 BDP (167
-packets), access links at 10x the bottleneck rate with 2.5 ms each. On the
-ns-3 side: point-to-point links, the bottleneck's device queue as the only
-queue (the default queue disciplines are removed), TcpNewReno with
-TcpClassicRecovery, no SACK, no timestamps, no limited transmit,
+Both simulate the dumbbell read from tcplab's own description of the
+scenario (``tcplab_core::scenarios::bench``); for S1 one bulk NewReno flow
+(no SACK, an ACK per segment, initial window 10, minimum RTO 200 ms), a
+200 Mbit/s bottleneck of 50 ms each way with a drop-tail queue of 0.1 BDP
+(167 packets), access links at 10x the bottleneck rate with 2.5 ms each.
+On the ns-3 side: point-to-point links, the bottleneck's device queue as
+the only queue (the default queue disciplines are removed), TcpNewReno or
+TcpCubic with TcpClassicRecovery, SACK as the flow's recovery (or forced
+on), no timestamps, no limited transmit,
 DelAckCount 1, segments of ``packet_size - 40`` bytes (so IP packets of
 ``packet_size``; point-to-point adds 2 bytes of PPP framing), MinRto as
 tcplab's. What is not the same, and stays so: ns-3 opens the connection
@@ -51,14 +55,14 @@ except Exception as e:
     sys.exit(0)
 
 S = ns.Config.SetDefault
-S("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
+S("ns3::TcpL4Protocol::SocketType", ns.StringValue(cfg["socket_type"]))
 S("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
 S("ns3::TcpSocket::SegmentSize", ns.UintegerValue(cfg["packet_size"] - 40))
 S("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(int(cfg["init_cwnd"])))
 S("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
 S("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 30))
 S("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 30))
-S("ns3::TcpSocketBase::Sack", ns.BooleanValue(cfg["ns3_sack"]))
+S("ns3::TcpSocketBase::Sack", ns.BooleanValue(cfg["sack"]))
 S("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(False))
 S("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(False))
 S("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(cfg["min_rto"])))
@@ -115,10 +119,15 @@ class Ns3Unavailable(RuntimeError):
     """ns-3 could not be run by the interpreter given."""
 
 
+#: tcplab's algorithms the ns-3 side has, and ns-3's socket type for each.
+NS3_SOCKET_TYPES = {"newreno": "ns3::TcpNewReno", "reno": "ns3::TcpNewReno", "cubic": "ns3::TcpCubic"}
+
+
 def ns3_config(spec: dict) -> dict:
-    """The dumbbell of a one-flow tcplab run description (S1's), as the ns-3
-    side builds it. Raises ValueError, naming what is missing, for a
-    description that is not a one-flow dumbbell."""
+    """The dumbbell of a one-flow tcplab run description (S1's, or a point
+    of the window or rate curve), as the ns-3 side builds it. Raises
+    ValueError, naming what is missing, for a description that is not a
+    one-flow dumbbell of an algorithm ns-3 has."""
     flows = spec.get("flows") or []
     if len(flows) != 1:
         raise ValueError(f"flows: the ns-3 comparison needs exactly one flow, got {len(flows)}")
@@ -133,16 +142,29 @@ def ns3_config(spec: dict) -> dict:
     bn, up, down = get("r1->r2"), get(f"{f['src']}->r1"), get(f"r2->{f['dst']}")
     if bn["queue"].get("limit_packets") is None:
         raise ValueError("links: r1->r2 needs a queue limit in packets")
-    if f.get("recovery") != "newreno" or f["cc"]["algorithm"] not in ("newreno", "reno"):
-        raise ValueError(f"flows: the ns-3 side runs NewReno without SACK; the flow has "
-                         f"{f['cc']['algorithm']} with {f.get('recovery')} recovery")
+    algo = f["cc"]["algorithm"]
+    if algo not in NS3_SOCKET_TYPES:
+        raise ValueError(f"flows: the ns-3 side has {', '.join(sorted(NS3_SOCKET_TYPES))}; the flow has {algo}")
     return {
         "duration": float(spec["duration"]),
         "rate_bps": bn["rate_bps"], "delay": bn["delay"], "buffer_packets": int(bn["queue"]["limit_packets"]),
         "access_rate_bps": up["rate_bps"], "src_delay": up["delay"], "dst_delay": down["delay"],
         "packet_size": int(f["packet_size"]), "init_cwnd": float(f["init_cwnd"]), "min_rto": float(f["min_rto"]),
-        "ns3_sack": False,
+        "algorithm": algo, "socket_type": NS3_SOCKET_TYPES[algo], "sack": f.get("recovery") == "sack",
     }
+
+
+def scenarios() -> dict:
+    """The one-flow points of the window and rate curves that ``--ns3``
+    takes besides S1, by name (``window=1000``, ``rate=1e9``): the core's
+    scenario rows."""
+    from . import _core
+
+    out = {}
+    for axis in ("window", "rate"):
+        for sc in _core.bench_scaling(axis, False):
+            out[sc["name"]] = sc
+    return out
 
 
 def run_ns3(cfg: dict, python: str, timeout: Optional[float] = None) -> dict:
@@ -163,23 +185,45 @@ def run_ns3(cfg: dict, python: str, timeout: Optional[float] = None) -> dict:
     return out
 
 
-def compare(seconds: float, python: Optional[str] = None, log=None, ns3_sack: bool = False) -> dict:
-    """S1 for `seconds` simulated seconds in ns-3 (run by `python`; with
-    SACK on its side if `ns3_sack`) and in tcplab; returns both rows and the
-    ratios."""
+def _with_duration(sc: dict, seconds: float) -> dict:
+    spec = json.loads(sc["spec_json"])
+    spec["duration"] = seconds
+    spec["measure_start"] = seconds / 2
+    return dict(sc, spec_json=json.dumps(spec))
+
+
+def compare(seconds: Optional[float] = None, python: Optional[str] = None, log=None, ns3_sack: bool = False,
+            scenario: str = "S1") -> dict:
+    """`scenario` (S1, or a point of the window or rate curve, e.g.
+    ``window=1000``) for `seconds` simulated seconds (default: 100 for S1,
+    20 for the curves' points) in ns-3, run by `python`, with SACK on its
+    side if the flow has it or `ns3_sack`, and in tcplab; returns both rows
+    and the ratios."""
     from . import _core
     from .bench import _measure
 
-    if not seconds > 0:
-        raise ValueError(f"--seconds: must be positive, got {seconds}")
-    sc = next(s for s in _core.bench_suite(False, seconds) if s["name"] == "S1")
-    cfg = dict(ns3_config(json.loads(sc["spec_json"])), ns3_sack=bool(ns3_sack))
+    if scenario == "S1":
+        seconds = 100.0 if seconds is None else seconds
+        if not seconds > 0:
+            raise ValueError(f"--seconds: must be positive, got {seconds}")
+        sc = next(s for s in _core.bench_suite(False, seconds) if s["name"] == "S1")
+    else:
+        points = scenarios()
+        if scenario not in points:
+            raise ValueError(f"--ns3: no scenario {scenario!r}; S1 or one of {', '.join(points)}")
+        seconds = 20.0 if seconds is None else seconds
+        if not seconds > 0:
+            raise ValueError(f"--seconds: must be positive, got {seconds}")
+        sc = _with_duration(points[scenario], seconds)
+    cfg = ns3_config(json.loads(sc["spec_json"]))
+    cfg["sack"] = cfg["sack"] or bool(ns3_sack)
+    cfg["scenario"] = scenario
     python = python or sys.executable
     if log:
-        log(f"ns-3 ({python}): S1 dumbbell, {seconds:g} s ...")
+        log(f"ns-3 ({python}): {scenario}, {seconds:g} s ...")
     ns3 = run_ns3(cfg, python)
     if log:
-        log(f"tcplab: S1, {seconds:g} s ...")
+        log(f"tcplab: {scenario}, {seconds:g} s ...")
     tl = _measure(sc)
     rows = [
         {"simulator": "ns-3", "simulated_s": seconds, "wall_s": ns3["wall_s"],
@@ -192,16 +236,16 @@ def compare(seconds: float, python: Optional[str] = None, log=None, ns3_sack: bo
          "wall_s_per_simulated_s": tl["wall_s"] / seconds, "events": tl["events"],
          "peak_rss_mb": tl["peak_rss_mb"], "version": _core.version()},
     ]
-    return {"config": cfg, "rows": rows,
+    return {"config": cfg, "description": sc["description"], "rows": rows,
             "speedup_packets_per_s": rows[1]["packets_per_s"] / max(rows[0]["packets_per_s"], 1e-300),
             "speedup_wall": rows[0]["wall_s"] / max(rows[1]["wall_s"], 1e-300)}
 
 
 def print_table(res: dict) -> None:
     c = res["config"]
-    print(f"S1 dumbbell: {c['rate_bps'] / 1e6:g} Mbit/s, {c['delay'] * 1e3:g} ms each way, "
-          f"{c['buffer_packets']} packets of buffer, one NewReno flow, {c['duration']:g} s simulated"
-          + ("; SACK on the ns-3 side" if c.get("ns3_sack") else ""))
+    print(f"{c['scenario']} dumbbell: {c['rate_bps'] / 1e6:g} Mbit/s, {c['delay'] * 1e3:g} ms each way, "
+          f"{c['buffer_packets']} packets of buffer, one {c['algorithm']} flow, {c['duration']:g} s simulated; "
+          f"ns-3: {c['socket_type']}, SACK {'on' if c['sack'] else 'off'}")
     hdr = f"{'simulator':<10} {'wall s':>9} {'bottleneck pkts':>16} {'pkts/wall-s':>12} {'wall s/sim s':>13} {'peak MB':>8}"
     print(hdr)
     print("-" * len(hdr))
@@ -213,9 +257,9 @@ def print_table(res: dict) -> None:
 
 
 def main_args(seconds: Optional[float], python: Optional[str], to_stdout: bool, json_path: Optional[str],
-              log=None, ns3_sack: bool = False) -> int:
+              log=None, ns3_sack: bool = False, scenario: str = "S1") -> int:
     """``tcplab bench --ns3``: runs the comparison, prints or writes it."""
-    res: Any = compare(seconds if seconds is not None else 100.0, python, log, ns3_sack)
+    res: Any = compare(seconds, python, log, ns3_sack, scenario)
     if to_stdout:
         print(json.dumps(res, indent=2))
         return 0
