@@ -1,7 +1,7 @@
 """``tcplab bench --ns3 [SCENARIO]``: a one-flow dumbbell in ns-3 and in
 tcplab, timed on the same machine. SCENARIO is S1 (the default) or a point
-of the window or rate curve (``window=10000``, ``rate=1e+09``: one CUBIC
-flow with SACK, B = BDP; run for ``--seconds``, default 20, instead of the
+of the window or rate curve (``window=10000``, ``rate=1e9``: one CUBIC flow
+with SACK, B = BDP; run for ``--seconds``, default 20, instead of the
 curve's own length).
 
 Issue 8 gives ns-3's speed on the mv-highspeed dumbbell from elsewhere; this
@@ -20,20 +20,21 @@ scenario (``tcplab_core::scenarios::bench``); for S1 one bulk NewReno flow
 On the ns-3 side: point-to-point links, the bottleneck's device queue as
 the only queue (the default queue disciplines are removed), TcpNewReno or
 TcpCubic with TcpClassicRecovery, SACK as the flow's recovery (or forced
-on), no timestamps, no limited transmit,
-DelAckCount 1, segments of ``packet_size - 40`` bytes (so IP packets of
-``packet_size``; point-to-point adds 2 bytes of PPP framing), MinRto as
-tcplab's. What is not the same, and stays so: ns-3 opens the connection
-with a handshake, its NewReno and RTO code is its own, so the two do not
-move the same number of packets in the same simulated time. The figure
-compared is therefore per packet: data packets sent through the
-bottleneck per wall-second, and wall seconds per simulated second.
-``--ns3-sack`` turns SACK on for the ns-3 side only (ns-3's own default):
+on), no timestamps, no limited transmit, DelAckCount 1, segments of
+``packet_size - 40`` bytes (so IP packets of ``packet_size``;
+point-to-point adds 2 bytes of PPP framing), MinRto as tcplab's.
+
+What is not the same, and stays so: ns-3 opens the connection with a
+handshake, and its congestion control, recovery and RTO code is its own,
+so the two need not move the same number of packets in the same simulated
+time. The figures compared are therefore data packets sent through the
+bottleneck per wall-second, beside wall seconds per simulated second.
+``--ns3-sack`` turns SACK on for the ns-3 side of S1 (ns-3's own default):
 without it, ns-3's NewReno on this path falls into repeated timeouts after
-the first slow start and moves a few Mbit/s, so ``--ns3-sack`` measures
-ns-3 at the packet rates tcplab's flow runs at. tcplab
-runs S1 as the suite does, with its traces sampled every 10 ms (ns-3 traces
-nothing).
+the first slow start and moves a few Mbit/s, while with it ns-3 moves what
+tcplab's NewReno flow does. tcplab's wall time includes building the run
+and converting its results (S1 with its traces every 10 ms); ns-3's is
+``Simulator::Run()`` alone.
 """
 
 from __future__ import annotations
