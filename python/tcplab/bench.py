@@ -52,9 +52,10 @@ runs, wall time, core time, overhead % and overhead per run (see
 :mod:`tcplab.sweep.overhead`; options ``--runs``, ``--duration``,
 ``--workers``, ``--repeat``, ``--no-fsync``).
 
-``tcplab bench --ns3`` times the dumbbell of S1 in ns-3 (the ns-3 project's
-wheel, in the interpreter given with ``--ns3-python``) and in tcplab on the
-same machine; see :mod:`tcplab.ns3compare`.
+``tcplab bench --ns3 [SCENARIO]`` times a one-flow dumbbell (S1, or a point
+of the window or rate curve) in ns-3 (the ns-3 project's wheel, in the
+interpreter given with ``--ns3-python``) and in tcplab on the same machine;
+see :mod:`tcplab.ns3compare`.
 
 Speed is measured here, never asserted in tests: a slow machine gives slower
 figures, not failures. ``--quick`` shortens every run (to check that the
