@@ -83,6 +83,7 @@ def test_the_comparison_divides_what_each_side_measured(monkeypatch):
     monkeypatch.setattr(ns3compare, "run_ns3", fake_ns3)
     res = ns3compare.compare(2.0, "/some/python")
     assert seen["python"] == "/some/python" and seen["cfg"] == res["config"] and res["config"]["duration"] == 2.0
+    assert res["ns3"]["events"] == 123  # ns-3's own figures are kept whole
     ns3, tl = res["rows"]
     assert ns3["simulator"] == "ns-3" and ns3["packets_per_s"] == 5000.0 and ns3["wall_s_per_simulated_s"] == 2.0
     assert tl["simulator"] == "tcplab" and tl["simulated_s"] == 2.0
@@ -101,6 +102,8 @@ def test_the_comparison_divides_what_each_side_measured(monkeypatch):
     assert seen["cfg"]["scenario"] == "window=100" and seen["cfg"]["buffer_packets"] == 100
     with pytest.raises(ValueError, match="--ns3: no scenario 'window=7'; S1 or one of window=10, "):
         ns3compare.compare(1.0, scenario="window=7")
+    with pytest.raises(ValueError, match="--seconds: must be positive, got -2"):
+        ns3compare.compare(-2.0, scenario="window=100")
 
 
 def test_ns3_options_are_checked_on_the_command_line(capsys, tmp_path):

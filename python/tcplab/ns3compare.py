@@ -203,18 +203,16 @@ def compare(seconds: Optional[float] = None, python: Optional[str] = None, log=N
     from . import _core
     from .bench import _measure
 
+    points = {} if scenario == "S1" else scenarios()
+    if scenario != "S1" and scenario not in points:
+        raise ValueError(f"--ns3: no scenario {scenario!r}; S1 or one of {', '.join(points)}")
+    if seconds is None:
+        seconds = 100.0 if scenario == "S1" else 20.0
+    if not seconds > 0:
+        raise ValueError(f"--seconds: must be positive, got {seconds}")
     if scenario == "S1":
-        seconds = 100.0 if seconds is None else seconds
-        if not seconds > 0:
-            raise ValueError(f"--seconds: must be positive, got {seconds}")
         sc = next(s for s in _core.bench_suite(False, seconds) if s["name"] == "S1")
     else:
-        points = scenarios()
-        if scenario not in points:
-            raise ValueError(f"--ns3: no scenario {scenario!r}; S1 or one of {', '.join(points)}")
-        seconds = 20.0 if seconds is None else seconds
-        if not seconds > 0:
-            raise ValueError(f"--seconds: must be positive, got {seconds}")
         sc = _with_duration(points[scenario], seconds)
     cfg = ns3_config(json.loads(sc["spec_json"]))
     cfg["sack"] = cfg["sack"] or bool(ns3_sack)
@@ -237,7 +235,7 @@ def compare(seconds: Optional[float] = None, python: Optional[str] = None, log=N
          "wall_s_per_simulated_s": tl["wall_s"] / seconds, "events": tl["events"],
          "peak_rss_mb": tl["peak_rss_mb"], "version": _core.version()},
     ]
-    return {"config": cfg, "description": sc["description"], "rows": rows,
+    return {"config": cfg, "description": sc["description"], "rows": rows, "ns3": ns3,
             "speedup_packets_per_s": rows[1]["packets_per_s"] / max(rows[0]["packets_per_s"], 1e-300),
             "speedup_wall": rows[0]["wall_s"] / max(rows[1]["wall_s"], 1e-300)}
 
