@@ -80,6 +80,21 @@ def test_every_scaling_curve_has_increasing_points_and_a_flatness(report):
     assert [p["flows"] for p in flows] == [int(p["axis_value"]) for p in flows]
 
 
+def test_the_algorithm_axis_runs_every_algorithm_of_the_catalog(report):
+    # An algorithm family added to the core is benchmarked without touching the suite.
+    names = [a["name"] for a in _core.algorithms()]
+    pts = report["scaling"]["algorithm"]["points"]
+    assert [p["scenario"] for p in pts] == [f"algorithm={n}" for n in names] + ["algorithm=newreno+knn"]
+    for p in pts:
+        assert p["flows"] == 10 and p["simulated_s"] == 2.0
+        # Every flow moved data through the 1 Gbit/s bottleneck: at least the initial windows.
+        assert p["bottleneck_data_packets"] >= 10 * 10
+    specs = {r["name"]: json.loads(r["spec_json"]) for r in _core.bench_scaling("algorithm", quick=True)}
+    assert all(f["loss_classifier"] == {"kind": "knn", "params": {}} for f in specs["algorithm=newreno+knn"]["flows"])
+    assert all(f["loss_classifier"] is None for f in specs["algorithm=newreno"]["flows"])
+    assert {f["cc"]["algorithm"] for f in specs["algorithm=vegas"]["flows"]} == {"vegas"}
+
+
 def test_memory_runs_cover_both_lengths_with_and_without_traces(report):
     mem = report["memory"]
     runs = mem["runs"]

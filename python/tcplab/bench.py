@@ -18,11 +18,13 @@ the same ones without Python:
   this module builds it and ``cargo bench`` skips it; its packets/s count
   data packets over the 8 backbone links.
 
-``--scaling flows|rate|window|all`` runs the scaling curves instead (cost
-per packet against the number of flows, 1 to 10,000; the bottleneck rate,
-10 Mbit/s to 100 Gbit/s at fixed simulated time; the window, 10 to 100,000
-packets), and ``--memory`` measures peak memory against simulated time
-(S1 for 2000 s and 20,000 s, with and without traces).
+``--scaling flows|rate|window|algorithm|all`` runs the scaling curves
+instead (cost per packet against the number of flows, 1 to 10,000; the
+bottleneck rate, 10 Mbit/s to 100 Gbit/s at fixed simulated time; the
+window, 10 to 100,000 packets; the congestion control: every algorithm of
+the catalog, and NewReno with the k-NN loss classifier, on S3's network),
+and ``--memory`` measures peak memory against simulated time (S1 for 2000 s
+and 20,000 s, with and without traces).
 
 Each run executes in a fresh child process that imports only the compiled
 core, so its peak memory (``VmHWM``: the interpreter, numpy and the run) is
@@ -112,7 +114,7 @@ ROW_FIELDS = ("scenario", "description", "simulated_s", "wall_s", "core_wall_s",
               "packets_per_s", "events", "events_per_s", "packet_hops", "ns_per_packet_hop", "peak_rss_mb",
               "utilization", "runs")
 
-AXES = ("flows", "rate", "window")
+AXES = ("flows", "rate", "window", "algorithm")
 
 
 def _run_child(spec_json: str) -> dict:
@@ -330,12 +332,13 @@ def _fmt(x: float, scale: float = 1.0, digits: int = 2) -> str:
 
 def _print_rows(title: str, rows: list[dict], hop_key: str = "ns_per_packet_hop") -> None:
     print(title)
-    hdr = (f"{'scenario':<16} {'sim s':>8} {'wall s':>8} {'core s':>8} {'pkts/s':>9} {'events/s':>9} "
+    w = max([16] + [len(r["scenario"]) for r in rows])
+    hdr = (f"{'scenario':<{w}} {'sim s':>8} {'wall s':>8} {'core s':>8} {'pkts/s':>9} {'events/s':>9} "
            f"{'ns/pkt-hop':>10} {'peak MB':>8}")
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
-        print(f"{r['scenario']:<16} {r['simulated_s']:>8g} {r['wall_s']:>8.2f} {r['core_wall_s']:>8.2f} "
+        print(f"{r['scenario']:<{w}} {r['simulated_s']:>8g} {r['wall_s']:>8.2f} {r['core_wall_s']:>8.2f} "
               f"{_fmt(r['packets_per_s'], 1e6):>8}M {_fmt(r['events_per_s'], 1e6):>8}M "
               f"{_fmt(r[hop_key], 1, 1):>10} {r['peak_rss_mb']:>8.1f}")
 
@@ -358,12 +361,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seconds", type=float, metavar="T", help="simulated duration of every standard scenario")
     p.add_argument("--scaling", choices=AXES + ("all",),
                    help="run a scaling curve (flows 1-10,000; rate 10 Mbit/s-100 Gbit/s; window 10-100,000 "
-                        "packets) or all three, instead of the standard scenarios unless --only is given")
+                        "packets; algorithm: every congestion control, and the k-NN loss classifier) or all four, "
+                        "instead of the standard scenarios unless --only is given")
     p.add_argument("--memory", action="store_true",
                    help="measure peak memory of S1 at 2000 s and 20,000 s, with and without traces "
                         "(instead of the standard scenarios unless --only is given)")
     p.add_argument("--all", action="store_true",
-                   help="the standard scenarios, all three scaling curves and the memory runs")
+                   help="the standard scenarios, every scaling curve and the memory runs")
     p.add_argument("--best-of", type=int, default=1, metavar="N",
                    help="run each scenario N times and report the fastest (default 1)")
     p.add_argument("--rounds", type=int, default=1, metavar="N",

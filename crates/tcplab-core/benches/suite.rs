@@ -1,5 +1,5 @@
 //! `cargo bench -p tcplab-core [-- S1 S3] [-- --quick] [-- --seconds 30]
-//! [-- --scaling flows|rate|window] [-- --json PATH]`: the benchmark suite of
+//! [-- --scaling flows|rate|window|algorithm] [-- --json PATH]`: the benchmark suite of
 //! `tcplab bench` without Python, from the same definitions
 //! (`tcplab_core::scenarios::bench`). Each scenario runs in a child process
 //! (this binary again), so its peak memory is its own. Prints figures;
@@ -101,10 +101,11 @@ fn main() {
     };
     let exe = std::env::current_exe().unwrap();
     let mut rows = Vec::new();
-    println!("{:<14} {:>9} {:>8} {:>9} {:>9} {:>10} {:>8}", "scenario", "sim s", "wall s", "pkts/s", "events/s", "ns/pkt-hop", "peak MB");
+    let w = list.iter().map(|s| s.name.len()).max().unwrap_or(0).max(14);
+    println!("{:<w$} {:>9} {:>8} {:>9} {:>9} {:>10} {:>8}", "scenario", "sim s", "wall s", "pkts/s", "events/s", "ns/pkt-hop", "peak MB");
     for sc in list {
         if let Some(why) = &sc.skip {
-            println!("{:<14} skipped: {why}", sc.name);
+            println!("{:<w$} skipped: {why}", sc.name);
             continue;
         }
         let mut cmd = Command::new(&exe);
@@ -124,7 +125,7 @@ fn main() {
         let row: serde_json::Value = serde_json::from_slice(&out.stdout).expect("child JSON");
         let f = |k: &str| row[k].as_f64().unwrap_or(f64::NAN);
         println!(
-            "{:<14} {:>9} {:>8.2} {:>8.2}M {:>8.2}M {:>10.1} {:>8.1}",
+            "{:<w$} {:>9} {:>8.2} {:>8.2}M {:>8.2}M {:>10.1} {:>8.1}",
             sc.name,
             f("simulated_s"),
             f("wall_s"),

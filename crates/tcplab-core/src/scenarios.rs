@@ -186,7 +186,11 @@ pub mod bench {
     /// Names of the standard scenarios, in order.
     pub const SUITE: &[&str] = &["S1", "S2", "S3", "S4", "S5"];
     /// Axes of the scaling curves.
-    pub const AXES: &[&str] = &["flows", "rate", "window"];
+    pub const AXES: &[&str] = &["flows", "rate", "window", "algorithm"];
+
+    /// The `algorithm` axis's extra point: NewReno with the k-NN loss
+    /// classifier (jm-knn), which records every ACK.
+    pub const KNN_POINT: &str = "newreno+knn";
 
     fn entry(name: &str, description: String, d: Dumbbell) -> Scenario {
         let spec = d.spec();
@@ -303,8 +307,17 @@ pub mod bench {
     ///   BDP = W for W = 10 .. 100,000 packets, B = BDP; about 10 M packets per
     ///   point (duration within [20, 2000] s).
     ///
+    /// - `algorithm`: every congestion control of the catalog
+    ///   ([`crate::cc::catalog`], so an algorithm added there is measured
+    ///   here too), with its defaults, then NewReno with the k-NN loss
+    ///   classifier ([`KNN_POINT`]): 10 flows, 1 Gbit/s, RTT 100 ms,
+    ///   B = 0.1 BDP (S3's network, mv-highspeed Fig. 13), SACK recovery,
+    ///   120 s (about 10 M bottleneck packets at full utilization). The axis
+    ///   value is the point's position (0, 1, ...); its name says which.
+    ///
     /// Traces are off: the curves measure the engine. Quick mode divides the
-    /// packet budgets by 1000 and keeps the smallest points of each curve.
+    /// packet budgets by 1000 and keeps the smallest points of each curve
+    /// (every point of the algorithm axis, for 2 s).
     pub fn scaling(axis: &str, quick: bool) -> Option<Vec<Scenario>> {
         let k = if quick { 1e-3 } else { 1.0 };
         let mut out = Vec::new();
@@ -356,8 +369,63 @@ pub mod bench {
                     out.push(s);
                 }
             }
+            "algorithm" => {
+                let names = crate::cc::catalog().into_iter().map(|i| i.name).chain([KNN_POINT]);
+                for (i, name) in names.enumerate() {
+                    let rate = 1e9;
+                    let mut d = Dumbbell::new(10, rate, 0.1, fraction(bdp(rate, 0.1), 0.1));
+                    d.algorithm = name.strip_suffix("+knn").unwrap_or(name).into();
+                    d.recovery = Recovery::Sack;
+                    d.init_cwnd = 10.0;
+                    d.duration = if quick { 2.0 } else { 120.0 };
+                    d.measure_start = d.duration / 2.0;
+                    let desc = format!("10 {name} flows (SACK), 1 Gbit/s, RTT 100 ms, B = 0.1 BDP, {} s", d.duration);
+                    let mut s = entry(&format!("algorithm={name}"), desc, d);
+                    if name == KNN_POINT {
+                        let spec = s.spec.as_mut().expect("a dumbbell");
+                        for f in &mut spec.flows {
+                            f.loss_classifier = Some(crate::spec::LossClassifierSpec { kind: "knn".into(), params: Default::default() });
+                        }
+                    }
+                    s.axis_value = Some(i as f64);
+                    out.push(s);
+                }
+            }
             _ => return None,
         }
         Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bench::{scaling, AXES, KNN_POINT};
+    use crate::spec::Recovery;
+
+    #[test]
+    fn the_algorithm_axis_measures_every_algorithm_of_the_catalog_and_the_knn_classifier() {
+        let pts = scaling("algorithm", false).expect("a known axis");
+        let mut want: Vec<String> = crate::cc::catalog().iter().map(|i| format!("algorithm={}", i.name)).collect();
+        want.push(format!("algorithm={KNN_POINT}"));
+        assert_eq!(pts.iter().map(|p| p.name.clone()).collect::<Vec<_>>(), want);
+        for (i, p) in pts.iter().enumerate() {
+            assert_eq!(p.axis_value, Some(i as f64));
+            let spec = p.spec.clone().expect("runnable");
+            assert_eq!(spec.flows.len(), 10);
+            assert_eq!(spec.links[0].rate_bps, 1e9);
+            assert_eq!(spec.links[0].queue.limit_packets, Some(833)); // 0.1 x 8333
+            assert_eq!(spec.duration, 120.0);
+            let algo = p.name.trim_start_matches("algorithm=").trim_end_matches("+knn");
+            for f in &spec.flows {
+                assert_eq!(f.cc.algorithm, algo);
+                assert_eq!(f.recovery, Recovery::Sack);
+                assert_eq!(f.loss_classifier.as_ref().map(|c| c.kind.as_str()), (p.name.ends_with("+knn")).then_some("knn"));
+            }
+            crate::World::new(spec).unwrap_or_else(|e| panic!("{}: {e:?}", p.name));
+        }
+        let quick = scaling("algorithm", true).unwrap();
+        assert_eq!(quick.len(), pts.len());
+        assert!(quick.iter().all(|p| p.spec.as_ref().unwrap().duration == 2.0));
+        assert!(AXES.contains(&"algorithm"));
     }
 }
