@@ -59,6 +59,10 @@ of the window or rate curve) in ns-3 (the ns-3 project's wheel, in the
 interpreter given with ``--ns3-python``) and in tcplab on the same machine;
 see :mod:`tcplab.ns3compare`.
 
+``tcplab bench --profile SCENARIO`` profiles one scenario (any of the
+above, or a scaling point) under Linux ``perf`` and writes a flamegraph;
+see :mod:`tcplab.profile`.
+
 Speed is measured here, never asserted in tests: a slow machine gives slower
 figures, not failures. ``--quick`` shortens every run (to check that the
 suite runs, e.g. in CI), so its figures are not comparable with full runs.
@@ -384,6 +388,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ns3-sack", action="store_true",
                    help="with --ns3: SACK on the ns-3 side even if the flow has none (ns-3's default; tcplab's "
                         "S1 flow stays NewReno)")
+    p.add_argument("--profile", metavar="SCENARIO",
+                   help="profile one scenario (S1-S5 or a scaling point such as flows=10000, algorithm=vegas) "
+                        "under Linux perf instead: a flamegraph (SVG) and the functions with the most samples "
+                        "(--seconds T simulated; --quick)")
+    p.add_argument("--svg", metavar="PATH", help="with --profile: where to write the flamegraph (default "
+                                                 "profile-SCENARIO.svg)")
+    p.add_argument("--folded", metavar="PATH", help="with --profile: also write the folded stacks (flamegraph.pl "
+                                                    "and inferno read them)")
+    p.add_argument("--perf", metavar="PATH", help="with --profile: the perf binary (default: perf on PATH)")
+    p.add_argument("--frequency", type=int, default=None, metavar="HZ",
+                   help="with --profile: samples per second (default 499)")
     from .sweep.overhead import add_arguments
 
     add_arguments(p.add_argument_group("options of --campaign"))  # type: ignore[arg-type]
@@ -393,6 +408,33 @@ def main(argv: list[str] | None = None) -> int:
     for opt, val in (("--ns3-python", args.ns3_python), ("--ns3-sack", args.ns3_sack)):
         if val and not args.ns3:
             p.error(f"{opt}: applies to --ns3")
+    for opt, val in (("--svg", args.svg), ("--folded", args.folded), ("--perf", args.perf),
+                     ("--frequency", args.frequency is not None)):
+        if val and not args.profile:
+            p.error(f"{opt}: applies to --profile")
+    if args.profile:
+        clash = [o for o, v in (("--scaling", args.scaling), ("--memory", args.memory), ("--all", args.all),
+                                ("--only", args.only), ("--campaign", args.campaign), ("--ns3", args.ns3),
+                                ("--rounds", args.rounds > 1), ("--best-of", args.best_of > 1)) if v]
+        if clash:
+            p.error(f"--profile: profiles one scenario on its own; drop {', '.join(clash)}")
+        from .profile import ProfileError, print_report, profile
+
+        try:
+            res = profile(args.profile, args.quick, args.seconds, args.perf,
+                          499 if args.frequency is None else args.frequency, args.svg, args.folded,
+                          None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)))
+        except ProfileError as e:
+            print(f"tcplab bench: error: {e}", file=sys.stderr)
+            return 2
+        if args.json == "-":
+            print(json.dumps(res, indent=2))
+            return 0
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(res, f, indent=2)
+        print_report(res)
+        return 0
     if args.ns3:
         clash = [o for o, v in (("--scaling", args.scaling), ("--memory", args.memory), ("--all", args.all),
                                 ("--only", args.only), ("--campaign", args.campaign), ("--quick", args.quick),

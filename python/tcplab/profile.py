@@ -1,0 +1,321 @@
+"""``tcplab bench --profile SCENARIO``: where a run's time goes, as a flamegraph.
+
+Runs one benchmark scenario (S1-S5, or a scaling point such as
+``flows=10000``, ``window=1000``, ``algorithm=vegas``) in a child process
+under Linux ``perf`` (sampling the CPU clock, call stacks unwound from DWARF
+debug information: the release build keeps line tables, so functions inlined
+into the event loop appear as their own frames), then:
+
+- folds the stacks (``a;b;c count``, root first, the format of Brendan
+  Gregg's ``flamegraph.pl`` and of ``inferno``), starting each at the first
+  tcplab frame: the interpreter's frames below the core's entry point are
+  cut, and samples with no tcplab frame (the interpreter starting, imports)
+  are counted as ``[outside tcplab]``;
+- writes the flamegraph as a self-contained SVG (the width of a frame is its
+  share of the samples; hovering shows the function, its samples and share);
+- prints the functions with the most samples on their own (self) and with
+  their callees (total), and the run's figures.
+
+Where the paper trail is silent, the choices are: the CPU clock at 499 Hz
+(``--frequency``; a prime, so sampling does not beat with periodic work),
+8 KiB of stack per sample (enough for the core's frames; the interpreter's
+deepest frames may be cut, and they are dropped anyway). Profiling slows the
+run a little (the unwinding is done afterwards, by ``perf script``); the
+figures printed are the profiled run's.
+
+``perf`` must be installed (``linux-perf`` or ``linux-tools``) and allowed to
+sample the user's own processes (``/proc/sys/kernel/perf_event_paranoid`` at
+2 or lower, the usual default). ``--perf PATH`` names another binary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from typing import Optional
+from xml.sax.saxutils import escape
+
+OUTSIDE = "[outside tcplab]"
+#: A frame belongs to tcplab if its function or its library says so.
+_TCPLAB = re.compile(r"tcplab|_core\.abi3\.so")
+_OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$")
+#: Frames that only pass control on (Rust's panic guards and closures,
+#: PyO3's trampolines): left out of the stacks.
+_GLUE = re.compile(r"^(std::panicking::|std::panic::|core::ops::function::|<core::panic::unwind_safe::|"
+                   r"pyo3::impl_::trampoline|pyo3::marker::Python::allow_threads|_core::<impl )|\{\{closure\}\}$")
+
+
+class ProfileError(RuntimeError):
+    """Bad input or a profiler that cannot run; the message names the option."""
+
+
+def scenario_row(name: str, quick: bool = False, seconds: Optional[float] = None) -> dict:
+    """The benchmark row (``spec_json``, ``description``, ...) of `name`: a
+    standard scenario or a scaling point, optionally for `seconds` simulated
+    seconds (measured from the middle, as the scaling points)."""
+    from . import _core
+    from .bench import AXES, _s5
+
+    rows = {r["name"]: r for r in _core.bench_suite(quick, seconds)}
+    if name == "S5":
+        return _s5(quick, seconds)
+    if name in rows and rows[name]["spec_json"]:
+        return rows[name]
+    for axis in AXES:
+        for r in _core.bench_scaling(axis, quick):
+            if r["name"] == name:
+                if seconds is not None:
+                    spec = json.loads(r["spec_json"])
+                    spec["duration"] = seconds
+                    spec["measure_start"] = seconds / 2
+                    r = dict(r, spec_json=json.dumps(spec),
+                             description=re.sub(r", [0-9.e+]+ s$", f", {seconds:g} s", r["description"]))
+                return r
+    points = [r["name"] for axis in AXES for r in _core.bench_scaling(axis, False)]
+    raise ProfileError(f"--profile: unknown scenario {name!r}; choose one of {', '.join(list(rows) + points)}")
+
+
+def find_perf(perf: Optional[str] = None) -> str:
+    """The perf binary to use, or a ProfileError saying how to get one."""
+    exe = shutil.which(perf or "perf")
+    if exe is None:
+        where = f"{perf!r} was not found" if perf else "`perf` was not found on PATH"
+        raise ProfileError(f"--perf: the profile needs Linux perf and {where}; install it (Debian: "
+                           f"`apt-get install linux-perf`, Ubuntu: `apt-get install linux-tools-generic`) "
+                           f"or name the binary with --perf PATH")
+    return exe
+
+
+def record(spec_json: str, perf: str, workdir: str, frequency: int = 499, stack_bytes: int = 8192) -> tuple[str, dict]:
+    """Runs `spec_json` in a benchmark child under ``perf record``; returns
+    the perf data file and the child's figures."""
+    from .bench import _CHILD
+
+    data = os.path.join(workdir, "perf.data")
+    cmd = [perf, "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "--call-graph", f"dwarf,{stack_bytes}",
+           "-o", data, "--", sys.executable, "-c", _CHILD]
+    proc = subprocess.run(cmd, input=spec_json, capture_output=True, text=True)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines or not os.path.exists(data):
+        err = proc.stderr.strip().splitlines()
+        tail = " / ".join(err[-3:]) if err else "no output"
+        hint = (" (perf may not be allowed to sample: see /proc/sys/kernel/perf_event_paranoid, 2 or lower is "
+                "needed)" if "paranoid" in proc.stderr or "ermission" in proc.stderr else "")
+        raise ProfileError(f"--perf: `perf record` failed (exit {proc.returncode}): {tail}{hint}")
+    return data, json.loads(lines[-1])
+
+
+def script(perf: str, data: str) -> str:
+    """``perf script`` of `data`: the samples with their call stacks."""
+    proc = subprocess.run([perf, "script", "-i", data], capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ProfileError(f"--perf: `perf script` failed (exit {proc.returncode}): {tail}")
+    return proc.stdout
+
+
+def _frame(line: str) -> str:
+    """The function of one ``perf script`` stack line (``addr sym+off (dso)``)."""
+    rest = line.strip().split(None, 1)
+    if len(rest) < 2:
+        return "[unknown]"
+    body = rest[1]
+    sym = body.rsplit(" (", 1)[0] if body.endswith(")") and " (" in body else body
+    return _OFFSET.sub("", sym) or "[unknown]"
+
+
+def _dso(line: str) -> Optional[str]:
+    """The library of a stack line, or None for an inlined frame (its
+    library is that of the frame it was inlined into, printed after it)."""
+    body = line.strip()
+    if not body.endswith(")") or " (" not in body:
+        return ""
+    dso = body.rsplit(" (", 1)[1][:-1]
+    return None if dso == "inlined" else dso
+
+
+def fold(text: str) -> Counter:
+    """Folded stacks of ``perf script`` output: ``root;...;leaf`` -> samples,
+    each starting at its first tcplab frame (``[outside tcplab]`` if none)."""
+    out: Counter = Counter()
+    for block in re.split(r"\n\s*\n", text):
+        lines = [ln for ln in block.splitlines() if ln.strip()]
+        if not lines or lines[0][:1].isspace():
+            continue
+        raw = [ln for ln in lines[1:] if ln[:1].isspace()]
+        if not raw:
+            continue
+        lines = list(reversed(raw))  # root first
+        frames = [_frame(ln) for ln in lines]
+        # From the first frame in tcplab's library (its Python entry point:
+        # building the run, the event loop and converting the results are
+        # then siblings) or of a tcplab function.
+        start = next((i for i, ln in enumerate(lines) if _TCPLAB.search(ln)), None)
+        if start is None:
+            out[OUTSIDE] += 1
+            continue
+        kept = []
+        for f, ln in zip(frames[start:], lines[start:]):
+            dso = _dso(ln)
+            if dso is None or _TCPLAB.search(dso) or "tcplab" in f:
+                if not _GLUE.search(f):
+                    kept.append(f.replace(";", ":"))
+                continue
+            # The first frame outside tcplab (the C library, the kernel, the
+            # interpreter called back) ends the stack, named with its library:
+            # what it does below is not tcplab's.
+            kept.append(f"{f} [{os.path.basename(dso)}]".replace(";", ":"))
+            break
+        out[";".join(kept)] += 1
+    return out
+
+
+def tops(folded: Counter, n: int = 15) -> dict:
+    """The functions with the most samples on their own (``self``: the
+    deepest tcplab frame of each sample, so library code inlined into a
+    tcplab function counts as its) and with their callees (``total``, once
+    per sample; tcplab's functions only), with shares."""
+    total = sum(folded.values())
+    self_c: Counter = Counter()
+    incl: Counter = Counter()
+    for stack, c in folded.items():
+        frames = stack.split(";")
+        # Library code inlined into a tcplab function (a vector's push, a
+        # pointer write) is that function's: the deepest tcplab frame.
+        own = next((f for f in reversed(frames) if "tcplab" in f), frames[-1])
+        self_c[own] += c
+        for f in set(frames):
+            if "tcplab" in f:
+                incl[f] += c
+
+    def rows(c: Counter) -> list[dict]:
+        return [{"function": f, "samples": k, "share": k / total} for f, k in c.most_common(n)]
+
+    return {"samples": total, "self": rows(self_c), "total": rows(incl)}
+
+
+def _color(name: str) -> str:
+    """A warm colour from the function's name (stable across runs)."""
+    h = hashlib.md5(name.encode()).digest()
+    if name == OUTSIDE:
+        return "rgb(190,190,190)"
+    return f"rgb({205 + h[0] % 50},{80 + h[1] % 130},{h[2] % 55})"
+
+
+def _short(name: str) -> str:
+    """A frame's label: its last two path segments (``World::run``) when the
+    name has no generic arguments; the tooltip keeps the full name."""
+    if "<" in name or "::" not in name:
+        return name
+    return "::".join(name.split("::")[-2:])
+
+
+def svg(folded: Counter, title: str, width: int = 1200, row: int = 16) -> str:
+    """A flamegraph of `folded` (root at the bottom), as a self-contained SVG."""
+    tree: dict = {"n": 0, "kids": {}}
+    for stack, c in folded.items():
+        node = tree
+        node["n"] += c
+        for f in stack.split(";"):
+            node = node["kids"].setdefault(f, {"n": 0, "kids": {}})
+            node["n"] += c
+
+    total = max(tree["n"], 1)
+    pad = 10
+    scale = (width - 2 * pad) / total
+    # Frames narrower than a tenth of a pixel are left out (as flamegraph.pl's
+    # --minwidth), with their callees: one deep, rare stack would otherwise
+    # make the picture tall and empty.
+    min_n = 0.1 / scale
+
+    def depth(node: dict) -> int:
+        return 1 + max((depth(k) for k in node["kids"].values() if k["n"] >= min_n), default=0)
+
+    levels = depth(tree) - 1
+    top = 2 * row + 8
+    height = top + levels * row + pad
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="11">',
+           f'<rect x="0" y="0" width="{width}" height="{height}" fill="rgb(250,250,245)"/>',
+           f'<text x="{width / 2}" y="{row + 2}" text-anchor="middle" font-size="14">{escape(title)}</text>',
+           f'<text x="{pad}" y="{2 * row + 2}">{total} samples; width = share of samples, hover for details</text>']
+
+    def draw(node: dict, x: float, level: int) -> None:
+        for name in sorted(node["kids"]):
+            kid = node["kids"][name]
+            w = kid["n"] * scale
+            if kid["n"] < min_n:
+                x += w
+                continue
+            y = height - pad - (level + 1) * row
+            label = f"{name} ({kid['n']} samples, {100.0 * kid['n'] / total:.2f} %)"
+            out.append(f'<g><title>{escape(label)}</title><rect x="{x:.2f}" y="{y}" width="{w:.2f}" '
+                       f'height="{row - 1}" fill="{_color(name)}" rx="2"/>')
+            chars = int((w - 6) / 6.6)
+            if chars >= 3:
+                text = _short(name)
+                text = text if len(text) <= chars else text[:chars - 2] + ".."
+                out.append(f'<text x="{x + 3:.2f}" y="{y + row - 4}">{escape(text)}</text>')
+            out.append("</g>")
+            draw(kid, x, level + 1)
+            x += w
+
+    draw(tree, pad, 0)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def profile(name: str, quick: bool = False, seconds: Optional[float] = None, perf: Optional[str] = None,
+            frequency: int = 499, svg_path: Optional[str] = None, folded_path: Optional[str] = None,
+            log=None) -> dict:
+    """Profiles scenario `name`; writes the SVG (and the folded stacks if
+    asked) and returns the figures, the top functions and the paths."""
+    if frequency < 1:
+        raise ProfileError(f"--frequency: must be a positive number of samples per second, got {frequency}")
+    if seconds is not None and not seconds > 0:
+        raise ProfileError(f"--seconds: must be positive, got {seconds}")
+    row = scenario_row(name, quick, seconds)
+    exe = find_perf(perf)
+    svg_path = svg_path or f"profile-{re.sub(r'[^A-Za-z0-9.+-]', '_', name)}.svg"
+    spec = json.loads(row["spec_json"])
+    with tempfile.TemporaryDirectory(prefix="tcplab-profile-") as tmp:
+        if log:
+            log(f"profiling {name}: {row['description']} (perf at {frequency} Hz) ...")
+        data, run = record(row["spec_json"], exe, tmp, frequency)
+        if log:
+            log("unwinding the stacks (perf script) ...")
+        folded = fold(script(exe, data))
+    if not folded:
+        raise ProfileError("--profile: perf recorded no samples; give a longer run (--seconds) or a higher "
+                           "--frequency")
+    title = f"tcplab {name}: {spec['duration']:g} s simulated, {run['wall_s']:.2f} s wall"
+    with open(svg_path, "w") as f:
+        f.write(svg(folded, title))
+    if folded_path:
+        with open(folded_path, "w") as f:
+            for stack, c in sorted(folded.items()):
+                f.write(f"{stack} {c}\n")
+    hops = max(1, run["packets_out_total"])
+    return {"scenario": name, "description": row["description"], "simulated_s": spec["duration"],
+            "wall_s": run["wall_s"], "core_wall_s": run["core_wall_s"], "events": run["events"],
+            "packet_hops": run["packets_out_total"], "ns_per_packet_hop": run["wall_s"] * 1e9 / hops,
+            "frequency": frequency, "svg": os.path.abspath(svg_path),
+            "folded": os.path.abspath(folded_path) if folded_path else None, **tops(folded)}
+
+
+def print_report(res: dict) -> None:
+    print(f"profile of {res['scenario']}: {res['description']}")
+    print(f"  {res['simulated_s']:g} s simulated in {res['wall_s']:.2f} s wall (event loop {res['core_wall_s']:.2f} s), "
+          f"{res['events']} events, {res['ns_per_packet_hop']:.1f} ns per packet-hop; {res['samples']} samples")
+    for key, what in (("self", "on their own"), ("total", "with their callees")):
+        print(f"\nfunctions with the most samples {what}:")
+        for r in res[key]:
+            print(f"  {100 * r['share']:6.2f} %  {r['samples']:>7}  {r['function']}")
+    print(f"\nflamegraph: {res['svg']}" + (f"\nfolded stacks: {res['folded']}" if res["folded"] else ""))

@@ -1,0 +1,217 @@
+"""`tcplab bench --profile`: folding perf's stacks, the flamegraph, the command.
+
+Linux perf is not installed in CI, so where the command runs end to end a
+stand-in `perf` (written here) runs the real benchmark child under
+`record` and prints a fixed `perf script` text, in perf's own format (lines
+copied from perf 6.1 on a tcplab run), under `script`.
+"""
+
+import json
+import os
+import stat
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tcplab import profile as prof
+from tcplab.bench import main as bench_main
+
+CORE = "/work/x/python/tcplab/_core.abi3.so"
+PY = "/usr/lib/libpython3.11.so.1.0"
+LIBC = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+
+# The frames from the extension's entry point to the event loop, root last
+# (perf prints the leaf first), with the glue perf shows between them.
+_ENTRY = f"""\
+\t          4a827c tcplab_core::world::World::dispatch+0x133c (inlined)
+\t          4a827c tcplab_core::world::World::run_with_progress+0x133c (inlined)
+\t          4a827c tcplab_core::world::World::run+0x133c ({CORE})
+\t          12e107 _core::run::{{{{closure}}}}::{{{{closure}}}}+0x807 (inlined)
+\t          12e107 core::ops::function::FnOnce::call_once+0x807 (inlined)
+\t          12e107 <core::panic::unwind_safe::AssertUnwindSafe<F> as core::ops::function::FnOnce<()>>::call_once+0x807 (inlined)
+\t          12e107 std::panicking::catch_unwind::do_call+0x807 (inlined)
+\t          12e107 std::panic::catch_unwind+0x807 (inlined)
+\t          12e107 _core::run::{{{{closure}}}}+0x807 (inlined)
+\t          12e107 pyo3::marker::Python::allow_threads+0x807 (inlined)
+\t          12e107 _core::run+0x807 (inlined)
+\t          12e107 _core::__pyfunction_run+0x807 ({CORE})
+\t          128be4 pyo3::impl_::trampoline::trampoline::{{{{closure}}}}+0x84 (inlined)
+\t          128be4 pyo3::impl_::trampoline::trampoline+0x84 ({CORE})
+\t          132040 _core::<impl _core::run::MakeDef>::_PYO3_DEF::trampoline+0x50 ({CORE})
+\t          1a6ce2 cfunction_call+0x62 ({PY})
+\t          2508e3 PyEval_EvalCode+0x223 ({PY})
+\t           27249 __libc_start_call_main+0x79 ({LIBC})
+"""
+
+SCRIPT = (
+    # Outside tcplab: the interpreter starting.
+    f"""python 19121 36980.631666:     200040 cpu-clock: 
+\t          1f00aa _PyEval_EvalFrameDefault+0x2e52 ({PY})
+\t          2508e3 PyEval_EvalCode+0x223 ({PY})
+\t           27249 __libc_start_call_main+0x79 ({LIBC})
+
+"""
+    # The event loop, twice: a link's queue walk inlined into sampling.
+    + 2 * (f"""python 19121 36980.706380:     200040 cpu-clock: 
+\t          4aadfe tcplab_core::net::link::Link::advance+0x7de (inlined)
+\t          4aadfe tcplab_core::world::World::sample+0x7de ({CORE})
+""" + _ENTRY + "\n")
+    # malloc under a ring's growth: the stack ends at the C library's frame.
+    + f"""python 19121 36980.706980:     200040 cpu-clock: 
+\t           a1234 _int_malloc+0x1ff ({LIBC})
+\t           a2345 malloc+0x2a ({LIBC})
+\t          4b0000 alloc::raw_vec::finish_grow+0x12 (inlined)
+\t          4b0000 tcplab_core::tcp::sender::SegMetas::resize+0x40 ({CORE})
+""" + _ENTRY + "\n")
+
+LOOP = ("_core::__pyfunction_run;_core::run;tcplab_core::world::World::run;"
+        "tcplab_core::world::World::run_with_progress;tcplab_core::world::World::dispatch")
+
+
+def test_fold_starts_at_tcplab_drops_glue_and_ends_at_the_first_foreign_frame():
+    folded = prof.fold(SCRIPT)
+    assert dict(folded) == {
+        prof.OUTSIDE: 1,
+        LOOP + ";tcplab_core::world::World::sample;tcplab_core::net::link::Link::advance": 2,
+        LOOP + ";tcplab_core::tcp::sender::SegMetas::resize;alloc::raw_vec::finish_grow;malloc [libc.so.6]": 1,
+    }
+
+
+def test_tops_count_a_sample_once_per_function_and_inlined_library_code_as_its_caller():
+    t = prof.tops(prof.fold(SCRIPT))
+    assert t["samples"] == 4
+    own = {r["function"]: r["share"] for r in t["self"]}
+    # finish_grow and malloc are library code: the sample is SegMetas::resize's.
+    assert own == {"tcplab_core::net::link::Link::advance": 0.5, prof.OUTSIDE: 0.25,
+                   "tcplab_core::tcp::sender::SegMetas::resize": 0.25}
+    total = {r["function"]: r["samples"] for r in t["total"]}
+    assert total["tcplab_core::world::World::run"] == 3
+    assert total["tcplab_core::world::World::sample"] == 2
+    assert "_core::run" not in total and "alloc::raw_vec::finish_grow" not in total  # tcplab's functions only
+
+
+def test_the_flamegraph_is_svg_with_widths_in_proportion_to_samples():
+    folded = prof.fold(SCRIPT)
+    doc = ET.fromstring(prof.svg(folded, "t & <title>", width=1000))
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    frames = {}
+    for g in doc.findall("s:g", ns):
+        name = g.find("s:title", ns).text.rsplit(" (", 1)[0]
+        rect = g.find("s:rect", ns)
+        frames.setdefault(name, []).append((float(rect.get("x")), float(rect.get("y")), float(rect.get("width"))))
+    scale = (1000 - 20) / 4
+    (outside,) = frames[prof.OUTSIDE]
+    (root,) = frames["_core::__pyfunction_run"]
+    assert outside[2] == pytest.approx(1 * scale, abs=0.01) and root[2] == pytest.approx(3 * scale, abs=0.01)
+    assert root[0] == pytest.approx(outside[0] + outside[2], abs=0.01)  # side by side, sorted by name
+    (adv,) = frames["tcplab_core::net::link::Link::advance"]
+    (mal,) = frames["malloc [libc.so.6]"]
+    assert adv[2] == pytest.approx(2 * scale, abs=0.01) and mal[2] == pytest.approx(scale, abs=0.01)
+    assert adv[1] < root[1]  # callees above their callers
+    assert "t &amp; &lt;title&gt;" in prof.svg(folded, "t & <title>")
+
+
+def test_a_frame_narrower_than_a_tenth_of_a_pixel_is_left_out_with_its_callees():
+    folded = {"a;b": 100_000, "a;c;d;e;f": 1}
+    doc = prof.svg(folded, "x", width=1000)
+    assert "<title>a (100001 samples" in doc and "<title>b (100000 samples" in doc
+    assert "<title>c (" not in doc and "<title>f (" not in doc
+    assert 'height="' + str(2 * 16 + 8 + 2 * 16 + 10) + '"' in doc.split("\n")[0]
+
+
+@pytest.fixture
+def fake_perf(tmp_path):
+    """A `perf` that runs the command it is given under `record` (the real
+    benchmark child) and prints SCRIPT under `script`."""
+    text = tmp_path / "script.txt"
+    text.write_text(SCRIPT)
+    exe = tmp_path / "perf"
+    exe.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import subprocess, sys
+        args = sys.argv[1:]
+        if args[0] == "record":
+            out = args[args.index("-o") + 1]
+            rc = subprocess.call(args[args.index("--") + 1:])
+            open(out, "w").write("fake perf data")
+            sys.exit(rc)
+        if args[0] == "script":
+            sys.stdout.write(open({str(text)!r}).read())
+            sys.exit(0)
+        sys.exit(3)
+        """))
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return str(exe)
+
+
+def test_the_command_writes_the_flamegraph_and_reports_the_run(fake_perf, tmp_path, capsys):
+    svg, folded, js = tmp_path / "f.svg", tmp_path / "f.folded", tmp_path / "p.json"
+    rc = bench_main(["--profile", "S1", "--quick", "--perf", fake_perf, "--svg", str(svg), "--folded", str(folded),
+                     "--json", str(js)])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "profile of S1" in out and "Link::advance" in out and str(svg) in out
+    res = json.loads(js.read_text())
+    # The run's figures are the real child's (S1 quick: 20 s simulated).
+    assert res["simulated_s"] == 20 and res["events"] > 0 and res["packet_hops"] > 0
+    assert res["ns_per_packet_hop"] == pytest.approx(res["wall_s"] * 1e9 / res["packet_hops"])
+    assert res["samples"] == 4 and res["frequency"] == 499
+    ET.fromstring(svg.read_text())
+    lines = folded.read_text().splitlines()
+    assert sorted(int(ln.rsplit(" ", 1)[1]) for ln in lines) == [1, 1, 2]
+
+
+def test_a_scaling_point_takes_seconds_and_says_so(fake_perf, tmp_path):
+    res = prof.profile("window=100", seconds=3.0, perf=fake_perf, svg_path=str(tmp_path / "w.svg"))
+    assert res["simulated_s"] == 3.0 and res["description"].endswith(", 3 s")
+    res = prof.profile("algorithm=vegas", quick=True, perf=fake_perf, svg_path=str(tmp_path / "v.svg"))
+    assert "vegas" in res["description"] and res["simulated_s"] == 2.0
+
+
+def test_errors_name_the_option(tmp_path, capsys, fake_perf):
+    assert bench_main(["--profile", "S9", "--perf", fake_perf]) == 2
+    err = capsys.readouterr().err
+    assert "--profile: unknown scenario 'S9'" in err and "flows=10000" in err and "algorithm=cubic" in err
+    assert bench_main(["--profile", "S1", "--quick", "--perf", str(tmp_path / "no-perf")]) == 2
+    assert "--perf:" in capsys.readouterr().err
+    assert bench_main(["--profile", "S1", "--quick", "--perf", fake_perf, "--frequency", "0"]) == 2
+    assert "--frequency: must be a positive" in capsys.readouterr().err
+    assert bench_main(["--profile", "S1", "--perf", fake_perf, "--seconds", "-1"]) == 2
+    assert "--seconds: must be positive" in capsys.readouterr().err
+    for argv, msg in ((["--svg", "x.svg"], "--svg: applies to --profile"),
+                      (["--frequency", "99"], "--frequency: applies to --profile"),
+                      (["--profile", "S1", "--scaling", "flows"], "--profile: profiles one scenario on its own; "
+                                                                  "drop --scaling")):
+        with pytest.raises(SystemExit):
+            bench_main(argv)
+        assert msg in capsys.readouterr().err
+
+
+def test_a_perf_that_may_not_sample_is_explained(tmp_path, capsys):
+    exe = tmp_path / "perf"
+    exe.write_text(f"#!{sys.executable}\nimport sys\nsys.stderr.write('Error: Access to performance monitoring "
+                   f"and observability operations is limited. perf_event_paranoid setting is 4\\n')\nsys.exit(255)\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    assert bench_main(["--profile", "S1", "--quick", "--perf", str(exe), "--svg", str(tmp_path / "x.svg")]) == 2
+    err = capsys.readouterr().err
+    assert "`perf record` failed (exit 255)" in err and "perf_event_paranoid" in err
+    assert not os.path.exists(tmp_path / "x.svg")
+
+
+def test_no_samples_is_an_error_not_an_empty_picture(tmp_path, capsys):
+    exe = tmp_path / "perf"
+    exe.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import subprocess, sys
+        args = sys.argv[1:]
+        if args[0] == "record":
+            rc = subprocess.call(args[args.index("--") + 1:])
+            open(args[args.index("-o") + 1], "w").write("")
+            sys.exit(rc)
+        sys.exit(0)
+        """))
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    assert bench_main(["--profile", "S1", "--quick", "--perf", str(exe), "--svg", str(tmp_path / "x.svg")]) == 2
+    assert "perf recorded no samples" in capsys.readouterr().err
