@@ -58,6 +58,13 @@ SCRIPT = (
 \t          4aadfe tcplab_core::net::link::Link::advance+0x7de (inlined)
 \t          4aadfe tcplab_core::world::World::sample+0x7de ({CORE})
 """ + _ENTRY + "\n")
+    # A page fault in the kernel under a FIFO write: the stack ends at the kernel's first frame.
+    + f"""python 19121 36980.707000:     200040 cpu-clock: 
+\t ffffffff8100abcd clear_page_erms+0x7 ([kernel.kallsyms])
+\t ffffffff8100bcde asm_exc_page_fault+0x26 ([kernel.kallsyms])
+\t          4aadfe tcplab_core::net::link::Ring::push_back+0x1e (inlined)
+\t          4aadfe tcplab_core::world::World::flush+0x1e ({CORE})
+""" + _ENTRY + "\n"
     # malloc under a ring's growth: the stack ends at the C library's frame.
     + f"""python 19121 36980.706980:     200040 cpu-clock: 
 \t           a1234 _int_malloc+0x1ff ({LIBC})
@@ -76,18 +83,21 @@ def test_fold_starts_at_tcplab_drops_glue_and_ends_at_the_first_foreign_frame():
         prof.OUTSIDE: 1,
         LOOP + ";tcplab_core::world::World::sample;tcplab_core::net::link::Link::advance": 2,
         LOOP + ";tcplab_core::tcp::sender::SegMetas::resize;alloc::raw_vec::finish_grow;malloc [libc.so.6]": 1,
+        LOOP + ";tcplab_core::world::World::flush;tcplab_core::net::link::Ring::push_back;"
+               "asm_exc_page_fault [kernel.kallsyms]": 1,
     }
 
 
 def test_tops_count_a_sample_once_per_function_and_inlined_library_code_as_its_caller():
     t = prof.tops(prof.fold(SCRIPT))
-    assert t["samples"] == 4
+    assert t["samples"] == 5
     own = {r["function"]: r["share"] for r in t["self"]}
-    # finish_grow and malloc are library code: the sample is SegMetas::resize's.
-    assert own == {"tcplab_core::net::link::Link::advance": 0.5, prof.OUTSIDE: 0.25,
-                   "tcplab_core::tcp::sender::SegMetas::resize": 0.25}
+    # finish_grow and malloc are library code, the page fault the kernel's:
+    # those samples are SegMetas::resize's and Ring::push_back's.
+    assert own == {"tcplab_core::net::link::Link::advance": 0.4, prof.OUTSIDE: 0.2,
+                   "tcplab_core::tcp::sender::SegMetas::resize": 0.2, "tcplab_core::net::link::Ring::push_back": 0.2}
     total = {r["function"]: r["samples"] for r in t["total"]}
-    assert total["tcplab_core::world::World::run"] == 3
+    assert total["tcplab_core::world::World::run"] == 4
     assert total["tcplab_core::world::World::sample"] == 2
     assert "_core::run" not in total and "alloc::raw_vec::finish_grow" not in total  # tcplab's functions only
 
@@ -101,10 +111,10 @@ def test_the_flamegraph_is_svg_with_widths_in_proportion_to_samples():
         name = g.find("s:title", ns).text.rsplit(" (", 1)[0]
         rect = g.find("s:rect", ns)
         frames.setdefault(name, []).append((float(rect.get("x")), float(rect.get("y")), float(rect.get("width"))))
-    scale = (1000 - 20) / 4
+    scale = (1000 - 20) / 5
     (outside,) = frames[prof.OUTSIDE]
     (root,) = frames["_core::__pyfunction_run"]
-    assert outside[2] == pytest.approx(1 * scale, abs=0.01) and root[2] == pytest.approx(3 * scale, abs=0.01)
+    assert outside[2] == pytest.approx(1 * scale, abs=0.01) and root[2] == pytest.approx(4 * scale, abs=0.01)
     assert root[0] == pytest.approx(outside[0] + outside[2], abs=0.01)  # side by side, sorted by name
     (adv,) = frames["tcplab_core::net::link::Link::advance"]
     (mal,) = frames["malloc [libc.so.6]"]
@@ -157,10 +167,10 @@ def test_the_command_writes_the_flamegraph_and_reports_the_run(fake_perf, tmp_pa
     # The run's figures are the real child's (S1 quick: 20 s simulated).
     assert res["simulated_s"] == 20 and res["events"] > 0 and res["packet_hops"] > 0
     assert res["ns_per_packet_hop"] == pytest.approx(res["wall_s"] * 1e9 / res["packet_hops"])
-    assert res["samples"] == 4 and res["frequency"] == 499
+    assert res["samples"] == 5 and res["frequency"] == 499
     ET.fromstring(svg.read_text())
     lines = folded.read_text().splitlines()
-    assert sorted(int(ln.rsplit(" ", 1)[1]) for ln in lines) == [1, 1, 2]
+    assert sorted(int(ln.rsplit(" ", 1)[1]) for ln in lines) == [1, 1, 1, 2]
 
 
 def test_a_scaling_point_takes_seconds_and_says_so(fake_perf, tmp_path):

@@ -171,7 +171,8 @@ def fold(text: str) -> Counter:
             # The first frame outside tcplab (the C library, the kernel, the
             # interpreter called back) ends the stack, named with its library:
             # what it does below is not tcplab's.
-            kept.append(f"{f} [{os.path.basename(dso)}]".replace(";", ":"))
+            lib = dso if dso.startswith("[") else f"[{os.path.basename(dso)}]"  # [kernel.kallsyms] as it is
+            kept.append(f"{f} {lib}".replace(";", ":"))
             break
         out[";".join(kept)] += 1
     return out
