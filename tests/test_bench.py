@@ -125,8 +125,10 @@ def test_the_suite_is_the_cores_definition_and_runs_for_cargo_bench_too():
         _core.bench_suite(seconds=30.0)[0]["spec_json"])["duration"] == 30.0
     for axis in AXES:
         assert _core.bench_scaling(axis, quick=True)
-    with pytest.raises(ValueError, match="unknown scaling axis"):
+    with pytest.raises(ValueError, match="unknown scaling axis") as e:
         _core.bench_scaling("bogus")
+    # The front end's axes are the core's (listed in the core's error).
+    assert str(e.value).split("known: ")[1].split(", ") == list(AXES)
 
 
 def test_json_without_a_path_prints_the_report_and_only_selects(capsys):

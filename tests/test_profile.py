@@ -99,7 +99,9 @@ def test_tops_count_a_sample_once_per_function_and_inlined_library_code_as_its_c
     total = {r["function"]: r["samples"] for r in t["total"]}
     assert total["tcplab_core::world::World::run"] == 4
     assert total["tcplab_core::world::World::sample"] == 2
-    assert "_core::run" not in total and "alloc::raw_vec::finish_grow" not in total  # tcplab's functions only
+    assert total["_core::run"] == 4  # the extension's own functions are tcplab's
+    # tcplab's functions only: not library code, and not the outside samples' label.
+    assert "alloc::raw_vec::finish_grow" not in total and prof.OUTSIDE not in total
 
 
 def test_the_flamegraph_is_svg_with_widths_in_proportion_to_samples():
@@ -189,7 +191,17 @@ def test_errors_name_the_option(tmp_path, capsys, fake_perf):
     assert bench_main(["--profile", "S1", "--quick", "--perf", fake_perf, "--frequency", "0"]) == 2
     assert "--frequency: must be a positive" in capsys.readouterr().err
     assert bench_main(["--profile", "S1", "--perf", fake_perf, "--seconds", "-1"]) == 2
-    assert "--seconds: must be positive" in capsys.readouterr().err
+    assert "--seconds: must be a positive number of seconds, got -1.0" in capsys.readouterr().err
+    assert bench_main(["--profile", "S1", "--perf", fake_perf, "--seconds", "inf"]) == 2
+    assert "--seconds: must be a positive number of seconds, got inf" in capsys.readouterr().err
+    assert bench_main(["--profile", "", "--perf", fake_perf]) == 2
+    assert "--profile: give a scenario name" in capsys.readouterr().err
+    assert bench_main(["--svg", "x.svg", "--profile", "", "--perf", fake_perf]) == 2  # given, if empty
+    assert "--profile: give a scenario name" in capsys.readouterr().err
+    # A point the quick curves do not have is named as such, not as unknown.
+    assert bench_main(["--profile", "flows=10000", "--quick", "--perf", fake_perf]) == 2
+    err = capsys.readouterr().err
+    assert "not a point of the curves with --quick" in err and "flows=100," in err
     for argv, msg in ((["--svg", "x.svg"], "--svg: applies to --profile"),
                       (["--frequency", "99"], "--frequency: applies to --profile"),
                       (["--profile", "S1", "--scaling", "flows"], "--profile: profiles one scenario on its own; "
@@ -225,3 +237,64 @@ def test_no_samples_is_an_error_not_an_empty_picture(tmp_path, capsys):
     exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
     assert bench_main(["--profile", "S1", "--quick", "--perf", str(exe), "--svg", str(tmp_path / "x.svg")]) == 2
     assert "perf recorded no samples" in capsys.readouterr().err
+
+
+def test_output_paths_are_checked_before_the_run_and_written_all_or_none(tmp_path, capsys):
+    missing = tmp_path / "no-such-dir"
+    svg = tmp_path / "ok.svg"
+    # A perf that leaves a mark if it is run at all: the paths are checked first.
+    mark = tmp_path / "perf-ran"
+    exe = tmp_path / "perf"
+    exe.write_text(f"#!{sys.executable}\nopen({str(mark)!r}, 'w').close()\nraise SystemExit(1)\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    for argv, msg in ((["--svg", str(missing / "f.svg")], "--svg: the directory of"),
+                      (["--svg", str(svg), "--folded", str(tmp_path)], "--folded:"),
+                      (["--svg", str(svg), "--json", str(missing / "p.json")], "--json: the directory of")):
+        assert bench_main(["--profile", "S1", "--quick", "--perf", str(exe)] + argv) == 2
+        assert msg in capsys.readouterr().err
+        assert not svg.exists() and not missing.exists() and not mark.exists()
+    # A write that fails midway leaves neither file (nor a temporary one).
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    with pytest.raises(prof.ProfileError, match="--folded: cannot write"):
+        prof.write_all([("--svg", str(tmp_path / "a.svg"), "x"), ("--folded", str(ro / "sub" / "f.txt"), "y")])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["perf", "ro"]
+
+
+def test_truncated_glue_only_and_foreign_paths_are_folded_sensibly():
+    # A stack perf cut short starts inside tcplab: marked, not a root of its own.
+    cut = f"""python 1 1.0:     200040 cpu-clock: 
+\t          4aadfe tcplab_core::net::link::Link::advance+0x7de (inlined)
+\t          4aadfe tcplab_core::world::World::sample+0x7de ({CORE})
+\tffffffffffffffff [unknown] ([unknown])
+"""
+    # A sample in pass-through frames alone keeps the last of them.
+    glue = f"""python 1 1.0:     200040 cpu-clock: 
+\t          128be4 pyo3::impl_::trampoline::trampoline+0x84 ({CORE})
+\t          1a6ce2 cfunction_call+0x62 ({PY})
+"""
+    # An interpreter installed under a path that says "tcplab" is still the interpreter.
+    env = "/home/u/envs/tcplab/lib/libpython3.11.so.1.0"
+    foreign = SCRIPT.replace(PY, env)
+    folded = prof.fold(cut + "\n" + glue + "\n" + foreign, ext="_core.abi3.so")
+    assert folded[prof.TRUNCATED + ";tcplab_core::world::World::sample;tcplab_core::net::link::Link::advance"] == 1
+    assert folded["pyo3::impl_::trampoline::trampoline"] == 1
+    assert folded[prof.OUTSIDE] == 1
+    assert folded[LOOP + ";tcplab_core::world::World::sample;tcplab_core::net::link::Link::advance"] == 2
+    assert all(k for k in folded)
+
+
+def test_a_failing_benchmark_child_is_not_blamed_on_perf(tmp_path, capsys):
+    exe = tmp_path / "perf"
+    exe.write_text(f"#!{sys.executable}\nimport sys\nsys.stderr.write('Traceback (most recent call last):\\n  x\\n"
+                   f"tcplab.SimulationError: boom\\n')\nsys.exit(1)\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    assert bench_main(["--profile", "S1", "--quick", "--perf", str(exe), "--svg", str(tmp_path / "x.svg")]) == 2
+    err = capsys.readouterr().err
+    assert "--profile: the benchmark run failed: tcplab.SimulationError: boom" in err and "--perf" not in err
+
+
+def test_a_frequency_above_perfs_limit_is_refused(fake_perf, monkeypatch, capsys):
+    monkeypatch.setattr(prof, "max_frequency", lambda: 1000)
+    assert bench_main(["--profile", "S1", "--quick", "--perf", fake_perf, "--frequency", "5000"]) == 2
+    assert "--frequency: 5000 Hz is above this machine's limit for perf, 1000 Hz" in capsys.readouterr().err

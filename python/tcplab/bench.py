@@ -410,29 +410,30 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"{opt}: applies to --ns3")
     for opt, val in (("--svg", args.svg), ("--folded", args.folded), ("--perf", args.perf),
                      ("--frequency", args.frequency is not None)):
-        if val and not args.profile:
+        if val and args.profile is None:
             p.error(f"{opt}: applies to --profile")
-    if args.profile:
+    if args.profile is not None:
         clash = [o for o, v in (("--scaling", args.scaling), ("--memory", args.memory), ("--all", args.all),
                                 ("--only", args.only), ("--campaign", args.campaign), ("--ns3", args.ns3),
                                 ("--rounds", args.rounds > 1), ("--best-of", args.best_of > 1)) if v]
         if clash:
             p.error(f"--profile: profiles one scenario on its own; drop {', '.join(clash)}")
-        from .profile import ProfileError, print_report, profile
+        from .profile import ProfileError, check_writable, print_report, profile, write_all
 
         try:
+            if args.json and args.json != "-":
+                check_writable("--json", args.json)
             res = profile(args.profile, args.quick, args.seconds, args.perf,
                           499 if args.frequency is None else args.frequency, args.svg, args.folded,
                           None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)))
+            if args.json and args.json != "-":
+                write_all([("--json", args.json, json.dumps(res, indent=2))])
         except ProfileError as e:
             print(f"tcplab bench: error: {e}", file=sys.stderr)
             return 2
         if args.json == "-":
             print(json.dumps(res, indent=2))
             return 0
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(res, f, indent=2)
         print_report(res)
         return 0
     if args.ns3:

@@ -8,30 +8,41 @@ into the event loop appear as their own frames), then:
 
 - folds the stacks (``a;b;c count``, root first, the format of Brendan
   Gregg's ``flamegraph.pl`` and of ``inferno``), starting each at the first
-  tcplab frame: the interpreter's frames below the core's entry point are
-  cut, and samples with no tcplab frame (the interpreter starting, imports)
-  are counted as ``[outside tcplab]``;
+  frame in tcplab's extension (``_core::__pyfunction_run``): the
+  interpreter's frames below it are cut, Rust's and PyO3's pass-through
+  frames are left out, a stack ends at its first frame outside tcplab (the C
+  library, the kernel: ``malloc [libc.so.6]``), samples with no tcplab frame
+  (the interpreter starting, imports) count as ``[outside tcplab]``, and a
+  stack that perf cut before it reached the interpreter (8 KiB copied per
+  sample) starts with ``[truncated]``;
 - writes the flamegraph as a self-contained SVG (the width of a frame is its
   share of the samples; hovering shows the function, its samples and share);
-- prints the functions with the most samples on their own (self) and with
-  their callees (total), and the run's figures.
+- prints the functions with the most samples on their own (self: the
+  deepest tcplab function of each sample, so library code inlined into it
+  and the C library or kernel code it calls count as its) and with their
+  callees (total), and the run's figures.
 
 Where the paper trail is silent, the choices are: the CPU clock at 499 Hz
 (``--frequency``; a prime, so sampling does not beat with periodic work),
 8 KiB of stack per sample (enough for the core's frames; the interpreter's
 deepest frames may be cut, and they are dropped anyway). Profiling slows the
-run a little (the unwinding is done afterwards, by ``perf script``); the
-figures printed are the profiled run's.
+run by a few per cent (the stacks are copied, and unwound afterwards by
+``perf script``); the figures printed are the profiled run's.
 
 ``perf`` must be installed (``linux-perf`` or ``linux-tools``) and allowed to
-sample the user's own processes (``/proc/sys/kernel/perf_event_paranoid`` at
-2 or lower, the usual default). ``--perf PATH`` names another binary.
+sample the user's own processes: ``/proc/sys/kernel/perf_event_paranoid`` at
+2 or lower (the kernel's default; some distributions set 3 or 4: then
+``sudo sysctl kernel.perf_event_paranoid=2``, or run as root). ``--perf
+PATH`` names another binary. The output files are written only once the
+profile is done, and a path that cannot be written is refused before the
+run.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -43,8 +54,9 @@ from typing import Optional
 from xml.sax.saxutils import escape
 
 OUTSIDE = "[outside tcplab]"
-#: A frame belongs to tcplab if its function or its library says so.
-_TCPLAB = re.compile(r"tcplab|_core\.abi3\.so")
+TRUNCATED = "[truncated]"
+#: tcplab's own functions (the core, the store, the extension's).
+_TCPLAB_FN = re.compile(r"(^|[<&(\s])(tcplab_\w+|_core)::")
 _OFFSET = re.compile(r"\+0x[0-9a-fA-F]+$")
 #: Frames that only pass control on (Rust's panic guards and closures,
 #: PyO3's trampolines): left out of the stacks.
@@ -56,6 +68,19 @@ class ProfileError(RuntimeError):
     """Bad input or a profiler that cannot run; the message names the option."""
 
 
+def _ext_library() -> str:
+    """File name of tcplab's compiled extension (``_core.abi3.so``)."""
+    from . import _core
+
+    return os.path.basename(getattr(_core, "__file__", "") or "_core.abi3.so")
+
+
+def _is_tcplab(func: str, dso: Optional[str], ext: str) -> bool:
+    """A frame of tcplab: one of its functions, or in its extension's library
+    (matched by file name, not path: a path may say "tcplab" anywhere)."""
+    return bool(_TCPLAB_FN.search(func)) or (dso is not None and os.path.basename(dso) == ext)
+
+
 def scenario_row(name: str, quick: bool = False, seconds: Optional[float] = None) -> dict:
     """The benchmark row (``spec_json``, ``description``, ...) of `name`: a
     standard scenario or a scaling point, optionally for `seconds` simulated
@@ -63,6 +88,8 @@ def scenario_row(name: str, quick: bool = False, seconds: Optional[float] = None
     from . import _core
     from .bench import AXES, _s5
 
+    if not name:
+        raise ProfileError("--profile: give a scenario name (S1-S5 or a scaling point such as flows=10000)")
     rows = {r["name"]: r for r in _core.bench_suite(quick, seconds)}
     if name == "S5":
         return _s5(quick, seconds)
@@ -78,7 +105,10 @@ def scenario_row(name: str, quick: bool = False, seconds: Optional[float] = None
                     r = dict(r, spec_json=json.dumps(spec),
                              description=re.sub(r", [0-9.e+]+ s$", f", {seconds:g} s", r["description"]))
                 return r
-    points = [r["name"] for axis in AXES for r in _core.bench_scaling(axis, False)]
+    points = [r["name"] for axis in AXES for r in _core.bench_scaling(axis, quick)]
+    if quick and any(r["name"] == name for axis in AXES for r in _core.bench_scaling(axis, False)):
+        raise ProfileError(f"--profile: {name!r} is not a point of the curves with --quick (their largest points "
+                           f"are left out); drop --quick, or choose one of {', '.join(points)}")
     raise ProfileError(f"--profile: unknown scenario {name!r}; choose one of {', '.join(list(rows) + points)}")
 
 
@@ -103,6 +133,10 @@ def record(spec_json: str, perf: str, workdir: str, frequency: int = 499, stack_
            "-o", data, "--", sys.executable, "-c", _CHILD]
     proc = subprocess.run(cmd, input=spec_json, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if "Traceback (most recent call last)" in proc.stderr:
+        # perf ran, the benchmark child did not: say so, not "perf failed".
+        tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ProfileError(f"--profile: the benchmark run failed: {tail}")
     if proc.returncode != 0 or not lines or not os.path.exists(data):
         err = proc.stderr.strip().splitlines()
         tail = " / ".join(err[-3:]) if err else "no output"
@@ -141,9 +175,11 @@ def _dso(line: str) -> Optional[str]:
     return None if dso == "inlined" else dso
 
 
-def fold(text: str) -> Counter:
+def fold(text: str, ext: Optional[str] = None) -> Counter:
     """Folded stacks of ``perf script`` output: ``root;...;leaf`` -> samples,
-    each starting at its first tcplab frame (``[outside tcplab]`` if none)."""
+    each starting at its first tcplab frame (``[outside tcplab]`` if none);
+    `ext` is the file name of tcplab's extension (default: this one's)."""
+    ext = ext or _ext_library()
     out: Counter = Counter()
     for block in re.split(r"\n\s*\n", text):
         lines = [ln for ln in block.splitlines() if ln.strip()]
@@ -154,26 +190,43 @@ def fold(text: str) -> Counter:
             continue
         lines = list(reversed(raw))  # root first
         frames = [_frame(ln) for ln in lines]
-        # From the first frame in tcplab's library (its Python entry point:
+        # Each frame's library: an inlined frame comes after the frame it
+        # was inlined into (root first) and belongs to its library.
+        dsos, cur = [], None
+        for ln in lines:
+            d = _dso(ln)
+            cur = cur if d is None else d
+            dsos.append(cur)
+        # From the first frame in tcplab's extension (its Python entry point:
         # building the run, the event loop and converting the results are
         # then siblings) or of a tcplab function.
-        start = next((i for i, ln in enumerate(lines) if _TCPLAB.search(ln)), None)
+        start = next((i for i, (f, d) in enumerate(zip(frames, dsos)) if _is_tcplab(f, d, ext)), None)
         if start is None:
             out[OUTSIDE] += 1
             continue
-        kept = []
-        for f, ln in zip(frames[start:], lines[start:]):
-            dso = _dso(ln)
-            if dso is None or _TCPLAB.search(dso) or "tcplab" in f:
-                if not _GLUE.search(f):
-                    kept.append(f.replace(";", ":"))
+        # A complete stack has the interpreter below tcplab's entry point;
+        # one that starts inside tcplab was cut short by perf's stack copy.
+        head = [TRUNCATED] if start == 0 or frames[start - 1] == "[unknown]" else []
+        kept: list[str] = []
+        glue = None
+        for f, d in zip(frames[start:], dsos[start:]):
+            if d is None or _is_tcplab(f, d, ext):
+                if _GLUE.search(f):
+                    glue = f
+                else:
+                    kept.append(f)
                 continue
+            if not kept:
+                kept.append(glue or frames[start])  # never an empty stack: the last pass-through frame
             # The first frame outside tcplab (the C library, the kernel, the
             # interpreter called back) ends the stack, named with its library:
             # what it does below is not tcplab's.
-            lib = dso if dso.startswith("[") else f"[{os.path.basename(dso)}]"  # [kernel.kallsyms] as it is
-            kept.append(f"{f} {lib}".replace(";", ":"))
+            lib = d if d.startswith("[") else f"[{os.path.basename(d)}]"  # [kernel.kallsyms] as it is
+            kept.append(f"{f} {lib}")
             break
+        if not kept:
+            kept.append(glue or frames[start])
+        kept = head + [f.replace(";", ":") for f in kept]
         out[";".join(kept)] += 1
     return out
 
@@ -182,7 +235,9 @@ def tops(folded: Counter, n: int = 15) -> dict:
     """The functions with the most samples on their own (``self``: the
     deepest tcplab frame of each sample, so library code inlined into a
     tcplab function counts as its) and with their callees (``total``, once
-    per sample; tcplab's functions only), with shares."""
+    per sample; tcplab's functions only), with shares. Code outside tcplab
+    that a tcplab function calls (the C library, the kernel) counts as that
+    function's own too."""
     total = sum(folded.values())
     self_c: Counter = Counter()
     incl: Counter = Counter()
@@ -190,10 +245,10 @@ def tops(folded: Counter, n: int = 15) -> dict:
         frames = stack.split(";")
         # Library code inlined into a tcplab function (a vector's push, a
         # pointer write) is that function's: the deepest tcplab frame.
-        own = next((f for f in reversed(frames) if "tcplab" in f), frames[-1])
+        own = next((f for f in reversed(frames) if _TCPLAB_FN.search(f)), frames[-1])
         self_c[own] += c
         for f in set(frames):
-            if "tcplab" in f:
+            if _TCPLAB_FN.search(f):
                 incl[f] += c
 
     def rows(c: Counter) -> list[dict]:
@@ -280,11 +335,18 @@ def profile(name: str, quick: bool = False, seconds: Optional[float] = None, per
     asked) and returns the figures, the top functions and the paths."""
     if frequency < 1:
         raise ProfileError(f"--frequency: must be a positive number of samples per second, got {frequency}")
-    if seconds is not None and not seconds > 0:
-        raise ProfileError(f"--seconds: must be positive, got {seconds}")
+    limit = max_frequency()
+    if limit is not None and frequency > limit:
+        raise ProfileError(f"--frequency: {frequency} Hz is above this machine's limit for perf, {limit} Hz "
+                           f"(/proc/sys/kernel/perf_event_max_sample_rate)")
+    if seconds is not None and not (seconds > 0 and math.isfinite(seconds)):
+        raise ProfileError(f"--seconds: must be a positive number of seconds, got {seconds}")
     row = scenario_row(name, quick, seconds)
     exe = find_perf(perf)
     svg_path = svg_path or f"profile-{re.sub(r'[^A-Za-z0-9.+-]', '_', name)}.svg"
+    check_writable("--svg", svg_path)
+    if folded_path:
+        check_writable("--folded", folded_path)
     spec = json.loads(row["spec_json"])
     with tempfile.TemporaryDirectory(prefix="tcplab-profile-") as tmp:
         if log:
@@ -297,24 +359,68 @@ def profile(name: str, quick: bool = False, seconds: Optional[float] = None, per
         raise ProfileError("--profile: perf recorded no samples; give a longer run (--seconds) or a higher "
                            "--frequency")
     title = f"tcplab {name}: {spec['duration']:g} s simulated, {run['wall_s']:.2f} s wall"
-    with open(svg_path, "w") as f:
-        f.write(svg(folded, title))
+    outputs = [("--svg", svg_path, svg(folded, title))]
     if folded_path:
-        with open(folded_path, "w") as f:
-            for stack, c in sorted(folded.items()):
-                f.write(f"{stack} {c}\n")
+        outputs.append(("--folded", folded_path, "".join(f"{st} {c}\n" for st, c in sorted(folded.items()))))
+    write_all(outputs)
     hops = max(1, run["packets_out_total"])
     return {"scenario": name, "description": row["description"], "simulated_s": spec["duration"],
             "wall_s": run["wall_s"], "core_wall_s": run["core_wall_s"], "events": run["events"],
             "packet_hops": run["packets_out_total"], "ns_per_packet_hop": run["wall_s"] * 1e9 / hops,
+            "core_ns_per_packet_hop": run["core_wall_s"] * 1e9 / hops,
             "frequency": frequency, "svg": os.path.abspath(svg_path),
             "folded": os.path.abspath(folded_path) if folded_path else None, **tops(folded)}
+
+
+def max_frequency() -> Optional[int]:
+    """perf's sampling limit on this machine, if the kernel says."""
+    try:
+        with open("/proc/sys/kernel/perf_event_max_sample_rate") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def check_writable(option: str, path: str) -> None:
+    """Refuses, before anything runs, an output path that cannot be written."""
+    d = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ProfileError(f"{option}: {path!r} is a directory; give a file name")
+    if not os.path.isdir(d):
+        raise ProfileError(f"{option}: the directory of {path!r} does not exist")
+    if not os.access(d, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ProfileError(f"{option}: {path!r} cannot be written")
+
+
+def write_all(outputs: list[tuple[str, str, str]]) -> None:
+    """Writes each (option, path, text) through a temporary file beside it,
+    renamed into place only when every one is written: all or none."""
+    tmps = []
+    try:
+        for option, path, text in outputs:
+            tmp = f"{path}.tmp-{os.getpid()}"
+            try:
+                with open(tmp, "w") as f:
+                    f.write(text)
+            except OSError as e:
+                raise ProfileError(f"{option}: cannot write {path!r}: {e.strerror}") from None
+            tmps.append((tmp, path))
+        for tmp, path in tmps:
+            os.replace(tmp, path)
+        tmps = []
+    finally:
+        for tmp, _ in tmps:
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
 
 
 def print_report(res: dict) -> None:
     print(f"profile of {res['scenario']}: {res['description']}")
     print(f"  {res['simulated_s']:g} s simulated in {res['wall_s']:.2f} s wall (event loop {res['core_wall_s']:.2f} s), "
-          f"{res['events']} events, {res['ns_per_packet_hop']:.1f} ns per packet-hop; {res['samples']} samples")
+          f"{res['events']} events; ns per packet-hop {res['ns_per_packet_hop']:.1f} (wall), "
+          f"{res['core_ns_per_packet_hop']:.1f} (event loop, as the scaling curves); {res['samples']} samples")
     for key, what in (("self", "on their own"), ("total", "with their callees")):
         print(f"\nfunctions with the most samples {what}:")
         for r in res[key]:

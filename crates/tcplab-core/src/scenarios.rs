@@ -150,9 +150,9 @@ impl Dumbbell {
 
 /// The benchmark suite of `tcplab bench` and `cargo bench -p tcplab-core`.
 ///
-/// Standard scenarios (S1-S5) and scaling curves (flows, rate, window). Each
-/// is a plain [`RunSpec`] plus what the benchmark reports about it; speed is
-/// printed, never asserted.
+/// Standard scenarios (S1-S5) and scaling curves (flows, rate, window,
+/// algorithm). Each is a plain [`RunSpec`] plus what the benchmark reports
+/// about it; speed is printed, never asserted.
 pub mod bench {
     use super::{AccessDelay, Dumbbell};
     use crate::spec::{Recovery, RunSpec};

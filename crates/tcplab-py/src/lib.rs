@@ -286,7 +286,7 @@ fn bench_suite(py: Python<'_>, quick: bool, seconds: Option<f64>) -> PyResult<Py
     bench_rows(py, suite(len))
 }
 
-/// The points of one scaling curve (`axis`: flows, rate or window), as
+/// The points of one scaling curve (`axis`: flows, rate, window or algorithm), as
 /// `bench_suite` rows with `axis_value` set.
 #[pyfunction]
 #[pyo3(signature = (axis, quick = false))]
