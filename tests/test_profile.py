@@ -133,15 +133,21 @@ def test_a_frame_narrower_than_a_tenth_of_a_pixel_is_left_out_with_its_callees()
     assert 'height="' + str(2 * 16 + 8 + 2 * 16 + 10) + '"' in doc.split("\n")[0]
 
 
+def _stand_in(tmp_path, body: str) -> str:
+    """An executable `perf` in `tmp_path` running Python `body`."""
+    exe = tmp_path / "perf"
+    exe.write_text(f"#!{sys.executable}\n{body}")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return str(exe)
+
+
 @pytest.fixture
 def fake_perf(tmp_path):
     """A `perf` that runs the command it is given under `record` (the real
     benchmark child) and prints SCRIPT under `script`."""
     text = tmp_path / "script.txt"
     text.write_text(SCRIPT)
-    exe = tmp_path / "perf"
-    exe.write_text(textwrap.dedent(f"""\
-        #!{sys.executable}
+    return _stand_in(tmp_path, textwrap.dedent(f"""\
         import subprocess, sys
         args = sys.argv[1:]
         if args[0] == "record":
@@ -154,8 +160,6 @@ def fake_perf(tmp_path):
             sys.exit(0)
         sys.exit(3)
         """))
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    return str(exe)
 
 
 def test_the_command_writes_the_flamegraph_and_reports_the_run(fake_perf, tmp_path, capsys):
@@ -212,20 +216,16 @@ def test_errors_name_the_option(tmp_path, capsys, fake_perf):
 
 
 def test_a_perf_that_may_not_sample_is_explained(tmp_path, capsys):
-    exe = tmp_path / "perf"
-    exe.write_text(f"#!{sys.executable}\nimport sys\nsys.stderr.write('Error: Access to performance monitoring "
-                   f"and observability operations is limited. perf_event_paranoid setting is 4\\n')\nsys.exit(255)\n")
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    assert bench_main(["--profile", "S1", "--quick", "--perf", str(exe), "--svg", str(tmp_path / "x.svg")]) == 2
+    exe = _stand_in(tmp_path, "import sys\nsys.stderr.write('Error: Access to performance monitoring and "
+                              "observability operations is limited. perf_event_paranoid setting is 4\\n')\nsys.exit(255)\n")
+    assert bench_main(["--profile", "S1", "--quick", "--perf", exe, "--svg", str(tmp_path / "x.svg")]) == 2
     err = capsys.readouterr().err
     assert "`perf record` failed (exit 255)" in err and "perf_event_paranoid" in err
     assert not os.path.exists(tmp_path / "x.svg")
 
 
 def test_no_samples_is_an_error_not_an_empty_picture(tmp_path, capsys):
-    exe = tmp_path / "perf"
-    exe.write_text(textwrap.dedent(f"""\
-        #!{sys.executable}
+    exe = _stand_in(tmp_path, textwrap.dedent("""\
         import subprocess, sys
         args = sys.argv[1:]
         if args[0] == "record":
@@ -234,8 +234,7 @@ def test_no_samples_is_an_error_not_an_empty_picture(tmp_path, capsys):
             sys.exit(rc)
         sys.exit(0)
         """))
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    assert bench_main(["--profile", "S1", "--quick", "--perf", str(exe), "--svg", str(tmp_path / "x.svg")]) == 2
+    assert bench_main(["--profile", "S1", "--quick", "--perf", exe, "--svg", str(tmp_path / "x.svg")]) == 2
     assert "perf recorded no samples" in capsys.readouterr().err
 
 
@@ -244,13 +243,11 @@ def test_output_paths_are_checked_before_the_run_and_written_all_or_none(tmp_pat
     svg = tmp_path / "ok.svg"
     # A perf that leaves a mark if it is run at all: the paths are checked first.
     mark = tmp_path / "perf-ran"
-    exe = tmp_path / "perf"
-    exe.write_text(f"#!{sys.executable}\nopen({str(mark)!r}, 'w').close()\nraise SystemExit(1)\n")
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    exe = _stand_in(tmp_path, f"open({str(mark)!r}, 'w').close()\nraise SystemExit(1)\n")
     for argv, msg in ((["--svg", str(missing / "f.svg")], "--svg: the directory of"),
                       (["--svg", str(svg), "--folded", str(tmp_path)], "--folded:"),
                       (["--svg", str(svg), "--json", str(missing / "p.json")], "--json: the directory of")):
-        assert bench_main(["--profile", "S1", "--quick", "--perf", str(exe)] + argv) == 2
+        assert bench_main(["--profile", "S1", "--quick", "--perf", exe] + argv) == 2
         assert msg in capsys.readouterr().err
         assert not svg.exists() and not missing.exists() and not mark.exists()
     # A write that fails midway leaves neither file (nor a temporary one).
@@ -285,11 +282,9 @@ def test_truncated_glue_only_and_foreign_paths_are_folded_sensibly():
 
 
 def test_a_failing_benchmark_child_is_not_blamed_on_perf(tmp_path, capsys):
-    exe = tmp_path / "perf"
-    exe.write_text(f"#!{sys.executable}\nimport sys\nsys.stderr.write('Traceback (most recent call last):\\n  x\\n"
-                   f"tcplab.SimulationError: boom\\n')\nsys.exit(1)\n")
-    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
-    assert bench_main(["--profile", "S1", "--quick", "--perf", str(exe), "--svg", str(tmp_path / "x.svg")]) == 2
+    exe = _stand_in(tmp_path, "import sys\nsys.stderr.write('Traceback (most recent call last):\\n  x\\n"
+                              "tcplab.SimulationError: boom\\n')\nsys.exit(1)\n")
+    assert bench_main(["--profile", "S1", "--quick", "--perf", exe, "--svg", str(tmp_path / "x.svg")]) == 2
     err = capsys.readouterr().err
     assert "--profile: the benchmark run failed: tcplab.SimulationError: boom" in err and "--perf" not in err
 
