@@ -59,6 +59,9 @@ of the window or rate curve) in ns-3 (the ns-3 project's wheel, in the
 interpreter given with ``--ns3-python``) and in tcplab on the same machine;
 see :mod:`tcplab.ns3compare`.
 
+``tcplab bench --compare BEFORE.json AFTER.json`` compares two reports of
+``--json`` (see :mod:`tcplab.benchcompare`).
+
 ``tcplab bench --profile SCENARIO`` profiles one scenario (any of the
 above, or a scaling point) under Linux ``perf`` and writes a flamegraph;
 see :mod:`tcplab.profile`.
@@ -388,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ns3-sack", action="store_true",
                    help="with --ns3: SACK on the ns-3 side even if the flow has none (ns-3's default; tcplab's "
                         "S1 flow stays NewReno)")
+    p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
+                   help="compare two `tcplab bench --json` reports instead: each scenario's and point's ns per "
+                        "packet-hop and peak memory, before -> after, with the change")
     p.add_argument("--profile", metavar="SCENARIO",
                    help="profile one scenario (S1-S5 or a scaling point such as flows=10000, algorithm=vegas) "
                         "under Linux perf instead: a flamegraph (SVG) and the functions with the most samples "
@@ -408,6 +414,32 @@ def main(argv: list[str] | None = None) -> int:
     for opt, val in (("--ns3-python", args.ns3_python), ("--ns3-sack", args.ns3_sack)):
         if val and not args.ns3:
             p.error(f"{opt}: applies to --ns3")
+    if args.compare:
+        clash = [o for o, v in (("--scaling", args.scaling), ("--memory", args.memory), ("--all", args.all),
+                                ("--only", args.only), ("--campaign", args.campaign), ("--ns3", args.ns3),
+                                ("--profile", args.profile is not None), ("--quick", args.quick),
+                                ("--seconds", args.seconds is not None), ("--rounds", args.rounds > 1),
+                                ("--best-of", args.best_of > 1)) if v]
+        if clash:
+            p.error(f"--compare: reads two reports and runs nothing; drop {', '.join(clash)}")
+        from .benchcompare import CompareError, compare, load, print_table
+
+        try:
+            res = compare(load(args.compare[0]), load(args.compare[1]))
+            if args.json and args.json != "-":
+                with open(args.json, "w") as f:
+                    json.dump(res, f, indent=2)
+        except CompareError as e:
+            print(f"tcplab bench: error: {e}", file=sys.stderr)
+            return 2
+        except OSError as e:
+            print(f"tcplab bench: error: --json: cannot write {args.json!r}: {e.strerror}", file=sys.stderr)
+            return 2
+        if args.json == "-":
+            print(json.dumps(res, indent=2))
+        else:
+            print_table(res)
+        return 0
     for opt, val in (("--svg", args.svg), ("--folded", args.folded), ("--perf", args.perf),
                      ("--frequency", args.frequency is not None)):
         if val and args.profile is None:
