@@ -79,7 +79,12 @@ def test_bad_reports_and_options_are_refused_naming_them(tmp_path, capsys):
     bad_json.write_text("{not json")
     cargo.write_text(json.dumps([{"scenario": "S1"}]))
     other.write_text(json.dumps({"tool": "something else"}))
+    partial = tmp_path / "partial.json"
+    rep = _report("a", 20.0, [(1, 20.0), (10, 30.0)])
+    del rep["scaling"]["flows"]["points"][0]["core_ns_per_packet_hop"]
+    partial.write_text(json.dumps(rep))
     for path, msg in ((tmp_path / "missing.json", "cannot read"), (bad_json, "is not JSON"),
+                      (partial, "without the field 'core_ns_per_packet_hop'"),
                       (cargo, "cargo bench's JSON"), (other, "is not a `tcplab bench --json` report")):
         assert bench_main(["--compare", str(good), str(path)]) == 2
         err = capsys.readouterr().err

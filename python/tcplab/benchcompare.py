@@ -47,6 +47,13 @@ def load(path: str, option: str = "--compare") -> dict:
         what = "a list (cargo bench's JSON?)" if isinstance(rep, list) else "not one"
         raise CompareError(f"{option}: {path!r} is not a `tcplab bench --json` report ({what}); "
                            f"the campaign and --ns3 reports are not compared either")
+    try:
+        _rows(rep)
+        for cur in rep.get("scaling", {}).values():
+            float(cur["flatness"])
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise CompareError(f"{option}: {path!r} is a `tcplab bench` report without the field {e} (an older or "
+                           f"edited report?)") from None
     return rep
 
 
