@@ -356,9 +356,10 @@ def main(argv: list[str] | None = None) -> int:
         description="Time the standard scenarios S1-S5 (defined in the core, shared with `cargo bench -p "
                     "tcplab-core`), the scaling curves (--scaling) and memory against simulated time (--memory). "
                     "Each run is a fresh child process; figures are printed, never asserted.",
-        epilog="Examples: `tcplab bench` (S1-S4, about 2 minutes); `tcplab bench --only S1 --json s1.json`; "
+        epilog="Examples: `tcplab bench` (S1-S5, about 2 minutes); `tcplab bench --only S1 --json s1.json`; "
                "`tcplab bench --scaling all`; `tcplab bench --memory`; `tcplab bench --quick --all` (CI: checks "
-               "that everything runs, in seconds). See docs/performance.md.")
+               "that everything runs, in seconds); `tcplab bench --compare a.json b.json`; "
+               "`tcplab bench --profile flows=10000 --seconds 4`. See docs/performance.md.")
     p.add_argument("--json", nargs="?", const="-", metavar="PATH",
                    help="write all figures, with machine and commit, as JSON to PATH (no PATH: print it instead "
                         "of the tables)")
