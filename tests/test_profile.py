@@ -133,6 +133,13 @@ def test_a_frame_narrower_than_a_tenth_of_a_pixel_is_left_out_with_its_callees()
     assert 'height="' + str(2 * 16 + 8 + 2 * 16 + 10) + '"' in doc.split("\n")[0]
 
 
+@pytest.fixture(autouse=True)
+def _no_host_sampling_limit(monkeypatch):
+    """The stand-in perfs sample nothing: this host's perf limit must not
+    refuse the default 499 Hz (the kernel can lower it at run time)."""
+    monkeypatch.setattr(prof, "max_frequency", lambda: None)
+
+
 def _stand_in(tmp_path, body: str) -> str:
     """An executable `perf` in `tmp_path` running Python `body`."""
     exe = tmp_path / "perf"
