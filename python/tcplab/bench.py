@@ -79,6 +79,7 @@ import json
 import math
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -185,6 +186,16 @@ def _s5(quick: bool, seconds: Optional[float]) -> dict:
             "axis_value": None,
             "description": f"ssm-interactions parking lot: 1 Gbit/s, 2 MB buffers, 100 short + 40 long flows, all "
                            f"Reno, {dur:g} s (packets counted over the 8 backbone links)"}
+
+
+def with_duration(sc: dict, seconds: float) -> dict:
+    """Scenario row `sc` run for `seconds` simulated seconds, measured from
+    the middle (as the scaling points), its description saying so."""
+    spec = json.loads(sc["spec_json"])
+    spec["duration"] = seconds
+    spec["measure_start"] = seconds / 2
+    return dict(sc, spec_json=json.dumps(spec),
+                description=re.sub(r", [0-9.e+]+ s$", f", {seconds:g} s", sc["description"]))
 
 
 def run_suite(quick: bool = False, only: Optional[list[str]] = None, seconds: Optional[float] = None,
@@ -350,6 +361,19 @@ def _print_rows(title: str, rows: list[dict], hop_key: str = "ns_per_packet_hop"
               f"{_fmt(r[hop_key], 1, 1):>10} {r['peak_rss_mb']:>8.1f}")
 
 
+def _alone(p: argparse.ArgumentParser, args: argparse.Namespace, mode: str, why: str, also: tuple = ()) -> None:
+    """Refuses `mode` (--compare, --profile, --ns3) combined with the suite's
+    own options, or with the options named in `also`."""
+    given = {"--scaling": args.scaling, "--memory": args.memory, "--all": args.all, "--only": args.only,
+             "--campaign": args.campaign, "--rounds": args.rounds > 1, "--best-of": args.best_of > 1,
+             "--ns3": args.ns3, "--profile": args.profile is not None, "--quick": args.quick,
+             "--seconds": args.seconds is not None}
+    base = ("--scaling", "--memory", "--all", "--only", "--campaign", "--rounds", "--best-of")
+    clash = [o for o in base + also if o != mode and given[o]]
+    if clash:
+        p.error(f"{mode}: {why}; drop {', '.join(clash)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="tcplab bench",
@@ -416,13 +440,8 @@ def main(argv: list[str] | None = None) -> int:
         if val and not args.ns3:
             p.error(f"{opt}: applies to --ns3")
     if args.compare:
-        clash = [o for o, v in (("--scaling", args.scaling), ("--memory", args.memory), ("--all", args.all),
-                                ("--only", args.only), ("--campaign", args.campaign), ("--ns3", args.ns3),
-                                ("--profile", args.profile is not None), ("--quick", args.quick),
-                                ("--seconds", args.seconds is not None), ("--rounds", args.rounds > 1),
-                                ("--best-of", args.best_of > 1)) if v]
-        if clash:
-            p.error(f"--compare: reads two reports and runs nothing; drop {', '.join(clash)}")
+        _alone(p, args, "--compare", "reads two reports and runs nothing",
+               ("--ns3", "--profile", "--quick", "--seconds"))
         from .benchcompare import CompareError, compare, load, print_table
 
         try:
@@ -446,11 +465,7 @@ def main(argv: list[str] | None = None) -> int:
         if val and args.profile is None:
             p.error(f"{opt}: applies to --profile")
     if args.profile is not None:
-        clash = [o for o, v in (("--scaling", args.scaling), ("--memory", args.memory), ("--all", args.all),
-                                ("--only", args.only), ("--campaign", args.campaign), ("--ns3", args.ns3),
-                                ("--rounds", args.rounds > 1), ("--best-of", args.best_of > 1)) if v]
-        if clash:
-            p.error(f"--profile: profiles one scenario on its own; drop {', '.join(clash)}")
+        _alone(p, args, "--profile", "profiles one scenario on its own", ("--ns3",))
         from .profile import ProfileError, check_writable, print_report, profile, write_all
 
         try:
@@ -470,11 +485,7 @@ def main(argv: list[str] | None = None) -> int:
         print_report(res)
         return 0
     if args.ns3:
-        clash = [o for o, v in (("--scaling", args.scaling), ("--memory", args.memory), ("--all", args.all),
-                                ("--only", args.only), ("--campaign", args.campaign), ("--quick", args.quick),
-                                ("--rounds", args.rounds > 1), ("--best-of", args.best_of > 1)) if v]
-        if clash:
-            p.error(f"--ns3: runs its comparison on its own; drop {', '.join(clash)}")
+        _alone(p, args, "--ns3", "runs its comparison on its own", ("--quick",))
         if args.seconds is not None and not args.seconds > 0:
             p.error(f"--seconds: must be positive, got {args.seconds}")
         from .ns3compare import Ns3Unavailable, main_args

@@ -186,13 +186,6 @@ def run_ns3(cfg: dict, python: str, timeout: Optional[float] = None) -> dict:
     return out
 
 
-def _with_duration(sc: dict, seconds: float) -> dict:
-    spec = json.loads(sc["spec_json"])
-    spec["duration"] = seconds
-    spec["measure_start"] = seconds / 2
-    return dict(sc, spec_json=json.dumps(spec))
-
-
 def compare(seconds: Optional[float] = None, python: Optional[str] = None, log=None, ns3_sack: bool = False,
             scenario: str = "S1") -> dict:
     """`scenario` (S1, or a point of the window or rate curve, e.g.
@@ -201,7 +194,7 @@ def compare(seconds: Optional[float] = None, python: Optional[str] = None, log=N
     side if the flow has it or `ns3_sack`, and in tcplab; returns both rows
     and the ratios."""
     from . import _core
-    from .bench import _measure
+    from .bench import _measure, with_duration
 
     points = {} if scenario == "S1" else scenarios()
     if scenario != "S1" and scenario not in points:
@@ -213,7 +206,7 @@ def compare(seconds: Optional[float] = None, python: Optional[str] = None, log=N
     if scenario == "S1":
         sc = next(s for s in _core.bench_suite(False, seconds) if s["name"] == "S1")
     else:
-        sc = _with_duration(points[scenario], seconds)
+        sc = with_duration(points[scenario], seconds)
     cfg = ns3_config(json.loads(sc["spec_json"]))
     cfg["sack"] = cfg["sack"] or bool(ns3_sack)
     cfg["scenario"] = scenario

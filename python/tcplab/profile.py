@@ -86,7 +86,7 @@ def scenario_row(name: str, quick: bool = False, seconds: Optional[float] = None
     standard scenario or a scaling point, optionally for `seconds` simulated
     seconds (measured from the middle, as the scaling points)."""
     from . import _core
-    from .bench import AXES, _s5
+    from .bench import AXES, _s5, with_duration
 
     if not name:
         raise ProfileError("--profile: give a scenario name (S1-S5 or a scaling point such as flows=10000)")
@@ -98,13 +98,7 @@ def scenario_row(name: str, quick: bool = False, seconds: Optional[float] = None
     for axis in AXES:
         for r in _core.bench_scaling(axis, quick):
             if r["name"] == name:
-                if seconds is not None:
-                    spec = json.loads(r["spec_json"])
-                    spec["duration"] = seconds
-                    spec["measure_start"] = seconds / 2
-                    r = dict(r, spec_json=json.dumps(spec),
-                             description=re.sub(r", [0-9.e+]+ s$", f", {seconds:g} s", r["description"]))
-                return r
+                return r if seconds is None else with_duration(r, seconds)
     points = [r["name"] for axis in AXES for r in _core.bench_scaling(axis, quick)]
     if quick and any(r["name"] == name for axis in AXES for r in _core.bench_scaling(axis, False)):
         raise ProfileError(f"--profile: {name!r} is not a point of the curves with --quick (their largest points "
