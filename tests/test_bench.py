@@ -80,6 +80,44 @@ def test_every_scaling_curve_has_increasing_points_and_a_flatness(report):
     assert [p["flows"] for p in flows] == [int(p["axis_value"]) for p in flows]
 
 
+def test_the_flows_curve_measures_the_event_loop_after_its_warm_up(report):
+    for p in report["scaling"]["flows"]["points"]:
+        assert p["warmup_s"] == 1.0 and p["simulated_s"] >= 3.0
+        # The measured part is the run less its first second: strictly less
+        # than the whole, and the event loop's figure is over it alone.
+        assert 0 < p["measured_packet_hops"] < p["packet_hops"]
+        assert 0 < p["measured_events"] < p["events"]
+        assert 0 < p["measured_bottleneck_data_packets"] < p["bottleneck_data_packets"]
+        assert p["core_ns_per_packet_hop"] == pytest.approx(p["core_wall_s"] * 1e9 / p["measured_packet_hops"])
+    for axis in ("rate", "window", "algorithm"):
+        for p in report["scaling"][axis]["points"]:
+            assert p["warmup_s"] == 0.0 and p["measured_packet_hops"] == p["packet_hops"]
+    for r in report["scenarios"]:
+        assert r["warmup_s"] == 0.0
+
+
+def test_a_warm_up_reports_the_counts_of_the_runs_first_seconds():
+    # The same run stopped at the warm-up's end has exactly the counts the
+    # warm-up reports; the run itself is unchanged by it.
+    (sc,) = [r for r in _core.bench_scaling("flows", quick=True) if r["name"] == "flows=10"]
+    assert sc["warmup"] == 1.0
+    spec = json.loads(sc["spec_json"])
+    r = _core.run(sc["spec_json"], warmup=1.0)
+    plain = _core.run(sc["spec_json"])
+    assert "warmup" not in plain
+    assert r["meta"]["events"] == plain["meta"]["events"]
+    assert list(r["links"]["packets_out"]) == list(plain["links"]["packets_out"])
+    first = _core.run(json.dumps(dict(spec, duration=1.0, measure_start=0.5)))
+    w = r["warmup"]
+    assert w["seconds"] == 1.0 and w["events"] == first["meta"]["events"]
+    assert list(w["packets_out"]) == list(first["links"]["packets_out"])
+    assert list(w["data_packets_out"]) == list(first["links"]["data_packets_out"])
+    assert 0 < sum(w["packets_out"]) < sum(r["links"]["packets_out"])
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="warmup: must be a finite number of seconds >= 0"):
+            _core.run(sc["spec_json"], warmup=bad)
+
+
 def test_the_algorithm_axis_runs_every_algorithm_of_the_catalog(report):
     # An algorithm family added to the core is benchmarked without touching the suite.
     names = [a["name"] for a in _core.algorithms()]

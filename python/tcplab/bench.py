@@ -37,6 +37,14 @@ its own. Figures per run:
 - ``ns_per_packet_hop``: wall nanoseconds per packet per link traversed
   (data and ACKs, all links; ``wall_s`` for the suite, ``core_wall_s`` for
   the scaling curves, whose smallest points last milliseconds);
+- ``warmup_s``: simulated seconds at the start left out of the event
+  loop's figures (``core_wall_s``, ``core_ns_per_packet_hop`` and the
+  ``measured_*`` counts); the other figures are the whole run's. The flows
+  curve's points have 10 s: with thousands of flows the cost per
+  packet-hop rises for about that long, as the windows grow to their
+  sawtooth and the packets in flight outgrow the caches, and a short run
+  from the start would report that cheap beginning as the cost of a long
+  run (see docs/performance.md, "The flows curve after a warm-up");
 - ``peak_rss_mb``: peak resident memory of the child process.
 
 ``--rounds N`` runs each scaling curve N times with its points interleaved
@@ -100,11 +108,16 @@ def peak_mb():
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
 spec = sys.stdin.read()
+warmup = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
 t0 = time.perf_counter()
-r = _core.run(spec)
+r = _core.run(spec, warmup=warmup) if warmup > 0 else _core.run(spec)
 wall = time.perf_counter() - t0
 links = r["links"]
+warm = r.get("warmup")
 print(json.dumps({
+    "warmup_events": int(warm["events"]) if warm else 0,
+    "warmup_packets_out_total": int(sum(int(x) for x in warm["packets_out"])) if warm else 0,
+    "warmup_data_packets_out": [int(x) for x in warm["data_packets_out"]] if warm else [0] * len(links["name"]),
     "wall_s": wall,
     "core_wall_s": float(r["meta"]["wall_s"]),
     "events": int(r["meta"]["events"]),
@@ -125,9 +138,9 @@ ROW_FIELDS = ("scenario", "description", "simulated_s", "wall_s", "core_wall_s",
 AXES = ("flows", "rate", "window", "algorithm")
 
 
-def _run_child(spec_json: str) -> dict:
-    proc = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+def _run_child(spec_json: str, warmup: float = 0.0) -> dict:
+    proc = subprocess.Popen([sys.executable, "-c", _CHILD, repr(float(warmup))], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out, err = proc.communicate(spec_json)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark child failed: {err.strip()}")
@@ -139,9 +152,10 @@ def _measure(sc: dict, best_of: int = 1, min_core_s: float = 0.0) -> dict:
     processes: `best_of` times, more (up to 5) while its event loop lasts
     less than `min_core_s`; reports the fastest run and the largest peak."""
     spec = json.loads(sc["spec_json"])
+    warmup = float(sc.get("warmup") or 0.0)
     runs = []
     while True:
-        runs.append(_run_child(sc["spec_json"]))
+        runs.append(_run_child(sc["spec_json"], warmup))
         if len(runs) >= max(1, best_of) and (runs[-1]["core_wall_s"] >= min_core_s or len(runs) >= 5):
             break
     res = min(runs, key=lambda r: r["wall_s"])
@@ -151,10 +165,17 @@ def _measure(sc: dict, best_of: int = 1, min_core_s: float = 0.0) -> dict:
     wall = res["wall_s"]
     core = min(r["core_wall_s"] for r in runs)
     hops = max(1, res["packets_out_total"])
+    # The event loop's figure covers the run after the warm-up (it is all
+    # the same run: every child replays it exactly).
+    measured_hops = res["packets_out_total"] - res["warmup_packets_out_total"]
     return {
         "scenario": sc["name"],
         "description": sc["description"],
         "simulated_s": spec["duration"],
+        "warmup_s": warmup,
+        "measured_packet_hops": measured_hops,
+        "measured_events": res["events"] - res["warmup_events"],
+        "measured_bottleneck_data_packets": pkts - sum(res["warmup_data_packets_out"][i] for i in idx),
         "wall_s": wall,
         "core_wall_s": core,
         "bottleneck_data_packets": pkts,
@@ -163,7 +184,7 @@ def _measure(sc: dict, best_of: int = 1, min_core_s: float = 0.0) -> dict:
         "events_per_s": res["events"] / wall,
         "packet_hops": res["packets_out_total"],
         "ns_per_packet_hop": wall * 1e9 / hops,
-        "core_ns_per_packet_hop": core * 1e9 / hops,
+        "core_ns_per_packet_hop": core * 1e9 / max(1, measured_hops),
         "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
         "utilization": sum(res["utilization"][i] for i in idx) / len(idx),
         "trace_rows": res["trace_rows"],
@@ -194,8 +215,10 @@ def with_duration(sc: dict, seconds: float) -> dict:
     spec = json.loads(sc["spec_json"])
     spec["duration"] = seconds
     spec["measure_start"] = seconds / 2
-    return dict(sc, spec_json=json.dumps(spec),
-                description=re.sub(r", [0-9.e+]+ s$", f", {seconds:g} s", sc["description"]))
+    # A duration given is run from the start: no warm-up (as cargo bench's --seconds).
+    return dict(sc, spec_json=json.dumps(spec), warmup=0.0,
+                description=re.sub(r", [0-9.e+]+ s( after a [0-9.e+]+ s warm-up)?$", f", {seconds:g} s",
+                                   sc["description"]))
 
 
 def run_suite(quick: bool = False, only: Optional[list[str]] = None, seconds: Optional[float] = None,
@@ -356,9 +379,14 @@ def _print_rows(title: str, rows: list[dict], hop_key: str = "ns_per_packet_hop"
     print(hdr)
     print("-" * len(hdr))
     for r in rows:
-        print(f"{r['scenario']:<{w}} {r['simulated_s']:>8g} {r['wall_s']:>8.2f} {r['core_wall_s']:>8.2f} "
+        warm = r.get("warmup_s") or 0.0
+        sim = f"{warm:g}+{r['simulated_s'] - warm:g}" if warm else f"{r['simulated_s']:g}"
+        print(f"{r['scenario']:<{w}} {sim:>8} {r['wall_s']:>8.2f} {r['core_wall_s']:>8.2f} "
               f"{_fmt(r['packets_per_s'], 1e6):>8}M {_fmt(r['events_per_s'], 1e6):>8}M "
               f"{_fmt(r[hop_key], 1, 1):>10} {r['peak_rss_mb']:>8.1f}")
+    if any(r.get("warmup_s") for r in rows):
+        print("  sim s W+M: a warm-up of W simulated seconds, then M measured: core s and the event loop's "
+              "ns/pkt-hop cover the M seconds alone")
 
 
 def _alone(p: argparse.ArgumentParser, args: argparse.Namespace, mode: str, why: str, also: tuple = ()) -> None:

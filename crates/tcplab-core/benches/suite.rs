@@ -4,7 +4,10 @@
 //! (`tcplab_core::scenarios::bench`). Each scenario runs in a child process
 //! (this binary again), so its peak memory is its own. Prints figures;
 //! asserts nothing about speed. `TCPLAB_BENCH_SECONDS` (or `--seconds`) sets
-//! the simulated duration of the standard scenarios.
+//! the simulated duration of the standard scenarios. "loop ns" is the event
+//! loop's time per packet-hop, after the scenario's warm-up if it has one
+//! (the flows curve: `bench::FLOWS_WARMUP`); "ns/pkt-hop" is the whole
+//! run's, building and results included.
 
 use std::process::Command;
 use std::time::Instant;
@@ -27,8 +30,10 @@ fn find(name: &str, len: Length) -> Scenario {
         for mut s in bench::scaling(axis, len == Length::Quick).unwrap() {
             if s.name == name {
                 if let (Length::Seconds(t), Some(spec)) = (len, s.spec.as_mut()) {
+                    // A duration given is run from the start: no warm-up.
                     spec.duration = t;
                     spec.measure_start = t / 2.0;
+                    s.warmup = 0.0;
                 }
                 return s;
             }
@@ -52,20 +57,27 @@ fn child(name: &str, len: Length, warmup: f64) {
     let sim = spec.duration;
     let t = Instant::now();
     let mut w = tcplab_core::World::new(spec).expect("valid scenario");
-    if warmup > 0.0 {
-        w.run_until(tcplab_core::sim::time::from_secs(warmup));
-    }
+    // `--warmup` (for a profiler) replaces the scenario's own warm-up.
+    let warmup = if warmup > 0.0 { warmup } else { sc.warmup };
+    let warm = bench::warm_up(&mut w, warmup);
     profiled_part(&mut w);
     let r = w.into_results();
     let wall = t.elapsed().as_secs_f64();
+    let hops = |r: &tcplab_core::RunResults| r.links.iter().map(|l| l.packets_out).sum::<u64>();
+    let bneck = |r: &tcplab_core::RunResults| r.links.iter().find(|l| l.name == sc.bottleneck).unwrap().data_packets_out;
     let b = r.links.iter().find(|l| l.name == sc.bottleneck).unwrap();
-    let hops: u64 = r.links.iter().map(|l| l.packets_out).sum();
+    // Whole run (wall time from building to results) and, for the event
+    // loop's figure, the part after the warm-up.
+    let measured_hops = hops(&r) - warm.as_ref().map_or(0, hops);
     let row = serde_json::json!({
-        "scenario": sc.name, "description": sc.description, "simulated_s": sim,
+        "scenario": sc.name, "description": sc.description, "simulated_s": sim, "warmup_s": warmup,
         "wall_s": wall, "core_wall_s": r.meta.wall_s,
         "bottleneck_data_packets": b.data_packets_out, "packets_per_s": b.data_packets_out as f64 / wall,
+        "measured_bottleneck_data_packets": b.data_packets_out - warm.as_ref().map_or(0, bneck),
         "events": r.meta.events, "events_per_s": r.meta.events as f64 / wall,
-        "packet_hops": hops, "ns_per_packet_hop": wall * 1e9 / hops.max(1) as f64,
+        "measured_events": r.meta.events - warm.as_ref().map_or(0, |x| x.meta.events),
+        "packet_hops": hops(&r), "ns_per_packet_hop": wall * 1e9 / hops(&r).max(1) as f64,
+        "measured_packet_hops": measured_hops, "core_ns_per_packet_hop": r.meta.wall_s * 1e9 / measured_hops.max(1) as f64,
         "peak_rss_mb": peak_rss_mb(), "utilization": b.utilization, "axis_value": sc.axis_value,
     });
     println!("{row}");
@@ -102,7 +114,7 @@ fn main() {
     let exe = std::env::current_exe().unwrap();
     let mut rows = Vec::new();
     let w = list.iter().map(|s| s.name.len()).max().unwrap_or(0).max(14);
-    println!("{:<w$} {:>9} {:>8} {:>9} {:>9} {:>10} {:>8}", "scenario", "sim s", "wall s", "pkts/s", "events/s", "ns/pkt-hop", "peak MB");
+    println!("{:<w$} {:>9} {:>8} {:>9} {:>9} {:>10} {:>10} {:>8}", "scenario", "sim s", "wall s", "pkts/s", "events/s", "ns/pkt-hop", "loop ns", "peak MB");
     for sc in list {
         if let Some(why) = &sc.skip {
             println!("{:<w$} skipped: {why}", sc.name);
@@ -125,13 +137,14 @@ fn main() {
         let row: serde_json::Value = serde_json::from_slice(&out.stdout).expect("child JSON");
         let f = |k: &str| row[k].as_f64().unwrap_or(f64::NAN);
         println!(
-            "{:<w$} {:>9} {:>8.2} {:>8.2}M {:>8.2}M {:>10.1} {:>8.1}",
+            "{:<w$} {:>9} {:>8.2} {:>8.2}M {:>8.2}M {:>10.1} {:>10.1} {:>8.1}",
             sc.name,
             f("simulated_s"),
             f("wall_s"),
             f("packets_per_s") / 1e6,
             f("events_per_s") / 1e6,
             f("ns_per_packet_hop"),
+            f("core_ns_per_packet_hop"),
             f("peak_rss_mb")
         );
         rows.push(row);

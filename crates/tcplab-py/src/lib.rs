@@ -38,7 +38,7 @@ fn spec_err(e: CoreSpecError) -> PyErr {
 }
 
 enum Outcome {
-    Ok(Box<RunResults>),
+    Ok(Box<(RunResults, Option<RunResults>)>),
     Spec(CoreSpecError),
     Panic(String),
 }
@@ -170,16 +170,26 @@ fn to_python(py: Python<'_>, r: RunResults) -> PyResult<PyObject> {
 /// Runs one simulation described by `spec_json` (a RunSpec as JSON).
 ///
 /// With `progress=True` and stderr a terminal, the fraction of simulated time
-/// done is shown on stderr.
+/// done is shown on stderr. With `warmup` (simulated seconds, for the
+/// benchmark), the run first goes that far untimed and the results get a
+/// `warmup` table: the seconds, and the events and per-link `packets_out`
+/// and `data_packets_out` then; `meta.wall_s` is the event loop's time
+/// after the warm-up only.
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress = false))]
-fn run(py: Python<'_>, spec_json: &str, progress: bool) -> PyResult<PyObject> {
+#[pyo3(signature = (spec_json, progress = false, warmup = None))]
+fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> PyResult<PyObject> {
+    if let Some(w) = warmup {
+        if !(w.is_finite() && w >= 0.0) {
+            return Err(PyValueError::new_err(format!("warmup: must be a finite number of seconds >= 0, got {w}")));
+        }
+    }
     let show = progress && std::io::stderr().is_terminal();
     let json = spec_json.to_owned();
     let outcome = py.allow_threads(move || {
-        let r = catch_unwind(AssertUnwindSafe(|| -> Result<RunResults, CoreSpecError> {
+        let r = catch_unwind(AssertUnwindSafe(|| -> Result<(RunResults, Option<RunResults>), CoreSpecError> {
             let spec = RunSpec::from_json(&json)?;
             let mut w = World::new(spec)?;
+            let warm = tcplab_core::scenarios::bench::warm_up(&mut w, warmup.unwrap_or(0.0));
             if show {
                 w.run_with_progress(|f| {
                     let mut e = std::io::stderr();
@@ -191,7 +201,7 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool) -> PyResult<PyObject> {
             } else {
                 w.run();
             }
-            Ok(w.into_results())
+            Ok((w.into_results(), warm))
         }));
         match r {
             Ok(Ok(res)) => Outcome::Ok(Box::new(res)),
@@ -200,7 +210,19 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool) -> PyResult<PyObject> {
         }
     });
     match outcome {
-        Outcome::Ok(r) => to_python(py, *r),
+        Outcome::Ok(r) => {
+            let (res, warm) = *r;
+            let out = to_python(py, res)?;
+            if let (Some(secs), Some(w)) = (warmup, warm) {
+                let t = table(py);
+                t.set_item("seconds", secs)?;
+                t.set_item("events", w.meta.events)?;
+                t.set_item("packets_out", w.links.iter().map(|l| l.packets_out).collect::<Vec<_>>().into_pyarray_bound(py))?;
+                t.set_item("data_packets_out", w.links.iter().map(|l| l.data_packets_out).collect::<Vec<_>>().into_pyarray_bound(py))?;
+                out.bind(py).set_item("warmup", t)?;
+            }
+            Ok(out)
+        }
         Outcome::Spec(e) => Err(spec_err(e)),
         Outcome::Panic(m) => Err(SimulationError::new_err(format!("internal error in the simulation core: {m}"))),
     }
@@ -264,6 +286,7 @@ fn bench_rows(py: Python<'_>, list: Vec<tcplab_core::scenarios::bench::Scenario>
         d.set_item("skip", sc.skip.clone())?;
         d.set_item("bottleneck", &sc.bottleneck)?;
         d.set_item("axis_value", sc.axis_value)?;
+        d.set_item("warmup", sc.warmup)?;
         out.append(d)?;
     }
     Ok(out.into())
@@ -272,7 +295,8 @@ fn bench_rows(py: Python<'_>, list: Vec<tcplab_core::scenarios::bench::Scenario>
 /// The standard benchmark scenarios (tcplab_core::scenarios::bench), the
 /// same definitions `cargo bench` uses: a list of dicts with `name`,
 /// `description`, `spec_json` (None for a placeholder), `skip` (why a
-/// placeholder is skipped), `bottleneck` (link name) and `axis_value`.
+/// placeholder is skipped), `bottleneck` (link name), `axis_value` and
+/// `warmup` (simulated seconds left out of the cost figures, 0 for none).
 /// `seconds` overrides the simulated duration; `quick` shortens every run.
 #[pyfunction]
 #[pyo3(signature = (quick = false, seconds = None))]
