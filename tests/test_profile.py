@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from tcplab import _core
 from tcplab import profile as prof
 from tcplab.bench import main as bench_main
 
@@ -191,6 +192,25 @@ def test_a_scaling_point_takes_seconds_and_says_so(fake_perf, tmp_path):
     assert res["simulated_s"] == 3.0 and res["description"].endswith(", 3 s")
     res = prof.profile("algorithm=vegas", quick=True, perf=fake_perf, svg_path=str(tmp_path / "v.svg"))
     assert "vegas" in res["description"] and res["simulated_s"] == 2.0
+
+
+def test_a_flows_point_is_measured_after_its_warm_up_as_in_the_curve(fake_perf, tmp_path, capsys):
+    res = prof.profile("flows=10", quick=True, perf=fake_perf, svg_path=str(tmp_path / "f.svg"))
+    assert res["warmup_s"] == 1.0 and res["simulated_s"] == 3.0
+    # The event loop's figure is over the packet-hops after the warm-up:
+    # those of the whole run less those of its first second.
+    (sc,) = [r for r in _core.bench_scaling("flows", quick=True) if r["name"] == "flows=10"]
+    first = _core.run(json.dumps(dict(json.loads(sc["spec_json"]), duration=1.0, measure_start=0.5)))
+    measured = res["packet_hops"] - int(sum(first["links"]["packets_out"]))
+    assert 0 < measured < res["packet_hops"]
+    assert res["core_ns_per_packet_hop"] == pytest.approx(res["core_wall_s"] * 1e9 / measured)
+    prof.print_report(res)
+    out = capsys.readouterr().out
+    assert "after the 1 s warm-up" in out and "warm-up included" in out
+    # A duration given runs from the start.
+    res = prof.profile("flows=10", quick=True, seconds=2.0, perf=fake_perf, svg_path=str(tmp_path / "g.svg"))
+    assert res["warmup_s"] == 0.0
+    assert res["core_ns_per_packet_hop"] == pytest.approx(res["core_wall_s"] * 1e9 / res["packet_hops"])
 
 
 def test_errors_name_the_option(tmp_path, capsys, fake_perf):

@@ -36,8 +36,11 @@ class RunOutput(TypedDict):
     queue_ts: dict[str, Column]
     meta: dict[str, Any]
 
-def run(spec_json: str, progress: bool = False) -> RunOutput:
-    """Run the RunSpec given as JSON; releases the GIL while simulating."""
+def run(spec_json: str, progress: bool = False, warmup: float | None = None) -> RunOutput:
+    """Run the RunSpec given as JSON; releases the GIL while simulating.
+    With `warmup`, the first `warmup` simulated seconds run untimed (meta's
+    wall_s is the rest's) and the output gets a "warmup" key: seconds,
+    events, and per-link packets_out and data_packets_out then."""
 
 def validate(spec_json: str) -> None:
     """Raise SpecError if the RunSpec is invalid (routes and algorithms included)."""
@@ -58,6 +61,7 @@ class BenchScenario(TypedDict):
     skip: str | None
     bottleneck: str
     axis_value: float | None
+    warmup: float
 
 def bench_suite(quick: bool = False, seconds: float | None = None) -> list[BenchScenario]:
     """The standard benchmark scenarios S1-S5 (the definitions cargo bench uses)."""

@@ -35,8 +35,11 @@ its own. Figures per run:
 - ``packets_per_s``: data packets through the bottleneck per wall-second;
 - ``events_per_s``: simulation events per wall-second;
 - ``ns_per_packet_hop``: wall nanoseconds per packet per link traversed
-  (data and ACKs, all links; ``wall_s`` for the suite, ``core_wall_s`` for
-  the scaling curves, whose smallest points last milliseconds);
+  (data and ACKs, all links), the whole run's (``wall_s``);
+- ``core_ns_per_packet_hop``: the event loop's, ``core_wall_s`` over
+  ``measured_packet_hops`` (the packet-hops after the warm-up, if any);
+  the scaling curves report this one, as their smallest points last
+  milliseconds;
 - ``warmup_s``: simulated seconds at the start left out of the event
   loop's figures (``core_wall_s``, ``core_ns_per_packet_hop`` and the
   ``measured_*`` counts); the other figures are the whole run's. The flows
@@ -133,7 +136,8 @@ print(json.dumps({
 #: Fields of every result row (see the module notes).
 ROW_FIELDS = ("scenario", "description", "simulated_s", "wall_s", "core_wall_s", "bottleneck_data_packets",
               "packets_per_s", "events", "events_per_s", "packet_hops", "ns_per_packet_hop", "peak_rss_mb",
-              "utilization", "runs")
+              "utilization", "runs", "warmup_s", "measured_packet_hops", "measured_events",
+              "measured_bottleneck_data_packets", "core_ns_per_packet_hop")
 
 AXES = ("flows", "rate", "window", "algorithm")
 
@@ -279,7 +283,7 @@ def run_scaling(axis: str, quick: bool = False, best_of: int = 1, log=None, roun
 
 def flatness(rows: list[dict]) -> float:
     """Largest over smallest event-loop ns per packet-hop along a curve."""
-    v = [r["core_ns_per_packet_hop"] for r in rows if r["packet_hops"] > 0]
+    v = [r["core_ns_per_packet_hop"] for r in rows if r.get("measured_packet_hops", r["packet_hops"]) > 0]
     return max(v) / min(v) if v else float("nan")
 
 
@@ -287,7 +291,8 @@ def round_flatness(rows: list[dict]) -> list[float]:
     """The curve's largest over smallest ns per packet-hop in each round of
     :func:`run_scaling` (its points measured minutes, not a whole curve,
     apart)."""
-    per_round = [r["core_ns_per_packet_hop_rounds"] for r in rows if r["packet_hops"] > 0]
+    per_round = [r["core_ns_per_packet_hop_rounds"] for r in rows
+                 if r.get("measured_packet_hops", r["packet_hops"]) > 0]
     return [max(v) / min(v) for v in zip(*per_round)]
 
 

@@ -117,6 +117,17 @@ def compare(before: dict, after: dict) -> dict:
                         "not comparable")
     elif before.get("quick"):
         warnings.append("both reports are --quick: they show that the suite runs, not how fast")
+    # Rows measured differently: the flows curve gained a warm-up (reports
+    # before it have no warmup_s) and its points other durations.
+    def how(rep: dict) -> dict[tuple[str, str], tuple[float, Any]]:
+        return {(f"scaling: {axis}", r["scenario"]): (float(r.get("warmup_s") or 0.0), r.get("simulated_s"))
+                for axis, cur in rep.get("scaling", {}).items() for r in cur["points"]}
+    ha, hb = how(before), how(after)
+    differ = [k for k in ha if k in hb and ha[k] != hb[k]]
+    if differ:
+        names = ", ".join(name for _, name in differ)
+        warnings.append(f"measured differently (warm-up or simulated seconds): {names}; a change there is partly "
+                        f"the measurement's")
     return {
         "before": {k: before.get(k) for k in ("commit", "date", "machine", "quick")},
         "after": {k: after.get(k) for k in ("commit", "date", "machine", "quick")},

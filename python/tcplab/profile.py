@@ -27,7 +27,11 @@ Where the paper trail is silent, the choices are: the CPU clock at 499 Hz
 8 KiB of stack per sample (enough for the core's frames; the interpreter's
 deepest frames may be cut, and they are dropped anyway). Profiling slows the
 run by a few per cent (the stacks are copied, and unwound afterwards by
-``perf script``); the figures printed are the profiled run's.
+``perf script``); the figures printed are the profiled run's. A point of
+the flows curve run at its own length has a warm-up (see
+:mod:`tcplab.bench`): its event-loop figure is over the part after it, as
+in the curve, while perf samples the whole run; ``--seconds`` runs a point
+from the start, for that many seconds.
 
 ``perf`` must be installed (``linux-perf`` or ``linux-tools``) and allowed to
 sample the user's own processes: ``/proc/sys/kernel/perf_event_paranoid`` at
@@ -117,14 +121,16 @@ def find_perf(perf: Optional[str] = None) -> str:
     return exe
 
 
-def record(spec_json: str, perf: str, workdir: str, frequency: int = 499, stack_bytes: int = 8192) -> tuple[str, dict]:
+def record(spec_json: str, perf: str, workdir: str, frequency: int = 499, stack_bytes: int = 8192,
+           warmup: float = 0.0) -> tuple[str, dict]:
     """Runs `spec_json` in a benchmark child under ``perf record``; returns
-    the perf data file and the child's figures."""
+    the perf data file and the child's figures (the event loop's after
+    `warmup` simulated seconds; perf samples the whole run)."""
     from .bench import _CHILD
 
     data = os.path.join(workdir, "perf.data")
     cmd = [perf, "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "--call-graph", f"dwarf,{stack_bytes}",
-           "-o", data, "--", sys.executable, "-c", _CHILD]
+           "-o", data, "--", sys.executable, "-c", _CHILD, repr(float(warmup))]
     proc = subprocess.run(cmd, input=spec_json, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if "Traceback (most recent call last)" in proc.stderr:
@@ -345,7 +351,8 @@ def profile(name: str, quick: bool = False, seconds: Optional[float] = None, per
     with tempfile.TemporaryDirectory(prefix="tcplab-profile-") as tmp:
         if log:
             log(f"profiling {name}: {row['description']} (perf at {frequency} Hz) ...")
-        data, run = record(row["spec_json"], exe, tmp, frequency)
+        warmup = float(row.get("warmup") or 0.0)
+        data, run = record(row["spec_json"], exe, tmp, frequency, warmup=warmup)
         if log:
             log("unwinding the stacks (perf script) ...")
         folded = fold(script(exe, data))
@@ -358,10 +365,11 @@ def profile(name: str, quick: bool = False, seconds: Optional[float] = None, per
         outputs.append(("--folded", folded_path, "".join(f"{st} {c}\n" for st, c in sorted(folded.items()))))
     write_all(outputs)
     hops = max(1, run["packets_out_total"])
+    measured = max(1, run["packets_out_total"] - run["warmup_packets_out_total"])
     return {"scenario": name, "description": row["description"], "simulated_s": spec["duration"],
-            "wall_s": run["wall_s"], "core_wall_s": run["core_wall_s"], "events": run["events"],
+            "warmup_s": warmup, "wall_s": run["wall_s"], "core_wall_s": run["core_wall_s"], "events": run["events"],
             "packet_hops": run["packets_out_total"], "ns_per_packet_hop": run["wall_s"] * 1e9 / hops,
-            "core_ns_per_packet_hop": run["core_wall_s"] * 1e9 / hops,
+            "core_ns_per_packet_hop": run["core_wall_s"] * 1e9 / measured,
             "frequency": frequency, "svg": os.path.abspath(svg_path),
             "folded": os.path.abspath(folded_path) if folded_path else None, **tops(folded)}
 
@@ -412,9 +420,13 @@ def write_all(outputs: list[tuple[str, str, str]]) -> None:
 
 def print_report(res: dict) -> None:
     print(f"profile of {res['scenario']}: {res['description']}")
-    print(f"  {res['simulated_s']:g} s simulated in {res['wall_s']:.2f} s wall (event loop {res['core_wall_s']:.2f} s), "
-          f"{res['events']} events; ns per packet-hop {res['ns_per_packet_hop']:.1f} (wall), "
-          f"{res['core_ns_per_packet_hop']:.1f} (event loop, as the scaling curves); {res['samples']} samples")
+    after = f" after the {res['warmup_s']:g} s warm-up" if res.get("warmup_s") else ""
+    print(f"  {res['simulated_s']:g} s simulated in {res['wall_s']:.2f} s wall (event loop{after} "
+          f"{res['core_wall_s']:.2f} s), {res['events']} events; ns per packet-hop {res['ns_per_packet_hop']:.1f} "
+          f"(wall), {res['core_ns_per_packet_hop']:.1f} (event loop{after}, as the scaling curves); "
+          f"{res['samples']} samples")
+    if res.get("warmup_s"):
+        print("  the samples cover the whole run, warm-up included")
     for key, what in (("self", "on their own"), ("total", "with their callees")):
         print(f"\nfunctions with the most samples {what}:")
         for r in res[key]:

@@ -4,7 +4,9 @@
 //! (`tcplab_core::scenarios::bench`). Each scenario runs in a child process
 //! (this binary again), so its peak memory is its own. Prints figures;
 //! asserts nothing about speed. `TCPLAB_BENCH_SECONDS` (or `--seconds`) sets
-//! the simulated duration of the standard scenarios. "loop ns" is the event
+//! the simulated duration of the standard scenarios, and of the scaling
+//! points too, which then run from the start without their warm-up
+//! (`tcplab bench --scaling` keeps the points' own durations). "loop ns" is the event
 //! loop's time per packet-hop, after the scenario's warm-up if it has one
 //! (the flows curve: `bench::FLOWS_WARMUP`); "ns/pkt-hop" is the whole
 //! run's, building and results included.
@@ -59,23 +61,23 @@ fn child(name: &str, len: Length, warmup: f64) {
     let mut w = tcplab_core::World::new(spec).expect("valid scenario");
     // `--warmup` (for a profiler) replaces the scenario's own warm-up.
     let warmup = if warmup > 0.0 { warmup } else { sc.warmup };
-    let warm = bench::warm_up(&mut w, warmup);
+    let warm = bench::warm_up(&mut w, warmup, sim).unwrap_or_else(|e| panic!("{e}"));
     profiled_part(&mut w);
     let r = w.into_results();
     let wall = t.elapsed().as_secs_f64();
     let hops = |r: &tcplab_core::RunResults| r.links.iter().map(|l| l.packets_out).sum::<u64>();
-    let bneck = |r: &tcplab_core::RunResults| r.links.iter().find(|l| l.name == sc.bottleneck).unwrap().data_packets_out;
-    let b = r.links.iter().find(|l| l.name == sc.bottleneck).unwrap();
+    let bi = r.links.iter().position(|l| l.name == sc.bottleneck).unwrap();
+    let b = &r.links[bi];
     // Whole run (wall time from building to results) and, for the event
     // loop's figure, the part after the warm-up.
-    let measured_hops = hops(&r) - warm.as_ref().map_or(0, hops);
+    let measured_hops = hops(&r) - warm.as_ref().map_or(0, |x| x.packet_hops());
     let row = serde_json::json!({
         "scenario": sc.name, "description": sc.description, "simulated_s": sim, "warmup_s": warmup,
         "wall_s": wall, "core_wall_s": r.meta.wall_s,
         "bottleneck_data_packets": b.data_packets_out, "packets_per_s": b.data_packets_out as f64 / wall,
-        "measured_bottleneck_data_packets": b.data_packets_out - warm.as_ref().map_or(0, bneck),
+        "measured_bottleneck_data_packets": b.data_packets_out - warm.as_ref().map_or(0, |x| x.data_packets_out[bi]),
         "events": r.meta.events, "events_per_s": r.meta.events as f64 / wall,
-        "measured_events": r.meta.events - warm.as_ref().map_or(0, |x| x.meta.events),
+        "measured_events": r.meta.events - warm.as_ref().map_or(0, |x| x.events),
         "packet_hops": hops(&r), "ns_per_packet_hop": wall * 1e9 / hops(&r).max(1) as f64,
         "measured_packet_hops": measured_hops, "core_ns_per_packet_hop": r.meta.wall_s * 1e9 / measured_hops.max(1) as f64,
         "peak_rss_mb": peak_rss_mb(), "utilization": b.utilization, "axis_value": sc.axis_value,

@@ -175,25 +175,55 @@ pub mod bench {
         pub warmup: f64,
     }
 
-    /// Runs `w` through the first `warmup` simulated seconds (none if 0) and
-    /// returns its counts then, so a benchmark can report the rest of the
-    /// run alone: events, packet-hops and bottleneck packets after the
+    /// The counts of a run at the end of its warm-up ([`warm_up`]).
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct WarmUp {
+        /// Simulated seconds.
+        pub seconds: f64,
+        pub events: u64,
+        /// Per link, in the spec's order: packets and data packets that
+        /// reached the link's far end.
+        pub packets_out: Vec<u64>,
+        pub data_packets_out: Vec<u64>,
+    }
+
+    impl WarmUp {
+        pub fn packet_hops(&self) -> u64 {
+            self.packets_out.iter().sum()
+        }
+    }
+
+    /// Runs `w` through the first `warmup` simulated seconds (nothing if 0)
+    /// and returns its counts then, so a benchmark can report the rest of
+    /// the run alone: events, packet-hops and bottleneck packets after the
     /// warm-up are the final counts less these, and the event loop's wall
     /// time ([`crate::results::RunMeta::wall_s`]) counts only what
-    /// [`crate::World::run`] does after it.
+    /// [`crate::World::run`] does after it. Memory is trimmed during the
+    /// warm-up as in a run. A warm-up that is not shorter than the run is
+    /// refused (nothing would be left to measure).
     ///
-    /// Why: with thousands of flows the cost per packet-hop rises for the
-    /// first ten or so simulated seconds, as the flows' windows grow to
-    /// their sawtooth and the packets in flight, read back a link's delay
-    /// after they were written, outgrow the caches (10,000 flows: about 37
-    /// ns per packet-hop over the first 3 s, 45-48 from 10 s on); a short
-    /// run from the start would report the cheap early part as the cost of
-    /// a long one.
-    pub fn warm_up(w: &mut crate::World, warmup: f64) -> Option<crate::RunResults> {
-        (warmup > 0.0).then(|| {
-            w.run_until(crate::sim::time::from_secs(warmup));
-            w.results()
-        })
+    /// Why: with thousands of flows the cost per event rises for the first
+    /// ten or so simulated seconds, as the flows' windows grow to their
+    /// sawtooth and the state read per packet outgrows the caches (10,000
+    /// flows on this project's Zen 5 machine: about 39 ns per event over
+    /// the first 3 s, 46-49 from 9 s on); a short run from the start would
+    /// report the cheap early part as the cost of a long one.
+    pub fn warm_up(w: &mut crate::World, warmup: f64, duration: f64) -> Result<Option<WarmUp>, crate::SpecError> {
+        if !(warmup.is_finite() && warmup >= 0.0) {
+            return Err(crate::SpecError::new("warmup".into(), format!("must be a finite number of seconds >= 0, got {warmup}")));
+        }
+        if warmup == 0.0 {
+            return Ok(None);
+        }
+        if warmup >= duration {
+            return Err(crate::SpecError::new(
+                "warmup".into(),
+                format!("must be shorter than the run's duration ({duration} s), got {warmup} s"),
+            ));
+        }
+        w.run_until(crate::sim::time::from_secs(warmup));
+        let (packets_out, data_packets_out) = w.link_stats().map(|l| (l.packets_out, l.data_packets_out)).unzip();
+        Ok(Some(WarmUp { seconds: warmup, events: w.events_done(), packets_out, data_packets_out }))
     }
 
     /// How long the runs are.
@@ -448,7 +478,7 @@ mod tests {
                 // measurement window (their goodput) over it.
                 assert!(spec.duration >= warmup + if quick { 2.0 } else { 5.0 }, "{}: {} s", p.name, spec.duration);
                 assert_eq!(spec.measure_start, warmup);
-                assert!(p.description.ends_with(&format!("{} s after a {warmup} s warm-up", spec.duration - warmup)), "{}", p.description);
+                assert!(p.description.ends_with(&format!(" s after a {warmup} s warm-up")), "{}", p.description);
             }
         }
         // The other curves start measuring at 0.
@@ -464,7 +494,7 @@ mod tests {
         let p = scaling("flows", true).unwrap().into_iter().find(|p| p.name == "flows=10").unwrap();
         let spec = p.spec.unwrap();
         let mut w = crate::World::new(spec.clone()).unwrap();
-        let warm = warm_up(&mut w, 1.0).expect("a warm-up");
+        let warm = warm_up(&mut w, 1.0, spec.duration).unwrap().expect("a warm-up");
         w.run();
         let whole = w.into_results();
         let plain = crate::run(spec.clone()).unwrap();
@@ -479,16 +509,21 @@ mod tests {
         short.duration = 1.0;
         short.measure_start = 0.5;
         let first = crate::run(short).unwrap();
-        assert_eq!(warm.meta.events, first.meta.events);
+        assert_eq!(warm.seconds, 1.0);
+        assert_eq!(warm.events, first.meta.events);
+        assert_eq!(warm.packets_out, first.links.iter().map(|l| l.packets_out).collect::<Vec<_>>());
+        assert_eq!(warm.data_packets_out, first.links.iter().map(|l| l.data_packets_out).collect::<Vec<_>>());
         let hops = |r: &crate::RunResults| r.links.iter().map(|l| l.packets_out).sum::<u64>();
-        assert_eq!(hops(&warm), hops(&first));
-        assert!(hops(&warm) > 0 && hops(&warm) < hops(&whole));
-        for (a, b) in warm.links.iter().zip(&first.links) {
-            assert_eq!(a.data_packets_out, b.data_packets_out);
-        }
-        // None asked, none run.
+        assert!(warm.packet_hops() > 0 && warm.packet_hops() < hops(&whole));
+        // None asked, none run; one that leaves nothing to measure, or is
+        // not a duration, is refused, naming the field.
         let mut w = crate::World::new(p_spec()).unwrap();
-        assert!(warm_up(&mut w, 0.0).is_none());
+        assert_eq!(warm_up(&mut w, 0.0, 3.0), Ok(None));
+        assert_eq!(w.now(), 0);
+        for bad in [3.0, 4.0, -1.0, f64::NAN, f64::INFINITY] {
+            let e = warm_up(&mut w, bad, 3.0).unwrap_err();
+            assert_eq!(e.field, "warmup", "{bad}: {e}");
+        }
         assert_eq!(w.now(), 0);
     }
 

@@ -275,23 +275,41 @@ impl World {
 
     /// Processes every event up to and including `t` (or the end of the run),
     /// so a test or a driver can look at the endpoints as the run unfolds.
+    /// Memory is trimmed every 2^20 events, as in [`World::run`]; the time
+    /// taken is not added to the run's `wall_s`.
     pub fn run_until(&mut self, t: Time) {
         let t = t.min(self.end);
         if self.events.is_radix() {
-            self.radix_loop(t, None);
+            self.radix_loop(t, Some(&mut |_| {}));
         } else {
+            let mut next_trim = self.events.popped() + (1 << 20);
             while let Some(ev) = self.events.take_tree_until(t) {
                 self.now = ev.time;
                 self.dispatch::<false>(ev.kind);
+                if self.events.popped() >= next_trim {
+                    next_trim += 1 << 20;
+                    self.trim();
+                }
             }
         }
         self.now = t;
     }
 
+    /// Events handled so far.
+    pub fn events_done(&self) -> u64 {
+        self.events.popped()
+    }
+
+    /// Each link's counters so far, in the spec's order of links.
+    pub fn link_stats(&self) -> impl Iterator<Item = crate::net::LinkStats> + '_ {
+        self.links.iter().map(|l| l.stats())
+    }
+
     /// The event loop with the radix heap (`run_until` and
     /// `run_with_progress` have the tree's inline; see
     /// `EventQueue::is_radix`), up to `limit`; with `progress`, reports and
-    /// trims every 2^20 events as `run_with_progress` does.
+    /// trims every 2^20 events as `run_with_progress` does (`run_until`
+    /// passes one that ignores the reports).
     #[inline(never)]
     fn radix_loop(&mut self, limit: Time, mut progress: Option<&mut dyn FnMut(f64)>) {
         let mut next_report = self.events.popped() + (1 << 20);

@@ -21,6 +21,7 @@ mod store;
 
 use tcplab_core::cc::catalog;
 use tcplab_core::results::RunResults;
+use tcplab_core::scenarios::bench::WarmUp;
 use tcplab_core::{RunSpec, SpecError as CoreSpecError, World};
 use tcplab_store::segment::panic_message;
 
@@ -38,7 +39,7 @@ fn spec_err(e: CoreSpecError) -> PyErr {
 }
 
 enum Outcome {
-    Ok(Box<(RunResults, Option<RunResults>)>),
+    Ok(Box<(RunResults, Option<WarmUp>)>),
     Spec(CoreSpecError),
     Panic(String),
 }
@@ -174,22 +175,19 @@ fn to_python(py: Python<'_>, r: RunResults) -> PyResult<PyObject> {
 /// benchmark), the run first goes that far untimed and the results get a
 /// `warmup` table: the seconds, and the events and per-link `packets_out`
 /// and `data_packets_out` then; `meta.wall_s` is the event loop's time
-/// after the warm-up only.
+/// after the warm-up only. A warm-up that is negative, not finite, or not
+/// shorter than the run raises SpecError (field `warmup`).
 #[pyfunction]
 #[pyo3(signature = (spec_json, progress = false, warmup = None))]
 fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> PyResult<PyObject> {
-    if let Some(w) = warmup {
-        if !(w.is_finite() && w >= 0.0) {
-            return Err(PyValueError::new_err(format!("warmup: must be a finite number of seconds >= 0, got {w}")));
-        }
-    }
     let show = progress && std::io::stderr().is_terminal();
     let json = spec_json.to_owned();
     let outcome = py.allow_threads(move || {
-        let r = catch_unwind(AssertUnwindSafe(|| -> Result<(RunResults, Option<RunResults>), CoreSpecError> {
+        let r = catch_unwind(AssertUnwindSafe(|| -> Result<(RunResults, Option<WarmUp>), CoreSpecError> {
             let spec = RunSpec::from_json(&json)?;
+            let duration = spec.duration;
             let mut w = World::new(spec)?;
-            let warm = tcplab_core::scenarios::bench::warm_up(&mut w, warmup.unwrap_or(0.0));
+            let warm = tcplab_core::scenarios::bench::warm_up(&mut w, warmup.unwrap_or(0.0), duration)?;
             if show {
                 w.run_with_progress(|f| {
                     let mut e = std::io::stderr();
@@ -213,12 +211,12 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> 
         Outcome::Ok(r) => {
             let (res, warm) = *r;
             let out = to_python(py, res)?;
-            if let (Some(secs), Some(w)) = (warmup, warm) {
+            if let Some(w) = warm {
                 let t = table(py);
-                t.set_item("seconds", secs)?;
-                t.set_item("events", w.meta.events)?;
-                t.set_item("packets_out", w.links.iter().map(|l| l.packets_out).collect::<Vec<_>>().into_pyarray_bound(py))?;
-                t.set_item("data_packets_out", w.links.iter().map(|l| l.data_packets_out).collect::<Vec<_>>().into_pyarray_bound(py))?;
+                t.set_item("seconds", w.seconds)?;
+                t.set_item("events", w.events)?;
+                t.set_item("packets_out", w.packets_out.into_pyarray_bound(py))?;
+                t.set_item("data_packets_out", w.data_packets_out.into_pyarray_bound(py))?;
                 out.bind(py).set_item("warmup", t)?;
             }
             Ok(out)
