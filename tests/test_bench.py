@@ -222,6 +222,7 @@ def test_rounds_interleave_the_curve_and_give_each_round_its_ratio(monkeypatch):
         order.append((k, i))
         ns = (i + 1) * (k + 1) * (1 if i else 2)  # point 0 costs 2 in round 0, 4 in round 1
         return {"scenario": sc["name"], "core_wall_s": ns * 1e-3, "wall_s": ns * 1e-3, "packet_hops": 10 ** 6,
+                "measured_packet_hops": 10 ** 6,
                 "core_ns_per_packet_hop": float(ns), "peak_rss_mb": 10.0 + k, "runs": 1,
                 "axis_value": sc["axis_value"]}
 

@@ -113,7 +113,7 @@ def peak_mb():
 spec = sys.stdin.read()
 warmup = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
 t0 = time.perf_counter()
-r = _core.run(spec, warmup=warmup) if warmup > 0 else _core.run(spec)
+r = _core.run(spec, warmup=warmup)
 wall = time.perf_counter() - t0
 links = r["links"]
 warm = r.get("warmup")
@@ -283,7 +283,7 @@ def run_scaling(axis: str, quick: bool = False, best_of: int = 1, log=None, roun
 
 def flatness(rows: list[dict]) -> float:
     """Largest over smallest event-loop ns per packet-hop along a curve."""
-    v = [r["core_ns_per_packet_hop"] for r in rows if r.get("measured_packet_hops", r["packet_hops"]) > 0]
+    v = [r["core_ns_per_packet_hop"] for r in rows if r["measured_packet_hops"] > 0]
     return max(v) / min(v) if v else float("nan")
 
 
@@ -291,8 +291,7 @@ def round_flatness(rows: list[dict]) -> list[float]:
     """The curve's largest over smallest ns per packet-hop in each round of
     :func:`run_scaling` (its points measured minutes, not a whole curve,
     apart)."""
-    per_round = [r["core_ns_per_packet_hop_rounds"] for r in rows
-                 if r.get("measured_packet_hops", r["packet_hops"]) > 0]
+    per_round = [r["core_ns_per_packet_hop_rounds"] for r in rows if r["measured_packet_hops"] > 0]
     return [max(v) / min(v) for v in zip(*per_round)]
 
 

@@ -65,12 +65,12 @@ fn child(name: &str, len: Length, warmup: f64) {
     profiled_part(&mut w);
     let r = w.into_results();
     let wall = t.elapsed().as_secs_f64();
-    let hops = |r: &tcplab_core::RunResults| r.links.iter().map(|l| l.packets_out).sum::<u64>();
+    let hops: u64 = r.links.iter().map(|l| l.packets_out).sum();
     let bi = r.links.iter().position(|l| l.name == sc.bottleneck).unwrap();
     let b = &r.links[bi];
     // Whole run (wall time from building to results) and, for the event
     // loop's figure, the part after the warm-up.
-    let measured_hops = hops(&r) - warm.as_ref().map_or(0, |x| x.packet_hops());
+    let measured_hops = hops - warm.as_ref().map_or(0, |x| x.packet_hops());
     let row = serde_json::json!({
         "scenario": sc.name, "description": sc.description, "simulated_s": sim, "warmup_s": warmup,
         "wall_s": wall, "core_wall_s": r.meta.wall_s,
@@ -78,7 +78,7 @@ fn child(name: &str, len: Length, warmup: f64) {
         "measured_bottleneck_data_packets": b.data_packets_out - warm.as_ref().map_or(0, |x| x.data_packets_out[bi]),
         "events": r.meta.events, "events_per_s": r.meta.events as f64 / wall,
         "measured_events": r.meta.events - warm.as_ref().map_or(0, |x| x.events),
-        "packet_hops": hops(&r), "ns_per_packet_hop": wall * 1e9 / hops(&r).max(1) as f64,
+        "packet_hops": hops, "ns_per_packet_hop": wall * 1e9 / hops.max(1) as f64,
         "measured_packet_hops": measured_hops, "core_ns_per_packet_hop": r.meta.wall_s * 1e9 / measured_hops.max(1) as f64,
         "peak_rss_mb": peak_rss_mb(), "utilization": b.utilization, "axis_value": sc.axis_value,
     });
