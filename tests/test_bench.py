@@ -8,6 +8,7 @@ agree with each other.
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -52,6 +53,9 @@ def test_every_standard_scenario_is_reported_with_every_field(report):
         _check_row(r)
     assert report["machine"]["cores"] >= 1 and report["machine"]["cpu"]
     assert "date" in report and "commit" in report
+    # How the core was compiled, so that figures of a profile-guided build
+    # are not taken for a plain one's (scripts/pgo.sh).
+    assert re.fullmatch(r"(release|debug)(, pgo (instrumented|optimized))?", report["build"]), report["build"]
 
 
 def test_s5_is_the_generated_parking_lot(report):

@@ -54,6 +54,17 @@ def test_incomparable_reports_are_warned_about():
     assert any("different machines" in w for w in res["warnings"])
     res = bc.compare(a, _report("b", 20.0, [(1, 20.0), (10, 30.0)], quick=True))
     assert any("one report is --quick" in w for w in res["warnings"])
+    # A profile-guided build against a plain one (a report without "build"
+    # predates the field and was a plain release build).
+    pgo = _report("b", 20.0, [(1, 20.0), (10, 30.0)])
+    pgo["build"] = "release, pgo optimized"
+    res = bc.compare(a, pgo)
+    assert [w for w in res["warnings"] if "different builds" in w] == [
+        "different builds: release against release, pgo optimized; a change is partly the compiler's "
+        "(scripts/pgo.sh)"]
+    assert res["after"]["build"] == "release, pgo optimized"
+    a["build"] = "release"
+    assert bc.compare(a, _report("b", 20.0, [(1, 20.0), (10, 30.0)]))["warnings"] == []
 
 
 def test_the_command_prints_and_writes_the_comparison(tmp_path, capsys):

@@ -54,6 +54,10 @@ def algorithms() -> list[AlgorithmInfo]:
 def version() -> str:
     """Version of the core."""
 
+def build() -> str:
+    """How the core was compiled: "release" or "debug", and ", pgo optimized" (or
+    ", pgo instrumented") when scripts/pgo.sh built it."""
+
 class BenchScenario(TypedDict):
     name: str
     description: str

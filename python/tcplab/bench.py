@@ -563,6 +563,7 @@ def main(argv: list[str] | None = None) -> int:
         from . import _core
 
         report["core_version"] = _core.version()
+        report["build"] = _core.build()
     except Exception:  # pragma: no cover
         pass
     if (not args.scaling and not args.memory) or only or args.all:
@@ -584,7 +585,8 @@ def main(argv: list[str] | None = None) -> int:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)
     m = report["machine"]
-    print(f"tcplab bench: {m['cpu']} ({m['cores']} cores), commit {report['commit'] or 'unknown'}"
+    print(f"tcplab bench: {m['cpu']} ({m['cores']} cores), commit {report['commit'] or 'unknown'}, "
+          f"{report.get('build', 'unknown')} build"
           + ("  [QUICK: shortened runs, figures not comparable]" if args.quick else ""))
     if report["scenarios"] or report["skipped"]:
         _print_rows("\nstandard scenarios", report["scenarios"])

@@ -112,6 +112,11 @@ def compare(before: dict, after: dict) -> dict:
     if (ma.get("cpu"), ma.get("cores")) != (mb.get("cpu"), mb.get("cores")):
         warnings.append(f"different machines: {ma.get('cpu')} ({ma.get('cores')} cores) against {mb.get('cpu')} "
                         f"({mb.get('cores')} cores); the figures are not comparable")
+    # Reports from before the build was recorded are plain release builds.
+    ba, bb = before.get("build", "release"), after.get("build", "release")
+    if ba != bb:
+        warnings.append(f"different builds: {ba} against {bb}; a change is partly the compiler's "
+                        f"(scripts/pgo.sh)")
     if bool(before.get("quick")) != bool(after.get("quick")):
         warnings.append("one report is --quick and the other is not: quick runs are shortened, their figures are "
                         "not comparable")
@@ -129,8 +134,8 @@ def compare(before: dict, after: dict) -> dict:
         warnings.append(f"measured differently (warm-up or simulated seconds): {names}; a change there is partly "
                         f"the measurement's")
     return {
-        "before": {k: before.get(k) for k in ("commit", "date", "machine", "quick")},
-        "after": {k: after.get(k) for k in ("commit", "date", "machine", "quick")},
+        "before": {k: before.get(k) for k in ("commit", "date", "machine", "build", "quick")},
+        "after": {k: after.get(k) for k in ("commit", "date", "machine", "build", "quick")},
         "rows": rows,
         "only_before": _by_section([k for k in a if k not in b]),
         "only_after": _by_section([k for k in b if k not in a]),
@@ -152,7 +157,8 @@ def print_table(res: dict) -> None:
         m = res[side]
         mach = m.get("machine") or {}
         print(f"{side:<6}: commit {m.get('commit') or 'unknown'}, {m.get('date') or 'no date'}, "
-              f"{mach.get('cpu', '?')} ({mach.get('cores', '?')} cores)" + ("  [QUICK]" if m.get("quick") else ""))
+              f"{mach.get('cpu', '?')} ({mach.get('cores', '?')} cores), {m.get('build') or 'release'} build"
+              + ("  [QUICK]" if m.get("quick") else ""))
     for w in res["warnings"]:
         print(f"warning: {w}")
     section: Optional[str] = None

@@ -325,6 +325,20 @@ fn version() -> &'static str {
     tcplab_core::VERSION
 }
 
+/// How this core was compiled: "release" or "debug", then the
+/// profile-guided optimization step that built it, if any, as
+/// scripts/pgo.sh marks it (TCPLAB_BUILD_PGO at build time: "instrumented"
+/// while it collects profiles, "optimized" for the build that uses them).
+/// Benchmark reports carry it: figures of different builds do not compare.
+#[pyfunction]
+fn build() -> String {
+    let opt = if cfg!(debug_assertions) { "debug" } else { "release" };
+    match option_env!("TCPLAB_BUILD_PGO") {
+        Some(step) if !step.is_empty() => format!("{opt}, pgo {step}"),
+        _ => opt.to_string(),
+    }
+}
+
 /// Panics inside the core on purpose (used by the tests that check a panic
 /// surfaces as SimulationError).
 #[pyfunction]
@@ -343,6 +357,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(paths, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(bench_suite, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scaling, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
