@@ -16,4 +16,4 @@ if [ "${TCPLAB_PGO:-0}" = 1 ]; then
     exec bash scripts/pgo.sh
 fi
 # A plain build: no step marker of scripts/pgo.sh may leak into it.
-TCPLAB_BUILD_PGO= .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+env -u TCPLAB_BUILD_PGO .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
