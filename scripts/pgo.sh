@@ -13,8 +13,8 @@
 #
 # Needs llvm-profdata matching rustc's LLVM (`rustup component add
 # llvm-tools`; tried here if missing). The profile is kept in target/pgo/
-# and reused while the Rust sources, Cargo.lock and rustc are unchanged;
-# TCPLAB_PGO_RETRAIN=1 forces a new one.
+# and reused while nothing in its stamp (below) changes; TCPLAB_PGO_RETRAIN=1
+# forces a new one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PIP=(.venv/bin/python -m pip install -q --disable-pip-version-check)
