@@ -15,7 +15,10 @@ from tcplab.errors import ScenarioError, UnitError
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC_RS = os.path.join(ROOT, "crates", "tcplab-core", "src", "spec.rs")
 
-RUN_KEYS = {"seed", "duration", "measure_start", "sample_interval", "nodes", "links", "routes", "flows", "trace_links"}
+RUN_KEYS = {"seed", "duration", "measure_start", "sample_interval", "nodes", "links", "routes", "flows", "trace_links",
+            "loss_trace"}
+#: Keys Python writes only when set (``loss_trace`` when true), so a run's identity is as before otherwise.
+OPTIONAL_RUN_KEYS = {"loss_trace"}
 NODE_KEYS = {"name", "kind"}
 LINK_KEYS = {"name", "src", "dst", "rate_bps", "delay", "queue", "loss"}
 QUEUE_KEYS = {"limit_packets", "limit_bytes"}
@@ -25,7 +28,7 @@ FILE_KEYS = {"size", "start"}
 CLASSIFIER_KEYS = {"kind", "params"}
 FLOW_KEYS = {
     "name", "src", "dst", "cc", "recovery", "start", "packet_size", "header_size", "ack_size", "accounting",
-    "init_cwnd", "init_ssthresh", "rwnd_packets", "min_rto", "max_rto", "rto_mode", "init_rto", "dupthresh",
+    "init_cwnd", "init_ssthresh", "rwnd_packets", "min_rto", "max_rto", "rto_mode", "init_rto", "dupthresh", "dupack_guard",
     "limited_transmit", "delayed_ack", "delack_timeout", "sack_blocks", "restart_after_idle", "app", "drop_segments", "loss_classifier",
 }
 
@@ -53,7 +56,7 @@ def test_expected_keys_match_spec_rs():
 
 
 def check_spec_keys(spec):
-    assert set(spec) == RUN_KEYS
+    assert RUN_KEYS - OPTIONAL_RUN_KEYS <= set(spec) <= RUN_KEYS
     for n in spec["nodes"]:
         assert set(n) == NODE_KEYS and n["kind"] in ("host", "router")
     for ln in spec["links"]:

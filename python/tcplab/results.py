@@ -32,6 +32,22 @@ numpy arrays or lists of strings; SI units: seconds, bit/s, bytes):
     the algorithm's names, e.g. ``bs_estimate``), ``value``. Empty for
     algorithms that trace nothing. :meth:`Results.cc_vars` pivots one flow's
     variables into columns.
+``drop_trace``
+    with ``loss_trace`` on: every packet dropped or lost, in order:
+    ``time``, ``link``, ``link_name``, ``flow``, ``flow_name``, ``packet``
+    (``data`` or ``ack``), ``seq`` (the data segment, or the ACK's
+    cumulative ACK), ``retransmit`` (the packet was a retransmission),
+    ``cause`` (``queue``: a full drop-tail queue; ``wire``: the link's loss
+    model; ``scripted``: ``drop_segments``), ``queue_packets`` (packets
+    waiting in the link's queue then). Empty otherwise.
+``retransmit_trace``
+    with ``loss_trace`` on: every retransmission in time order: ``time``,
+    ``flow``, ``flow_name``, ``seq``, ``cause`` (``fast_retransmit``,
+    ``partial_ack`` (NewReno), ``sack`` (RFC 6675 NextSeg), ``rto`` (the
+    timer's own resend), ``after_rto`` (go-back-N, or SACK's resends of what
+    the timeout marked lost)), ``outstanding`` (segments sent and not
+    cumulatively acknowledged then; at a timeout, the most go-back-N can
+    resend). Empty otherwise.
 
 pandas is imported when a Results is built, not when this module is imported.
 """
@@ -52,7 +68,7 @@ __all__ = ["Results", "TABLES"]
 
 TABLES = ("flows", "links", "files", "flow_ts", "queue_ts")
 #: Tables saved when present and loaded when found (older saves lack them).
-OPTIONAL_TABLES = ("cc_ts",)
+OPTIONAL_TABLES = ("cc_ts", "drop_trace", "retransmit_trace")
 
 
 def _py(v: Any) -> Any:
@@ -95,12 +111,58 @@ def _cc_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
     })
 
 
+def _coded(raw: Mapping[str, Any], col: str, names_key: str) -> "pd.Categorical":
+    import numpy as np
+    import pandas as pd
+
+    names = list(raw.get(names_key, []))
+    codes = np.asarray(raw.get(col, []), dtype="int64")
+    return pd.Categorical.from_codes(codes, categories=names)
+
+
+def _drop_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
+    """The core's drop_trace columns (cause as codes plus ``cause_names``)."""
+    import numpy as np
+    import pandas as pd
+
+    ack = np.asarray(raw.get("ack", []), dtype=bool)
+    return pd.DataFrame({
+        "time": np.asarray(raw.get("time", []), dtype=float),
+        "link": np.asarray(raw.get("link", []), dtype="uint32"),
+        "flow": np.asarray(raw.get("flow", []), dtype="uint32"),
+        "packet": pd.Categorical.from_codes(ack.astype("int64"), categories=["data", "ack"]),
+        "seq": np.asarray(raw.get("seq", []), dtype="uint64"),
+        "retransmit": np.asarray(raw.get("retransmit", []), dtype=bool),
+        "cause": _coded(raw, "cause", "cause_names"),
+        "queue_packets": np.asarray(raw.get("queue_packets", []), dtype="uint64"),
+    })
+
+
+def _retransmit_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
+    """The core's retransmit_trace columns (cause as codes plus ``cause_names``)."""
+    import numpy as np
+    import pandas as pd
+
+    return pd.DataFrame({
+        "time": np.asarray(raw.get("time", []), dtype=float),
+        "flow": np.asarray(raw.get("flow", []), dtype="uint32"),
+        "seq": np.asarray(raw.get("seq", []), dtype="uint64"),
+        "cause": _coded(raw, "cause", "cause_names"),
+        "outstanding": np.asarray(raw.get("outstanding", []), dtype="uint64"),
+    })
+
+
+#: An empty frame of each optional table, for runs and saves without it.
+_EMPTY = {"cc_ts": _cc_frame, "drop_trace": _drop_frame, "retransmit_trace": _retransmit_frame}
+
+
 class Results:
     """The outcome of one simulation run.
 
     Build it from the core's dict (``Results(raw, scenario=..., spec=...)``)
     or reload a saved run with :meth:`Results.load`. Attributes ``flows``,
-    ``links``, ``files``, ``flow_ts``, ``queue_ts`` are DataFrames, ``meta``
+    ``links``, ``files``, ``flow_ts``, ``queue_ts``, ``cc_ts``, ``drop_trace``
+    and ``retransmit_trace`` are DataFrames, ``meta``
     is a dict (``events``, ``sim_time``, ``wall_s``, ``seed``), ``spec`` the
     run description that produced it and ``scenario`` the Scenario (if any).
     """
@@ -124,8 +186,17 @@ class Results:
         self.flow_ts = _frame(raw.get("flow_ts", {}))
         self.queue_ts = _frame(raw.get("queue_ts", {}))
         self.cc_ts = _cc_frame(raw.get("cc_ts", {}))
+        self.drop_trace = _drop_frame(raw.get("drop_trace", {}))
+        self.retransmit_trace = _retransmit_frame(raw.get("retransmit_trace", {}))
         flow_names = list(self.flows["name"]) if "name" in self.flows else []
         link_names = list(self.links["name"]) if "name" in self.links else []
+        if flow_names:
+            for tr in (self.drop_trace, self.retransmit_trace):
+                tr.insert(list(tr.columns).index("flow") + 1, "flow_name", pd.Categorical.from_codes(
+                    tr["flow"].to_numpy().astype("int64"), categories=flow_names))
+        if link_names:
+            self.drop_trace.insert(2, "link_name", pd.Categorical.from_codes(
+                self.drop_trace["link"].to_numpy().astype("int64"), categories=link_names))
         if "flow" in self.flow_ts and flow_names:
             self.flow_ts["flow_name"] = pd.Categorical.from_codes(
                 self.flow_ts["flow"].to_numpy().astype("int64"), categories=flow_names)
@@ -221,6 +292,63 @@ class Results:
             meta.setdefault("measure_start", _py(self.spec.get("measure_start", 0.0)))
         return {"scenario": self.name, "flows": flows, "links": links, "meta": {k: _py(v) for k, v in meta.items()}}
 
+    def retransmission_accounting(self) -> "pd.DataFrame":
+        """Each flow's retransmissions sorted by what they repaired, from the
+        loss trace (the run needs ``loss_trace=True``).
+
+        tcplab's routes are static FIFO paths, so no packet is reordered or
+        duplicated: a copy of a segment either arrives or appears in
+        ``drop_trace``. A retransmission *repairs* when every earlier copy of
+        its segment was dropped or lost, and is *needless* otherwise.
+        Columns, one row per flow: ``lost_copies`` (data copies dropped or
+        lost), ``repairs``, ``needless_dupack`` (needless resends started by
+        duplicate ACKs or SACK: fast retransmit, NewReno partial ACK, SACK
+        NextSeg; none without reordering), ``needless_rto`` (the timer's own
+        resend of data still in flight, at most one per timeout),
+        ``needless_after_rto`` (go-back-N's resends of data the receiver
+        held, or SACK's of data the timeout marked lost), and
+        ``go_back_n_window`` (the segments outstanding at each timeout,
+        summed: the most go-back-N could resend).
+        """
+        import numpy as np
+        import pandas as pd
+
+        if self.spec is not None and not self.spec.get("loss_trace", False):
+            raise ValueError("no loss trace in this run: run it with loss_trace=True")
+        d, x = self.drop_trace, self.retransmit_trace
+        d = d[d["packet"] == "data"]
+        rows = []
+        for fid in (int(f) for f in self.flows["flow"]):
+            df, xf = d[d["flow"] == fid], x[x["flow"] == fid]
+            # (time, order, seq, cause, outstanding): a send before a loss at the same instant.
+            ev = sorted([(t, 1, s, "", 0) for t, s in zip(df["time"], df["seq"])]
+                        + [(t, 0, s, str(c), o) for t, s, c, o in zip(xf["time"], xf["seq"], xf["cause"],
+                                                                       xf["outstanding"])])
+            sent: dict = {}
+            lost: dict = {}
+            acc = dict(lost_copies=0, repairs=0, needless_dupack=0, needless_rto=0, needless_after_rto=0,
+                       go_back_n_window=0)
+            for _t, is_loss, seq, cause, outstanding in ev:
+                if is_loss:
+                    lost[seq] = lost.get(seq, 0) + 1
+                    acc["lost_copies"] += 1
+                    continue
+                copies = sent.get(seq, 1)
+                if cause == "rto":
+                    acc["go_back_n_window"] += int(outstanding)
+                if lost.get(seq, 0) >= copies:
+                    acc["repairs"] += 1
+                elif cause == "rto":
+                    acc["needless_rto"] += 1
+                elif cause == "after_rto":
+                    acc["needless_after_rto"] += 1
+                else:
+                    acc["needless_dupack"] += 1
+                sent[seq] = copies + 1
+            rows.append({"flow": fid, **acc})
+        out = pd.DataFrame(rows)
+        return out.astype({c: np.int64 for c in out.columns})
+
     def jain_index(self) -> float:
         """Jain's fairness index of the flows' measurement-window goodputs."""
         from .analysis import jain_index
@@ -267,7 +395,7 @@ class Results:
             setattr(self, t, pd.read_parquet(os.path.join(directory, f"{t}.parquet")))
         for t in OPTIONAL_TABLES:
             path = os.path.join(directory, f"{t}.parquet")
-            setattr(self, t, pd.read_parquet(path) if os.path.exists(path) else _cc_frame({}))
+            setattr(self, t, pd.read_parquet(path) if os.path.exists(path) else _EMPTY[t]({}))
         with open(os.path.join(directory, "summary.json"), encoding="utf-8") as fh:
             summ = json.load(fh)
         self.name = summ.get("scenario", "run")

@@ -23,7 +23,9 @@ a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
     run) *or* ``measure_start`` (its start), ``sample_interval`` (time-series
     sampling; ``0`` disables), ``seed`` (integer), ``trace_links`` (links
     whose queue length is sampled; default: every link with a finite queue
-    limit, i.e. the dumbbell's bottleneck). Defaults: generic form
+    limit, i.e. the dumbbell's bottleneck), ``loss_trace`` (``true`` records
+    every drop, loss and retransmission: the results' ``drop_trace`` and
+    ``retransmit_trace``; default ``false``). Defaults: generic form
     measures over the whole run; the dumbbell measures over the last half
     (the papers' "2000 s, goodput over the last 1000 s"); sample interval
     ``"100ms"``; seed ``0``.
@@ -57,7 +59,7 @@ a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
     ``algorithm``, ``params``, ``recovery``, ``start``, ``packet_size``,
     ``header_size``, ``ack_size``, ``accounting``, ``init_cwnd``,
     ``init_ssthresh``, ``rwnd`` (packets), ``min_rto``, ``max_rto``, ``rto_mode``,
-    ``init_rto``, ``dupthresh``, ``limited_transmit``, ``delayed_ack``,
+    ``init_rto``, ``dupthresh``, ``dupack_guard``, ``limited_transmit``, ``delayed_ack``,
     ``delack_timeout``, ``sack_blocks``, ``restart_after_idle``, ``files``
     (array of ``{size = "1MB", start = "0s"}``; absent = bulk, unlimited data).
 
@@ -118,6 +120,8 @@ RECOVERIES = ("reno", "newreno", "sack")
 ACCOUNTINGS = ("payload", "ns2")
 #: RTO computation: Linux (variance term floored at min_rto) or RFC 6298.
 RTO_MODES = ("linux", "rfc6298")
+#: Reno/NewReno guard against false fast retransmits (RFC 6582 section 4).
+DUPACK_GUARDS = ("careful", "less_careful", "ack_heuristic")
 NODE_KINDS = ("host", "router")
 #: Algorithms assumed to exist when the core extension is not importable.
 BUILTIN_ALGORITHMS = ["reno", "newreno"]
@@ -413,6 +417,12 @@ class Flow:
     rto_mode: str = "linux"
     init_rto: Quantity = 1.0
     dupthresh: int = 3
+    #: Reno/NewReno: when duplicate ACKs that do not cover more than
+    #: ``recover`` may still start a fast retransmit (RFC 6582 section 4):
+    #: ``"careful"`` never (RFC 6582, ns-2's default, Linux),
+    #: ``"less_careful"`` also when they cover exactly ``recover`` (ns-2's
+    #: ``lessCareful_``), ``"ack_heuristic"`` RFC 6582 4.1's ACK heuristic.
+    dupack_guard: str = "careful"
     limited_transmit: bool = False
     delayed_ack: bool = False
     delack_timeout: Quantity = 0.04
@@ -510,6 +520,7 @@ class Flow:
             "rto_mode": _choice(self.rto_mode, RTO_MODES, p("rto_mode"), "rto_mode"),
             "init_rto": _pos_time(self.init_rto, p("init_rto")),
             "dupthresh": dupthresh,
+            "dupack_guard": _choice(self.dupack_guard, DUPACK_GUARDS, p("dupack_guard"), "dupack_guard"),
             "limited_transmit": _bool(self.limited_transmit, p("limited_transmit")),
             "delayed_ack": _bool(self.delayed_ack, p("delayed_ack")),
             "delack_timeout": _pos_time(self.delack_timeout, p("delack_timeout")),
@@ -580,8 +591,9 @@ class Scenario:
     ``seed``. ``bottleneck`` optionally names the links reports and plots
     should highlight. ``trace_links`` names the links whose queue length is
     sampled (default ``None``: the core samples every link with a finite
-    queue limit). Nothing is checked until :meth:`validate` or
-    :meth:`to_spec`.
+    queue limit). ``loss_trace=True`` records every drop, loss and
+    retransmission (the results' ``drop_trace`` and ``retransmit_trace``).
+    Nothing is checked until :meth:`validate` or :meth:`to_spec`.
     """
 
     kind = "generic"
@@ -602,8 +614,10 @@ class Scenario:
         description: Optional[str] = None,
         bottleneck: Optional[Sequence[str]] = None,
         trace_links: Optional[Sequence[str]] = None,
+        loss_trace: bool = False,
     ) -> None:
         self.trace_links = list(trace_links) if trace_links is not None else None
+        self.loss_trace = loss_trace
         self.nodes: list = list(nodes)
         self.links: list = list(links)
         self.flows: list = list(flows)
@@ -672,7 +686,12 @@ class Scenario:
         else:
             ms = self._default_measure_start(duration)
         si = _nonneg_time(self.sample_interval, "sample_interval")
-        return {"seed": self._seed(), "duration": duration, "measure_start": ms, "sample_interval": si}
+        out = {"seed": self._seed(), "duration": duration, "measure_start": ms, "sample_interval": si}
+        if not isinstance(self.loss_trace, bool):
+            raise ScenarioError("loss_trace", f"expected true or false, got {self.loss_trace!r}")
+        if self.loss_trace:  # absent when off, so the run's identity is as before
+            out["loss_trace"] = True
+        return out
 
     def _trace_links(self, links: list[dict]) -> Optional[list[str]]:
         if self.trace_links is None:
@@ -786,6 +805,8 @@ class Scenario:
         run["seed"] = self.seed
         if self.trace_links is not None:
             run["trace_links"] = list(self.trace_links)
+        if self.loss_trace:
+            run["loss_trace"] = True
         return run
 
     def to_toml_dict(self) -> dict:
@@ -888,7 +909,7 @@ DUMBBELL_KEYS = ["n_flows", "bottleneck_rate", "rtt", "buffer", *_DUMBBELL_DEFAU
 FLOW_OPTION_KEYS = [k for k in FLOW_KEYS if k not in
                     ("src", "dst", "name", "algorithm", "params", "recovery", "start",
                      "packet_size", "header_size", "ack_size", "accounting")]
-RUN_KEYS = ["duration", "measure_window", "measure_start", "sample_interval", "seed", "trace_links"]
+RUN_KEYS = ["duration", "measure_window", "measure_start", "sample_interval", "seed", "trace_links", "loss_trace"]
 
 
 class Dumbbell(Scenario):
@@ -938,6 +959,9 @@ class Dumbbell(Scenario):
     * Paper conventions by default: 1500-byte packets with 40-byte headers,
       40-byte ACKs, ``ns2`` accounting (a 1500-byte packet counts 1500 bytes of
       goodput), NewReno loss recovery, 2000 s runs measured over the last half.
+    * ``loss_trace=True`` records every drop, loss and retransmission (the
+      results' ``drop_trace`` and ``retransmit_trace``), for diagnosing
+      loss recovery.
     """
 
     kind = "dumbbell"
@@ -966,6 +990,7 @@ class Dumbbell(Scenario):
         seed: int = 0,
         sample_interval: Quantity = DEFAULT_SAMPLE_INTERVAL,
         trace_links: Optional[Sequence[str]] = None,
+        loss_trace: bool = False,
         loss: Any = None,
         reverse_loss: Any = None,
         name: str = "dumbbell",
@@ -973,7 +998,7 @@ class Dumbbell(Scenario):
     ) -> None:
         super().__init__(duration=duration, measure_start=measure_start, measure_window=measure_window,
                          sample_interval=sample_interval, seed=seed, name=name, description=description,
-                         trace_links=trace_links)
+                         trace_links=trace_links, loss_trace=loss_trace)
         self.n_flows = n_flows
         self.bottleneck_rate = bottleneck_rate
         self.rtt = rtt
@@ -1198,7 +1223,8 @@ class Dumbbell(Scenario):
         return Scenario(self.nodes, self.links, self.flows, [],
                         duration=self.duration, measure_start=self._run_settings()["measure_start"],
                         sample_interval=self.sample_interval, seed=self.seed, name=self.name,
-                        description=self.description, bottleneck=["r1-r2"], trace_links=self.trace_links)
+                        description=self.description, bottleneck=["r1-r2"], trace_links=self.trace_links,
+                        loss_trace=self.loss_trace)
 
     def builder_params(self, skip_defaults: bool = True) -> dict:
         """The ``[dumbbell]`` table: the builder's parameters as given."""

@@ -1,7 +1,7 @@
 //! Results of one run: per-flow, per-link and per-file rows, sampled time
 //! series and run metadata. Units: seconds, bit/s, bytes, segments.
 
-use crate::trace::{CcSeries, FlowSeries, QueueSeries};
+use crate::trace::{CcSeries, DropTrace, FlowSeries, QueueSeries, RetransmitTrace};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowResult {
@@ -106,5 +106,9 @@ pub struct RunResults {
     pub queue_ts: QueueSeries,
     /// Congestion-control internal variables (see `CongestionControl::trace_vars`).
     pub cc_ts: CcSeries,
+    /// Every drop and loss (empty unless the run traced them: `RunSpec::loss_trace`).
+    pub drop_trace: DropTrace,
+    /// Every retransmission with its cause (empty unless traced).
+    pub retransmit_trace: RetransmitTrace,
     pub meta: RunMeta,
 }

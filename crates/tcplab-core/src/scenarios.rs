@@ -144,6 +144,7 @@ impl Dumbbell {
             routes: vec![],
             flows,
             trace_links: None,
+            loss_trace: false,
         }
     }
 }

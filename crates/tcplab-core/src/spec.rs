@@ -39,6 +39,11 @@ pub struct RunSpec {
     /// every link with a finite queue limit (the ones that can drop).
     #[serde(default)]
     pub trace_links: Option<Vec<String>>,
+    /// Record every drop, loss and retransmission (the `drop_trace` and
+    /// `retransmit_trace` results). Off by default: a long lossy run makes
+    /// millions of rows.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub loss_trace: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,6 +137,29 @@ pub enum Recovery {
     NewReno,
     /// RFC 6675 conservative SACK-based loss recovery.
     Sack,
+}
+
+/// When duplicate ACKs that do not cover more than `recover` may still start
+/// a fast retransmit (RFC 6582 section 4, "Handling Duplicate
+/// Acknowledgments after a Timeout"), for Reno and NewReno senders. SACK
+/// senders count only ACKs that SACK new data as duplicates (RFC 6675 section
+/// 2), so the duplicates a timeout provokes cannot start a recovery there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DupAckGuard {
+    /// RFC 6582 3.2 step 1, ns-2's `bugFix_` (default), Linux's
+    /// `tcp_is_non_sack_preventing_reopen`: never. A fast retransmit needs a
+    /// cumulative ACK above the highest segment sent when the last recovery
+    /// or timeout began.
+    Careful,
+    /// ns-2's `lessCareful_` (RFC 2582's "less careful" variant): also when
+    /// the ACK covers exactly `recover`, which is what go-back-N's needless
+    /// resends produce; kept to reproduce that behaviour.
+    LessCareful,
+    /// RFC 6582 4.1, the ACK heuristic (ns-2's `bugFix_ack_`): also when cwnd
+    /// is above one segment and the last cumulative advance was at most four
+    /// segments (a loss among retransmissions, not go-back-N's duplicates).
+    AckHeuristic,
 }
 
 /// How the retransmission timeout is computed from SRTT and RTTVAR.
@@ -266,6 +294,10 @@ pub struct FlowSpec {
     /// Duplicate-ACK threshold (RFC 5681: 3).
     #[serde(default = "d_dupthresh")]
     pub dupthresh: u32,
+    /// Reno/NewReno: when duplicate ACKs below `recover` may start a fast
+    /// retransmit (omitted from the JSON when careful, the default).
+    #[serde(default = "d_dupack_guard", skip_serializing_if = "is_careful")]
+    pub dupack_guard: DupAckGuard,
     /// Limited transmit (RFC 3042) on the first two duplicate ACKs.
     #[serde(default)]
     pub limited_transmit: bool,
@@ -307,6 +339,12 @@ pub struct LossClassifierSpec {
     pub params: serde_json::Map<String, serde_json::Value>,
 }
 
+fn d_dupack_guard() -> DupAckGuard {
+    DupAckGuard::Careful
+}
+fn is_careful(g: &DupAckGuard) -> bool {
+    *g == DupAckGuard::Careful
+}
 fn d_rto_mode() -> RtoMode {
     RtoMode::Linux
 }

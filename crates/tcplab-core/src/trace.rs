@@ -73,3 +73,103 @@ impl CcSeries {
         }
     }
 }
+
+/// Why a segment was sent again (a row of [`RetransmitTrace`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RetransmitCause {
+    /// The fast retransmit that opens fast recovery (duplicate ACKs, or the
+    /// SACK scoreboard's first lost segment).
+    FastRetransmit = 0,
+    /// NewReno: a partial ACK during fast recovery (RFC 6582 3.2 step 4).
+    PartialAck = 1,
+    /// SACK recovery: NextSeg() picked a segment the scoreboard marks lost
+    /// (RFC 6675 rule 1).
+    Sack = 2,
+    /// The retransmission timer's own resend of the first unacknowledged segment.
+    Rto = 3,
+    /// After a timeout: go-back-N (Reno, NewReno) or the segments the
+    /// timeout marked lost (SACK), sent as the window reopens.
+    AfterRto = 4,
+}
+
+impl RetransmitCause {
+    /// Names of the causes, indexed by their codes.
+    pub const NAMES: [&'static str; 5] = ["fast_retransmit", "partial_ack", "sack", "rto", "after_rto"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// Why a packet never arrived (a row of [`DropTrace`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum DropCause {
+    /// A full drop-tail queue refused it.
+    Queue = 0,
+    /// The link's random loss model lost it on the wire.
+    Wire = 1,
+    /// Scripted loss (`drop_segments`), as it left the sender.
+    Scripted = 2,
+}
+
+impl DropCause {
+    /// Names of the causes, indexed by their codes.
+    pub const NAMES: [&'static str; 3] = ["queue", "wire", "scripted"];
+}
+
+/// Every data packet or ACK that was dropped or lost, in the order it
+/// happened (with `RunSpec::loss_trace`). `seq` is the data segment's
+/// number, or for an ACK the cumulative ACK it carried (next segment
+/// expected). `queue_packets` is the link's queue (packets waiting, the one
+/// in service excluded) when the packet was refused or lost; `link` is the
+/// flow's first link for scripted losses.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct DropTrace {
+    pub time: Vec<f64>,
+    pub link: Vec<u32>,
+    pub flow: Vec<u32>,
+    pub seq: Vec<u64>,
+    /// The packet was an ACK (else a data segment).
+    pub ack: Vec<bool>,
+    /// The packet was a retransmission.
+    pub retransmit: Vec<bool>,
+    /// [`DropCause`] code.
+    pub cause: Vec<u8>,
+    pub queue_packets: Vec<u64>,
+}
+
+/// Every retransmission, in time order (ties by flow), with its cause (with
+/// `RunSpec::loss_trace`).
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RetransmitTrace {
+    pub time: Vec<f64>,
+    pub flow: Vec<u32>,
+    pub seq: Vec<u64>,
+    /// [`RetransmitCause`] code.
+    pub cause: Vec<u8>,
+    /// Segments sent and not cumulatively acknowledged then (`high_data -
+    /// snd_una`): at a timeout, the most that go-back-N can resend.
+    pub outstanding: Vec<u64>,
+}
+
+impl RetransmitTrace {
+    pub fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+}
+
+impl DropTrace {
+    pub fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+}

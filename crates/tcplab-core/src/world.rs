@@ -14,7 +14,7 @@ use crate::sim::event::LANES;
 use crate::sim::{EventKind, EventQueue};
 use crate::spec::{AppSpec, Recovery, RunSpec};
 use crate::tcp::{Receiver, SegmentMap, Sender, SenderConfig, INFINITE_SSTHRESH};
-use crate::trace::{CcSeries, FlowSeries, QueueSeries};
+use crate::trace::{CcSeries, DropCause, DropTrace, FlowSeries, QueueSeries, RetransmitTrace};
 
 struct Flow {
     sender: Sender,
@@ -101,6 +101,8 @@ pub struct World {
     queue_ts: QueueSeries,
     cc_ts: CcSeries,
     cc_vars: Vec<(&'static str, f64)>,
+    /// Every drop and loss, when the run traces them (`RunSpec::loss_trace`).
+    drop_trace: Option<DropTrace>,
     wall_s: f64,
     finished: bool,
 }
@@ -163,6 +165,7 @@ impl World {
                 flow: i as u32,
                 recovery: f.recovery,
                 dupthresh: f.dupthresh,
+                dupack_guard: f.dupack_guard,
                 init_cwnd: f.init_cwnd,
                 init_ssthresh: f.init_ssthresh.unwrap_or(INFINITE_SSTHRESH),
                 rwnd: f.rwnd_packets.unwrap_or(u64::MAX),
@@ -198,6 +201,9 @@ impl World {
             }
             let mut sender = Sender::new(cfg, cc);
             sender.classifier = classifier;
+            if spec.loss_trace {
+                sender.rtx_trace = Some(Vec::new());
+            }
             (sender.first_hop, receiver.first_hop) = (hops[0], hops[1]);
             flows.push(Flow {
                 sender,
@@ -240,6 +246,7 @@ impl World {
         }
         events.schedule(measure_start, EventKind::MeasureStart);
         let scripted_loss = spec.flows.iter().any(|f| !f.drop_segments.is_empty());
+        let drop_trace = spec.loss_trace.then(DropTrace::default);
         Ok(World {
             spec,
             now: 0,
@@ -259,6 +266,7 @@ impl World {
             queue_ts,
             cc_ts: CcSeries::default(),
             cc_vars: Vec::new(),
+            drop_trace,
             wall_s: 0.0,
             finished: false,
         })
@@ -434,6 +442,10 @@ impl World {
                 let fl = &mut self.flows[f as usize];
                 if fl.drop_segments.binary_search(&p.seq).is_ok() {
                     fl.data_lost += 1;
+                    if self.drop_trace.is_some() {
+                        let link = fl.sender.first_hop.link;
+                        self.trace_drop(&p, f, link, DropCause::Scripted);
+                    }
                     continue;
                 }
             }
@@ -514,7 +526,7 @@ impl World {
         match l.enqueue(now, p, route, shared) {
             Enqueued::Accepted(Some(t)) => self.schedule_arrival::<R>(t, link, route),
             Enqueued::Accepted(None) => {}
-            Enqueued::Dropped => self.count_gone(&p, true),
+            Enqueued::Dropped => self.count_gone(&p, link, DropCause::Queue),
         }
     }
 
@@ -541,7 +553,7 @@ impl World {
         }
         debug_assert_eq!(route, self.path_link(p.pos + 1));
         if lost {
-            self.count_gone(&p, false);
+            self.count_gone(&p, l, DropCause::Wire);
         } else if route & PATH_END == 0 {
             p.pos += 1;
             self.enqueue::<R>(route, p);
@@ -560,12 +572,16 @@ impl World {
         self.events.schedule_link_routed::<R>(t, l, route);
     }
 
-    /// Accounts a packet that will not arrive: dropped by a full queue
-    /// (`dropped`) or lost on the wire by a link's loss model.
+    /// Accounts a packet that will not arrive: dropped by `link`'s full queue
+    /// or lost on its wire by the link's loss model.
     #[inline(always)]
-    fn count_gone(&mut self, p: &Packet, dropped: bool) {
+    fn count_gone(&mut self, p: &Packet, link: u32, cause: DropCause) {
         self.sacks.release(p.sack);
         let f = self.flow_of(p.pos);
+        if self.drop_trace.is_some() {
+            self.trace_drop(p, f, link, cause);
+        }
+        let dropped = cause == DropCause::Queue;
         let fl = &mut self.flows[f as usize];
         *match (p.kind, dropped) {
             (PacketKind::Data, true) => &mut fl.data_dropped,
@@ -573,6 +589,28 @@ impl World {
             (PacketKind::Data, false) => &mut fl.data_lost,
             (PacketKind::Ack, false) => &mut fl.acks_lost,
         } += 1;
+    }
+
+    /// Adds a row to the drop trace (which must be on).
+    #[cold]
+    fn trace_drop(&mut self, p: &Packet, flow: u32, link: u32, cause: DropCause) {
+        let now = self.now;
+        let queue = match self.links.get_mut(link as usize) {
+            Some(l) => {
+                l.advance(now);
+                l.waiting_packets()
+            }
+            None => 0,
+        };
+        let Some(t) = self.drop_trace.as_mut() else { return };
+        t.time.push(to_secs(now));
+        t.link.push(link);
+        t.flow.push(flow);
+        t.seq.push(p.seq);
+        t.ack.push(p.kind == PacketKind::Ack);
+        t.retransmit.push(p.retransmit);
+        t.cause.push(cause as u8);
+        t.queue_packets.push(queue);
     }
 
     /// Hands packet `p` to the endpoint that `end` (a path's end entry)
@@ -665,7 +703,30 @@ impl World {
         r.flow_ts = self.flow_ts.clone();
         r.queue_ts = self.queue_ts.clone();
         r.cc_ts = self.cc_ts.clone();
+        r.drop_trace = self.drop_trace.clone().unwrap_or_default();
+        r.retransmit_trace = self.retransmit_trace();
         r
+    }
+
+    /// The flows' retransmissions merged into one table in time order (ties
+    /// by flow).
+    fn retransmit_trace(&self) -> RetransmitTrace {
+        let mut rows: Vec<(Time, u32, u64, u8, u64)> = Vec::new();
+        for (i, fl) in self.flows.iter().enumerate() {
+            for &(t, seq, cause, outstanding) in fl.sender.rtx_trace.iter().flatten() {
+                rows.push((t, i as u32, seq, cause as u8, outstanding));
+            }
+        }
+        rows.sort_by_key(|&(t, f, ..)| (t, f)); // stable: a flow's own order stays
+        let mut tr = RetransmitTrace::default();
+        for (t, f, seq, cause, outstanding) in rows {
+            tr.time.push(to_secs(t));
+            tr.flow.push(f);
+            tr.seq.push(seq);
+            tr.cause.push(cause);
+            tr.outstanding.push(outstanding);
+        }
+        tr
     }
 
     /// Results of the run, moving the sampled series out rather than copying
@@ -675,6 +736,8 @@ impl World {
         r.flow_ts = std::mem::take(&mut self.flow_ts);
         r.queue_ts = std::mem::take(&mut self.queue_ts);
         r.cc_ts = std::mem::take(&mut self.cc_ts);
+        r.drop_trace = self.drop_trace.take().unwrap_or_default();
+        r.retransmit_trace = self.retransmit_trace();
         r
     }
 
@@ -804,6 +867,8 @@ impl World {
             flow_ts: FlowSeries::default(),
             queue_ts: QueueSeries::default(),
             cc_ts: CcSeries::default(),
+            drop_trace: DropTrace::default(),
+            retransmit_trace: RetransmitTrace::default(),
             meta: RunMeta { events: self.events.popped(), sim_time: to_secs(self.now), wall_s: self.wall_s, seed: self.spec.seed },
         }
     }

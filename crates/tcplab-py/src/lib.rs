@@ -39,7 +39,7 @@ fn spec_err(e: CoreSpecError) -> PyErr {
 }
 
 enum Outcome {
-    Ok(Box<(RunResults, Option<WarmUp>)>),
+    Ok(Box<(RunResults, Option<WarmUp>, bool)>),
     Spec(CoreSpecError),
     Panic(String),
 }
@@ -48,7 +48,9 @@ fn table<'py>(py: Python<'py>) -> Bound<'py, PyDict> {
     PyDict::new_bound(py)
 }
 
-fn to_python(py: Python<'_>, r: RunResults) -> PyResult<PyObject> {
+/// The run's tables as a dict; the loss trace's tables only when the run
+/// traced (`loss_trace`), so other runs have the same keys as before.
+fn to_python(py: Python<'_>, r: RunResults, traced: bool) -> PyResult<PyObject> {
     let out = PyDict::new_bound(py);
 
     let f = table(py);
@@ -158,6 +160,12 @@ fn to_python(py: Python<'_>, r: RunResults) -> PyResult<PyObject> {
     c.set_item("variable_names", PyList::new_bound(py, cs.names.iter().copied()))?;
     out.set_item("cc_ts", c)?;
 
+    // The loss trace: causes as codes, their names once.
+    if traced {
+        loss_trace_tables(py, &out, r.drop_trace, r.retransmit_trace)?;
+    }
+
+
     let m = table(py);
     m.set_item("events", r.meta.events)?;
     m.set_item("sim_time", r.meta.sim_time)?;
@@ -166,6 +174,36 @@ fn to_python(py: Python<'_>, r: RunResults) -> PyResult<PyObject> {
     m.set_item("version", tcplab_core::VERSION)?;
     out.set_item("meta", m)?;
     Ok(out.into())
+}
+
+/// The drop and retransmission trace as two tables, causes as codes with
+/// their names once (as `cc_ts` does with its variable names).
+fn loss_trace_tables(
+    py: Python<'_>,
+    out: &Bound<'_, PyDict>,
+    dt: tcplab_core::trace::DropTrace,
+    rt: tcplab_core::trace::RetransmitTrace,
+) -> PyResult<()> {
+    let d = table(py);
+    d.set_item("time", dt.time.into_pyarray_bound(py))?;
+    d.set_item("link", dt.link.into_pyarray_bound(py))?;
+    d.set_item("flow", dt.flow.into_pyarray_bound(py))?;
+    d.set_item("seq", dt.seq.into_pyarray_bound(py))?;
+    d.set_item("ack", dt.ack.into_pyarray_bound(py))?;
+    d.set_item("retransmit", dt.retransmit.into_pyarray_bound(py))?;
+    d.set_item("cause", dt.cause.into_pyarray_bound(py))?;
+    d.set_item("queue_packets", dt.queue_packets.into_pyarray_bound(py))?;
+    d.set_item("cause_names", PyList::new_bound(py, tcplab_core::trace::DropCause::NAMES))?;
+    out.set_item("drop_trace", d)?;
+    let x = table(py);
+    x.set_item("time", rt.time.into_pyarray_bound(py))?;
+    x.set_item("flow", rt.flow.into_pyarray_bound(py))?;
+    x.set_item("seq", rt.seq.into_pyarray_bound(py))?;
+    x.set_item("cause", rt.cause.into_pyarray_bound(py))?;
+    x.set_item("outstanding", rt.outstanding.into_pyarray_bound(py))?;
+    x.set_item("cause_names", PyList::new_bound(py, tcplab_core::trace::RetransmitCause::NAMES))?;
+    out.set_item("retransmit_trace", x)?;
+    Ok(())
 }
 
 /// Runs one simulation described by `spec_json` (a RunSpec as JSON).
@@ -183,9 +221,10 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> 
     let show = progress && std::io::stderr().is_terminal();
     let json = spec_json.to_owned();
     let outcome = py.allow_threads(move || {
-        let r = catch_unwind(AssertUnwindSafe(|| -> Result<(RunResults, Option<WarmUp>), CoreSpecError> {
+        let r = catch_unwind(AssertUnwindSafe(|| -> Result<(RunResults, Option<WarmUp>, bool), CoreSpecError> {
             let spec = RunSpec::from_json(&json)?;
             let duration = spec.duration;
+            let traced = spec.loss_trace;
             let mut w = World::new(spec)?;
             let warm = tcplab_core::scenarios::bench::warm_up(&mut w, warmup.unwrap_or(0.0), duration)?;
             if show {
@@ -199,7 +238,7 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> 
             } else {
                 w.run();
             }
-            Ok((w.into_results(), warm))
+            Ok((w.into_results(), warm, traced))
         }));
         match r {
             Ok(Ok(res)) => Outcome::Ok(Box::new(res)),
@@ -209,8 +248,8 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> 
     });
     match outcome {
         Outcome::Ok(r) => {
-            let (res, warm) = *r;
-            let out = to_python(py, res)?;
+            let (res, warm, traced) = *r;
+            let out = to_python(py, res, traced)?;
             if let Some(w) = warm {
                 let t = table(py);
                 t.set_item("seconds", w.seconds)?;

@@ -154,6 +154,8 @@ mod tests {
             flow_ts: Default::default(),
             queue_ts: Default::default(),
             cc_ts: Default::default(),
+            drop_trace: Default::default(),
+            retransmit_trace: Default::default(),
             meta: RunMeta { events: 7, sim_time: 1.0, wall_s: 0.0, seed: 1 },
         }
     }

@@ -132,6 +132,11 @@ class Sweep:
                 raise e.with_prefix("base") from None
         if not isinstance(base, Scenario):
             raise SweepError("base", f"expected a Scenario, a scenario file or its table, got {type(base).__name__}")
+        if getattr(base, "loss_trace", False):
+            # Campaign segments store the tables of docs/campaigns.md; a
+            # trace would be computed and silently lost.
+            raise SweepError("base.run.loss_trace", "the drop and retransmission trace is for single runs "
+                             "(tcplab run, tcplab.run); a campaign does not store it: remove it from the base")
         self.base = base
         self._base_doc = base.to_toml_dict()
         self.name = name or base.name
@@ -163,6 +168,8 @@ class Sweep:
             seen.add(k)
             if k == "seed" or k.endswith(".seed"):
                 raise SweepError(k, "the seed is not a grid parameter; use seeds = N or seeds = [..]")
+            if k.split(".")[-1] == "loss_trace":
+                raise SweepError(k, "the drop and retransmission trace is for single runs; a campaign does not store it")
             self._resolve_key(k)
         self.seeds = self._seeds(seeds)
 

@@ -7,18 +7,24 @@
 //!
 //! Recovery variants, chosen per flow:
 //! - **Reno** (RFC 5681 3.2): on the third duplicate ACK, `ssthresh` from the
-//!   algorithm, retransmit the first unacknowledged segment, `cwnd = ssthresh +
-//!   3`; each further duplicate ACK inflates cwnd by one; "when the next ACK
-//!   arrives that acknowledges previously unacknowledged data, a TCP MUST set
-//!   cwnd to ssthresh" and recovery ends, even if more segments of the window
-//!   were lost (those need more duplicate ACKs or the RTO).
+//!   algorithm, retransmit the first unacknowledged segment, `cwnd = ssthresh
+//!   + 3`; each further duplicate ACK inflates the window by one; "when the
+//!   next ACK arrives that acknowledges previously unacknowledged data, a TCP
+//!   MUST set cwnd to ssthresh" and recovery ends, even if more segments of the
+//!   window were lost (those need more duplicate ACKs or the RTO). After a
+//!   timeout a new fast retransmit waits for an ACK above `recover` (ns-2's
+//!   `bugFix_`; see [`Sender::may_fast_retransmit`]).
 //! - **NewReno** (RFC 6582 3.2): `recover` = highest sequence sent at entry; a
-//!   partial ACK retransmits the first unacknowledged segment and deflates cwnd
-//!   by the amount acknowledged minus one segment; the timer is reset on the
-//!   first partial ACK only (the "Impatient" variant); a full ACK ends recovery
-//!   with `cwnd = ssthresh` (RFC 6582's option 2, as ns-2 and Linux). Fast
-//!   retransmit is not entered again until `recover` is acknowledged, also after
-//!   an RTO.
+//!   partial ACK retransmits the first unacknowledged segment and deflates the
+//!   window by the amount acknowledged minus one segment; the timer is reset
+//!   on the first partial ACK only (the "Impatient" variant); a full ACK ends
+//!   recovery with `cwnd = ssthresh` (RFC 6582's option 2, as ns-2 and Linux).
+//!   A new fast retransmit needs a cumulative ACK that "covers more than
+//!   recover", also after an RTO (RFC 6582 3.2 step 1 and section 4).
+//!
+//! Reno and NewReno keep the window inflation apart from `cwnd`
+//! ([`Sender::inflation`], ns-2's `dupwnd_`), so no inflation can outlive a
+//! recovery or reach the congestion control.
 //! - **SACK** (RFC 6675): a scoreboard of SACKed ranges; a segment is lost when
 //!   `DupThresh` SACKed segments lie above it (`IsLost`); recovery starts on
 //!   `DupThresh` duplicate ACKs or when the first unacknowledged segment is
@@ -56,9 +62,10 @@ use crate::cc::{AckSample, CongestionControl, LossEvent, Window};
 use crate::net::packet::SackBlocks;
 use crate::net::Packet;
 use crate::sim::time::{from_secs, to_secs, Time};
-use crate::spec::Recovery;
+use crate::spec::{DupAckGuard, Recovery};
 use crate::tcp::app::SegmentMap;
 use crate::tcp::rtt::RttEstimator;
+use crate::trace::RetransmitCause;
 
 /// Linux's TCP_INFINITE_SSTHRESH: "arbitrarily high" initial ssthresh.
 pub const INFINITE_SSTHRESH: f64 = 2_147_483_647.0;
@@ -199,6 +206,7 @@ pub struct SenderConfig {
     pub flow: u32,
     pub recovery: Recovery,
     pub dupthresh: u32,
+    pub dupack_guard: DupAckGuard,
     pub init_cwnd: f64,
     pub init_ssthresh: f64,
     pub rwnd: u64,
@@ -225,6 +233,13 @@ pub struct Sender {
     /// hold (the cwnd at the loss) instead of ssthresh.
     hold: Option<f64>,
     pub w: Window,
+    /// Reno/NewReno fast recovery's window inflation (RFC 5681 3.2 steps 3
+    /// and 4: `dupthresh` segments at entry, one per further duplicate
+    /// ACK), kept apart from `w.cwnd` as ns-2's `dupwnd_`: the sender may
+    /// have `cwnd + inflation` in flight, the congestion control and the
+    /// traces see `cwnd` only, and the inflation is gone when recovery ends
+    /// (full ACK, Reno's first new ACK, or a timeout).
+    pub inflation: f64,
     pub snd_una: u64,
     pub snd_nxt: u64,
     /// One past the highest segment ever sent.
@@ -242,6 +257,12 @@ pub struct Sender {
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint, as one past the highest
     /// segment outstanding when recovery (or the RTO) began.
     recover: u64,
+    /// `snd_una` before its last advance (RFC 6582 4.1's prev_highest_ack).
+    prev_una: u64,
+    /// The last window reduction was a timeout (ns-2's `last_cwnd_action_
+    /// == CWND_ACTION_TIMEOUT`): a Reno sender then needs a cumulative ACK
+    /// above `recover` before another fast retransmit.
+    last_cut_by_rto: bool,
     dupacks: u32,
     partial_ack_seen: bool,
     /// NewReno "Impatient": a later partial ACK does not restart the timer.
@@ -262,7 +283,12 @@ pub struct Sender {
     delivered: u64,
     cwnd_limited: bool,
     last_send: Time,
+    /// The timer has fired and its own retransmission is not sent yet.
+    rto_resend_pending: bool,
     pub stats: SenderStats,
+    /// Every retransmission (time, segment, cause, segments outstanding),
+    /// when the run traces them.
+    pub rtx_trace: Option<Vec<(Time, u64, RetransmitCause, u64)>>,
 }
 
 impl Sender {
@@ -276,6 +302,7 @@ impl Sender {
             classifier: None,
             hold: None,
             w,
+            inflation: 0.0,
             snd_una: 0,
             snd_nxt: 0,
             high_data: 0,
@@ -287,6 +314,8 @@ impl Sender {
             retrans_out: 0,
             state: CaState::Open,
             recover: 0,
+            prev_una: 0,
+            last_cut_by_rto: false,
             dupacks: 0,
             partial_ack_seen: false,
             hold_timer: false,
@@ -302,7 +331,9 @@ impl Sender {
             delivered: 0,
             cwnd_limited: false,
             last_send: 0,
+            rto_resend_pending: false,
             stats: SenderStats::default(),
+            rtx_trace: None,
         }
     }
 
@@ -373,12 +404,13 @@ impl Sender {
         }
     }
 
-    fn emit(&mut self, now: Time, seq: u64, retransmit: bool, map: &SegmentMap, out: &mut Vec<Packet>) {
+    /// Sends segment `seq`: new data, or a retransmission for `cause`.
+    fn emit(&mut self, now: Time, seq: u64, cause: Option<RetransmitCause>, map: &SegmentMap, out: &mut Vec<Packet>) {
         let rate = self.cc.pacing_rate_bps();
-        self.emit_paced(now, seq, retransmit, rate, map, out)
+        self.emit_paced(now, seq, cause, rate, map, out)
     }
 
-    fn emit_paced(&mut self, now: Time, seq: u64, retransmit: bool, pacing: Option<f64>, map: &SegmentMap, out: &mut Vec<Packet>) {
+    fn emit_paced(&mut self, now: Time, seq: u64, cause: Option<RetransmitCause>, pacing: Option<f64>, map: &SegmentMap, out: &mut Vec<Packet>) {
         if seq >= self.high_data {
             // The segment just past high_data is new: room for it, no flags.
             self.meta.ensure(self.snd_una, seq + 1);
@@ -388,7 +420,12 @@ impl Sender {
             self.meta.set_sent(seq, now);
         }
         let sack = self.sack();
-        if retransmit {
+        let retransmit = cause.is_some();
+        if let Some(cause) = cause {
+            if let Some(t) = self.rtx_trace.as_mut() {
+                t.push((now, seq, cause, self.high_data - self.snd_una));
+            }
+            self.rto_resend_pending = false;
             let mut f = self.meta.flags(seq) | RETX;
             if sack && f & RETX_OUT == 0 {
                 f |= RETX_OUT;
@@ -470,7 +507,7 @@ impl Sender {
             } else {
                 0.0
             };
-            if (self.in_flight() + 1) as f64 > self.w.cwnd + extra {
+            if (self.in_flight() + 1) as f64 > self.w.cwnd + self.inflation + extra {
                 self.cwnd_limited = true;
                 return;
             }
@@ -487,7 +524,20 @@ impl Sender {
             } else {
                 self.rtx_next = seq + 1;
             }
-            self.emit_paced(now, seq, retx, pacing, map, out);
+            let cause = retx.then(|| self.resend_cause());
+            self.emit_paced(now, seq, cause, pacing, map, out);
+        }
+    }
+
+    /// Why the sending loop resends a segment: the timer's own resend, the
+    /// window after a timeout, or SACK recovery's NextSeg().
+    fn resend_cause(&mut self) -> RetransmitCause {
+        if std::mem::take(&mut self.rto_resend_pending) {
+            RetransmitCause::Rto
+        } else if self.state == CaState::Loss || !self.sack() {
+            RetransmitCause::AfterRto
+        } else {
+            RetransmitCause::Sack
         }
     }
 
@@ -524,13 +574,20 @@ impl Sender {
             self.hold = Some(self.w.cwnd.max(2.0));
         }
         self.recover = self.high_data;
+        self.last_cut_by_rto = false;
         self.state = CaState::Recovery;
         self.partial_ack_seen = false;
         self.stats.fast_recoveries += 1;
+        // The fast retransmit restarts the retransmission timer, as ns-2
+        // (`reset_rtx_timer` in its dupack actions) and Linux (re-armed when
+        // the head of the retransmission queue is resent) do: its ACK needs
+        // a round trip through the full queue that caused the loss.
+        self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
     }
 
     fn exit_recovery(&mut self, now: Time) {
         self.w.cwnd = self.recovery_target();
+        self.inflation = 0.0;
         self.state = CaState::Open;
         if self.hold.take().is_none() {
             self.cc.on_recovery_exit(&mut self.w, to_secs(now));
@@ -592,6 +649,7 @@ impl Sender {
             return; // acknowledges data never sent: ignore (RFC 9293)
         }
         let old_una = self.snd_una;
+        let after_timeout = self.state == CaState::Loss;
         let mut acked = 0u64;
         let mut cum_acked = 0u64;
         let mut sample_seq: Option<u64> = None;
@@ -629,19 +687,22 @@ impl Sender {
                     }
                 }
             }
+            self.prev_una = old_una;
             self.snd_una = a;
             self.rto_retransmits = 0;
             if self.snd_nxt < a {
                 self.snd_nxt = a;
             }
             self.dupacks = 0;
-        } else if a == old_una && self.high_data > old_una {
+        } else if a == old_una && self.high_data > old_una && !self.sack() {
             self.dupacks += 1;
         }
         let duplicate = a <= old_una;
         if self.sack() && sack.n > 0 {
+            let mut newly_sacked = 0;
             for (s, e) in sack.ranges(a) {
                 let (n, newest) = self.sack_range(s, e);
+                newly_sacked += n;
                 acked += n;
                 if let Some(q) = newest {
                     if sample_seq.map_or(true, |p| q > p) {
@@ -650,6 +711,12 @@ impl Sender {
                 }
             }
             self.update_lost_high();
+            // RFC 6675 section 2: with SACK, a duplicate ACK is one that
+            // SACKs data not SACKed before (an ACK answering a duplicate
+            // segment is none).
+            if a == old_una && newly_sacked > 0 {
+                self.dupacks += 1;
+            }
         }
         if self.lost_high < self.snd_una {
             self.lost_high = self.snd_una;
@@ -688,6 +755,16 @@ impl Sender {
         };
         if grow && a > old_una {
             sample.in_flight = self.in_flight();
+            if after_timeout && !self.sack() {
+                // RFC 3465 2.3: after a timeout, at most one segment of
+                // growth per ACK ("L=1*SMSS"). Go-back-N's ACKs jump over
+                // data the receiver held before the timeout; "these big ACKs
+                // are not an indication that the network has handled a large
+                // amount of data". A SACK sender counted that data when it
+                // was SACKed, so its `acked` already leaves it out.
+                sample.acked = sample.acked.min(1);
+                sample.cum_acked = sample.cum_acked.min(1);
+            }
             self.cc.on_ack(&mut self.w, &sample);
         }
 
@@ -699,6 +776,38 @@ impl Sender {
         }
         self.hold_timer = false;
         self.transmit(now, map, out);
+    }
+
+    /// Whether the `dupthresh`-th duplicate ACK may start a fast retransmit
+    /// (Reno, NewReno). RFC 6582 3.2 step 1: only if "the Cumulative
+    /// Acknowledgment field covers more than recover", the highest segment
+    /// sent when the last recovery or timeout began: `snd_una > recover` in
+    /// our one-past counting. An ACK of exactly `recover` is what a receiver
+    /// that already holds everything up to it answers to the needless
+    /// resends of go-back-N after a timeout (section 4); taking those for a
+    /// new loss was the retransmission storm of issue 25. Linux holds its
+    /// Loss/Recovery state "until something *above* high_seq is ACKed"
+    /// (`tcp_is_non_sack_preventing_reopen`), ns-2 tests `highest_ack_ >
+    /// recover_`. Before any recovery (`recover == 0`, the RFC's ISS) the
+    /// first segment's loss may be fast-retransmitted (ns-2's `bugfix_ss_`).
+    /// Reno, as ns-2's `RenoTcpAgent`, checks `recover` only after a
+    /// timeout: after a fast retransmit a second one in the same window is
+    /// plain Reno.
+    pub(crate) fn may_fast_retransmit(&self) -> bool {
+        if self.snd_una > self.recover || self.recover == 0 {
+            return true;
+        }
+        if self.cfg.recovery == Recovery::Reno && !self.last_cut_by_rto {
+            return true;
+        }
+        match self.cfg.dupack_guard {
+            DupAckGuard::Careful => false,
+            DupAckGuard::LessCareful => self.snd_una == self.recover,
+            // RFC 6582 4.1: "the congestion window is greater than SMSS
+            // bytes and the difference between highest_ack and
+            // prev_highest_ack is at most 4*SMSS bytes".
+            DupAckGuard::AckHeuristic => self.w.cwnd > 1.0 && self.snd_una - self.prev_una <= 4,
+        }
     }
 
     /// Reno / NewReno recovery driven by duplicate ACKs. Returns whether the
@@ -713,8 +822,17 @@ impl Sender {
                     } else {
                         // NewReno partial ACK: retransmit the next hole, deflate.
                         let una = self.snd_una;
-                        self.emit(now, una, true, map, out);
-                        self.w.cwnd = (self.w.cwnd - cum_acked as f64 + 1.0).max(1.0);
+                        self.emit(now, una, Some(RetransmitCause::PartialAck), map, out);
+                        // RFC 6582 3.2 step 5: deflate the window by the
+                        // amount acknowledged, then add one segment back.
+                        // The inflation goes first (ns-2's partialnewack).
+                        let deflate = cum_acked as f64 - 1.0;
+                        if self.inflation >= deflate {
+                            self.inflation -= deflate;
+                        } else {
+                            self.w.cwnd = (self.w.cwnd - (deflate - self.inflation)).max(1.0);
+                            self.inflation = 0.0;
+                        }
                         // Impatient variant: only the first partial ACK restarts the timer.
                         self.hold_timer = self.partial_ack_seen;
                         self.partial_ack_seen = true;
@@ -731,12 +849,13 @@ impl Sender {
             }
         } else {
             if self.state == CaState::Recovery {
-                self.w.cwnd += 1.0; // window inflation
-            } else if self.dupacks == self.cfg.dupthresh && (!newreno || self.snd_una >= self.recover) {
+                self.inflation += 1.0;
+            } else if self.dupacks == self.cfg.dupthresh && self.may_fast_retransmit() {
                 self.enter_fast_recovery(now);
                 let una = self.snd_una;
-                self.emit(now, una, true, map, out);
-                self.w.cwnd = self.recovery_target() + self.cfg.dupthresh as f64;
+                self.emit(now, una, Some(RetransmitCause::FastRetransmit), map, out);
+                self.w.cwnd = self.recovery_target();
+                self.inflation = self.cfg.dupthresh as f64;
             }
             false
         }
@@ -759,7 +878,7 @@ impl Sender {
                     let una = self.snd_una;
                     let pending = self.meta.flags(una) & RETX_OUT != 0;
                     if !pending {
-                        self.emit(now, una, true, map, out);
+                        self.emit(now, una, Some(RetransmitCause::FastRetransmit), map, out);
                     }
                     self.rtx_next = una + 1;
                     false
@@ -805,9 +924,11 @@ impl Sender {
             self.w.cwnd = h;
         }
         self.hold = None;
+        self.inflation = 0.0;
         self.rto_retransmits += 1;
         self.state = CaState::Loss;
         self.recover = self.high_data;
+        self.last_cut_by_rto = true;
         self.dupacks = 0;
         if self.sack() {
             for q in self.snd_una..self.high_data {
@@ -822,9 +943,141 @@ impl Sender {
         }
         self.rtt.on_timeout();
         self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
+        self.rto_resend_pending = true;
         self.transmit(now, map, out);
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::packet::SackBlock;
+    use crate::spec::FlowSpec;
+
+    fn sender(recovery: &str, guard: DupAckGuard) -> (Sender, SegmentMap) {
+        let f: FlowSpec = serde_json::from_value(serde_json::json!({
+            "name": "f", "src": "a", "dst": "b", "cc": {"algorithm": "reno"}, "recovery": recovery,
+        }))
+        .unwrap();
+        let cfg = SenderConfig {
+            flow: 0,
+            recovery: f.recovery,
+            dupthresh: 3,
+            dupack_guard: guard,
+            init_cwnd: 10.0,
+            init_ssthresh: INFINITE_SSTHRESH,
+            rwnd: u64::MAX,
+            limited_transmit: false,
+            restart_after_idle: true,
+            header_size: f.header_size,
+            ns2_accounting: false,
+            init_rto: 1.0,
+            min_rto: 0.2,
+            max_rto: 60.0,
+            rto_mode: crate::spec::RtoMode::Linux,
+        };
+        let mut s = Sender::new(cfg, crate::cc::build(&f.cc, "f").unwrap());
+        s.started = true;
+        s.app_limit = u64::MAX;
+        (s, SegmentMap::new(&f))
+    }
+
+    /// RFC 6582 3.2 step 1 and section 4: which `dupthresh`-th duplicate
+    /// ACK may start a fast retransmit, by guard, `snd_una` against
+    /// `recover` (one past the highest segment sent when the last recovery
+    /// or timeout began) and the last cumulative advance.
+    #[test]
+    fn fast_retransmit_needs_an_ack_that_covers_more_than_recover() {
+        let case = |recovery: &str, guard, una: u64, prev: u64, after_rto: bool, cwnd: f64| {
+            let (mut s, _) = sender(recovery, guard);
+            (s.snd_una, s.prev_una, s.recover, s.last_cut_by_rto) = (una, prev, 100, after_rto);
+            s.w.cwnd = cwnd;
+            s.may_fast_retransmit()
+        };
+        use DupAckGuard::*;
+        for g in [Careful, LessCareful, AckHeuristic] {
+            assert!(case("newreno", g, 101, 90, true, 10.0), "{g:?}: covers more than recover");
+            assert!(!case("newreno", g, 60, 20, true, 10.0), "{g:?}: below recover after a long jump");
+        }
+        // Exactly `recover`: what go-back-N's needless resends produce.
+        assert!(!case("newreno", Careful, 100, 40, true, 10.0));
+        assert!(case("newreno", LessCareful, 100, 40, true, 10.0), "ns-2's lessCareful_");
+        assert!(!case("newreno", AckHeuristic, 100, 40, true, 10.0), "advance of 60 > 4 segments");
+        // RFC 6582 4.1: "the congestion window is greater than SMSS bytes and
+        // the difference between highest_ack and prev_highest_ack is at most
+        // 4*SMSS bytes".
+        assert!(case("newreno", AckHeuristic, 60, 56, true, 2.0));
+        assert!(!case("newreno", AckHeuristic, 60, 55, true, 2.0), "advance of 5");
+        assert!(!case("newreno", AckHeuristic, 60, 56, true, 1.0), "cwnd of one segment");
+        // Reno (ns-2's RenoTcpAgent) checks `recover` only after a timeout.
+        assert!(case("reno", Careful, 60, 20, false, 10.0));
+        assert!(!case("reno", Careful, 60, 20, true, 10.0));
+        // Before any recovery (recover = 0) the first segment's loss may be
+        // fast-retransmitted (ns-2's bugfix_ss_).
+        let (s, _) = sender("newreno", Careful);
+        assert!(s.recover == 0 && s.snd_una == 0 && s.may_fast_retransmit());
+    }
+
+    fn ack(s: &mut Sender, map: &SegmentMap, a: u64, sacked: &[(u64, u64)]) -> Vec<Packet> {
+        let mut b = SackBlocks::NONE;
+        for (i, &(lo, hi)) in sacked.iter().enumerate() {
+            b.blocks[i] = SackBlock { start: (lo - a) as u32, len: (hi - lo) as u32 };
+            b.n += 1;
+        }
+        let mut out = vec![];
+        s.on_ack(1_000_000_000, &Packet::ack(a, 40), &b, map, &mut out);
+        out
+    }
+
+    /// RFC 6675 section 2: with SACK, a duplicate ACK is one whose SACK
+    /// information covers data not SACKed before. An ACK answering a
+    /// duplicate segment repeats known blocks and is no loss signal.
+    #[test]
+    fn a_sack_sender_counts_only_acks_that_sack_new_data_as_duplicates() {
+        let (mut s, map) = sender("sack", DupAckGuard::Careful);
+        let mut out = vec![];
+        s.transmit(0, &map, &mut out);
+        assert_eq!(out.len(), 10);
+        // Segment 0 is lost, 1 arrives: one new SACKed segment.
+        ack(&mut s, &map, 0, &[(1, 2)]);
+        for _ in 0..5 {
+            ack(&mut s, &map, 0, &[(1, 2)]); // nothing new
+        }
+        assert_eq!((s.dupacks, s.state), (1, CaState::Open));
+        ack(&mut s, &map, 0, &[(1, 3)]);
+        ack(&mut s, &map, 0, &[(1, 4)]);
+        assert_eq!((s.dupacks, s.state, s.stats.fast_recoveries), (3, CaState::Recovery, 1));
+    }
+
+    /// RFC 5681 3.2 steps 3-4 and RFC 6582 3.2 step 5, with the inflation
+    /// kept apart from cwnd (ns-2's `dupwnd_`): ssthresh + 3 at entry, one
+    /// more per duplicate ACK, a partial ACK deflates by the amount acked
+    /// less one (the inflation first), and the full ACK leaves cwnd =
+    /// ssthresh with no inflation. The congestion control never sees it.
+    #[test]
+    fn newreno_inflation_lives_apart_from_cwnd_and_ends_with_the_recovery() {
+        let (mut s, map) = sender("newreno", DupAckGuard::Careful);
+        let mut out = vec![];
+        s.transmit(0, &map, &mut out);
+        // Segments 0 and 4 lost; duplicate ACKs for 1, 2, 3.
+        for _ in 0..3 {
+            ack(&mut s, &map, 0, &[]);
+        }
+        assert_eq!(s.state, CaState::Recovery);
+        assert_eq!((s.w.cwnd, s.w.ssthresh, s.inflation), (5.0, 5.0, 3.0));
+        for _ in 0..5 {
+            ack(&mut s, &map, 0, &[]); // segments 5..9
+        }
+        assert_eq!((s.w.cwnd, s.inflation), (5.0, 8.0));
+        // Partial ACK: 0 repaired, 1-3 held: acknowledges 4, deflates by 3.
+        ack(&mut s, &map, 4, &[]);
+        assert_eq!((s.state, s.w.cwnd, s.inflation), (CaState::Recovery, 5.0, 5.0));
+        // Full ACK of everything sent before the recovery began.
+        let recover = s.recover;
+        ack(&mut s, &map, recover, &[]);
+        assert_eq!((s.state, s.w.cwnd, s.inflation), (CaState::Open, 5.0, 0.0));
     }
 }
