@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 "$PY" -c 'import sys; assert sys.version_info >= (3, 10), "tcplab needs Python 3.10+"'
 command -v cargo >/dev/null || { echo "error: cargo not found; install Rust (https://rustup.rs)" >&2; exit 1; }
+# ns2 and chromium for their tests, when this machine can install them.
+bash scripts/setup-system.sh
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
 if [ "${TCPLAB_PGO:-0}" = 1 ]; then

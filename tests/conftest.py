@@ -24,3 +24,21 @@ def faults():
     _core._clear_faults()
     yield _core._inject_fault
     _core._clear_faults()
+
+
+def require_program(names, package: str, what: str) -> str:
+    """The path of the first of ``names`` on PATH. Missing, the test skips
+    saying which Debian package provides it (``scripts/setup-system.sh``
+    installs it where it can); under ``CI=true`` it fails instead, so CI
+    never passes by skipping a check."""
+    import shutil
+
+    for n in [names] if isinstance(names, str) else names:
+        path = shutil.which(n)
+        if path:
+            return path
+    msg = f"{what} needs {package}, which is not installed: sudo apt-get install -y {package} " \
+          f"(scripts/setup-system.sh does it as root)"
+    if os.environ.get("CI"):
+        pytest.fail(msg)
+    pytest.skip(msg)

@@ -1,17 +1,18 @@
 """`tcplab report`: one self-contained HTML page, checked in a real headless Chromium.
 
-Chromium comes from Debian's package (scripts/setup-ci-system.sh, run by
-.ci/run). Without it these tests fail and say how to install it.
+Chromium comes from Debian's package (scripts/setup-system.sh, run by
+scripts/setup.sh, installs it as root). Without it these tests skip and say
+how to install it; under CI=true they fail.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 
 import pytest
+from conftest import require_program
 
 import tcplab
 from tcplab.cli import main
@@ -19,11 +20,8 @@ from tcplab.sweep import Campaign, Sweep
 
 
 def chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        pytest.fail("Chromium is not installed; the HTML report is tested in a real headless browser. "
-                    "Run `sudo bash scripts/setup-ci-system.sh` (apt-get install chromium).")
-    return exe
+    return require_program(["chromium", "chromium-browser"], "chromium",
+                           "the HTML report's test in a real headless browser")
 
 
 def load_in_browser(html_path: str, tmp_path) -> str:
