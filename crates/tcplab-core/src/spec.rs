@@ -105,9 +105,12 @@ pub enum LossSpec {
     },
 }
 
-/// Drop-tail queue limit. The packet being serialized is not counted (as in
-/// ns-2 and a Linux qdisc), so a queue of B packets holds B waiting packets
-/// plus the one on the wire. `None` in both fields means unlimited.
+/// Drop-tail queue limit. The packet being serialized is not counted (as a
+/// Linux qdisc), so a queue of B packets holds B waiting packets plus the one
+/// on the wire. ns-2's DropTail counts that one: its `limit_` L holds L - 1
+/// waiting packets (`queue/drop-tail.cc` drops when `length + 1 >= qlim_`),
+/// so tcplab's B is ns-2's `limit_` B + 1. `None` in both fields means
+/// unlimited.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueSpec {
