@@ -9,6 +9,16 @@ use tcplab_core::spec::{DupAckGuard, Recovery};
 use tcplab_core::tcp::CaState;
 use tcplab_core::World;
 
+/// The line (10 Mbit/s, 50 ms) with one flow in congestion avoidance at 40
+/// segments whose first transmissions of `drops` are lost.
+fn at_forty(recovery: Recovery, secs: f64, drops: &[u64]) -> tcplab_core::RunSpec {
+    let mut spec = line(10e6, 1000, recovery, secs);
+    spec.flows[0].init_cwnd = 40.0;
+    spec.flows[0].init_ssthresh = Some(40.0);
+    spec.flows[0].drop_segments = drops.to_vec();
+    spec
+}
+
 struct Episode {
     fast_recoveries: u64,
     timeouts: u64,
@@ -21,10 +31,7 @@ struct Episode {
 /// One flow in congestion avoidance at 40 segments; the first transmissions
 /// of `drops` are lost. Steps the run 1 ms at a time and records recoveries.
 fn episode(recovery: Recovery, drops: &[u64]) -> Episode {
-    let mut spec = line(10e6, 1000, recovery, 4.0);
-    spec.flows[0].init_cwnd = 40.0;
-    spec.flows[0].init_ssthresh = Some(40.0);
-    spec.flows[0].drop_segments = drops.to_vec();
+    let spec = at_forty(recovery, 4.0, drops);
     let mut w = World::new(spec).unwrap();
     let mut recoveries = Vec::new();
     let mut entered: Option<f64> = None;
@@ -179,10 +186,7 @@ fn sack_fast_retransmit_goes_out_at_once_on_entering_recovery() {
     // entering recovery, before and regardless of cwnd - pipe. So the SACK
     // retransmission leaves on the same duplicate ACK as NewReno's.
     let first_retransmit = |rec: Recovery| {
-        let mut spec = line(10e6, 1000, rec, 2.0);
-        spec.flows[0].init_cwnd = 40.0;
-        spec.flows[0].init_ssthresh = Some(40.0);
-        spec.flows[0].drop_segments = vec![100];
+        let spec = at_forty(rec, 2.0, &[100]);
         let mut w = World::new(spec).unwrap();
         let mut t = 0;
         while w.sender(0).stats.retransmits == 0 {
@@ -201,10 +205,7 @@ fn a_loss_judged_not_congestion_is_repaired_without_reducing_the_window() {
     // retransmitted but cwnd/ssthresh are not reduced". During the k-NN
     // warm-up (history < max_size / 3) every answer is "not congestion".
     for rec in [Recovery::Reno, Recovery::NewReno, Recovery::Sack] {
-        let mut spec = line(10e6, 1000, rec, 3.0);
-        spec.flows[0].init_cwnd = 40.0;
-        spec.flows[0].init_ssthresh = Some(40.0);
-        spec.flows[0].drop_segments = vec![100];
+        let mut spec = at_forty(rec, 3.0, &[100]);
         spec.flows[0].loss_classifier = Some(serde_json::from_value(serde_json::json!({
             "kind": "knn", "params": {"max_size": 1_000_000}
         })).unwrap());
@@ -261,11 +262,8 @@ fn the_classifier_works_with_any_algorithm_and_only_judges_losses() {
 /// timer fires first, and go-back-N resends from the first unrepaired hole,
 /// segments the receiver mostly holds already.
 fn go_back_n_after_a_timeout(guard: DupAckGuard) -> (tcplab_core::results::RunResults, common::RecoveryAccount) {
-    let mut spec = line(10e6, 1000, Recovery::NewReno, 4.0);
+    let mut spec = at_forty(Recovery::NewReno, 4.0, &(100..110).collect::<Vec<_>>());
     spec.loss_trace = true;
-    spec.flows[0].init_cwnd = 40.0;
-    spec.flows[0].init_ssthresh = Some(40.0);
-    spec.flows[0].drop_segments = (100..110).collect();
     spec.flows[0].dupack_guard = guard;
     let r = tcplab_core::run(spec).unwrap();
     assert_conservation(&r);
@@ -305,10 +303,7 @@ fn after_a_timeout_each_ack_grows_the_window_by_one_segment_at_most() {
     // RFC 3465 2.3: "L=1*SMSS" in the slow start after a timeout; go-back-N's
     // ACKs jump over data the receiver held before it, which says nothing
     // about what the network carries now.
-    let mut spec = line(10e6, 1000, Recovery::NewReno, 4.0);
-    spec.flows[0].init_cwnd = 40.0;
-    spec.flows[0].init_ssthresh = Some(40.0);
-    spec.flows[0].drop_segments = (100..110).collect();
+    let spec = at_forty(Recovery::NewReno, 4.0, &(100..110).collect::<Vec<_>>());
     let mut w = World::new(spec).unwrap();
     let (mut t, mut jumps, mut checked) = (0, 0, 0);
     while t < from_secs(4.0) {
@@ -332,10 +327,7 @@ fn the_fast_retransmit_restarts_the_retransmission_timer() {
     // timer is re-armed when the head of the retransmission queue is sent
     // again): the retransmission's ACK has a full queue to cross.
     for rec in [Recovery::Reno, Recovery::NewReno, Recovery::Sack] {
-        let mut spec = line(10e6, 1000, rec, 2.0);
-        spec.flows[0].init_cwnd = 40.0;
-        spec.flows[0].init_ssthresh = Some(40.0);
-        spec.flows[0].drop_segments = vec![100];
+        let spec = at_forty(rec, 2.0, &[100]);
         let mut w = World::new(spec).unwrap();
         let mut t = 0;
         while w.sender(0).stats.fast_recoveries == 0 {
