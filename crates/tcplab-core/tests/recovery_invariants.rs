@@ -188,3 +188,27 @@ proptest! {
         r?;
     }
 }
+
+/// Linux's `tcp_is_cwnd_limited`: the window grows only while it limits
+/// the sender. A flow held back by the receiver window (20 segments on a
+/// path that holds about 70) must keep its window near 20, whatever the
+/// algorithm: each ACK may add at most the segments it acknowledges (slow
+/// start) to a window the sender has just filled.
+#[test]
+fn the_window_grows_only_while_it_limits_the_sender() {
+    let mut bad = vec![];
+    for info in cc::catalog() {
+        for rec in [Recovery::NewReno, Recovery::Sack] {
+            let mut spec = common::line(10e6, 1000, rec, 20.0);
+            spec.sample_interval = 0.01;
+            spec.flows[0].cc.algorithm = info.name.to_string();
+            spec.flows[0].rwnd_packets = Some(20);
+            let r = tcplab_core::run(spec).unwrap();
+            let peak = r.flow_ts.cwnd.iter().copied().fold(0.0, f64::max).max(r.flows[0].cwnd);
+            if peak > 22.0 {
+                bad.push(format!("{} ({rec:?}): cwnd reached {peak}", info.name));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "with a receiver window of 20:\n{}", bad.join("\n"));
+}

@@ -44,8 +44,14 @@
 //!
 //! Deviations: ssthresh is kept >= 2 where Linux can lower it to 1 (no
 //! behavioural difference: cwnd >= 2 is in congestion avoidance either way).
-//! Linux's per-round step is not gated by `tcp_is_cwnd_limited`
-//! (only its Reno fallback is) and neither is it here. The paper's
+//! Linux's per-round step and its Vegas slow start are not gated by
+//! `tcp_is_cwnd_limited` (only its Reno fallback is); Linux's cwnd
+//! validation (RFC 2861, `tcp_cwnd_application_limited`) then gives back half
+//! of the unused window every RTO. The sender has no cwnd validation, so in
+//! the `linux` and `paper` variants growth waits for the window to limit the
+//! sender (decreases apply at once): ungated, a flow held back by a
+//! 20-segment receiver window grew to 7,780 segments in 20 s. `linux-2.6`
+//! keeps the ungated step of the 2.6.22 module ns-2's TCP-Linux runs. The paper's
 //! fine-grained retransmission timer and its "decrease only once per window"
 //! check are not modelled: the sender's recovery applies, and `loss_keep` is
 //! the only part of the paper's loss response kept. The CA state and idle
@@ -362,6 +368,26 @@ impl Vegas {
             slow_start_2622(w, &mut self.reno.cwnd_cnt);
         }
     }
+
+    /// `tcp_vegas_cong_avoid` of current Linux (and the paper variant).
+    fn on_ack_current(&mut self, w: &mut Window, s: &AckSample) {
+        if !self.frame.enabled {
+            self.reno.on_ack(w, s);
+            return;
+        }
+        if self.frame.round.ended_by(s.snd_una) {
+            // Save the extent of the current window for the end of the next RTT.
+            self.frame.round.beg_snd_nxt = s.snd_nxt;
+            if self.frame.round.count <= 2 {
+                self.reno.on_ack(w, s);
+            } else {
+                self.per_rtt(w, s);
+            }
+            self.frame.round.clear();
+        } else if w.in_slow_start() {
+            self.slow_start(w, s.acked);
+        }
+    }
 }
 
 impl CongestionControl for Vegas {
@@ -384,21 +410,16 @@ impl CongestionControl for Vegas {
             self.on_ack_linux26(w, s);
             return;
         }
-        if !self.frame.enabled {
-            self.reno.on_ack(w, s);
-            return;
-        }
-        if self.frame.round.ended_by(s.snd_una) {
-            // Save the extent of the current window for the end of the next RTT.
-            self.frame.round.beg_snd_nxt = s.snd_nxt;
-            if self.frame.round.count <= 2 {
-                self.reno.on_ack(w, s);
-            } else {
-                self.per_rtt(w, s);
-            }
-            self.frame.round.clear();
-        } else if w.in_slow_start() {
-            self.slow_start(w, s.acked);
+        let before = w.cwnd;
+        self.on_ack_current(w, s);
+        // Linux's per-round step and Vegas slow start do not test
+        // tcp_is_cwnd_limited, but Linux's cwnd validation (RFC 2861,
+        // tcp_cwnd_application_limited) gives back half of the unused window
+        // every RTO. The sender has no cwnd validation, so growth waits for
+        // the window to limit the sender instead: ungated, a flow held back
+        // by a 20-segment receiver window grew to 7,780 segments in 20 s.
+        if !s.cwnd_limited && w.cwnd > before {
+            w.cwnd = before;
         }
     }
 
@@ -912,5 +933,27 @@ mod tests {
         assert_eq!(p.cfg.variant, Variant::Linux26);
         assert_eq!((p.cfg.alpha, p.cfg.beta, p.cfg.gamma), (2.0, 4.0, 1.0));
         assert!(p.frame.linux_rtt);
+    }
+
+    /// The current-Linux and paper variants grow only a window that limits
+    /// the sender (a stand-in for Linux's cwnd validation, see the module
+    /// doc).
+    #[test]
+    fn the_per_round_step_grows_only_a_window_that_limits_the_sender() {
+        for cfg in [VegasConfig::linux(), VegasConfig::paper()] {
+            let (mut v, mut w) = in_ca(cfg, 20.0, 0.1);
+            samples(&mut v, &mut w, 100, 5, 0.1); // no queueing: diff < alpha
+            let end = AckSample { cwnd_limited: false, ..ack(101, 130, 0.1) };
+            v.on_ack_sample(&w, &end);
+            v.on_ack(&mut w, &end);
+            assert_eq!(w.cwnd, 20.0, "{:?}", cfg.variant);
+        }
+        // Window-limited, the step grows in every variant.
+        let (mut v, mut w) = in_ca(VegasConfig::linux(), 20.0, 0.1);
+        samples(&mut v, &mut w, 100, 5, 0.1);
+        let end = ack(101, 130, 0.1);
+        v.on_ack_sample(&w, &end);
+        v.on_ack(&mut w, &end);
+        assert_eq!(w.cwnd, 21.0);
     }
 }
