@@ -116,6 +116,26 @@ def test_run_writes_results(tmp_path, capsys):
     assert list(flows["name"]) == ["flow1", "flow2"]
 
 
+def test_run_loss_trace(tmp_path, capsys):
+    """`--loss-trace` writes the trace tables, keeps the setting in the saved scenario and prints the
+    accounting of retransmissions; without it no trace files appear."""
+    import pandas as pd
+
+    path = write(tmp_path, SMALL.replace('buffer = "1BDP"', "buffer = 4"), "small.toml")
+    out = tmp_path / "res"
+    assert main(["run", path, "-o", str(out), "--loss-trace", "--no-plot"]) == 0
+    text = capsys.readouterr().out
+    assert "retransmissions (loss trace)" in text and "0 needless by duplicate ACKs" in text
+    drops = pd.read_parquet(out / "drop_trace.parquet")
+    flows = pd.read_parquet(out / "flows.parquet")
+    assert len(drops) == flows["data_packets_dropped"].sum() + flows["acks_dropped"].sum() > 0
+    assert len(pd.read_parquet(out / "retransmit_trace.parquet")) == flows["retransmits"].sum()
+    assert "loss_trace = true" in (out / "scenario.toml").read_text()
+    assert main(["run", path, "-o", str(tmp_path / "plain"), "--no-plot"]) == 0
+    assert "retransmissions (loss trace)" not in capsys.readouterr().out
+    assert not (tmp_path / "plain" / "drop_trace.parquet").exists()
+
+
 def test_run_json(tmp_path, capsys):
     from tcplab import _core  # noqa: F401
 

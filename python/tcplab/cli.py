@@ -2,7 +2,7 @@
 
 ::
 
-    tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--progress] [--no-plot]
+    tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--progress] [--no-plot] [--loss-trace]
     tcplab algorithms [--json]
     tcplab bench [--quick] [--json [PATH]] [--only S1,S3] [--scaling flows|rate|window|all] [--memory] [--campaign]
     tcplab sweep SWEEP.toml [-o CAMPAIGN] [--workers N | --scheduler ADDRESS] [--retry-failed] [--verify] ...
@@ -46,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--duration", help="override the run duration (e.g. '100s')")
     r.add_argument("--progress", action="store_true", help="show the core's progress on stderr")
     r.add_argument("--no-plot", action="store_true", help="do not write cwnd_queue.png")
+    r.add_argument("--loss-trace", action="store_true",
+                   help="record every drop, loss and retransmission with its cause (drop_trace.parquet, "
+                        "retransmit_trace.parquet; the scenario's [run] loss_trace = true does the same)")
     r.add_argument("--compare-analytic", action="store_true",
                    help="for a single Reno/NewReno flow on a dumbbell, print the analytic sawtooth "
                         "prediction (tcplab.analysis.reno_sawtooth_utilization) beside the simulation")
@@ -233,6 +236,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except ScenarioError as e:
             raise _CliError(str(e)) from None
         _override_duration(sc, d, quiet=args.json)
+    if args.loss_trace:
+        sc.loss_trace = True
     try:
         spec = sc.to_spec()
     except ScenarioError as e:  # after --seed/--duration: name the field as the file does
@@ -268,11 +273,27 @@ def _cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps(summ, indent=2))
     else:
         print(_summary_text(res))
+        if sc.loss_trace:
+            print()
+            print(_accounting_text(res))
         if args.compare_analytic:
             print()
             print(_analytic_text(comparison))
         print(f"\nresults written to {outdir}/")
     return EXIT_OK
+
+
+def _accounting_text(res: Any) -> str:
+    """Each flow's retransmissions sorted by what they repaired (the loss trace's accounting)."""
+    acc = res.retransmission_accounting()
+    names = dict(zip(res.flows["flow"], res.flows["name"]))
+    lines = ["retransmissions (loss trace): flow, lost copies, repairs, needless after a timeout "
+             "(timer / go-back-N), needless started by duplicate ACKs"]
+    for _, a in acc.iterrows():
+        lines.append(f"  {names[a['flow']]}: {a['lost_copies']} lost, {a['repairs']} repaired, "
+                     f"{a['needless_rto']} / {a['needless_after_rto']} needless after a timeout, "
+                     f"{a['needless_dupack']} needless by duplicate ACKs")
+    return "\n".join(lines)
 
 
 def _analytic_comparison(sc: Any, res: Any) -> Optional[dict]:
