@@ -26,15 +26,25 @@ class AlgorithmInfo(TypedDict):
     description: str
     params: list[ParamInfo]
 
-Column = npt.NDArray[np.float64] | npt.NDArray[np.uint64] | npt.NDArray[np.uint32] | list[str]
+Column = (npt.NDArray[np.float64] | npt.NDArray[np.uint64] | npt.NDArray[np.uint32] | npt.NDArray[np.uint16]
+          | npt.NDArray[np.uint8] | npt.NDArray[np.bool_] | list[str])
 
-class RunOutput(TypedDict):
+class _RunTables(TypedDict):
     flows: dict[str, Column]
     links: dict[str, Column]
     files: dict[str, Column]
     flow_ts: dict[str, Column]
     queue_ts: dict[str, Column]
+    cc_ts: dict[str, Column]  # time, flow, variable (codes), value; variable_names
     meta: dict[str, Any]
+
+class RunOutput(_RunTables, total=False):
+    # Only when the RunSpec had loss_trace: every drop/loss (time, link, flow, seq, ack, retransmit,
+    # cause codes with cause_names, queue_packets) and every retransmission (time, flow, seq, cause
+    # codes with cause_names, outstanding).
+    drop_trace: dict[str, Column]
+    retransmit_trace: dict[str, Column]
+    warmup: dict[str, Any]
 
 def run(spec_json: str, progress: bool = False, warmup: float | None = None) -> RunOutput:
     """Run the RunSpec given as JSON; releases the GIL while simulating.
