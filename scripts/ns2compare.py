@@ -9,6 +9,7 @@ retransmission timeouts and the CPU seconds of each simulator::
     python scripts/ns2compare.py --protocols newreno,cubic --rtt 100 --buffer 0.1 \\
         --duration 100 --window 50 [--flows N] [--rate 200Mbps] [--iw 10] \\
         [--workers 2] [--json out.json] [--csv out.csv] [--keep-tcl DIR] [--rto-mode linux|rfc6298]
+        [--cache DIR] [--ns-timeout SECONDS]
     python scripts/ns2compare.py --matrix table1     # mv-highspeed Table I grid, 2000 s runs
     python scripts/ns2compare.py --matrix table2     # Linux protocols against NewReno, 2 flows
 
@@ -338,6 +339,10 @@ def tcl_script(cell: Cell) -> str:
     while t0 + k * poll < cell.duration - 1e-9:
         add(f'$ns at {_num(t0 + k * poll)} "poll"')
         k += 1
+    # Progress: the simulated time reached, so a run stopped by --ns-timeout says how far it got.
+    add('proc progress {t} { puts "NS2PROGRESS $t"; flush stdout }')
+    for k in range(1, 20):
+        add(f'$ns at {_num(cell.duration * k / 20)} "progress {_num(cell.duration * k / 20)}"')
     add(f'$ns at {_num(cell.duration)} "report"')
     add("$ns run")
     return "\n".join(L) + "\n"
@@ -388,8 +393,10 @@ def _sum(xs: Sequence[Optional[int]]) -> Optional[int]:
     return None if any(x is None for x in xs) else sum(xs)
 
 
-def run_ns2(cell: Cell, ns: str = "ns", keep_tcl: Optional[str] = None) -> dict:
-    """Run ``cell`` in ns-2; its figures and the child's CPU seconds (user + sys, from wait4)."""
+def run_ns2(cell: Cell, ns: str = "ns", keep_tcl: Optional[str] = None, timeout: Optional[float] = None) -> dict:
+    """Run ``cell`` in ns-2; its figures and the child's CPU seconds (user + sys, from wait4). With
+    ``timeout`` (wall seconds), a run still going then is stopped and raises CompareError saying how far
+    in simulated time it got."""
     binary = ns2_binary(ns)
     tmp = None
     if keep_tcl:
@@ -409,7 +416,19 @@ def run_ns2(cell: Cell, ns: str = "ns", keep_tcl: Optional[str] = None) -> dict:
                                         stdin=subprocess.DEVNULL)
             except OSError as e:
                 raise Ns2Unavailable(f"ns-2 could not be started ({binary}): {e}") from None
-            _, status, ru = os.wait4(proc.pid, 0)
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while True:
+                pid, status, ru = os.wait4(proc.pid, 0 if deadline is None else os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    os.wait4(proc.pid, 0)
+                    with open(out_path) as fh:
+                        reached = [ln.split()[1] for ln in fh if ln.startswith("NS2PROGRESS")]
+                    raise CompareError(f"ns-2 did not finish {cell.label} within {timeout:g} s of wall time "
+                                       f"(simulated time reached: {reached[-1] if reached else 0} of {cell.duration:g} s)")
+                time.sleep(0.5)
             proc.returncode = os.waitstatus_to_exitcode(status)
         with open(out_path) as fh:
             text = fh.read()
@@ -487,11 +506,35 @@ def run_tcplab(cell: Cell) -> dict:
 
 
 def _side(job: tuple) -> tuple:
-    kind, cell, ns, keep_tcl = job
-    return kind, (run_ns2(cell, ns, keep_tcl) if kind == "ns2" else run_tcplab(cell))
+    """One simulator's run of one cell: ``(kind, figures)``, or ``(kind, {"error": message})`` when it
+    failed or timed out, so that one cell does not stop the others."""
+    kind, cell, ns, keep_tcl, timeout = job
+    try:
+        return kind, (run_ns2(cell, ns, keep_tcl, timeout) if kind == "ns2" else run_tcplab(cell))
+    except CompareError as e:
+        return kind, {"error": str(e)}
+
+
+def _cache_path(cache: str, cell: Cell, kind: str) -> str:
+    """Where one side's figures are kept: keyed by the cell's Tcl (ns-2) or by the cell and the tcplab
+    version (tcplab), so a changed script or a new tcplab runs again."""
+    import hashlib
+
+    if kind == "ns2":
+        key = hashlib.sha256(tcl_script(cell).encode()).hexdigest()[:16]
+    else:
+        import tcplab
+
+        key = hashlib.sha256((tcl_script(cell) + tcplab.__version__).encode()).hexdigest()[:16]
+    return os.path.join(cache, f"{cell.tag}.{kind}.{key}.json")
 
 
 def combine(cell: Cell, ns2: dict, lab: dict) -> dict:
+    if "error" in ns2 or "error" in lab:
+        return {"protocol": cell.label, "protocols": list(cell.protocols), "rtt_ms": cell.rtt_ms,
+                "buffer_bdp": cell.buffer_bdp, "buffer_packets": cell.buffer_packets, "flows": cell.flows,
+                "error": "; ".join(f"{k}: {d['error']}" for k, d in (("ns2", ns2), ("tcplab", lab)) if "error" in d),
+                "ns2": ns2, "tcplab": lab}
     g0, g1 = ns2["goodput_bps"], lab["goodput_bps"]
     return {
         "protocol": cell.label, "protocols": list(cell.protocols), "rtt_ms": cell.rtt_ms,
@@ -532,26 +575,44 @@ def compare_cell(protocol: Union[str, Sequence[str]], rtt_ms: float, buffer_bdp:
 
 
 def run_cells(cells: Sequence[Cell], workers: int = 2, ns: str = "ns", keep_tcl: Optional[str] = None,
-              log=None) -> list:
-    """Every cell, both simulators, as 2 x len(cells) jobs in a process pool of ``workers``."""
+              log=None, cache: Optional[str] = None, timeout: Optional[float] = None) -> list:
+    """Every cell, both simulators, as 2 x len(cells) jobs in a process pool of ``workers``. With
+    ``cache`` (a directory), each side's figures are written there as soon as it finishes and a side
+    found there is not run again (failed sides are not kept), so a long matrix resumes."""
     ns2_binary(ns)
-    jobs = [(kind, c, ns, keep_tcl) for c in cells for kind in ("ns2", "tcplab")]
     done: dict = {}
+    jobs = []
+    for c in cells:
+        for kind in ("ns2", "tcplab"):
+            path = _cache_path(cache, c, kind) if cache else None
+            if path and os.path.exists(path):
+                with open(path) as fh:
+                    done[(id(c), kind)] = json.load(fh)
+                if log:
+                    log(f"cached: {kind} {c.tag}")
+            else:
+                jobs.append((kind, c, ns, keep_tcl, timeout))
+    if cache:
+        os.makedirs(cache, exist_ok=True)
+
+    def finished(job: tuple, r: dict) -> None:
+        done[(id(job[1]), job[0])] = r
+        if cache and "error" not in r:
+            path = _cache_path(cache, job[1], job[0])
+            with open(path + ".tmp", "w") as fh:
+                json.dump(r, fh)
+            os.replace(path + ".tmp", path)
+        if log:
+            log(f"{'failed' if 'error' in r else 'done'}: {job[0]} {job[1].tag}" + (f": {r['error']}" if "error" in r else ""))
+
     if workers <= 1:
-        results = map(_side, jobs)
-        for job, (kind, r) in zip(jobs, results):
-            done[(id(job[1]), kind)] = r
-            if log:
-                log(f"done: {kind} {job[1].tag}")
+        for job in jobs:
+            finished(job, _side(job)[1])
     else:
         with cf.ProcessPoolExecutor(max_workers=workers) as pool:
             futs = {pool.submit(_side, job): job for job in jobs}
             for fut in cf.as_completed(futs):
-                job = futs[fut]
-                kind, r = fut.result()
-                done[(id(job[1]), kind)] = r
-                if log:
-                    log(f"done: {kind} {job[1].tag}")
+                finished(futs[fut], fut.result()[1])
     return [combine(c, done[(id(c), "ns2")], done[(id(c), "tcplab")]) for c in cells]
 
 
@@ -605,6 +666,10 @@ def table_rows(rows: Sequence[dict]) -> tuple[list, list]:
     body = []
     for r in rows:
         a, b = r["ns2"], r["tcplab"]
+        if "error" in r:
+            body.append([r["protocol"], _fmt(r["rtt_ms"], "g"), r["buffer_packets"], "error: " + r["error"]]
+                        + [""] * (len(head) - 4))
+            continue
         body.append([r["protocol"], _fmt(r["rtt_ms"], "g"), r["buffer_packets"], _fmt(a["goodput_bps"] / 1e6, ".2f"),
                      _fmt(b["goodput_bps"] / 1e6, ".2f"), _fmt(r["goodput_diff_pct"], "+.2f"), _fmt(a["drops"]),
                      _fmt(b["drops"]), _fmt(a["retransmits"]), _fmt(b["retransmits"]), _fmt(a["timeouts"]),
@@ -616,6 +681,8 @@ def flow_rows(rows: Sequence[dict]) -> tuple[list, list]:
     head = ["cell", "flow", "protocol", "goodput Mb/s ns2", "tcplab", "diff %", "rexmit ns2", "tcplab"]
     body = []
     for r in rows:
+        if "error" in r:
+            continue
         for i, p in enumerate(r["protocols"]):
             a, b = r["ns2"], r["tcplab"]
             body.append([r["protocol"], i + 1, p, _fmt(a["flow_goodput_bps"][i] / 1e6, ".2f"),
@@ -648,6 +715,8 @@ def write_csv(rows: Sequence[dict], path: str) -> None:
         w = csv.writer(fh)
         w.writerow(cols)
         for r in rows:
+            if "error" in r:
+                continue
             line = [r[k] for k in CSV_FIELDS]
             line += [r[s][k] for k in CSV_SIDE for s in ("ns2", "tcplab")]
             line += [";".join(f"{g:.1f}" for g in r[s]["flow_goodput_bps"]) for s in ("ns2", "tcplab")]
@@ -685,6 +754,10 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", help="write every cell's figures to this JSON file")
     ap.add_argument("--csv", help="write one row per cell to this CSV file")
     ap.add_argument("--keep-tcl", metavar="DIR", help="keep the ns-2 scripts (and their output) in DIR")
+    ap.add_argument("--cache", metavar="DIR", help="keep each finished side's figures in DIR and reuse them: "
+                    "an interrupted matrix resumes (keyed by the Tcl script and the tcplab version)")
+    ap.add_argument("--ns-timeout", type=float, metavar="SECONDS",
+                    help="stop an ns-2 run after this much wall time; its cell reports how far it got")
     ap.add_argument("--ns", default="ns", help="the ns-2 binary (default: ns on PATH)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return ap
@@ -709,7 +782,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise CompareError("nothing to run: no protocol, RTT or buffer given")
         ns2_binary(args.ns)
         log = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
-        rows = run_cells(cells, max(1, args.workers), args.ns, args.keep_tcl, log)
+        rows = run_cells(cells, max(1, args.workers), args.ns, args.keep_tcl, log, args.cache, args.ns_timeout)
     except CompareError as e:
         print(str(e), file=sys.stderr)
         return 2
@@ -719,7 +792,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             json.dump(rows, fh, indent=1)
     if args.csv:
         write_csv(rows, args.csv)
-    return 0
+    failed = [r for r in rows if "error" in r]
+    for r in failed:
+        print(r["error"], file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

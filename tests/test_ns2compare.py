@@ -121,9 +121,40 @@ def test_errors_are_one_clear_line(tmp_path, capsys):
     bad = tmp_path / "ns"
     bad.write_text("#!/bin/sh\necho 'invalid command name \"bogus\"' >&2\nexit 3\n")
     bad.chmod(0o755)
-    assert nc.main(["--ns", str(bad), "--duration", "1", "--rate", "1Mbps", "--workers", "1", "--quiet"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith('ns-2 failed on newreno (exit 3): invalid command name "bogus"')
+    # A cell that fails is reported in its row and on stderr; the other cells still run (exit 1).
+    assert nc.main(["--ns", str(bad), "--duration", "1", "--rate", "1Mbps", "--workers", "1", "--quiet",
+                    "--protocols", "newreno,sack1"]) == 1
+    out, err = capsys.readouterr()
+    err = err.strip().splitlines()
+    assert len(err) == 2 and err[0].startswith('ns2: ns-2 failed on newreno (exit 3): invalid command name "bogus"')
+    assert "error: ns2: ns-2 failed on sack1" in out
+
+
+def test_a_slow_ns2_run_is_stopped_and_says_how_far_it_got(tmp_path, capsys):
+    slow = tmp_path / "ns"
+    slow.write_text("#!/bin/sh\necho NS2PROGRESS 5\nsleep 30\n")
+    slow.chmod(0o755)
+    assert nc.main(["--ns", str(slow), "--duration", "100", "--rate", "1Mbps", "--workers", "1", "--quiet",
+                    "--ns-timeout", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "did not finish newreno within 1 s of wall time (simulated time reached: 5 of 100 s)" in err
+
+
+def test_the_cache_keeps_finished_sides_and_a_rerun_reuses_them(tmp_path, capsys):
+    # A stand-in for ns that prints a valid result and counts its runs.
+    calls = tmp_path / "calls"
+    fake = tmp_path / "ns"
+    fake.write_text("#!/bin/sh\necho run >> " + str(calls) + "\n"
+                    "echo NS2COMPARE flow 1 bytes 1000000 nrexmit_ 0 nrexmitpack_ 3 ndatapack_ 900\n"
+                    "echo NS2COMPARE queue pdrops_ 3 parrivals_ 900\n")
+    fake.chmod(0o755)
+    args = ["--ns", str(fake), "--duration", "2", "--rate", "1Mbps", "--workers", "1", "--quiet",
+            "--cache", str(tmp_path / "cache")]
+    assert nc.main(args) == 0
+    first = capsys.readouterr().out
+    assert calls.read_text().count("run") == 1 and len(list((tmp_path / "cache").iterdir())) == 2
+    assert nc.main(args) == 0
+    assert capsys.readouterr().out == first and calls.read_text().count("run") == 1
 
 
 # --------------------------------------------------------------------------
