@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Every cell that differs between two outputs of the same reproduction.
+
+    python scripts/diff_reproductions.py OLD_DIR NEW_DIR            # per table: changed cells and rows
+    python scripts/diff_reproductions.py OLD_DIR NEW_DIR --cells    # and every changed cell, old -> new
+
+OLD_DIR and NEW_DIR are `tcplab reproduce PAPER -o DIR` outputs (for example of two tcplab versions).
+Tables are the CSV files found in both; rows are matched by position (a reproduction writes its rows in
+a fixed order) and named by their leading parameter columns. Wall-clock columns are ignored. Exit status:
+0 when nothing differs, 1 when something does, 2 on bad input.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+
+import pandas as pd
+
+#: Columns that measure the machine, not the model.
+WALL_CLOCK = {"wall_s", "sim_s", "task_s"}
+
+
+def same(x, y, rel: float = 1e-9) -> bool:
+    if isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y):
+        return True
+    if x == y:
+        return True
+    try:
+        fx, fy = float(x), float(y)
+    except (TypeError, ValueError):
+        return False
+    return abs(fx - fy) <= rel * max(abs(fx), abs(fy))
+
+
+def row_name(old: pd.DataFrame, new: pd.DataFrame) -> list:
+    """The columns that name a row: the leading parameter columns (at most 6). A parameter column is not
+    changed in any row and is not a float column whose values are all different (a measurement)."""
+    names = []
+    for c in old.columns[:6]:
+        measured = pd.api.types.is_float_dtype(old[c]) and old[c].nunique() == len(old)
+        if c in WALL_CLOCK or measured or not all(same(x, y) for x, y in zip(old[c], new[c])):
+            break
+        names.append(c)
+    return names
+
+
+def diff_table(old: pd.DataFrame, new: pd.DataFrame) -> tuple:
+    """``(label columns, [(row index, row label, column, old, new)])`` for every changed cell."""
+    if list(old.columns) != list(new.columns) or len(old) != len(new):
+        raise ValueError(f"the tables differ in shape: {old.shape} {list(old.columns)} against "
+                         f"{new.shape} {list(new.columns)}")
+    keys = row_name(old, new)
+    out = []
+    for i in range(len(old)):
+        label = ", ".join(f"{k}={old.at[i, k]}" for k in keys)
+        for c in old.columns:
+            if c in WALL_CLOCK or c in keys:
+                continue
+            if not same(old.at[i, c], new.at[i, c]):
+                out.append((i, label, c, old.at[i, c], new.at[i, c]))
+    return keys, out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--cells", action="store_true", help="list every changed cell")
+    a = ap.parse_args(argv)
+    for d in (a.old, a.new):
+        if not os.path.isdir(d):
+            print(f"not a directory: {d}", file=sys.stderr)
+            return 2
+    tables = sorted(f for f in os.listdir(a.old) if f.endswith(".csv"))
+    if not tables:
+        print(f"no CSV tables in {a.old}", file=sys.stderr)
+        return 2
+    changed = False
+    for name in tables:
+        path = os.path.join(a.new, name)
+        if not os.path.exists(path):
+            print(f"{name}: missing in {a.new}")
+            changed = True
+            continue
+        old, new = pd.read_csv(os.path.join(a.old, name)), pd.read_csv(path)
+        try:
+            keys, cells = diff_table(old, new)
+        except ValueError as e:
+            print(f"{name}: {e}")
+            changed = True
+            continue
+        total = len(old) * len([c for c in old.columns if c not in WALL_CLOCK and c not in keys])
+        rows = len({i for i, *_ in cells})
+        print(f"{name}: {len(cells)} of {total} cells changed, in {rows} of {len(old)} rows")
+        if a.cells:
+            for _, label, c, x, y in cells:
+                print(f"  [{label}] {c}: {x} -> {y}")
+        changed = changed or bool(cells)
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
