@@ -666,14 +666,20 @@ def table_rows(rows: Sequence[dict]) -> tuple[list, list]:
     body = []
     for r in rows:
         a, b = r["ns2"], r["tcplab"]
-        if "error" in r:
-            body.append([r["protocol"], _fmt(r["rtt_ms"], "g"), r["buffer_packets"], "error: " + r["error"]]
-                        + [""] * (len(head) - 4))
-            continue
-        body.append([r["protocol"], _fmt(r["rtt_ms"], "g"), r["buffer_packets"], _fmt(a["goodput_bps"] / 1e6, ".2f"),
-                     _fmt(b["goodput_bps"] / 1e6, ".2f"), _fmt(r["goodput_diff_pct"], "+.2f"), _fmt(a["drops"]),
-                     _fmt(b["drops"]), _fmt(a["retransmits"]), _fmt(b["retransmits"]), _fmt(a["timeouts"]),
-                     _fmt(b["timeouts"]), _fmt(a["cpu_s"], ".2f"), _fmt(b["cpu_s"], ".2f"), _fmt(r["cpu_ratio"], ".2f")])
+
+        def side(d: dict, key: str, spec: str = "d", scale: float = 1.0) -> str:
+            # A side that failed shows "failed" (its error is printed under the table); the other side's
+            # figures stay.
+            if "error" in d:
+                return "failed"
+            return _fmt(d[key] / scale if d[key] is not None and scale != 1.0 else d[key], spec)
+
+        both = "error" not in r
+        body.append([r["protocol"], _fmt(r["rtt_ms"], "g"), r["buffer_packets"], side(a, "goodput_bps", ".2f", 1e6),
+                     side(b, "goodput_bps", ".2f", 1e6), _fmt(r["goodput_diff_pct"], "+.2f") if both else "",
+                     side(a, "drops"), side(b, "drops"), side(a, "retransmits"), side(b, "retransmits"),
+                     side(a, "timeouts"), side(b, "timeouts"), side(a, "cpu_s", ".2f"), side(b, "cpu_s", ".2f"),
+                     _fmt(r["cpu_ratio"], ".2f") if both else ""])
     return head, body
 
 
@@ -696,6 +702,9 @@ def render(rows: Sequence[dict]) -> str:
 
     head, body = table_rows(rows)
     out = tabulate(body, headers=head, tablefmt="simple", disable_numparse=True)
+    for r in rows:
+        if "error" in r:
+            out += f"\nerror: {r['protocol']} rtt {_fmt(r['rtt_ms'], 'g')} ms B {r['buffer_packets']}: {r['error']}"
     if any(r["flows"] > 1 for r in rows):
         h2, b2 = flow_rows([r for r in rows if r["flows"] > 1])
         out += "\n\nper-flow goodput (flow i on hosts s<i>/d<i>; host A = flow 1, shorter access delay)\n"

@@ -127,7 +127,9 @@ def test_errors_are_one_clear_line(tmp_path, capsys):
     out, err = capsys.readouterr()
     err = err.strip().splitlines()
     assert len(err) == 2 and err[0].startswith('ns2: ns-2 failed on newreno (exit 3): invalid command name "bogus"')
-    assert "error: ns2: ns-2 failed on sack1" in out
+    assert "error: sack1 rtt 100 ms B 8: ns2: ns-2 failed on sack1" in out
+    row = [ln.split() for ln in out.splitlines() if ln.startswith("sack1")][0]
+    assert row[3] == "failed" and float(row[4]) > 0  # the tcplab side that ran is kept
 
 
 def test_a_slow_ns2_run_is_stopped_and_says_how_far_it_got(tmp_path, capsys):
