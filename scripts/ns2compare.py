@@ -697,18 +697,20 @@ def flow_rows(rows: Sequence[dict]) -> tuple[list, list]:
     return head, body
 
 
-def render(rows: Sequence[dict]) -> str:
+def render(rows: Sequence[dict], tablefmt: str = "simple") -> str:
+    """The side-by-side table (``tablefmt`` "simple" for a terminal, "github" for markdown)."""
     from tabulate import tabulate
 
     head, body = table_rows(rows)
-    out = tabulate(body, headers=head, tablefmt="simple", disable_numparse=True)
-    for r in rows:
-        if "error" in r:
-            out += f"\nerror: {r['protocol']} rtt {_fmt(r['rtt_ms'], 'g')} ms B {r['buffer_packets']}: {r['error']}"
+    out = tabulate(body, headers=head, tablefmt=tablefmt, disable_numparse=True)
+    errors = [f"error: {r['protocol']} rtt {_fmt(r['rtt_ms'], 'g')} ms B {r['buffer_packets']}: {r['error']}"
+              for r in rows if "error" in r]
+    if errors:
+        out += "\n\n" + "\n".join(errors)
     if any(r["flows"] > 1 for r in rows):
         h2, b2 = flow_rows([r for r in rows if r["flows"] > 1])
         out += "\n\nper-flow goodput (flow i on hosts s<i>/d<i>; host A = flow 1, shorter access delay)\n"
-        out += tabulate(b2, headers=h2, tablefmt="simple", disable_numparse=True)
+        out += tabulate(b2, headers=h2, tablefmt=tablefmt, disable_numparse=True)
     return out
 
 
@@ -769,11 +771,23 @@ def build_parser() -> argparse.ArgumentParser:
                     help="stop an ns-2 run after this much wall time; its cell reports how far it got")
     ap.add_argument("--ns", default="ns", help="the ns-2 binary (default: ns on PATH)")
     ap.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    ap.add_argument("--markdown", action="store_true", help="print the table as markdown")
+    ap.add_argument("--from-json", metavar="FILE", help="print the table of an earlier --json output; run nothing")
     return ap
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_parser().parse_args(argv)
+    tablefmt = "github" if args.markdown else "simple"
+    if args.from_json:
+        try:
+            with open(args.from_json) as fh:
+                rows = json.load(fh)
+            print(render(rows, tablefmt))
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"cannot read {args.from_json} as an ns2compare --json output: {e}", file=sys.stderr)
+            return 2
+        return 0
     try:
         if args.matrix:
             cells = matrix_cells(args.matrix, args.duration, args.window, args.iw, args.rto_mode)
@@ -795,7 +809,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except CompareError as e:
         print(str(e), file=sys.stderr)
         return 2
-    print(render(rows))
+    print(render(rows, tablefmt))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=1)

@@ -112,6 +112,22 @@ def test_a_counter_the_agent_does_not_keep_is_missing_not_zero(monkeypatch):
     assert line[10:12] == ["missing", "2"]  # RTOs: ns-2 missing, tcplab 2
 
 
+def test_an_earlier_json_output_prints_again_as_markdown_without_running(tmp_path, capsys):
+    cell = nc.Cell(["newreno"], 100, 1, 10, 5, C20)
+    ns2 = nc.parse_ns2_output("NS2COMPARE flow 1 bytes 1500000 nrexmit_ 1 nrexmitpack_ 7 ndatapack_ 1000\n"
+                              "NS2COMPARE queue pdrops_ 3 parrivals_ 1000\n", cell)
+    row = nc.combine(cell, dict(ns2, cpu_s=2.0), dict(ns2, goodput_bps=1.01 * ns2["goodput_bps"], cpu_s=0.5))
+    js = tmp_path / "rows.json"
+    js.write_text(json.dumps([row]))
+    assert nc.main(["--from-json", str(js), "--markdown", "--ns", str(tmp_path / "no-ns-here")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("| protocol") and lines[1].startswith("|---")
+    assert [c.strip() for c in lines[2].split("|")[1:7]] == ["newreno", "100", "167", "2.40", "2.42", "+1.00"]
+    js.write_text("[{}]")
+    assert nc.main(["--from-json", str(js)]) == 2
+    assert capsys.readouterr().err.startswith(f"cannot read {js} as an ns2compare --json output")
+
+
 def test_errors_are_one_clear_line(tmp_path, capsys):
     assert nc.main(["--protocols", "newreno,foo"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -203,17 +219,35 @@ def test_the_command_line_prints_a_row_per_cell_and_writes_json_and_csv(tmp_path
 # --------------------------------------------------------------------------
 # slow: the whole Table I grid
 
-#: Table I cells allowed to differ by more than 2 %: (protocol, rtt_ms, buffer_bdp) -> the reason, from the
-#: review of a full run (`python scripts/ns2compare.py --matrix table1 --json table1.json`). Empty until that
-#: run has been made and reviewed; every entry must name the model difference that explains it.
-ALLOW: dict = {}
+#: Table I cells allowed to differ by more than 2 % in goodput: (protocol, rtt_ms, buffer_bdp) -> the rule that
+#: explains it (docs/validation.md, "Table I"). Measured 2026-11-28 (tcplab 0.2.0 against ns-2.35).
+_MIN_CWND = ("ns-2's TCP-Linux sets cwnd = the module's min_cwnd, tcp_reno_min_cwnd = ssthresh / 2, on entering "
+             "recovery; tcplab keeps ssthresh (7/8 of the window)")
+_COMPLETE_CWR = ("tcplab's westwood linux variant sets cwnd = BWE x RTTmin at recovery exit (CA_EVENT_COMPLETE_CWR); "
+                 "ns-2's TCP-Linux never raises the event and sets cwnd = min_cwnd on entry instead")
+ALLOW: dict = {
+    ("scalable", 100.0, 0.1): _MIN_CWND,    # +9.85 %
+    ("scalable", 300.0, 0.1): _MIN_CWND,    # +9.86 %
+    ("westwood", 100.0, 0.1): _COMPLETE_CWR,  # -38.32 %
+    ("westwood", 300.0, 0.1): _COMPLETE_CWR,  # -28.30 %
+}
+
+#: Cells whose ns-2 side does not finish: after the slow-start overshoot, TCP-Linux retransmits the lost
+#: segments many times over (no detection of lost retransmissions) and ns-2 had simulated 500 of 2000 s after
+#: 40 minutes. They are left out of the slow test.
+NS2_UNFINISHED = {("cubic", 300.0, 1.0), ("bic", 300.0, 1.0)}
 
 
 @pytest.mark.slow
 @needs_ns
 def test_table1_goodputs_agree_within_2_percent():
-    rows = nc.run_cells(nc.matrix_cells("table1"), workers=2)
-    assert len(rows) == 8 * 2 * 2
-    bad = [(r["protocol"], r["rtt_ms"], r["buffer_bdp"], round(r["goodput_diff_pct"], 2)) for r in rows
-           if abs(r["goodput_diff_pct"]) > 2.0 and (r["protocol"], r["rtt_ms"], r["buffer_bdp"]) not in ALLOW]
+    cells = [c for c in nc.matrix_cells("table1")
+             if (c.label, c.rtt_ms, c.buffer_bdp) not in NS2_UNFINISHED]
+    rows = nc.run_cells(cells, workers=2)
+    assert len(rows) == 8 * 2 * 2 - len(NS2_UNFINISHED) and not [r["error"] for r in rows if "error" in r]
+    diff = {(r["protocol"], r["rtt_ms"], r["buffer_bdp"]): r["goodput_diff_pct"] for r in rows}
+    bad = {k: round(d, 2) for k, d in diff.items() if abs(d) > 2.0 and k not in ALLOW}
     assert not bad, f"cells beyond 2 % and not in ALLOW: {bad}"
+    # An explanation that no longer has a difference to explain is stale.
+    stale = {k: round(diff[k], 2) for k in ALLOW if abs(diff[k]) <= 2.0}
+    assert not stale, f"cells in ALLOW now within 2 %: {stale}"
