@@ -709,7 +709,7 @@ def render(rows: Sequence[dict], tablefmt: str = "simple") -> str:
         out += "\n\n" + "\n".join(errors)
     if any(r["flows"] > 1 for r in rows):
         h2, b2 = flow_rows([r for r in rows if r["flows"] > 1])
-        out += "\n\nper-flow goodput (flow i on hosts s<i>/d<i>; host A = flow 1, shorter access delay)\n"
+        out += "\n\nper-flow goodput (flow i on hosts s<i>/d<i>; host A = flow 1, shorter access delay)\n\n"
         out += tabulate(b2, headers=h2, tablefmt=tablefmt, disable_numparse=True)
     return out
 
