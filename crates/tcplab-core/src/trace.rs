@@ -4,6 +4,8 @@
 //! `sample_interval`), so tracing costs nothing per packet: when it is off no
 //! sample event is ever scheduled.
 
+use crate::net::{Packet, PacketKind};
+
 /// Per-flow samples, one row per (time, flow).
 #[derive(Debug, Default, Clone)]
 pub struct FlowSeries {
@@ -138,6 +140,23 @@ pub struct DropTrace {
     /// [`DropCause`] code.
     pub cause: Vec<u8>,
     pub queue_packets: Vec<u64>,
+}
+
+impl DropTrace {
+    /// Adds a row: packet `p` of `flow` refused or lost at `link` at `time`
+    /// (s), `queue` packets waiting there.
+    #[cold]
+    #[inline(never)]
+    pub fn push(&mut self, time: f64, link: u32, flow: u32, p: &Packet, cause: DropCause, queue: u64) {
+        self.time.push(time);
+        self.link.push(link);
+        self.flow.push(flow);
+        self.seq.push(p.seq);
+        self.ack.push(p.kind == PacketKind::Ack);
+        self.retransmit.push(p.retransmit);
+        self.cause.push(cause as u8);
+        self.queue_packets.push(queue);
+    }
 }
 
 /// Every retransmission, in time order (ties by flow), with its cause (with

@@ -444,7 +444,8 @@ impl World {
                     fl.data_lost += 1;
                     if self.drop_trace.is_some() {
                         let link = fl.sender.first_hop.link;
-                        self.trace_drop(&p, f, link, DropCause::Scripted);
+                        let queue = self.queue_now(link);
+                        self.trace_drop(&p, f, link, DropCause::Scripted, queue);
                     }
                     continue;
                 }
@@ -526,7 +527,10 @@ impl World {
         match l.enqueue(now, p, route, shared) {
             Enqueued::Accepted(Some(t)) => self.schedule_arrival::<R>(t, link, route),
             Enqueued::Accepted(None) => {}
-            Enqueued::Dropped => self.count_gone(&p, link, DropCause::Queue),
+            Enqueued::Dropped => {
+                let queue = l.waiting_packets();
+                self.count_gone(&p, link, DropCause::Queue, queue)
+            }
         }
     }
 
@@ -553,7 +557,8 @@ impl World {
         }
         debug_assert_eq!(route, self.path_link(p.pos + 1));
         if lost {
-            self.count_gone(&p, l, DropCause::Wire);
+            let queue = if self.drop_trace.is_some() { self.queue_now(l) } else { 0 };
+            self.count_gone(&p, l, DropCause::Wire, queue);
         } else if route & PATH_END == 0 {
             p.pos += 1;
             self.enqueue::<R>(route, p);
@@ -573,14 +578,13 @@ impl World {
     }
 
     /// Accounts a packet that will not arrive: dropped by `link`'s full queue
-    /// or lost on its wire by the link's loss model.
+    /// or lost on its wire by the link's loss model, `queue` packets waiting
+    /// there.
     #[inline(always)]
-    fn count_gone(&mut self, p: &Packet, link: u32, cause: DropCause) {
+    fn count_gone(&mut self, p: &Packet, link: u32, cause: DropCause, queue: u64) {
         self.sacks.release(p.sack);
         let f = self.flow_of(p.pos);
-        if self.drop_trace.is_some() {
-            self.trace_drop(p, f, link, cause);
-        }
+        self.trace_drop(p, f, link, cause, queue);
         let dropped = cause == DropCause::Queue;
         let fl = &mut self.flows[f as usize];
         *match (p.kind, dropped) {
@@ -591,26 +595,21 @@ impl World {
         } += 1;
     }
 
-    /// Adds a row to the drop trace (which must be on).
-    #[cold]
-    fn trace_drop(&mut self, p: &Packet, flow: u32, link: u32, cause: DropCause) {
+    /// Adds a row to the drop trace, if the run keeps one. Only the trace
+    /// goes to the out-of-line push, never `self`: a call that could reach
+    /// the whole world, even on this rare path, slows the packet loop.
+    #[inline(always)]
+    fn trace_drop(&mut self, p: &Packet, flow: u32, link: u32, cause: DropCause, queue: u64) {
+        if let Some(t) = self.drop_trace.as_mut() {
+            t.push(to_secs(self.now), link, flow, p, cause, queue);
+        }
+    }
+
+    /// Packets waiting in link `l`'s queue now (the one in service excluded).
+    #[inline(always)]
+    fn queue_now(&mut self, l: u32) -> u64 {
         let now = self.now;
-        let queue = match self.links.get_mut(link as usize) {
-            Some(l) => {
-                l.advance(now);
-                l.waiting_packets()
-            }
-            None => 0,
-        };
-        let Some(t) = self.drop_trace.as_mut() else { return };
-        t.time.push(to_secs(now));
-        t.link.push(link);
-        t.flow.push(flow);
-        t.seq.push(p.seq);
-        t.ack.push(p.kind == PacketKind::Ack);
-        t.retransmit.push(p.retransmit);
-        t.cause.push(cause as u8);
-        t.queue_packets.push(queue);
+        self.link_mut(l).0.waiting_packets_at(now)
     }
 
     /// Hands packet `p` to the endpoint that `end` (a path's end entry)

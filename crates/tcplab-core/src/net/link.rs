@@ -582,6 +582,14 @@ impl Link {
         (self.entries.len - self.entries.waiting) as u64
     }
 
+    /// Packets waiting at `now`, the one in service excluded (for the drop
+    /// trace; kept out of line, as the trace is).
+    #[inline(never)]
+    pub fn waiting_packets_at(&mut self, now: Time) -> u64 {
+        self.advance(now);
+        self.waiting_packets()
+    }
+
     #[inline]
     pub fn waiting_bytes(&self) -> u64 {
         self.waiting_bytes
