@@ -102,7 +102,7 @@ pub struct World {
     cc_ts: CcSeries,
     cc_vars: Vec<(&'static str, f64)>,
     /// Every drop and loss, when the run traces them (`RunSpec::loss_trace`).
-    drop_trace: Option<DropTrace>,
+    drop_trace: Option<Box<DropTrace>>,
     wall_s: f64,
     finished: bool,
 }
@@ -246,7 +246,7 @@ impl World {
         }
         events.schedule(measure_start, EventKind::MeasureStart);
         let scripted_loss = spec.flows.iter().any(|f| !f.drop_segments.is_empty());
-        let drop_trace = spec.loss_trace.then(DropTrace::default);
+        let drop_trace = spec.loss_trace.then(Box::<DropTrace>::default);
         Ok(World {
             spec,
             now: 0,
@@ -702,7 +702,7 @@ impl World {
         r.flow_ts = self.flow_ts.clone();
         r.queue_ts = self.queue_ts.clone();
         r.cc_ts = self.cc_ts.clone();
-        r.drop_trace = self.drop_trace.clone().unwrap_or_default();
+        r.drop_trace = self.drop_trace.as_deref().cloned().unwrap_or_default();
         r.retransmit_trace = self.retransmit_trace();
         r
     }
@@ -735,7 +735,7 @@ impl World {
         r.flow_ts = std::mem::take(&mut self.flow_ts);
         r.queue_ts = std::mem::take(&mut self.queue_ts);
         r.cc_ts = std::mem::take(&mut self.cc_ts);
-        r.drop_trace = self.drop_trace.take().unwrap_or_default();
+        r.drop_trace = self.drop_trace.take().map(|t| *t).unwrap_or_default();
         r.retransmit_trace = self.retransmit_trace();
         r
     }

@@ -499,15 +499,17 @@ impl Sender {
         }
         // The pacing rate is read once per sending opportunity, not per packet.
         let pacing = self.cc.pacing_rate_bps();
+        // So is the window: sending changes neither it nor the recovery state.
+        // RFC 3042 for FlightSize senders; a SACK sender's pipe already drops
+        // by one per duplicate ACK (RFC 6675 step 3).
+        let extra = if self.cfg.limited_transmit && !self.sack() && self.state == CaState::Open {
+            self.dupacks.min(2) as f64
+        } else {
+            0.0
+        };
+        let window = self.w.cwnd + self.inflation + extra;
         loop {
-            // RFC 3042 for FlightSize senders; a SACK sender's pipe already
-            // drops by one per duplicate ACK (RFC 6675 step 3).
-            let extra = if self.cfg.limited_transmit && !self.sack() && self.state == CaState::Open {
-                self.dupacks.min(2) as f64
-            } else {
-                0.0
-            };
-            if (self.in_flight() + 1) as f64 > self.w.cwnd + self.inflation + extra {
+            if (self.in_flight() + 1) as f64 > window {
                 self.cwnd_limited = true;
                 return;
             }
