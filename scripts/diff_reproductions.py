@@ -2,12 +2,15 @@
 """Every cell that differs between two outputs of the same reproduction.
 
     python scripts/diff_reproductions.py OLD_DIR NEW_DIR            # per table: changed cells and rows
-    python scripts/diff_reproductions.py OLD_DIR NEW_DIR --cells    # and every changed cell, old -> new
+    python scripts/diff_reproductions.py OLD_DIR NEW_DIR --cells    # and every changed cell, old→new
 
 OLD_DIR and NEW_DIR are `tcplab reproduce PAPER -o DIR` outputs (for example of two tcplab versions).
 Tables are the CSV files found in both; rows are matched by position (a reproduction writes its rows in
 a fixed order) and named by their leading parameter columns. Wall-clock columns are ignored. Exit status:
 0 when nothing differs, 1 when something does, 2 on bad input.
+
+With --cells, each changed row follows its table as one line, `  - ROW: column old→new; ...`, numbers
+to 5 significant digits (docs/changes-0.2.0-cells.md is this output for each paper).
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import math
 import os
 import sys
 
+import numpy as np
 import pandas as pd
 
 #: Columns that measure the machine, not the model.
@@ -44,6 +48,19 @@ def row_name(old: pd.DataFrame, new: pd.DataFrame) -> list:
             break
         names.append(c)
     return names
+
+
+def short(v) -> str:
+    """A cell as listed: integers as such, other numbers to 5 significant digits."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(v)
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    if math.isfinite(f) and f == int(f) and abs(f) < 1e15:
+        return str(int(f))
+    return f"{f:.5g}"
 
 
 def diff_table(old: pd.DataFrame, new: pd.DataFrame) -> tuple:
@@ -95,8 +112,11 @@ def main(argv=None) -> int:
         rows = len({i for i, *_ in cells})
         print(f"{name}: {len(cells)} of {total} cells changed, in {rows} of {len(old)} rows")
         if a.cells:
-            for _, label, c, x, y in cells:
-                print(f"  [{label}] {c}: {x} -> {y}")
+            by_row: dict = {}
+            for i, label, c, x, y in cells:
+                by_row.setdefault((i, label), []).append(f"{c} {short(x)}→{short(y)}")
+            for (_, label), changes in by_row.items():
+                print(f"  - {label}: " + "; ".join(changes))
         changed = changed or bool(cells)
     return 1 if changed else 0
 

@@ -18,12 +18,14 @@ def write(d, rows):
 
 def test_only_the_changed_cells_are_listed_and_wall_clock_is_ignored(tmp_path, capsys):
     write(tmp_path / "a", ["NewReno,100,0.1,162.5,577,9.0\n", "CUBIC,100,0.1,194.8,1255,8.0\n"])
-    write(tmp_path / "b", ["NewReno,100,0.1,162.5,403,3.0\n", "CUBIC,100,0.1,194.8,1255,1.0\n"])
+    write(tmp_path / "b", ["NewReno,100,0.1,162.5,403,3.0\n", "CUBIC,100,0.1,194.81234567,1255,1.0\n"])
     assert dr.main([str(tmp_path / "a"), str(tmp_path / "b"), "--cells"]) == 1
     out = capsys.readouterr().out.splitlines()
-    # 2 rows x 2 metric columns; protocol, rtt_ms and buffer_bdp name the row, wall_s is not compared
-    assert out == ["table1.csv: 1 of 4 cells changed, in 1 of 2 rows",
-                   "  [protocol=NewReno, rtt_ms=100, buffer_bdp=0.1] drops: 577 -> 403"]
+    # 2 rows x 2 metric columns; protocol, rtt_ms and buffer_bdp name the row, wall_s is not compared;
+    # one line per changed row, numbers to 5 significant digits
+    assert out == ["table1.csv: 2 of 4 cells changed, in 2 of 2 rows",
+                   "  - protocol=NewReno, rtt_ms=100, buffer_bdp=0.1: drops 577→403",
+                   "  - protocol=CUBIC, rtt_ms=100, buffer_bdp=0.1: goodput_mbps 194.8→194.81"]
 
 
 def test_identical_outputs_exit_0_and_bad_input_exits_2(tmp_path, capsys):
