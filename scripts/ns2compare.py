@@ -663,17 +663,19 @@ def _fmt(x: Any, spec: str = "d") -> str:
 def table_rows(rows: Sequence[dict]) -> tuple[list, list]:
     head = ["protocol", "rtt ms", "B pkts", "goodput Mb/s ns2", "tcplab", "diff %", "drops ns2", "tcplab",
             "rexmit ns2", "tcplab", "RTOs ns2", "tcplab", "CPU s ns2", "tcplab", "CPU ratio"]
+    def side(d: dict, key: str, spec: str = "d", scale: float = 1.0) -> str:
+        # A side that failed shows "failed" (its error is printed under the table); the other side's
+        # figures stay.
+        if "error" in d:
+            return "failed"
+        v = d[key]
+        if v is not None and scale != 1.0:
+            v = v / scale
+        return _fmt(v, spec)
+
     body = []
     for r in rows:
         a, b = r["ns2"], r["tcplab"]
-
-        def side(d: dict, key: str, spec: str = "d", scale: float = 1.0) -> str:
-            # A side that failed shows "failed" (its error is printed under the table); the other side's
-            # figures stay.
-            if "error" in d:
-                return "failed"
-            return _fmt(d[key] / scale if d[key] is not None and scale != 1.0 else d[key], spec)
-
         both = "error" not in r
         body.append([r["protocol"], _fmt(r["rtt_ms"], "g"), r["buffer_packets"], side(a, "goodput_bps", ".2f", 1e6),
                      side(b, "goodput_bps", ".2f", 1e6), _fmt(r["goodput_diff_pct"], "+.2f") if both else "",

@@ -595,9 +595,9 @@ impl World {
         } += 1;
     }
 
-    /// Adds a row to the drop trace, if the run keeps one. Only the trace
-    /// goes to the out-of-line push, never `self`: a call that could reach
-    /// the whole world, even on this rare path, slows the packet loop.
+    /// Adds a row to the drop trace, if the run keeps one. The out-of-line
+    /// push gets the trace, not `self` (docs/performance.md, "0.2.0's loss
+    /// recovery").
     #[inline(always)]
     fn trace_drop(&mut self, p: &Packet, flow: u32, link: u32, cause: DropCause, queue: u64) {
         if let Some(t) = self.drop_trace.as_mut() {
