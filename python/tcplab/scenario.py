@@ -122,6 +122,18 @@ ACCOUNTINGS = ("payload", "ns2")
 RTO_MODES = ("linux", "rfc6298")
 #: Reno/NewReno guard against false fast retransmits (RFC 6582 section 4).
 DUPACK_GUARDS = ("careful", "less_careful", "ack_heuristic")
+#: TCP profiles: "rfc" is the classic RFC sender the paper reproductions use;
+#: "linux" models Linux 6.x (docs/tcp.md "The Linux profile").
+PROFILES = ("rfc", "linux")
+#: What a profile sets for the Flow options left at None.
+PROFILE_DEFAULTS: dict[str, dict[str, Any]] = {
+    "rfc": {"recovery": "newreno", "header_size": 40, "ack_size": 40,
+            "prr": False, "rack": False, "tlp": False, "delayed_ack": False},
+    # Linux 6.x: SACK on, 20 B IP + 20 B TCP + 12 B timestamp option (so a
+    # 1500 B packet carries MSS 1448), PRR, RACK-TLP, delayed ACKs.
+    "linux": {"recovery": "sack", "header_size": 52, "ack_size": 52,
+              "prr": True, "rack": True, "tlp": True, "delayed_ack": True},
+}
 NODE_KINDS = ("host", "router")
 #: Algorithms assumed to exist when the core extension is not importable.
 BUILTIN_ALGORITHMS = ["reno", "newreno"]
@@ -385,9 +397,16 @@ class File:
 class Flow:
     """One TCP connection from host ``src`` to host ``dst``.
 
-    Defaults mirror the core's (``spec.rs``) except ``recovery`` (which the
-    core requires): ``recovery="newreno"``, ``algorithm="newreno"``,
-    1500-byte packets with 40-byte headers, 40-byte ACKs, ``payload``
+    ``profile`` picks the TCP the flow models: ``"rfc"`` (the default, the
+    classic RFC sender of the paper reproductions) or ``"linux"`` (Linux
+    6.x). The options left at ``None`` take the profile's values
+    (``PROFILE_DEFAULTS``): for ``"rfc"`` NewReno recovery, 40-byte headers
+    and ACKs, no PRR/RACK/TLP, no delayed ACKs; for ``"linux"`` SACK
+    recovery, 52-byte headers and ACKs (MSS 1448 in 1500 bytes), PRR, RACK,
+    the tail loss probe and delayed ACKs. Each can be set on its own.
+
+    Other defaults mirror the core's (``spec.rs``): ``algorithm="newreno"``,
+    1500-byte packets, ``payload``
     accounting (use ``accounting="ns2"`` to count whole packets as goodput,
     as the papers do; :class:`Dumbbell` defaults to that), initial window 10,
     RTO min/max/initial 0.2/60/1 s, ``rto_mode="linux"``
@@ -403,11 +422,11 @@ class Flow:
     name: Optional[str] = None
     algorithm: str = "newreno"
     params: dict = field(default_factory=dict)
-    recovery: str = "newreno"
+    recovery: Optional[str] = None
     start: Quantity = 0.0
     packet_size: Quantity = 1500
-    header_size: Quantity = 40
-    ack_size: Quantity = 40
+    header_size: Optional[Quantity] = None
+    ack_size: Optional[Quantity] = None
     accounting: str = "payload"
     init_cwnd: float = 10.0
     init_ssthresh: Optional[float] = None
@@ -424,7 +443,7 @@ class Flow:
     #: ``lessCareful_``), ``"ack_heuristic"`` RFC 6582 4.1's ACK heuristic.
     dupack_guard: str = "careful"
     limited_transmit: bool = False
-    delayed_ack: bool = False
+    delayed_ack: Optional[bool] = None
     delack_timeout: Quantity = 0.04
     sack_blocks: int = 3
     restart_after_idle: bool = True
@@ -435,6 +454,24 @@ class Flow:
     #: on a loss it judges "not congestion", the segment is retransmitted
     #: without reducing the window (any algorithm). Checked by the core.
     loss_classifier: Optional[Mapping] = None
+    #: ``"rfc"`` or ``"linux"``: the defaults of the options left at None.
+    profile: str = "rfc"
+    #: Proportional Rate Reduction in fast recovery (RFC 6937, Linux
+    #: ``tcp_cwnd_reduction``); SACK recovery only.
+    prr: Optional[bool] = None
+    #: RACK time-based loss detection (RFC 8985, Linux ``tcp_recovery.c``)
+    #: instead of RFC 6675's DupThresh rule; SACK recovery only.
+    rack: Optional[bool] = None
+    #: Tail loss probe (RFC 8985 section 7); needs ``rack``.
+    tlp: Optional[bool] = None
+
+    def _resolved(self, name: str, path: str) -> Any:
+        """An option's value, or the profile's when it is None."""
+        v = getattr(self, name)
+        if v is not None:
+            return v
+        profile = _choice(self.profile, PROFILES, f"{path}.profile", "profile")
+        return PROFILE_DEFAULTS[profile][name]
 
     def _files_spec(self, path: str) -> dict:
         if self.files is None:
@@ -467,14 +504,14 @@ class Flow:
         algo, entry = resolve_algorithm(self.algorithm, p("algorithm"))
         params = _check_params(self.params, entry, algo, p("params"))
         packet_size = parse_size(self.packet_size, p("packet_size"))
-        header_size = parse_size(self.header_size, p("header_size"))
+        header_size = parse_size(self._resolved("header_size", path), p("header_size"))
         if header_size < 0:
-            raise ScenarioError(p("header_size"), f"must not be negative, got {self.header_size!r}")
+            raise ScenarioError(p("header_size"), f"must not be negative, got {header_size!r}")
         if packet_size <= header_size:
             raise ScenarioError(p("packet_size"), f"must exceed header_size ({header_size} B), got {packet_size} B")
-        ack_size = parse_size(self.ack_size, p("ack_size"))
+        ack_size = parse_size(self._resolved("ack_size", path), p("ack_size"))
         if ack_size < 1:
-            raise ScenarioError(p("ack_size"), f"must be at least 1 byte, got {self.ack_size!r}")
+            raise ScenarioError(p("ack_size"), f"must be at least 1 byte, got {ack_size!r}")
         for name, v in (("packet_size", packet_size), ("ack_size", ack_size)):
             if v > MAX_PACKET_SIZE:
                 raise ScenarioError(p(name), f"must be at most {MAX_PACKET_SIZE} B (IP's largest packet), got {v} B")
@@ -501,12 +538,13 @@ class Flow:
         max_rto = _pos_time(self.max_rto, p("max_rto"))
         if max_rto < min_rto:
             raise ScenarioError(p("max_rto"), f"must be at least min_rto ({min_rto} s), got {max_rto} s")
-        return {
+        linux = {k: _bool(self._resolved(k, path), p(k)) for k in ("prr", "rack", "tlp")}
+        spec = {
             "name": _str(self.name if self.name is not None else default_name, p("name")),
             "src": _str(self.src, p("src")),
             "dst": _str(self.dst, p("dst")),
             "cc": {"algorithm": algo, "params": params},
-            "recovery": _choice(self.recovery, RECOVERIES, p("recovery"), "recovery"),
+            "recovery": _choice(self._resolved("recovery", path), RECOVERIES, p("recovery"), "recovery"),
             "start": _nonneg_time(self.start, p("start")),
             "packet_size": packet_size,
             "header_size": header_size,
@@ -522,7 +560,7 @@ class Flow:
             "dupthresh": dupthresh,
             "dupack_guard": _choice(self.dupack_guard, DUPACK_GUARDS, p("dupack_guard"), "dupack_guard"),
             "limited_transmit": _bool(self.limited_transmit, p("limited_transmit")),
-            "delayed_ack": _bool(self.delayed_ack, p("delayed_ack")),
+            "delayed_ack": _bool(self._resolved("delayed_ack", path), p("delayed_ack")),
             "delack_timeout": _pos_time(self.delack_timeout, p("delack_timeout")),
             "sack_blocks": sack_blocks,
             "restart_after_idle": _bool(self.restart_after_idle, p("restart_after_idle")),
@@ -530,6 +568,10 @@ class Flow:
             "drop_segments": self._drop_segments(path),
             "loss_classifier": self._loss_classifier(path),
         }
+        # Only the mechanisms switched on go to the core: a classic flow's
+        # spec (and so its store key) is what it was before they existed.
+        spec.update({k: True for k, on in linux.items() if on})
+        return spec
 
     def _loss_classifier(self, path: str) -> Optional[dict]:
         lc = self.loss_classifier
@@ -894,13 +936,13 @@ _DUMBBELL_DEFAULTS: dict[str, Any] = {
     "reverse_loss": None,
     "algorithm": "newreno",
     "params": None,
-    "recovery": "newreno",
+    "recovery": None,
     "start": 0.0,
     "access_rate": None,
     "access_delay": "spread",
     "packet_size": 1500,
-    "header_size": 40,
-    "ack_size": 40,
+    "header_size": None,
+    "ack_size": None,
     "accounting": "ns2",
     "flow_options": None,
 }
@@ -959,6 +1001,9 @@ class Dumbbell(Scenario):
     * Paper conventions by default: 1500-byte packets with 40-byte headers,
       40-byte ACKs, ``ns2`` accounting (a 1500-byte packet counts 1500 bytes of
       goodput), NewReno loss recovery, 2000 s runs measured over the last half.
+      ``flow_options={"profile": "linux"}`` models Linux 6.x instead (SACK,
+      52-byte headers and ACKs, PRR, RACK-TLP, delayed ACKs) for the options
+      left unset (``recovery``, ``header_size``, ``ack_size`` included).
     * ``loss_trace=True`` records every drop, loss and retransmission (the
       results' ``drop_trace`` and ``retransmit_trace``), for diagnosing
       loss recovery.
@@ -974,7 +1019,7 @@ class Dumbbell(Scenario):
         buffer: Union[Quantity, Buffer, None],
         algorithm: Union[str, Sequence[str]] = "newreno",
         params: Union[Mapping, Sequence[Mapping], None] = None,
-        recovery: Union[str, Sequence[str]] = "newreno",
+        recovery: Union[str, Sequence[str], None] = None,
         *,
         duration: Quantity = "2000s",
         measure_window: Optional[Quantity] = None,
@@ -983,8 +1028,8 @@ class Dumbbell(Scenario):
         access_rate: Optional[Quantity] = None,
         access_delay: Union[str, Quantity, Sequence[Quantity]] = "spread",
         packet_size: Quantity = 1500,
-        header_size: Quantity = 40,
-        ack_size: Quantity = 40,
+        header_size: Optional[Quantity] = None,
+        ack_size: Optional[Quantity] = None,
         accounting: str = "ns2",
         flow_options: Optional[Mapping[str, Any]] = None,
         seed: int = 0,

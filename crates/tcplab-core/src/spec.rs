@@ -331,6 +331,24 @@ pub struct FlowSpec {
     /// nor ssthresh is reduced. Works with any algorithm.
     #[serde(default)]
     pub loss_classifier: Option<LossClassifierSpec>,
+    /// Linux's sender mechanisms, each on its own switch (SACK recovery
+    /// only; the Python `profile = "linux"` turns them all on). Omitted
+    /// from the JSON when off, so classic flows keep their store keys.
+    /// PRR (RFC 6937, Linux `tcp_cwnd_reduction`) sets the window in fast
+    /// recovery.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub prr: bool,
+    /// RACK (RFC 8985, Linux `tcp_recovery.c`) marks losses by time
+    /// instead of RFC 6675's DupThresh rule, lost retransmissions included.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub rack: bool,
+    /// The tail loss probe (RFC 8985 section 7, Linux `tcp_send_loss_probe`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub tlp: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A loss classifier and its parameters (see `cc::knn` for `knn`).
@@ -545,6 +563,14 @@ impl RunSpec {
             positive(p("delack_timeout"), f.delack_timeout)?;
             if f.sack_blocks == 0 || f.sack_blocks > 4 {
                 return Err(SpecError::new(p("sack_blocks"), format!("must be 1 to 4 (RFC 2018), got {}", f.sack_blocks)));
+            }
+            for (name, on) in [("prr", f.prr), ("rack", f.rack), ("tlp", f.tlp)] {
+                if on && f.recovery != Recovery::Sack {
+                    return Err(SpecError::new(p(name), format!("needs recovery = \"sack\" (Linux runs it on the SACK scoreboard), got {}", serde_json::to_string(&f.recovery).unwrap_or_default())));
+                }
+            }
+            if f.tlp && !f.rack {
+                return Err(SpecError::new(p("tlp"), "needs rack = true (the probe's loss is detected by RACK, RFC 8985 7.4)".into()));
             }
             if let AppSpec::Files { files } = &f.app {
                 for (j, file) in files.iter().enumerate() {

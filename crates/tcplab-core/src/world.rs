@@ -177,6 +177,9 @@ impl World {
                 min_rto: f.min_rto,
                 max_rto: f.max_rto,
                 rto_mode: f.rto_mode,
+                prr: f.prr,
+                rack: f.rack,
+                tlp: f.tlp,
             };
             let classifier = match &f.loss_classifier {
                 Some(lc) => Some(cc::knn::build(lc, &format!("flows[{i}].loss_classifier"))?),

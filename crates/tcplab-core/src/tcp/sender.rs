@@ -219,6 +219,10 @@ pub struct SenderConfig {
     pub min_rto: f64,
     pub max_rto: f64,
     pub rto_mode: crate::spec::RtoMode,
+    /// Linux mechanisms (SACK senders; see `FlowSpec::prr`, `rack`, `tlp`).
+    pub prr: bool,
+    pub rack: bool,
+    pub tlp: bool,
 }
 
 pub struct Sender {
@@ -289,6 +293,20 @@ pub struct Sender {
     /// Every retransmission (time, segment, cause, segments outstanding),
     /// when the run traces them.
     pub rtx_trace: Option<Vec<(Time, u64, RetransmitCause, u64)>>,
+    /// PRR (RFC 6937) state of the current fast recovery, Linux's names.
+    prr: Prr,
+}
+
+/// Proportional Rate Reduction's counters (RFC 6937; Linux `prior_cwnd`,
+/// `prr_delivered`, `prr_out`, set by `tcp_init_cwnd_reduction`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Prr {
+    /// cwnd when recovery began (RFC 6937 RecoverFS as Linux takes it).
+    prior_cwnd: f64,
+    /// Segments delivered (cumulatively ACKed or SACKed) since then.
+    delivered: u64,
+    /// Segments sent since then, retransmissions included.
+    out: u64,
 }
 
 impl Sender {
@@ -334,6 +352,7 @@ impl Sender {
             rto_resend_pending: false,
             stats: SenderStats::default(),
             rtx_trace: None,
+            prr: Prr::default(),
         }
     }
 
@@ -435,6 +454,9 @@ impl Sender {
             self.stats.retransmits += 1;
         }
         let size = self.wire_size(seq, map);
+        if self.cfg.prr && self.state == CaState::Recovery {
+            self.prr.out += 1;
+        }
         self.stats.data_sent += 1;
         self.last_send = now;
         if self.rto_deadline.is_none() {
@@ -578,6 +600,7 @@ impl Sender {
         self.recover = self.high_data;
         self.last_cut_by_rto = false;
         self.state = CaState::Recovery;
+        self.prr = Prr { prior_cwnd: self.w.cwnd, delivered: 0, out: 0 };
         self.partial_ack_seen = false;
         self.stats.fast_recoveries += 1;
         // The fast retransmit restarts the retransmission timer, as ns-2
@@ -700,6 +723,7 @@ impl Sender {
             self.dupacks += 1;
         }
         let duplicate = a <= old_una;
+        let lost_before = self.lost_high.max(self.snd_una);
         if self.sack() && sack.n > 0 {
             let mut newly_sacked = 0;
             for (s, e) in sack.ranges(a) {
@@ -723,6 +747,13 @@ impl Sender {
         if self.lost_high < self.snd_una {
             self.lost_high = self.snd_una;
         }
+        // Segments this ACK marked lost (Linux's `rs->losses`), for PRR.
+        let newly_lost = if self.cfg.prr && self.lost_high > lost_before {
+            let sacked_between = self.sacked_at_or_above(lost_before) - self.sacked_at_or_above(self.lost_high);
+            self.lost_high - lost_before - sacked_between
+        } else {
+            0
+        };
         self.delivered += acked;
         if a > old_una {
             if let Some(c) = self.classifier.as_mut() {
@@ -751,7 +782,7 @@ impl Sender {
         self.cc.on_ack_sample(&self.w, &sample);
 
         let grow = if self.sack() {
-            self.sack_recovery(now, a > old_una, map, out)
+            self.sack_recovery(now, a > old_una, acked, newly_lost, map, out)
         } else {
             self.dupack_recovery(now, a > old_una, cum_acked, map, out)
         };
@@ -864,7 +895,9 @@ impl Sender {
     }
 
     /// RFC 6675 recovery. Returns whether the window may grow on this ACK.
-    fn sack_recovery(&mut self, now: Time, new_data: bool, map: &SegmentMap, out: &mut Vec<Packet>) -> bool {
+    /// `delivered`: segments this ACK newly acknowledged or SACKed;
+    /// `newly_lost`: segments it marked lost (both for PRR).
+    fn sack_recovery(&mut self, now: Time, new_data: bool, delivered: u64, newly_lost: u64, map: &SegmentMap, out: &mut Vec<Packet>) -> bool {
         match self.state {
             CaState::Open => {
                 let lost = self.lost_high > self.snd_una;
@@ -873,6 +906,13 @@ impl Sender {
                     // The first unacknowledged segment is presumed lost (RFC 6675 4.2).
                     if self.lost_high <= self.snd_una {
                         self.lost_high = self.snd_una + 1;
+                    }
+                    if self.cfg.prr && self.hold.is_none() {
+                        // PRR lets at least one segment out on the ACK that
+                        // starts recovery: the sending loop's NextSeg() is
+                        // the fast retransmit of the first lost segment.
+                        self.prr_reduce(delivered, newly_lost, new_data);
+                        return false;
                     }
                     self.w.cwnd = self.recovery_target();
                     // RFC 6675 (4.3): "Retransmit the first data segment presumed
@@ -891,6 +931,13 @@ impl Sender {
             CaState::Recovery => {
                 if self.snd_una >= self.recover {
                     self.exit_recovery(now);
+                    // Linux leaves Recovery in `tcp_fastretrans_alert` before
+                    // `tcp_cong_control` runs, so the ACK that ends it already
+                    // grows the window (`tcp_may_raise_cwnd`).
+                    return self.cfg.prr && new_data;
+                }
+                if self.cfg.prr && self.hold.is_none() {
+                    self.prr_reduce(delivered, newly_lost, new_data);
                 }
                 false
             }
@@ -901,6 +948,38 @@ impl Sender {
                 new_data
             }
         }
+    }
+
+    /// Proportional Rate Reduction (RFC 6937's PRR-SSRB) as Linux 6.x's
+    /// `tcp_cwnd_reduction`: sets cwnd to the segments in flight after this
+    /// ACK plus what may be sent now. While more than ssthresh is in flight,
+    /// sending follows delivery in the proportion ssthresh / prior_cwnd;
+    /// below it, up to one more than was delivered (slow start back to
+    /// ssthresh) when `snd_una` advanced and nothing new was lost, else
+    /// packet conservation. The first ACK of a recovery always lets one
+    /// segment out (the fast retransmit).
+    fn prr_reduce(&mut self, newly_acked_sacked: u64, newly_lost: u64, una_advanced: bool) {
+        if newly_acked_sacked == 0 {
+            return;
+        }
+        self.prr.delivered += newly_acked_sacked;
+        let ssthresh = self.w.ssthresh;
+        let in_flight = self.in_flight() as f64;
+        let delta = ssthresh - in_flight;
+        let mut sndcnt = if delta < 0.0 {
+            // ceil(ssthresh * prr_delivered / prior_cwnd) - prr_out
+            (ssthresh * self.prr.delivered as f64 / self.prr.prior_cwnd).ceil() - self.prr.out as f64
+        } else {
+            let mut n = (self.prr.delivered as f64 - self.prr.out as f64).max(newly_acked_sacked as f64);
+            if una_advanced && newly_lost == 0 {
+                n += 1.0;
+            }
+            n.min(delta)
+        };
+        // "Force a fast retransmit upon entering fast recovery"; never negative.
+        sndcnt = sndcnt.max(if self.prr.out == 0 { 1.0 } else { 0.0 });
+        // in_flight + sndcnt >= 1 always (in_flight = 0 makes delta = ssthresh >= 2).
+        self.w.cwnd = (in_flight + sndcnt).max(1.0);
     }
 
     /// The retransmission timer fired and its deadline has passed.
@@ -980,6 +1059,9 @@ mod tests {
             min_rto: 0.2,
             max_rto: 60.0,
             rto_mode: crate::spec::RtoMode::Linux,
+            prr: f.prr,
+            rack: f.rack,
+            tlp: f.tlp,
         };
         let mut s = Sender::new(cfg, crate::cc::build(&f.cc, "f").unwrap());
         s.started = true;
@@ -1052,6 +1134,54 @@ mod tests {
         ack(&mut s, &map, 0, &[(1, 3)]);
         ack(&mut s, &map, 0, &[(1, 4)]);
         assert_eq!((s.dupacks, s.state, s.stats.fast_recoveries), (3, CaState::Recovery, 1));
+    }
+
+    /// RFC 6937 section 3 (PRR-SSRB) as Linux's `tcp_cwnd_reduction`: 20
+    /// segments out, the first lost, one SACK per ACK. While pipe exceeds
+    /// ssthresh the sender may have sent, in all, CEIL(prr_delivered *
+    /// ssthresh / RecoverFS) segments since recovery began (RecoverFS =
+    /// cwnd at entry, as Linux's `prior_cwnd`): about one per two ACKs for
+    /// Reno's halving, the first of them the fast retransmit. When the
+    /// retransmission is acknowledged, recovery ends with cwnd = ssthresh.
+    #[test]
+    fn prr_sends_in_proportion_to_delivery_and_leaves_recovery_at_ssthresh() {
+        let (mut s, map) = sender("sack", DupAckGuard::Careful);
+        s.cfg.prr = true;
+        s.w.cwnd = 20.0;
+        s.w.ssthresh = 19.0;
+        let mut out = vec![];
+        s.transmit(0, &map, &mut out);
+        assert_eq!(out.len(), 20);
+        let mut sent_in_recovery = 0u64;
+        let mut retransmitted_first = false;
+        for k in 1..20u64 {
+            let out = ack(&mut s, &map, 0, &[(1, k + 1)]);
+            if k < 3 {
+                assert!(s.state == CaState::Open && out.len() == 1, "limited by cwnd: one new segment per SACK before recovery");
+                continue;
+            }
+            assert_eq!(s.state, CaState::Recovery);
+            if k == 3 {
+                retransmitted_first = out.first().map_or(false, |p| p.seq == 0 && p.retransmit);
+            }
+            sent_in_recovery += out.len() as u64;
+            let prr_delivered = k - 2; // the ACK that began recovery counts its own SACK
+            let ssthresh = s.w.ssthresh;
+            let pipe = s.in_flight() as f64;
+            if pipe > ssthresh {
+                let allowed = (ssthresh * prr_delivered as f64 / 20.0).ceil() as u64;
+                assert_eq!(sent_in_recovery, allowed.max(1), "after SACK {k}: PRR-SSRB allows {allowed}, sent {sent_in_recovery}");
+            }
+        }
+        assert!(retransmitted_first, "the ACK that starts recovery sends the fast retransmit");
+        let ss = s.w.ssthresh;
+        assert!(ss < 20.0, "reno halves ssthresh: {ss}");
+        // The retransmission arrives: everything up to the highest sent is acknowledged.
+        let high = s.high_data;
+        ack(&mut s, &map, high, &[]);
+        assert_eq!(s.state, CaState::Open);
+        // Leaving recovery sets cwnd = ssthresh, and that ACK already grows it (Linux).
+        assert!(s.w.cwnd >= ss && s.w.cwnd <= ss + 1.0, "cwnd {} after recovery, ssthresh {ss}", s.w.cwnd);
     }
 
     /// RFC 5681 3.2 steps 3-4 and RFC 6582 3.2 step 5, with the inflation
