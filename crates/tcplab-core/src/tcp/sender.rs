@@ -295,7 +295,49 @@ pub struct Sender {
     pub rtx_trace: Option<Vec<(Time, u64, RetransmitCause, u64)>>,
     /// PRR (RFC 6937) state of the current fast recovery, Linux's names.
     prr: Prr,
+    /// RACK (RFC 8985) state, Linux's `tp->rack`.
+    rack: Rack,
+    /// Segments whose retransmission is in flight, in the order they were
+    /// resent (the retransmissions' part of Linux's time-sorted list): RACK
+    /// checks the oldest first for lost retransmissions.
+    rtx_order: VecDeque<u64>,
+    /// What the one retransmission timer (`rto_deadline`) stands for now,
+    /// as Linux's `icsk_pending`.
+    pub timer: Timer,
 }
+
+/// The kinds of the sender's single timer (Linux `ICSK_TIME_RETRANS`,
+/// `ICSK_TIME_REO_TIMEOUT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Timer {
+    #[default]
+    Rto,
+    /// RACK's reordering timer: a segment becomes lost when it fires.
+    Reo,
+}
+
+/// RACK's record of the most recently sent segment known delivered.
+#[derive(Debug, Clone, Copy, Default)]
+struct Rack {
+    valid: bool,
+    /// Its (last) send time and segment number (`rack.mstamp`, `end_seq`).
+    xmit: Time,
+    seq: u64,
+    /// The RTT of the last segment RACK took a sample from (`rack.rtt_us`).
+    rtt: Time,
+    /// Set when an ACK delivered something: loss detection must run.
+    advanced: bool,
+}
+
+/// Linux `tcp_skb_sent_after` turned around: segment 1 was sent before
+/// segment 2 (ties broken by sequence, as the kernel's end_seq test).
+#[inline]
+fn sent_before(t1: Time, q1: u64, t2: Time, q2: u64) -> bool {
+    t1 < t2 || (t1 == t2 && q1 < q2)
+}
+
+/// Linux's TCP_TIMEOUT_MIN_US: slack added to RACK's reordering timer.
+const RACK_TIMER_SLACK: f64 = 0.002;
 
 /// Proportional Rate Reduction's counters (RFC 6937; Linux `prior_cwnd`,
 /// `prr_delivered`, `prr_out`, set by `tcp_init_cwnd_reduction`).
@@ -353,6 +395,9 @@ impl Sender {
             stats: SenderStats::default(),
             rtx_trace: None,
             prr: Prr::default(),
+            rack: Rack::default(),
+            rtx_order: VecDeque::new(),
+            timer: Timer::Rto,
         }
     }
 
@@ -449,6 +494,9 @@ impl Sender {
             if sack && f & RETX_OUT == 0 {
                 f |= RETX_OUT;
                 self.retrans_out += 1;
+                if self.cfg.rack {
+                    self.rtx_order.push_back(seq);
+                }
             }
             self.meta.set_flags(seq, f);
             self.stats.retransmits += 1;
@@ -461,6 +509,7 @@ impl Sender {
         self.last_send = now;
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
+            self.timer = Timer::Rto;
         }
         let inf = self.in_flight();
         self.cc.on_send(to_secs(now), size, inf);
@@ -608,6 +657,7 @@ impl Sender {
         // the head of the retransmission queue is resent) do: its ACK needs
         // a round trip through the full queue that caused the loss.
         self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
+        self.timer = Timer::Rto;
     }
 
     fn exit_recovery(&mut self, now: Time) {
@@ -621,7 +671,7 @@ impl Sender {
 
     /// Marks `[s, e)` SACKed; returns (newly SACKed, newest newly SACKed
     /// never-retransmitted segment).
-    fn sack_range(&mut self, s: u64, e: u64) -> (u64, Option<u64>) {
+    fn sack_range(&mut self, now: Time, s: u64, e: u64) -> (u64, Option<u64>) {
         let s = s.max(self.snd_una);
         let e = e.min(self.high_data);
         if s >= e {
@@ -635,6 +685,9 @@ impl Sender {
         let first = i;
         let mut mark = |this: &mut Self, a: u64, b: u64| {
             for q in a..b {
+                if this.cfg.rack {
+                    this.rack_advance(now, q, this.meta.flags(q));
+                }
                 let mut f = this.meta.flags(q) | SACKED;
                 if f & RETX_OUT != 0 {
                     f &= !RETX_OUT;
@@ -687,6 +740,9 @@ impl Sender {
                 if f & SACKED != 0 {
                     sacked_below += 1;
                 } else {
+                    if self.cfg.rack {
+                        self.rack_advance(now, q, f);
+                    }
                     acked += 1;
                     newest_unsacked = Some(q);
                 }
@@ -727,7 +783,7 @@ impl Sender {
         if self.sack() && sack.n > 0 {
             let mut newly_sacked = 0;
             for (s, e) in sack.ranges(a) {
-                let (n, newest) = self.sack_range(s, e);
+                let (n, newest) = self.sack_range(now, s, e);
                 newly_sacked += n;
                 acked += n;
                 if let Some(q) = newest {
@@ -736,7 +792,11 @@ impl Sender {
                     }
                 }
             }
-            self.update_lost_high();
+            if !self.cfg.rack {
+                // RFC 6675 IsLost; a RACK sender marks losses by time alone
+                // (Linux 6.x runs `tcp_update_scoreboard` only without RACK).
+                self.update_lost_high();
+            }
             // RFC 6675 section 2: with SACK, a duplicate ACK is one that
             // SACKs data not SACKed before (an ACK answering a duplicate
             // segment is none).
@@ -746,6 +806,17 @@ impl Sender {
         }
         if self.lost_high < self.snd_una {
             self.lost_high = self.snd_una;
+        }
+        // RACK (Linux `tcp_rack_mark_lost`): runs when this ACK delivered
+        // something; a segment not yet overdue arms the reordering timer in
+        // place of the RTO.
+        let mut reo_armed = false;
+        if self.cfg.rack && std::mem::take(&mut self.rack.advanced) {
+            if let Some(wait) = self.rack_detect_loss(now) {
+                self.rto_deadline = Some(now + wait + from_secs(RACK_TIMER_SLACK));
+                self.timer = Timer::Reo;
+                reo_armed = true;
+            }
         }
         // Segments this ACK marked lost (Linux's `rs->losses`), for PRR.
         let newly_lost = if self.cfg.prr && self.lost_high > lost_before {
@@ -804,8 +875,9 @@ impl Sender {
         // RFC 6298 5.2/5.3: stop the timer when all is acknowledged, restart it on new data.
         if self.snd_una >= self.high_data {
             self.rto_deadline = None;
-        } else if a > old_una && !self.hold_timer {
+        } else if a > old_una && !self.hold_timer && !reo_armed {
             self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
+            self.timer = Timer::Rto;
         }
         self.hold_timer = false;
         self.transmit(now, map, out);
@@ -901,7 +973,10 @@ impl Sender {
         match self.state {
             CaState::Open => {
                 let lost = self.lost_high > self.snd_una;
-                if (self.dupacks >= self.cfg.dupthresh || lost) && self.snd_una >= self.recover && self.high_data > self.snd_una {
+                // With RACK only a segment marked lost starts recovery
+                // (Linux `tcp_time_to_recover`: "the loss is proven").
+                let dupthresh = !self.cfg.rack && self.dupacks >= self.cfg.dupthresh;
+                if (dupthresh || lost) && self.snd_una >= self.recover && self.high_data > self.snd_una {
                     self.enter_fast_recovery(now);
                     // The first unacknowledged segment is presumed lost (RFC 6675 4.2).
                     if self.lost_high <= self.snd_una {
@@ -950,6 +1025,131 @@ impl Sender {
         }
     }
 
+    /// RACK's per-segment update (RFC 8985 6.2 step 2, Linux
+    /// `tcp_rack_advance`) for a segment newly acknowledged or SACKed, with
+    /// its flags before this ACK. A retransmitted segment delivered sooner
+    /// than min_rtt after its resend may be the original's delivery and
+    /// is skipped.
+    fn rack_advance(&mut self, now: Time, q: u64, flags: u8) {
+        let xmit = self.meta.sent(q);
+        let rtt = now - xmit;
+        if flags & RETX != 0 && to_secs(rtt) < self.rtt.min_rtt {
+            return;
+        }
+        self.rack.advanced = true;
+        self.rack.rtt = rtt;
+        if !self.rack.valid || sent_before(self.rack.xmit, self.rack.seq, xmit, q) {
+            self.rack.valid = true;
+            self.rack.xmit = xmit;
+            self.rack.seq = q;
+        }
+    }
+
+    /// RACK's reordering window (Linux `tcp_rack_reo_wnd`). tcplab's paths
+    /// are FIFO, so no reordering is ever seen (`reord_seen = 0`): zero in
+    /// recovery or once DupThresh segments are SACKed, else min_rtt / 4
+    /// (at most srtt).
+    fn rack_reo_wnd(&self) -> Time {
+        if self.state != CaState::Open || self.sacked_out >= self.cfg.dupthresh as u64 || !self.rtt.min_rtt.is_finite() {
+            return 0;
+        }
+        from_secs((self.rtt.min_rtt / 4.0).min(self.rtt.srtt))
+    }
+
+    /// RACK loss detection (RFC 8985 6.2 step 5, Linux
+    /// `tcp_rack_detect_loss`): a segment sent before the most recently
+    /// sent delivered one is lost once RACK.rtt + reo_wnd has passed since
+    /// its (last) transmission; this includes retransmissions, whose loss
+    /// no other rule detects. Returns how long until the last segment
+    /// still waiting becomes overdue (Linux arms its timer for the maximum).
+    fn rack_detect_loss(&mut self, now: Time) -> Option<Time> {
+        if !self.rack.valid {
+            return None;
+        }
+        let limit = self.rack.rtt + self.rack_reo_wnd();
+        let (rx, rq) = (self.rack.xmit, self.rack.seq);
+        let mut wait: Option<Time> = None;
+        // Retransmissions in flight, oldest first.
+        while let Some(&q) = self.rtx_order.front() {
+            let f = if q >= self.snd_una { self.meta.flags(q) } else { 0 };
+            if f & RETX_OUT == 0 {
+                self.rtx_order.pop_front(); // delivered, or already judged lost
+                continue;
+            }
+            let t = self.meta.sent(q);
+            if !sent_before(t, q, rx, rq) {
+                break;
+            }
+            let age = now - t;
+            if age < limit {
+                wait = Some(limit - age);
+                break;
+            }
+            self.meta.set_flags(q, f & !RETX_OUT);
+            self.retrans_out -= 1;
+            self.rtx_next = self.rtx_next.min(q);
+            self.rtx_order.pop_front();
+        }
+        // First transmissions above the lost boundary: sent in sequence
+        // order, so those overdue form a prefix.
+        let mut q = self.lost_high.max(self.snd_una);
+        while q < self.high_data {
+            let i = self.sacked.partition_point(|r| r.1 <= q);
+            if i < self.sacked.len() && self.sacked[i].0 <= q {
+                q = self.sacked[i].1;
+                continue;
+            }
+            let t = self.meta.sent(q);
+            if !sent_before(t, q, rx, rq) {
+                break;
+            }
+            let age = now - t;
+            if age < limit {
+                // The latest segment still waiting: the one just below the
+                // SACKed range (or segment) RACK's record belongs to.
+                let j = self.sacked.partition_point(|r| r.1 <= rq);
+                let start = if j < self.sacked.len() && self.sacked[j].0 <= rq { self.sacked[j].0 } else { rq };
+                let last = start.saturating_sub(1);
+                let tl = self.meta.sent(last);
+                let rem = if last > q && last < self.high_data && sent_before(tl, last, rx, rq) && now - tl < limit {
+                    limit - (now - tl)
+                } else {
+                    limit - age
+                };
+                wait = Some(wait.map_or(rem, |w| w.max(rem)));
+                break;
+            }
+            let f = self.meta.flags(q);
+            if f & RETX_OUT != 0 {
+                self.meta.set_flags(q, f & !RETX_OUT);
+                self.retrans_out -= 1;
+            }
+            q += 1;
+            self.lost_high = q;
+        }
+        wait
+    }
+
+    /// RACK's reordering timer fired (Linux `tcp_rack_reo_timeout`): mark
+    /// what is now overdue; losses found in the Open state start fast
+    /// recovery (PRR counts the timer as one delivery, as the kernel's
+    /// `tcp_cwnd_reduction(sk, 1, 0, 0)`); then the RTO is re-armed.
+    fn rack_reo_timeout(&mut self, now: Time, map: &SegmentMap, out: &mut Vec<Packet>) {
+        let prior = self.in_flight();
+        self.rack_detect_loss(now);
+        if self.in_flight() != prior && self.state == CaState::Open && self.lost_high > self.snd_una {
+            self.enter_fast_recovery(now);
+            if self.cfg.prr && self.hold.is_none() {
+                self.prr_reduce(1, 0, false);
+            } else {
+                self.w.cwnd = self.recovery_target();
+            }
+        }
+        self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
+        self.timer = Timer::Rto;
+        self.transmit(now, map, out);
+    }
+
     /// Proportional Rate Reduction (RFC 6937's PRR-SSRB) as Linux 6.x's
     /// `tcp_cwnd_reduction`: sets cwnd to the segments in flight after this
     /// ACK plus what may be sent now. While more than ssthresh is in flight,
@@ -988,6 +1188,10 @@ impl Sender {
             self.rto_deadline = None;
             return;
         }
+        if std::mem::take(&mut self.timer) == Timer::Reo {
+            self.rack_reo_timeout(now, map, out);
+            return;
+        }
         self.stats.timeouts += 1;
         // RFC 5681: "when ... the given segment has already been retransmitted
         // by way of the retransmission timer at least once, the value of
@@ -1017,6 +1221,7 @@ impl Sender {
                 self.meta.set_flags(q, f & !RETX_OUT);
             }
             self.retrans_out = 0;
+            self.rtx_order.clear();
             self.lost_high = self.high_data;
             self.rtx_next = self.snd_una;
         } else {
@@ -1182,6 +1387,97 @@ mod tests {
         assert_eq!(s.state, CaState::Open);
         // Leaving recovery sets cwnd = ssthresh, and that ACK already grows it (Linux).
         assert!(s.w.cwnd >= ss && s.w.cwnd <= ss + 1.0, "cwnd {} after recovery, ssthresh {ss}", s.w.cwnd);
+    }
+
+    fn ack_at(s: &mut Sender, map: &SegmentMap, ms: f64, a: u64, sacked: &[(u64, u64)]) -> Vec<Packet> {
+        let mut b = SackBlocks::NONE;
+        for (i, &(lo, hi)) in sacked.iter().enumerate() {
+            b.blocks[i] = SackBlock { start: (lo - a) as u32, len: (hi - lo) as u32 };
+            b.n += 1;
+        }
+        let mut out = vec![];
+        s.on_ack(from_secs(ms / 1000.0), &Packet::ack(a, 40), &b, map, &mut out);
+        out
+    }
+
+    fn rack_sender() -> (Sender, SegmentMap) {
+        let (mut s, map) = sender("sack", DupAckGuard::Careful);
+        s.cfg.rack = true;
+        s.cfg.prr = true;
+        (s, map)
+    }
+
+    /// RFC 8985 6.2 and Linux `tcp_rack_detect_loss` / `tcp_rack_reo_wnd`:
+    /// one SACK is no DupThresh, but the hole below it, sent before the
+    /// SACKed segment, becomes lost once RACK.rtt + reo_wnd has passed
+    /// since it was sent, reo_wnd = min_rtt / 4 while fewer than DupThresh
+    /// segments are SACKed and no reordering was seen. The reordering
+    /// timer (plus Linux's 2 ms TCP_TIMEOUT_MIN) replaces the RTO, and its
+    /// expiry starts fast recovery with the retransmission of the hole.
+    #[test]
+    fn rack_marks_a_hole_lost_after_rtt_plus_reordering_window() {
+        let (mut s, map) = rack_sender();
+        let mut out = vec![];
+        s.transmit(0, &map, &mut out);
+        assert_eq!(out.len(), 10);
+        ack_at(&mut s, &map, 100.0, 1, &[]); // min_rtt = srtt = 100 ms
+        let out = ack_at(&mut s, &map, 100.1, 1, &[(2, 3)]); // segment 1 missing
+        assert_eq!(s.state, CaState::Open);
+        assert!(out.iter().all(|p| !p.retransmit));
+        // Segment 1 was sent at 0 (before segment 2): overdue at RACK.rtt
+        // (100.1 ms) + 25 ms after 0, i.e. in 25 ms.
+        assert_eq!(s.timer, Timer::Reo);
+        assert_eq!(s.rto_deadline, Some(from_secs(0.1001 + 0.025 + 0.002)));
+        let mut out = vec![];
+        s.on_timeout(s.rto_deadline.unwrap(), &map, &mut out);
+        assert_eq!((s.state, s.stats.fast_recoveries), (CaState::Recovery, 1));
+        assert_eq!(out.first().map(|p| (p.seq, p.retransmit)), Some((1, true)));
+        assert_eq!(s.timer, Timer::Rto);
+        // Without RACK the same ACKs leave the sender waiting for two more duplicates.
+        let (mut c, map) = sender("sack", DupAckGuard::Careful);
+        c.transmit(0, &map, &mut vec![]);
+        ack_at(&mut c, &map, 100.0, 1, &[]);
+        ack_at(&mut c, &map, 100.1, 1, &[(2, 3)]);
+        assert_eq!((c.state, c.timer), (CaState::Open, Timer::Rto));
+    }
+
+    /// RFC 8985 6.2 (and section 9.4's lost-retransmission case), Linux
+    /// `tcp_rack_detect_loss` over retransmitted segments: a retransmission
+    /// is itself lost when a segment sent after it is SACKed and RACK.rtt
+    /// has passed since the resend (reo_wnd = 0 in recovery); it is taken
+    /// out of `retrans_out` and resent without waiting for the RTO.
+    #[test]
+    fn rack_detects_a_lost_retransmission() {
+        let (mut s, map) = rack_sender();
+        s.transmit(0, &map, &mut vec![]);
+        ack_at(&mut s, &map, 100.0, 1, &[]);
+        for k in 3..6 {
+            ack_at(&mut s, &map, 100.0 + k as f64 * 0.01, 1, &[(2, k)]);
+        }
+        assert_eq!(s.state, CaState::Recovery);
+        assert!(s.meta.flags(1) & RETX_OUT != 0, "segment 1 resent");
+        let resent_at = s.meta.sent(1);
+        // New data goes out after the resend (PRR lets some through); find
+        // a segment first sent after it.
+        let mut later = None;
+        for k in 6..10 {
+            let out = ack_at(&mut s, &map, 100.0 + k as f64 * 0.01, 1, &[(2, k)]);
+            if let Some(p) = out.iter().find(|p| !p.retransmit) {
+                later = Some(p.seq);
+                break;
+            }
+        }
+        let later = later.expect("PRR sends new data in recovery");
+        assert!(s.meta.sent(later) >= resent_at);
+        // The resend of 1 is lost; `later` is SACKed 100 ms after it was sent.
+        let t = to_secs(s.meta.sent(later)) * 1000.0 + 100.0;
+        let rtx_before = s.stats.retransmits;
+        let out = ack_at(&mut s, &map, t, 1, &[(2, 10), (later, later + 1)]);
+        let resent_again = out.iter().any(|p| p.seq == 1 && p.retransmit)
+            || s.meta.flags(1) & RETX_OUT == 0 && s.next_segment() == Some((1, true));
+        assert!(resent_again, "RACK found the lost retransmission");
+        assert_eq!(s.stats.timeouts, 0);
+        assert!(s.stats.retransmits >= rtx_before);
     }
 
     /// RFC 5681 3.2 steps 3-4 and RFC 6582 3.2 step 5, with the inflation
