@@ -52,6 +52,12 @@ TCP_INFO_FIELDS: list[tuple[str, int, str]] = [
     ("delivered", 192, "I"),
     ("bytes_sent", 200, "Q"),
     ("bytes_retrans", 208, "Q"),
+    # Chronographs (tcp_get_info_chrono_stats, net/ipv4/tcp.c), microseconds: sending
+    # (cwnd-limited or pacing), limited by the peer's window, limited by the send buffer.
+    # A bulk sender that the host never starved is always in one of the three.
+    ("busy_time_us", 168, "Q"),
+    ("rwnd_limited_us", 176, "Q"),
+    ("sndbuf_limited_us", 184, "Q"),
 ]
 # Up to and including tcpi_bytes_retrans (offset 208, 8 bytes).
 TCP_INFO_LEN = 216
@@ -101,7 +107,22 @@ def _sampler(interval: float, stop: threading.Event, sample) -> None:
         stop.wait(max(0.0, start + k * interval - time.monotonic()))
 
 
+def _realtime(cfg: dict[str, Any]) -> str:
+    """SCHED_FIFO at ``cfg["rt_priority"]`` (below the forwarder's 50) for this
+    process and the threads it starts, so that other load on the host does
+    not starve the application; returns what it runs under."""
+    prio = cfg.get("rt_priority")
+    if not prio:
+        return "SCHED_OTHER"
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(prio))
+    except OSError as e:
+        return f"SCHED_OTHER (SCHED_FIFO refused: {e})"
+    return f"SCHED_FIFO {prio}"
+
+
 def receiver(cfg: dict[str, Any]) -> None:
+    sched = _realtime(cfg)
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("0.0.0.0", cfg["port"]))
@@ -134,10 +155,11 @@ def receiver(cfg: dict[str, Any]) -> None:
     with open(cfg["out"], "w") as f:
         f.write("time_monotonic,bytes\n")
         f.writelines(f"{t:.9f},{b}\n" for t, b in rows)
-    Path(cfg["out"] + ".json").write_text(json.dumps({"end": end_reason, "bytes": total}))
+    Path(cfg["out"] + ".json").write_text(json.dumps({"end": end_reason, "bytes": total, "scheduling": sched}))
 
 
 def sender(cfg: dict[str, Any]) -> None:
+    sched = _realtime(cfg)
     before = read_counters()
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cfg["algorithm"].encode())
@@ -193,6 +215,8 @@ def sender(cfg: dict[str, Any]) -> None:
         "stopped_monotonic": stopped,
         "congestion_control": cc,
         "bytes_written": sent[0],
+        "scheduling": sched,
+        "last_tcp_info": rows[-1][1] if rows else None,
         "nstat": {k: after[k] - before.get(k, 0) for k in sorted(after)},
     }))
 

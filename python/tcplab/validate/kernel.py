@@ -75,6 +75,7 @@ SYSCTLS = {
     "net.ipv4.tcp_rmem": "4096 131072 6291456",
     "net.ipv4.tcp_wmem": "4096 16384 4194304",
 }
+IPV6_OFF = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
 # struct tcp_info field (endpoints.TCP_INFO_FIELDS) -> tcp_info.csv column, scale.
 TCP_INFO_COLUMNS = [
     ("cwnd", "snd_cwnd", 1), ("ssthresh", "snd_ssthresh", 1), ("srtt_s", "rtt_us", 1e-6),
@@ -271,13 +272,15 @@ class EmulatedPath:
         for ns, tun, addr, peer in ((self.snd, self.tun_snd, SND_ADDR, RCV_ADDR),
                                     (self.rcv, self.tun_rcv, RCV_ADDR, SND_ADDR)):
             _run(["ip", "netns", "add", ns])
+            # Before the TUN arrives: no IPv6 on it, so no router solicitations or MLD
+            # reports share the bottleneck with the flow.
+            out = self.exec_py(ns, "sysctl", {"set": {**IPV6_OFF, **self.sysctls}}, timeout=30)
+            self.sysctl_values[ns] = json.loads(out)
             # The forwarder keeps its fd of the TUN across the move (drivers/net/tun.c).
             _run(["ip", "link", "set", "dev", tun, "netns", ns])
             _run(["ip", "-n", ns, "link", "set", "dev", "lo", "up"])
             _run(["ip", "-n", ns, "link", "set", "dev", tun, "mtu", str(MTU), "up"])
             _run(["ip", "-n", ns, "addr", "add", f"{addr}/32", "peer", f"{peer}/32", "dev", tun])
-            out = self.exec_py(ns, "sysctl", {"set": self.sysctls}, timeout=30)
-            self.sysctl_values[ns] = json.loads(out)
             # Global, not per namespace (net/core/sysctl_net_core.c): read in the initial one.
             self.sysctl_values[ns]["net.core.default_qdisc"] = \
                 Path("/proc/sys/net/core/default_qdisc").read_text().strip()
@@ -349,6 +352,15 @@ class EmulatedPath:
                 _run(["ip", "link", "del", tun], check=False)
 
 
+def _host_cpu() -> dict[str, float]:
+    """Cumulative steal and total CPU time of all CPUs (s), /proc/stat's ``cpu``
+    line (Documentation/filesystems/proc.rst: user nice system idle iowait irq
+    softirq steal ..., in USER_HZ ticks)."""
+    f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    hz = os.sysconf("SC_CLK_TCK")
+    return {"steal_s": f[7] / hz, "busy_s": (sum(f) - f[3] - f[4]) / hz}
+
+
 def _bdp_packets(rate_bps: float, rtt_s: float, packet_bytes: int = 1500) -> int:
     return round(rate_bps * rtt_s / (packet_bytes * 8))
 
@@ -390,16 +402,18 @@ def run_kernel(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: in
     tcp_raw, rx_raw = raw / "sender_tcp_info.csv", raw / "receiver_rx.csv"
     for f in (tcp_raw, rx_raw, raw / "receiver.ready"):
         f.unlink(missing_ok=True)
+    cpu0, load0 = _host_cpu(), os.getloadavg()[0]
     with EmulatedPath(rate_bps, rtt_s, buffer_packets, raw, realtime=realtime,
                       reverse_rate_bps=reverse_rate_bps,
                       sysctls={**SYSCTLS, "net.ipv4.tcp_congestion_control": algorithm}) as path:
         rx = path.spawn(path.rcv, "receiver", {
             "port": PORT, "ready_file": str(raw / "receiver.ready"), "out": str(rx_raw),
-            "sample_interval": sample_interval, "idle_timeout_s": duration_s + 30})
+            "sample_interval": sample_interval, "idle_timeout_s": duration_s + 30,
+            "rt_priority": 40 if realtime else 0})
         _wait_file(raw / "receiver.ready", rx, "the receiver")
         tx = path.spawn(path.snd, "sender", {
             "dst": RCV_ADDR, "port": PORT, "algorithm": algorithm, "duration_s": duration_s,
-            "sample_interval": sample_interval, "out": str(tcp_raw)})
+            "sample_interval": sample_interval, "out": str(tcp_raw), "rt_priority": 40 if realtime else 0})
         try:
             _, err = tx.communicate(timeout=duration_s + 60)
         except subprocess.TimeoutExpired:
@@ -415,14 +429,17 @@ def run_kernel(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: in
         summary = path.stop_forwarder()
         sysctls = path.sysctl_values.get(path.snd, {})
         tun_info = path.tun_info
+    cpu1 = _host_cpu()
+    host = {"cpus": os.cpu_count(), "loadavg_1m_before": load0, "loadavg_1m_after": os.getloadavg()[0],
+            "steal_s": cpu1["steal_s"] - cpu0["steal_s"], "cpu_busy_s": cpu1["busy_s"] - cpu0["busy_s"]}
     assert summary is not None
-    return _write_outputs(out, raw, summary, sysctls, tun_info, algorithm=algorithm, rate_bps=rate_bps,
+    return _write_outputs(out, raw, summary, sysctls, tun_info, host, algorithm=algorithm, rate_bps=rate_bps,
                           rtt_s=rtt_s, buffer_packets=buffer_packets, duration_s=duration_s, mss=mss,
                           sample_interval=sample_interval)
 
 
 def _write_outputs(out: Path, raw: Path, fw: dict[str, Any], sysctls: dict[str, str], tun_info: dict[str, Any],
-                   **params: Any) -> Path:
+                   host: dict[str, Any], **params: Any) -> Path:
     t0 = fw.get("t0_monotonic")
     if t0 is None:
         raise KernelRunError("no data packet with payload reached the forwarder: the flow never started "
@@ -436,7 +453,7 @@ def _write_outputs(out: Path, raw: Path, fw: dict[str, Any], sysctls: dict[str, 
         t = float(r["time_monotonic"]) - t0
         if t < 0:
             continue
-        tcp_rows.append([_fmt(t)] + [int(r[f]) * k if k != 1 else int(r[f]) for _, f, k in TCP_INFO_COLUMNS])
+        tcp_rows.append([_fmt(t)] + [_fmt(int(r[f]) * k) if k < 1 else int(r[f]) * k for _, f, k in TCP_INFO_COLUMNS])
     _write_csv(out / "tcp_info.csv", ["time"] + [c for c, _, _ in TCP_INFO_COLUMNS], tcp_rows)
 
     rx_rows = [[_fmt(float(r["time_monotonic"]) - t0), int(r["bytes"])] for r in _read_csv(raw / "receiver_rx.csv")
@@ -468,13 +485,26 @@ def _write_outputs(out: Path, raw: Path, fw: dict[str, Any], sysctls: dict[str, 
         "kernel": os.uname().release, **params, "mtu": MTU, "sysctls": sysctls, "nstat": snd["nstat"],
         "forwarder": forwarder, "t0_monotonic": t0, "sender": {
             "congestion_control": snd["congestion_control"], "connected_s": snd["connected_monotonic"] - t0,
-            "stopped_s": end, "bytes_written": snd["bytes_written"]},
-        "tcp_info_sampler": sampler, "tun": tun_info,
+            "stopped_s": end, "bytes_written": snd["bytes_written"], "scheduling": snd["scheduling"],
+            **_chrono(snd)},
+        "tcp_info_sampler": sampler, "tun": tun_info, "host": host,
         "wire_bytes": "IP packet length (no L2 overhead)",
     }
     meta["disturbances"] = disturbances(meta)
     (out / "meta.json").write_text(json.dumps(meta, indent=1))
     return out
+
+
+def _chrono(snd: dict[str, Any]) -> dict[str, float]:
+    """The sender's time in each tcp_info chronograph over the connection, and the
+    rest (``app_limited_s``: the application did not keep the socket full)."""
+    last = snd.get("last_tcp_info")
+    if not last:
+        return {}
+    busy, rwnd, sndbuf = (last[k] * 1e-6 for k in ("busy_time_us", "rwnd_limited_us", "sndbuf_limited_us"))
+    span = snd["stopped_monotonic"] - snd["connected_monotonic"]
+    return {"busy_s": busy, "rwnd_limited_s": rwnd, "sndbuf_limited_s": sndbuf,
+            "app_limited_s": max(0.0, span - busy - rwnd - sndbuf)}
 
 
 def disturbances(meta: dict[str, Any]) -> list[str]:
@@ -488,6 +518,11 @@ def disturbances(meta: dict[str, Any]) -> list[str]:
         t, longest = max(fw["stalls"], key=lambda s: s[1])
         out.append(f"host: {len(fw['stalls'])} stalls of the forwarder loop over {fw['stall_threshold_s'] * 1e3:g} ms "
                    f"(longest {longest * 1e3:.1f} ms at t = {t:.3f} s)")
+    h = meta["host"]
+    if h["steal_s"] > 0.01:
+        out.append(f"host: the hypervisor took {h['steal_s']:.2f} CPU-seconds (steal) during the run")
+    if h["loadavg_1m_after"] > h["cpus"]:
+        out.append(f"host: load average {h['loadavg_1m_after']:.1f} on {h['cpus']} CPUs (other work competed)")
     if not fw["scheduling"].startswith("SCHED_FIFO"):
         out.append(f"forwarder not real-time: {fw['scheduling']}")
     for d in ("data", "reverse"):
@@ -500,6 +535,14 @@ def disturbances(meta: dict[str, Any]) -> list[str]:
     if s["gaps_over_2x"]:
         out.append(f"tcp_info sampler: {s['gaps_over_2x']} gaps over twice the interval "
                    f"(longest {s['interval_max_s'] * 1e3:.1f} ms)")
+    snd = meta["sender"]
+    if snd.get("app_limited_s", 0) > 0.01 * meta["duration_s"]:
+        out.append(f"sender application: the socket ran short of data for {snd['app_limited_s']:.3f} s "
+                   "(tcp_info chronographs): the host did not run the sender")
+    if snd.get("rwnd_limited_s", 0) > 0.01 * meta["duration_s"]:
+        out.append(f"receiver: the flow was limited by the receive window for {snd['rwnd_limited_s']:.3f} s")
+    if not snd["scheduling"].startswith("SCHED_FIFO"):
+        out.append(f"sender not real-time: {snd['scheduling']}")
     if meta["sender"]["congestion_control"] != meta["algorithm"]:
         out.append(f"the socket ran {meta['sender']['congestion_control']}, not {meta['algorithm']}")
     return out
