@@ -20,7 +20,7 @@ import pytest
 from tcplab.validate import kernel
 
 REASON = kernel.check_environment("reno")
-pytestmark = pytest.mark.skipif(REASON is not None, reason=f"kernel path unavailable: {REASON}")
+needs_kernel = pytest.mark.skipif(REASON is not None, reason=f"kernel path unavailable: {REASON}")
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -45,6 +45,7 @@ def test_forwarder_config_errors_name_the_field():
             _core.netem_run(json.dumps({**base, field: value}))
 
 
+@needs_kernel
 def test_forwarder_self_checks():
     res = kernel.check_forwarder(20e6, 0.05, 100, udp_seconds=3.0, pings=20, ping_interval=0.05)
     kernel._print_check(res)
@@ -58,6 +59,7 @@ def test_forwarder_self_checks():
     assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
 
 
+@needs_kernel
 def test_short_reno_run(tmp_path):
     rate, rtt, duration = 20e6, 0.05, 10.0
     bdp = round(rate * rtt / (1500 * 8))

@@ -653,6 +653,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="with --check: how many times")
     ap.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO for the forwarder")
     a = ap.parse_args(argv)
+
+    def _terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    # SIGTERM tears down like Ctrl-C (the finally blocks); so does SIGINT where a shell ignored it.
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _terminate)
     buffer = a.buffer if a.buffer is not None else _bdp_packets(a.rate, a.rtt)
     reason = check_environment(a.algorithm)
     if reason:
