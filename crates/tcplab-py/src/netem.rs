@@ -161,7 +161,10 @@ impl Config {
             ready_file: PathBuf::from(text(&v, "ready_file")?),
             out_dir: PathBuf::from(text(&v, "out_dir")?),
             sample_interval_s: num(&v, "sample_interval_s", Some(0.01), true)?,
-            spin_s: num(&v, "spin_s", Some(100e-6), false)?,
+            // 20 us: under SCHED_FIFO a timer wake-up is mostly on time; a longer spin made the
+            // loop spin continuously at 100 Mbit/s (an event every 120 us) and RT throttling then
+            // stopped it for 50 ms at a time (docs/validation.md, "The kernel path").
+            spin_s: num(&v, "spin_s", Some(20e-6), false)?,
             stall_s: num(&v, "stall_s", Some(0.002), true)?,
             realtime,
         };

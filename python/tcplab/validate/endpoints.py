@@ -241,7 +241,10 @@ def sysctl(cfg: dict[str, Any]) -> None:
 
 
 def udp_recv(cfg: dict[str, Any]) -> None:
+    sched = _realtime(cfg)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    # 4 MiB (SO_RCVBUFFORCE, root): a late wake-up of this reader must not drop what the link delivered.
+    s.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33), 4 << 20)
     s.bind(("0.0.0.0", cfg["port"]))
     s.settimeout(cfg.get("first_timeout_s", 10.0))
     before = read_counters()
@@ -261,12 +264,14 @@ def udp_recv(cfg: dict[str, Any]) -> None:
     Path(cfg["out"]).write_text(json.dumps({
         "times": times, "sizes": sizes,
         "rcvbuf_errors": after.get("UdpRcvbufErrors", 0) - before.get("UdpRcvbufErrors", 0),
+        "scheduling": sched,
     }))
 
 
 def udp_send(cfg: dict[str, Any]) -> None:
     """Sends ``payload``-byte datagrams so that their IP packets (payload + 28)
     leave at ``rate_bps``, for ``duration_s``."""
+    sched = _realtime(cfg)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     payload = b"\0" * cfg["payload"]
     per_s = cfg["rate_bps"] / ((cfg["payload"] + 28) * 8)
@@ -281,7 +286,7 @@ def udp_send(cfg: dict[str, Any]) -> None:
             s.sendto(payload, (cfg["dst"], cfg["port"]))
             sent += 1
         time.sleep(0.0005)
-    print(json.dumps({"sent": sent, "seconds": time.monotonic() - start}))
+    print(json.dumps({"sent": sent, "seconds": time.monotonic() - start, "scheduling": sched}))
 
 
 def _icmp_checksum(b: bytes) -> int:

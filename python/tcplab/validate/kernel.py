@@ -220,7 +220,7 @@ class EmulatedPath:
 
     def __init__(self, rate_bps: float, rtt_s: float, buffer_packets: int, work: Path, *,
                  reverse_rate_bps: float | None = None, realtime: bool = True,
-                 sysctls: dict[str, str] | None = None):
+                 sysctls: dict[str, str] | None = None, spin_s: float | None = None):
         for name, v in (("rate_bps", rate_bps), ("rtt_s", rtt_s)):
             if not (isinstance(v, (int, float)) and v > 0):
                 raise ValueError(f"{name}: must be a number > 0, got {v!r}")
@@ -228,7 +228,7 @@ class EmulatedPath:
             raise ValueError(f"buffer_packets: must be an integer >= 0, got {buffer_packets!r}")
         self.rate_bps, self.rtt_s, self.buffer_packets = float(rate_bps), float(rtt_s), buffer_packets
         self.work = Path(work)
-        self.reverse_rate_bps, self.realtime = reverse_rate_bps, realtime
+        self.reverse_rate_bps, self.realtime, self.spin_s = reverse_rate_bps, realtime, spin_s
         self.sysctls = dict(SYSCTLS if sysctls is None else sysctls)
         token = secrets.token_hex(3)
         self.snd = f"{PREFIX}{os.getpid()}-{token}-snd"
@@ -264,6 +264,8 @@ class EmulatedPath:
             "stop_file": str(self.work / "forwarder.stop"), "out_dir": str(self.work),
             "realtime": self.realtime,
         }
+        if self.spin_s is not None:
+            cfg["spin_s"] = self.spin_s
         (self.work / "forwarder_config.json").write_text(json.dumps(cfg, indent=1))
         self.forwarder = subprocess.Popen(
             [sys.executable, "-m", "tcplab.validate.forwarder", str(self.work / "forwarder_config.json")],
@@ -405,7 +407,10 @@ def run_kernel(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: in
     cpu0, load0 = _host_cpu(), os.getloadavg()[0]
     with EmulatedPath(rate_bps, rtt_s, buffer_packets, raw, realtime=realtime,
                       reverse_rate_bps=reverse_rate_bps,
-                      sysctls={**SYSCTLS, "net.ipv4.tcp_congestion_control": algorithm}) as path:
+                      sysctls=SYSCTLS) as path:
+        # The algorithm is the socket's (TCP_CONGESTION); the namespace default is left alone: outside
+        # the initial namespace only "allowed" algorithms may be the default (tcp_set_default_congestion_control,
+        # net/ipv4/tcp_cong.c), and cubic is not one here.
         rx = path.spawn(path.rcv, "receiver", {
             "port": PORT, "ready_file": str(raw / "receiver.ready"), "out": str(rx_raw),
             "sample_interval": sample_interval, "idle_timeout_s": duration_s + 30,
@@ -514,9 +519,10 @@ def disturbances(meta: dict[str, Any]) -> list[str]:
     if fw["late_over_1ms"]:
         out.append(f"forwarder: {fw['late_over_1ms']} packets written more than 1 ms after their scheduled time "
                    f"(max {fw['late_max_s'] * 1e3:.2f} ms, p99 {fw['late_p99_s'] * 1e3:.3f} ms)")
-    if fw["stalls"]:
-        t, longest = max(fw["stalls"], key=lambda s: s[1])
-        out.append(f"host: {len(fw['stalls'])} stalls of the forwarder loop over {fw['stall_threshold_s'] * 1e3:g} ms "
+    during = [s for s in fw["stalls"] if s[0] + s[1] >= 0]  # those that ended before t0 hit only the setup
+    if during:
+        t, longest = max(during, key=lambda s: s[1])
+        out.append(f"host: {len(during)} stalls of the forwarder loop over {fw['stall_threshold_s'] * 1e3:g} ms "
                    f"(longest {longest * 1e3:.1f} ms at t = {t:.3f} s)")
     h = meta["host"]
     if h["steal_s"] > 0.01:
@@ -551,7 +557,7 @@ def disturbances(meta: dict[str, Any]) -> list[str]:
 def check_forwarder(rate_bps: float = 20e6, rtt_s: float = 0.05, buffer_packets: int = 100, *,
                     udp_factor: float = 1.3, udp_seconds: float = 3.0, payload: int = 1472,
                     pings: int = 20, ping_interval: float = 0.05, work: str | os.PathLike | None = None,
-                    realtime: bool = True) -> dict[str, Any]:
+                    realtime: bool = True, spin_s: float | None = None) -> dict[str, Any]:
     """The forwarder's self-checks (the issue's point 2), on one path:
 
     - an idle ping (``pings`` ICMP echoes ``ping_interval`` apart, 84-byte IP
@@ -572,7 +578,7 @@ def check_forwarder(rate_bps: float = 20e6, rtt_s: float = 0.05, buffer_packets:
         work = tmp.name
     work = Path(work)
     try:
-        with EmulatedPath(rate_bps, rtt_s, buffer_packets, work, realtime=realtime) as path:
+        with EmulatedPath(rate_bps, rtt_s, buffer_packets, work, realtime=realtime, spin_s=spin_s) as path:
             # Idle ping.
             out = path.exec_py(path.snd, "ping", {"dst": RCV_ADDR, "count": pings, "interval_s": ping_interval},
                                timeout=pings * ping_interval + 30)
@@ -581,11 +587,13 @@ def check_forwarder(rate_bps: float = 20e6, rtt_s: float = 0.05, buffer_packets:
             # UDP above C.
             (work / "udp.ready").unlink(missing_ok=True)
             rx = path.spawn(path.rcv, "udp_recv", {"port": 9000, "ready_file": str(work / "udp.ready"),
-                                                    "out": str(work / "udp_recv.json")})
+                                                    "out": str(work / "udp_recv.json"),
+                                                    "rt_priority": 40 if realtime else 0})
             _wait_file(work / "udp.ready", rx, "the UDP receiver")
-            path.exec_py(path.snd, "udp_send", {"dst": RCV_ADDR, "port": 9000, "rate_bps": udp_factor * rate_bps,
-                                                "payload": payload, "duration_s": udp_seconds},
-                         timeout=udp_seconds + 30)
+            sent = json.loads(path.exec_py(
+                path.snd, "udp_send", {"dst": RCV_ADDR, "port": 9000, "rate_bps": udp_factor * rate_bps,
+                                       "payload": payload, "duration_s": udp_seconds,
+                                       "rt_priority": 40 if realtime else 0}, timeout=udp_seconds + 30))
             rx.communicate(timeout=30)
             summary = path.stop_forwarder()
         udp = json.loads((work / "udp_recv.json").read_text())
@@ -593,6 +601,7 @@ def check_forwarder(rate_bps: float = 20e6, rtt_s: float = 0.05, buffer_packets:
         if tmp is not None:
             tmp.cleanup()
     assert summary is not None
+    udp["sent"], udp["send_seconds"] = sent["sent"], sent["seconds"]
     return _check_figures(rtts, got, udp, summary, rate_bps=rate_bps, rtt_s=rtt_s, payload=payload,
                           buffer_packets=buffer_packets)
 
@@ -617,7 +626,8 @@ def _check_figures(rtts, got, udp, summary, *, rate_bps, rtt_s, payload, buffer_
         rate = n * payload * 8 / (times[-1] - times[i0])
         res.update(udp_received=len(times), udp_rate_bps=rate, udp_error=rate / expected - 1,
                    udp_ok=abs(rate / expected - 1) <= 0.005, udp_rcvbuf_errors=udp["rcvbuf_errors"],
-                   udp_sizes=sorted(set(udp["sizes"])))
+                   udp_sizes=sorted(set(udp["sizes"])),
+                   udp_offered_bps=udp["sent"] * wire * 8 / udp["send_seconds"])
     else:
         res.update(udp_ok=False, udp_received=len(udp["times"]) if udp else 0)
     res["forwarder"] = {k: summary[k] for k in ("late_mean_s", "late_p99_s", "late_max_s", "late_over_1ms",
@@ -632,7 +642,8 @@ def _print_check(res: dict[str, Any]) -> None:
               f"(configured {res['rtt_s'] * 1e3:g} ms) -> {'ok' if res['ping_ok'] else 'FAIL'}")
     if "udp_rate_bps" in res:
         print(f"UDP: {res['udp_rate_bps'] / 1e6:.4f} Mbit/s of payload, expected {res['udp_expected_bps'] / 1e6:.4f} "
-              f"({res['udp_error'] * 100:+.3f} %) -> {'ok' if res['udp_ok'] else 'FAIL'}")
+              f"({res['udp_error'] * 100:+.3f} %; offered {res['udp_offered_bps'] / 1e6:.2f} Mbit/s of IP packets, "
+              f"{res['udp_rcvbuf_errors']} receive-buffer drops) -> {'ok' if res['udp_ok'] else 'FAIL'}")
     fw = res["forwarder"]
     print(f"forwarder: late mean {fw['late_mean_s'] * 1e6:.1f} us, p99 {fw['late_p99_s'] * 1e6:.1f} us, "
           f"max {fw['late_max_s'] * 1e6:.1f} us, {fw['late_over_1ms']} over 1 ms, {len(fw['stalls'])} stalls, "
@@ -651,6 +662,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help="output directory (required unless --check)")
     ap.add_argument("--check", action="store_true", help="run the forwarder's self-checks instead")
     ap.add_argument("--repeat", type=int, default=1, help="with --check: how many times")
+    ap.add_argument("--spin", type=float, default=None, help="forwarder's final spin before an event, s")
     ap.add_argument("--no-realtime", action="store_true", help="do not ask for SCHED_FIFO for the forwarder")
     a = ap.parse_args(argv)
 
@@ -668,7 +680,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.check:
         ok = True
         for _ in range(a.repeat):
-            res = check_forwarder(a.rate, a.rtt, buffer, realtime=not a.no_realtime)
+            res = check_forwarder(a.rate, a.rtt, buffer, realtime=not a.no_realtime, spin_s=a.spin)
             _print_check(res)
             ok = ok and res["ping_ok"] and res["udp_ok"]
         return 0 if ok else 1
