@@ -328,7 +328,7 @@ class EmulatedPath:
         """Removes everything this path made; safe to call more than once."""
         for p in self.procs:
             try:
-                _stop(p, grace=0.0 if p.poll() is None else 0.0)
+                _stop(p, grace=0.0)
             except Exception:  # noqa: BLE001 - keep tearing down
                 pass
         self.procs.clear()
