@@ -120,3 +120,6 @@ def _inject_fault(pattern: str, action: str, once: str | None = None, unless: st
 
 def _clear_faults() -> None:
     """Test hook: remove injected faults."""
+
+def netem_run(config_json: str) -> str:
+    """Run the kernel path's TUN forwarder (netem.rs) until stopped; the summary JSON it also writes."""

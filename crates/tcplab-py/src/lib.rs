@@ -17,6 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 mod canon;
+mod netem;
 mod store;
 
 use tcplab_core::cc::catalog;
@@ -389,6 +390,17 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
     }
 }
 
+/// The emulated bottleneck of `tcplab validate`'s kernel runs (netem.rs):
+/// forwards between two TUN devices until SIGTERM/SIGINT, the stop file or
+/// the duration, with the GIL released; returns the summary JSON it also
+/// writes to the configured `out_dir`. A bad description raises ValueError
+/// naming the field; a system error (TUN, files) raises RuntimeError.
+#[pyfunction]
+fn netem_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
+    let cfg = netem::Config::from_json(config_json).map_err(PyValueError::new_err)?;
+    py.allow_threads(move || netem::run(&cfg)).map_err(PyRuntimeError::new_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
@@ -400,6 +412,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_suite, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scaling, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(netem_run, m)?)?;
     store::register(m)?;
     m.add_function(wrap_pyfunction!(canon::canonical_json, m)?)?;
     m.add_function(wrap_pyfunction!(canon::run_key, m)?)?;

@@ -1,0 +1,113 @@
+"""The kernel side of ``tcplab validate`` (python/tcplab/validate/kernel.py).
+
+These tests need capabilities, not packages: root, network namespaces and
+/dev/net/tun. Without them they skip with ``check_environment``'s reason,
+also under CI=true (a container without CAP_NET_ADMIN is not a broken
+checkout). With them: the forwarder's self-checks (issue point 2) and one
+short kernel run whose output is checked against the physics of the path.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from tcplab.validate import kernel
+
+REASON = kernel.check_environment("reno")
+needs_kernel = pytest.mark.skipif(REASON is not None, reason=f"kernel path unavailable: {REASON}")
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_check_environment_names_what_is_missing(monkeypatch):
+    # Not root: the reason says so (and the check stops before touching anything).
+    monkeypatch.setattr(kernel.os, "geteuid", lambda: 1000)
+    assert "root" in kernel.check_environment()
+
+
+def test_forwarder_config_errors_name_the_field():
+    from tcplab import _core
+
+    base = {"tun_snd": "a", "tun_rcv": "b", "rate_bps": 1e6, "delay_s": 0.01, "buffer_packets": 10,
+            "ready_file": "/nonexistent/r", "out_dir": "/nonexistent"}
+    for field, value in [("rate_bps", 0), ("delay_s", -1), ("buffer_packets", 1.5), ("tun_snd", "x" * 16),
+                         ("bogus", 1)]:
+        with pytest.raises(ValueError, match=f"^{field}:"):
+            _core.netem_run(json.dumps({**base, field: value}))
+
+
+@needs_kernel
+def test_forwarder_self_checks():
+    res = kernel.check_forwarder(20e6, 0.05, 100, udp_seconds=3.0, pings=20, ping_interval=0.05)
+    kernel._print_check(res)
+    assert res["pings_answered"] == res["pings_sent"] == 20
+    assert abs(res["ping_median_s"] - 0.05) <= 0.5e-3, res
+    assert res["udp_rcvbuf_errors"] == 0
+    assert res["udp_sizes"] == [1472]
+    assert abs(res["udp_error"]) <= 0.005, res
+    # The stream was above C, so the queue overflowed: the forwarder dropped.
+    assert res["forwarder"]["packets_dropped"] > 0
+    assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
+
+
+@needs_kernel
+def test_short_reno_run(tmp_path):
+    rate, rtt, duration = 20e6, 0.05, 10.0
+    bdp = round(rate * rtt / (1500 * 8))
+    out = kernel.run_kernel("reno", rate, rtt, bdp, duration, tmp_path / "run")
+    meta = json.loads((out / "meta.json").read_text())
+    for d in meta["disturbances"]:
+        print("disturbance:", d)
+    assert meta["algorithm"] == "reno" and meta["sender"]["congestion_control"] == "reno"
+    assert meta["sysctls"]["net.ipv4.tcp_no_metrics_save"] == "1"
+    assert meta["sysctls"]["net.ipv4.tcp_ecn"] == "0"
+    assert isinstance(meta["t0_monotonic"], float) and meta["t0_monotonic"] > 0
+    assert "TcpExtTCPHystartTrainDetect" in meta["nstat"]
+
+    rx = _rows(out / "rx.csv")
+    t_end, bytes_end = float(rx[-1]["time"]), int(rx[-1]["bytes"])
+    assert t_end >= duration - 0.5
+    goodput = bytes_end * 8 / t_end
+    ceiling = rate * 1448 / 1500
+    # Bytes read by time t left the bottleneck by t; one 10 ms sample of slack.
+    assert goodput <= ceiling * (1 + 0.01 / t_end) + 1, (goodput, ceiling)
+    assert goodput >= 0.5 * ceiling, goodput  # the flow did use the path
+    times = [float(r["time"]) for r in rx]
+    assert all(b >= a for a, b in zip(times, times[1:]))
+
+    fw = meta["forwarder"]
+    assert fw["data"]["max_packet_bytes"] <= 1500  # no GSO super-packets on the TUN
+    drops = _rows(out / "drops.csv")
+    assert len(drops) == fw["packets_dropped"]
+    tcp = _rows(out / "tcp_info.csv")
+    if drops:
+        assert int(tcp[-1]["retransmits"]) >= 1
+        assert meta["nstat"]["TcpRetransSegs"] >= 1
+        # A Reno flow filling a BDP buffer drops only when the queue is full.
+        assert all(int(d["queue_packets"]) == bdp for d in drops)
+        assert all(int(d["seq"]) >= 1 for d in drops)
+
+    queue = _rows(out / "queue.csv")
+    assert queue and max(int(q["packets"]) for q in queue) <= bdp
+    qt = [float(q["time"]) for q in queue]
+    assert all(abs((b - a) - 0.01) < 1e-6 for a, b in zip(qt, qt[1:]))
+
+    t = [float(r["time"]) for r in tcp]
+    gaps = sorted(b - a for a, b in zip(t, t[1:]))
+    assert len(tcp) >= 0.8 * duration / 0.01
+    assert abs(gaps[len(gaps) // 2] - 0.01) < 0.002, gaps[len(gaps) // 2]
+    ss = [int(r["ssthresh"]) for r in tcp]
+    assert ss[0] == 2147483647  # infinite until the first loss
+    srtt = [float(r["srtt_s"]) for r in tcp if float(r["srtt_s"]) > 0]
+    assert min(srtt) >= rtt - 0.001 and not math.isnan(srtt[0])
+
+    assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
