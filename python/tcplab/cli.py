@@ -706,7 +706,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     try:
         from .validate import kernel  # type: ignore[attr-defined]
     except ImportError as e:
-        missing = isinstance(e, ModuleNotFoundError) and e.name == "tcplab.validate.kernel" or "kernel" in str(e)
+        import importlib.util
+
+        missing = importlib.util.find_spec("tcplab.validate.kernel") is None
         kernel, reason = None, ("tcplab.validate.kernel is missing from this installation" if missing
                                 else f"tcplab.validate.kernel cannot be imported ({e})")
     else:

@@ -700,7 +700,7 @@ def write_report(out_dir: Union[str, os.PathLike], kernel_dir: Union[str, os.Pat
     fw = meta.get("forwarder") or {}
     info = {
         "kernel": meta.get("kernel"), "algorithm (kernel)": meta.get("algorithm"),
-        "tcplab algorithm": " ".join(str(x) for x in KERNEL_ALGORITHMS.get(str(meta.get("algorithm")), ("?",))),
+        "tcplab algorithm": _tcplab_algorithm_text(result, flow),
         "tcplab flow options": json.dumps(linux_flow_options()),
         "steady-state window": f"[{window[0]:g}, {window[1]:g}] s",
         "loss-event gap (2 largest RTTs)": f"{df.attrs['gap'] * 1e3:.4g} ms",
@@ -725,6 +725,15 @@ def write_report(out_dir: Union[str, os.PathLike], kernel_dir: Union[str, os.Pat
             + "".join(_img(png, cap) for png, cap in figs.values()) + extra)
     (out / "report.html").write_text(_page(f"tcplab validate: {scenario_desc}", body), encoding="utf-8")
     return df
+
+
+def _tcplab_algorithm_text(result: Any, flow: int) -> str:
+    """What tcplab ran: algorithm, parameters and recovery of the flow."""
+    sc = getattr(result, "scenario", None)
+    if sc is None:
+        return str(result.flows["algorithm"].iloc[flow])
+    f = sc.flows[flow]
+    return f"{f.algorithm} {json.dumps(f.params)}, recovery {f.recovery}"
 
 
 def _ms(v: Any) -> str:
