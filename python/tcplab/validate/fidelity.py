@@ -290,11 +290,21 @@ def kernel_side(kernel_dir: Union[str, os.PathLike]) -> Side:
     ts = pd.DataFrame({"time": ti["time"].astype(float), "cwnd": ti["cwnd"].astype(float),
                        "srtt": ti["srtt_s"].astype(float)}).sort_values("time", kind="stable")
     retrans = float(ti["retransmits"].max()) if len(ti) else 0.0
-    return Side("kernel", ts.reset_index(drop=True),
-                rx[["time", "bytes"]].astype(float).sort_values("time", kind="stable").reset_index(drop=True),
-                np.sort(drops["time"].to_numpy(dtype=float)),
+    if "payload_bytes" in drops.columns:  # only data segments count as drops, as on tcplab's side
+        drops = drops[drops["payload_bytes"] > 0]
+    rx = rx[["time", "bytes"]].astype(float).sort_values("time", kind="stable").reset_index(drop=True)
+    return Side("kernel", ts.reset_index(drop=True), rx, np.sort(drops["time"].to_numpy(dtype=float)),
                 queue[["time", "packets"]].astype(float).reset_index(drop=True),
-                retrans, float(meta["duration_s"]), {"meta": meta})
+                retrans, _observed_end(float(meta["duration_s"]), ts, rx), {"meta": meta})
+
+
+def _observed_end(duration: float, ts: Any, rx: Any) -> float:
+    """The end of a side's run as far as its samples reach: the nominal
+    duration, or the last cwnd or delivery sample if either stops earlier
+    (the kernel's clock starts at t0, after the handshake), so the window
+    never extends past what was measured."""
+    ends = [duration] + [float(x["time"].max()) for x in (ts, rx) if len(x)]
+    return min(ends)
 
 
 def sim_side(result: Any, flow: int = 0) -> Side:
@@ -315,8 +325,9 @@ def sim_side(result: Any, flow: int = 0) -> Side:
     q = result.queue_ts[result.queue_ts["link_name"] == bott]
     queue = pd.DataFrame({"time": q["time"].to_numpy(float) - t0, "packets": q["packets"].to_numpy(float)})
     row = result.flows[result.flows["flow"] == flow].iloc[0]
-    duration = float(result.duration) - t0 if result.duration is not None else float(ts["time"].max())
-    return Side("tcplab", ts, rx, drops, queue, float(row["retransmits"]), duration, {"t0": t0})
+    duration = float(result.duration) - t0 if result.duration is not None else math.inf
+    return Side("tcplab", ts, rx, drops, queue, float(row["retransmits"]), _observed_end(duration, ts, rx),
+                {"t0": t0})
 
 
 def _has_loss_trace(result: Any) -> bool:
