@@ -214,6 +214,16 @@ def test_simulate_builds_the_kernel_path(reno20):
     assert len(reno20.drop_trace) > 0 and np.diff(reno20.flow_ts["time"][:3]).round(6).tolist() == [0.01, 0.01]
 
 
+def test_kernel_cc_params():
+    hz = F.kernel_hz()
+    assert hz is None or 24 <= hz <= 10000
+    assert F.kernel_cc_params("reno") == {}
+    assert F.kernel_cc_params("cubic") == ({"hz": hz} if hz else {})
+    if hz:
+        f = F.simulate("cubic", 20e6, 0.05, 8, 1.0, cc_params=F.kernel_cc_params("cubic")).scenario.flows[0]
+        assert f.params == {"variant": "linux", "hystart": True, "hz": hz}
+
+
 def test_identical_inputs_give_zero_error(reno20, tmp_path):
     kdir = _kernel_dir_from_result(reno20, tmp_path / "kernel")
     df = F.compare(kdir, reno20)
@@ -449,7 +459,7 @@ def test_kernel_grid_meets_the_targets(tmp_path):
         if dist:  # one retry: a disturbed kernel run measures the machine, not the model
             kdir = Path(kernel.run_kernel(alg, rate, rtt, b, 60.0, where / "kernel-retry"))
             dist = F.disturbances(F.read_meta(kdir))
-        res = F.simulate(alg, rate, rtt, b, 60.0)
+        res = F.simulate(alg, rate, rtt, b, 60.0, cc_params=F.kernel_cc_params(alg))
         df = F.write_report(where, kdir, res, case.describe())
         df.insert(0, "case", f"{alg} {rate / 1e6:g}Mbps {rtt * 1e3:g}ms {frac:g}BDP")
         df["disturbed"] = "; ".join(dist)

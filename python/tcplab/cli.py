@@ -726,7 +726,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         raise _CliError(f"tcplab validate: the kernel run failed: {e}", EXIT_FAILURE) from None
     print("tcplab side ...", file=sys.stderr)
     res = fidelity.simulate(case.algorithm, case.rate_bps, case.rtt_s, case.buffer_packets, case.duration_s,
-                            seed=case.seed)
+                            seed=case.seed, cc_params=fidelity.kernel_cc_params(case.algorithm))
     try:
         table = fidelity.write_report(outdir, kdir, res, desc)
     except fidelity.KernelDirError as e:

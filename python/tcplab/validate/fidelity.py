@@ -184,8 +184,40 @@ def linux_flow_options() -> dict:
     return {"init_cwnd": 10, "delayed_ack": True, "min_rto": 0.2, "rto_mode": "linux"}
 
 
+def kernel_hz() -> Optional[int]:
+    """This machine's kernel CONFIG_HZ (jiffies per second), from
+    /proc/config.gz or /boot/config-<release>; None where neither says.
+    tcp_cubic.c counts its epoch and throttles its updates in jiffies, so
+    tcplab's cubic must use the same ``hz`` as the kernel it is compared with."""
+    import gzip
+    import re
+
+    release = os.uname().release
+    for path, opener in (("/proc/config.gz", gzip.open), (f"/boot/config-{release}", open)):
+        try:
+            with opener(path, "rt") as fh:  # type: ignore[operator]
+                for line in fh:
+                    m = re.match(r"CONFIG_HZ=(\d+)\s*$", line)
+                    if m:
+                        return int(m.group(1))
+        except OSError:
+            continue
+    return None
+
+
+def kernel_cc_params(algorithm: str) -> dict:
+    """Parameters that make tcplab's algorithm match *this machine's* kernel:
+    cubic's ``hz`` = CONFIG_HZ where it can be read (:func:`kernel_hz`)."""
+    if kernel_algorithm(algorithm) == "cubic":
+        hz = kernel_hz()
+        if hz:
+            return {"hz": hz}
+    return {}
+
+
 def simulate(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int, duration_s: float,
-             seed: int = 0, flow_options: Optional[Mapping[str, Any]] = None, *, mss: int = DEFAULT_MSS):
+             seed: int = 0, flow_options: Optional[Mapping[str, Any]] = None, *, mss: int = DEFAULT_MSS,
+             cc_params: Optional[Mapping[str, Any]] = None):
     """Run tcplab's side of a validation: one bulk flow on a dumbbell whose
     bottleneck is the kernel path's (``rate_bps``, round trip ``rtt_s``,
     ``buffer_packets``), with no access delay and access links of
@@ -193,11 +225,13 @@ def simulate(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int,
     packets carrying ``mss`` payload bytes, payload accounting, SACK
     recovery, 10 ms sampling and the loss trace on. ``algorithm`` is the
     kernel's name (``reno``, ``cubic``); ``flow_options`` default to
-    :func:`linux_flow_options`. Returns the :class:`tcplab.Results`."""
+    :func:`linux_flow_options`; ``cc_params`` are added to the algorithm's
+    parameters (e.g. :func:`kernel_cc_params`). Returns the :class:`tcplab.Results`."""
     import tcplab
 
     kalg = kernel_algorithm(algorithm)
     alg, params = KERNEL_ALGORITHMS[kalg]
+    params = {**params, **dict(cc_params or {})}
     sc = tcplab.Dumbbell(
         n_flows=1, bottleneck_rate=float(rate_bps), rtt=float(rtt_s), buffer=int(buffer_packets),
         algorithm=alg, params=dict(params), recovery="sack", duration=float(duration_s),
