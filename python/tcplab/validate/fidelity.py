@@ -556,10 +556,13 @@ def compare(kernel_dir: Union[str, os.PathLike], result: Any, flow: int = 0):
     where not judged) and ``note``. Both sides use the same window
     (:func:`steady_window` of the shorter side) and loss-event gap
     (:func:`loss_event_gap` of the kernel's path)."""
+    return _compare_sides(kernel_side(kernel_dir), sim_side(result, flow))
+
+
+def _compare_sides(k: Side, s: Side):
+    """:func:`compare` of two sides already read."""
     import pandas as pd
 
-    k = kernel_side(kernel_dir)
-    s = sim_side(result, flow)
     meta = k.extra["meta"]
     window = steady_window(min(k.duration, s.duration))
     gap = loss_event_gap(meta)
@@ -715,9 +718,9 @@ def write_report(out_dir: Union[str, os.PathLike], kernel_dir: Union[str, os.Pat
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    df = compare(kernel_dir, result, flow)
-    df.to_csv(out / "fidelity.csv", index=False)
     k, s = kernel_side(kernel_dir), sim_side(result, flow)
+    df = _compare_sides(k, s)
+    df.to_csv(out / "fidelity.csv", index=False)
     meta = k.extra["meta"]
     window = df.attrs["window"]
     fl = np.nanmax([first_loss(k.drops), first_loss(s.drops), -math.inf])
