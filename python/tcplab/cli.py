@@ -7,11 +7,14 @@
     tcplab bench [--quick] [--json [PATH]] [--only S1,S3] [--scaling flows|rate|window|all] [--memory] [--campaign]
     tcplab sweep SWEEP.toml [-o CAMPAIGN] [--workers N | --scheduler ADDRESS] [--retry-failed] [--verify] ...
     tcplab report CAMPAIGN_OR_OUTPUT_DIR [-o REPORT.html]
+    tcplab validate SCENARIO.toml | --algorithm reno --rate 20Mbps --rtt 50ms [--buffer 1BDP] [--duration 60s] [--out DIR]
 
 Exit codes: 0 success; 2 for a problem with the input (scenario file missing,
 TOML syntax, invalid scenario, what the core rejects as a run description),
 reported as one line ``error: <field>: <problem>`` on stderr; 1 for a failure
-of the simulation itself or of writing results.
+of the simulation itself or of writing results; 3 when ``tcplab validate``
+cannot run the kernel side here (no root, no network namespaces), said on
+stderr as ``tcplab validate: cannot run the kernel side: <reason>``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from typing import Any, Optional, Sequence
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+#: `tcplab validate`: the kernel side cannot run on this machine.
+EXIT_UNAVAILABLE = 3
 
 
 class _CliError(Exception):
@@ -104,6 +109,7 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--json", nargs="?", const="-", metavar="PATH", help="write results as JSON (no PATH: print them)")
     b.add_argument("--quick", action="store_true", help="a short benchmark")
     _add_campaign_commands(sub)
+    _add_validate_command(sub)
     return p
 
 
@@ -508,6 +514,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _cmd_bench(argv[argv.index("bench") + 1:])
         if args.command in ("sweep", "report"):
             return _cmd_campaign(args)
+        if args.command == "validate":
+            return _cmd_validate(args)
         parser.error(f"unknown command {args.command}")  # pragma: no cover
     except _CliError as e:
         _err(str(e))
@@ -639,6 +647,100 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         print(rep.summary())
         print(f"results in {camp.path}/ (tcplab report {camp.path})")
     return EXIT_FAILURE if rep.failures else EXIT_OK
+
+
+# ---------------------------------------------------------------- validate: the kernel against tcplab
+
+def _add_validate_command(sub: Any) -> None:
+    v = sub.add_parser("validate", help="run a dumbbell on the Linux kernel and in tcplab; write a fidelity report",
+                       description="Run one flow over an emulated bottleneck on the real Linux kernel (needs root "
+                                   "and network namespaces) and the same path in tcplab with its Linux profile; "
+                                   "write fidelity.csv, overlay figures and report.html (docs/validation.md, "
+                                   "'tcplab validate'). Give a scenario file with a one-flow [dumbbell] or the flags.")
+    v.add_argument("scenario", nargs="?", help="scenario file (TOML) with a one-flow [dumbbell] of reno or cubic")
+    v.add_argument("--algorithm", help="reno or cubic (flag form)")
+    v.add_argument("--rate", help="bottleneck rate, e.g. 20Mbps (flag form)")
+    v.add_argument("--rtt", help="round-trip propagation delay, e.g. 50ms (flag form)")
+    v.add_argument("--buffer", help="bottleneck buffer: packets or a BDP fraction, e.g. 1BDP (flag form; default 1BDP)")
+    v.add_argument("--duration", help="run length, e.g. 60s (flag form; default 60s)")
+    v.add_argument("--seed", type=int, help="tcplab's seed (flag form; default 0)")
+    v.add_argument("-o", "--out", dest="outdir", help="output directory (default: out/validate-<name>)")
+
+
+def _validate_case(args: argparse.Namespace) -> Any:
+    """The validation asked for, from the scenario file or the flags (not both)."""
+    from .validate import fidelity
+
+    flags = [f"--{n}" for n in ("algorithm", "rate", "rtt", "buffer", "duration", "seed")
+             if getattr(args, n) is not None]
+    if args.scenario is not None:
+        if flags:
+            raise _CliError(f"{flags[0]}: give either a scenario file or the flags, not both")
+        path = args.scenario
+        if not os.path.isfile(path):
+            raise _CliError(f"{path}: no such file" if not os.path.exists(path) else f"{path}: not a scenario file")
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # pragma: no cover
+            import tomli as tomllib  # type: ignore[no-redef]
+        try:
+            return fidelity.case_from_file(path)
+        except tomllib.TOMLDecodeError as e:
+            raise _CliError(f"{path}: invalid TOML: {e}") from None
+        except UnicodeDecodeError as e:
+            raise _CliError(f"{path}: not a text file ({e.reason})") from None
+    if not flags:
+        raise _CliError("validate: give a scenario file or --algorithm, --rate and --rtt")
+    kw = {n: getattr(args, n) for n in ("buffer", "duration", "seed") if getattr(args, n) is not None}
+    return fidelity.case_from_flags(args.algorithm, args.rate, args.rtt, **kw)
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    """`tcplab validate`: check the input, then the machine, then run both sides and report."""
+    import subprocess
+
+    from .validate import fidelity
+
+    case = _validate_case(args)  # bad input is reported even where the kernel side cannot run
+    _core()
+    try:
+        from .validate import kernel  # type: ignore[attr-defined]
+    except ImportError as e:
+        import importlib.util
+
+        missing = importlib.util.find_spec("tcplab.validate.kernel") is None
+        kernel, reason = None, ("tcplab.validate.kernel is missing from this installation" if missing
+                                else f"tcplab.validate.kernel cannot be imported ({e})")
+    else:
+        reason = kernel.check_environment()
+    if reason:
+        print(f"tcplab validate: cannot run the kernel side: {reason}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    outdir = args.outdir or os.path.join("out", f"validate-{case.name}")
+    desc = case.describe()
+    print(f"validate {desc}: kernel side ...", file=sys.stderr)
+    try:
+        kdir = kernel.run_kernel(case.algorithm, case.rate_bps, case.rtt_s, case.buffer_packets, case.duration_s,
+                                 os.path.join(outdir, "kernel"))
+    except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as e:
+        raise _CliError(f"tcplab validate: the kernel run failed: {e}", EXIT_FAILURE) from None
+    print("tcplab side ...", file=sys.stderr)
+    res = fidelity.simulate(case.algorithm, case.rate_bps, case.rtt_s, case.buffer_packets, case.duration_s,
+                            seed=case.seed, cc_params=fidelity.kernel_cc_params(case.algorithm))
+    try:
+        table = fidelity.write_report(outdir, kdir, res, desc)
+    except fidelity.KernelDirError as e:
+        raise _CliError(f"tcplab validate: the kernel run left an unusable directory: {e}", EXIT_FAILURE) from None
+    except OSError as e:
+        raise _CliError(f"{e.filename or outdir}: cannot write the report: {e.strerror or e}", EXIT_FAILURE) from None
+    meta = fidelity.read_meta(kdir)
+    for d in fidelity.disturbances(meta):
+        print(f"warning: kernel run disturbed: {d}", file=sys.stderr)
+    met, judged = fidelity.targets_summary(table)
+    print(f"{desc}\n")
+    print(fidelity.table_text(table))
+    print(f"\n{met} of {judged} targets met; report in {os.path.join(outdir, 'report.html')}")
+    return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,6 +1,7 @@
-"""``tcplab validate``: the same dumbbell on the real Linux kernel and in the simulator.
+"""``tcplab validate``: the same dumbbell on the real Linux kernel and in tcplab.
 
-``kernel`` runs the kernel side (network namespaces, an emulated bottleneck,
-``tcp_info`` sampling) and writes a directory of measurements; see its
-docstring for the schema. Other modules of the package compare and report.
+:mod:`tcplab.validate.kernel` runs the kernel side (network namespaces, an
+emulated bottleneck) and writes a kernel directory; :mod:`tcplab.validate.fidelity`
+runs tcplab's side, extracts the same metrics from both and writes the
+fidelity report.
 """
