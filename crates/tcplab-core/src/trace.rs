@@ -93,11 +93,13 @@ pub enum RetransmitCause {
     /// After a timeout: go-back-N (Reno, NewReno) or the segments the
     /// timeout marked lost (SACK), sent as the window reopens.
     AfterRto = 4,
+    /// The tail loss probe's resend of the last segment sent (RFC 8985 7.3).
+    Tlp = 5,
 }
 
 impl RetransmitCause {
     /// Names of the causes, indexed by their codes.
-    pub const NAMES: [&'static str; 5] = ["fast_retransmit", "partial_ack", "sack", "rto", "after_rto"];
+    pub const NAMES: [&'static str; 6] = ["fast_retransmit", "partial_ack", "sack", "rto", "after_rto", "tlp"];
 
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]

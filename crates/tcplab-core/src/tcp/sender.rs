@@ -196,6 +196,10 @@ pub struct SenderStats {
     pub timeouts: u64,
     pub fast_recoveries: u64,
     pub acks_received: u64,
+    /// Tail loss probes sent, and the probes that repaired a loss (Linux
+    /// TCPLossProbes, TCPLossProbeRecovery).
+    pub tlp_probes: u64,
+    pub tlp_recoveries: u64,
     /// Loss events judged by the loss classifier, and those it judged not congestion.
     pub loss_events: u64,
     pub loss_events_ignored: u64,
@@ -304,6 +308,10 @@ pub struct Sender {
     /// What the one retransmission timer (`rto_deadline`) stands for now,
     /// as Linux's `icsk_pending`.
     pub timer: Timer,
+    /// One past the highest segment sent when the outstanding tail loss
+    /// probe went out (Linux `tlp_high_seq`), and whether it was a resend.
+    tlp_high: Option<u64>,
+    tlp_retrans: bool,
 }
 
 /// The kinds of the sender's single timer (Linux `ICSK_TIME_RETRANS`,
@@ -314,7 +322,15 @@ pub enum Timer {
     Rto,
     /// RACK's reordering timer: a segment becomes lost when it fires.
     Reo,
+    /// The tail loss probe's timer (`ICSK_TIME_LOSS_PROBE`).
+    Tlp,
 }
+
+/// Linux's TCP_RTO_MIN: the delayed-ACK allowance of a probe timeout with
+/// one segment in flight (a constant, whatever the flow's min_rto).
+const TLP_DELACK_ALLOWANCE: f64 = 0.2;
+/// Linux's TCP_TIMEOUT_MIN (2 jiffies; 2 ms at HZ = 1000) added otherwise.
+const TLP_SLACK: f64 = 0.002;
 
 /// RACK's record of the most recently sent segment known delivered.
 #[derive(Debug, Clone, Copy, Default)]
@@ -398,6 +414,8 @@ impl Sender {
             rack: Rack::default(),
             rtx_order: VecDeque::new(),
             timer: Timer::Rto,
+            tlp_high: None,
+            tlp_retrans: false,
         }
     }
 
@@ -594,6 +612,10 @@ impl Sender {
             }
             if seq == self.snd_nxt {
                 self.snd_nxt += 1;
+                if self.cfg.tlp {
+                    // Linux `tcp_write_xmit`: new data (re)schedules the probe.
+                    self.schedule_loss_probe(now, false);
+                }
             } else {
                 self.rtx_next = seq + 1;
             }
@@ -650,6 +672,7 @@ impl Sender {
         self.last_cut_by_rto = false;
         self.state = CaState::Recovery;
         self.prr = Prr { prior_cwnd: self.w.cwnd, delivered: 0, out: 0 };
+        self.tlp_high = None; // Linux `tcp_init_cwnd_reduction`
         self.partial_ack_seen = false;
         self.stats.fast_recoveries += 1;
         // The fast retransmit restarts the retransmission timer, as ns-2
@@ -780,6 +803,7 @@ impl Sender {
         }
         let duplicate = a <= old_una;
         let lost_before = self.lost_high.max(self.snd_una);
+        let mut sacked_new = 0;
         if self.sack() && sack.n > 0 {
             let mut newly_sacked = 0;
             for (s, e) in sack.ranges(a) {
@@ -803,6 +827,7 @@ impl Sender {
             if a == old_una && newly_sacked > 0 {
                 self.dupacks += 1;
             }
+            sacked_new = newly_sacked;
         }
         if self.lost_high < self.snd_una {
             self.lost_high = self.snd_una;
@@ -817,6 +842,9 @@ impl Sender {
                 self.timer = Timer::Reo;
                 reo_armed = true;
             }
+        }
+        if self.tlp_high.is_some() {
+            self.process_tlp_ack(now, a, a > old_una || sacked_new > 0);
         }
         // Segments this ACK marked lost (Linux's `rs->losses`), for PRR.
         let newly_lost = if self.cfg.prr && self.lost_high > lost_before {
@@ -876,8 +904,12 @@ impl Sender {
         if self.snd_una >= self.high_data {
             self.rto_deadline = None;
         } else if a > old_una && !self.hold_timer && !reo_armed {
-            self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
-            self.timer = Timer::Rto;
+            // Linux `tcp_set_xmit_timer`: the probe timer if one may be
+            // scheduled, else the RTO.
+            if !(self.cfg.tlp && self.schedule_loss_probe(now, true)) {
+                self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
+                self.timer = Timer::Rto;
+            }
         }
         self.hold_timer = false;
         self.transmit(now, map, out);
@@ -1150,6 +1182,94 @@ impl Sender {
         self.transmit(now, map, out);
     }
 
+    /// Arms the tail loss probe's timer (RFC 8985 7.2, Linux
+    /// `tcp_schedule_loss_probe`) in the Open state with data outstanding:
+    /// PTO = 2 SRTT plus 200 ms with one segment in flight (a delayed ACK)
+    /// or 2 ms otherwise, 1 s without an RTT sample, and never later than
+    /// the RTO would fire (a full RTO from now when `advancing_rto`, the
+    /// ACK having just restarted it). Returns whether it was armed.
+    fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
+        let packets_out = self.high_data - self.snd_una;
+        if packets_out == 0 || self.state != CaState::Open {
+            return false;
+        }
+        let mut pto = if self.rtt.srtt > 0.0 {
+            2.0 * self.rtt.srtt + if packets_out == 1 { TLP_DELACK_ALLOWANCE } else { TLP_SLACK }
+        } else {
+            1.0
+        };
+        let rto_left = if advancing_rto || self.timer != Timer::Rto {
+            Some(self.rtt.rto())
+        } else {
+            self.rto_deadline.map(|d| to_secs(d.saturating_sub(now)))
+        };
+        if let Some(r) = rto_left.filter(|&r| r > 0.0) {
+            pto = pto.min(r);
+        }
+        self.rto_deadline = Some(now + from_secs(pto));
+        self.timer = Timer::Tlp;
+        true
+    }
+
+    /// The probe timer fired (Linux `tcp_send_loss_probe`): with no probe
+    /// outstanding, send one new segment whatever cwnd says, or else resend
+    /// the highest segment sent; remember `snd_nxt` to judge the probe by.
+    /// Then the RTO is armed from now.
+    fn send_loss_probe(&mut self, now: Time, map: &SegmentMap, out: &mut Vec<Packet>) {
+        if self.tlp_high.is_none() {
+            self.tlp_retrans = false;
+            let new_data = self.snd_nxt == self.high_data
+                && self.snd_nxt < self.app_limit
+                && self.snd_nxt - self.snd_una < self.cfg.rwnd;
+            let probe = if new_data {
+                let seq = self.snd_nxt;
+                self.snd_nxt += 1;
+                Some((seq, None))
+            } else if self.high_data > self.snd_una {
+                self.tlp_retrans = true;
+                Some((self.high_data - 1, Some(RetransmitCause::Tlp)))
+            } else {
+                None
+            };
+            if let Some((seq, cause)) = probe {
+                self.emit(now, seq, cause, map, out);
+                self.tlp_high = Some(self.snd_nxt);
+                self.stats.tlp_probes += 1;
+            }
+        }
+        self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
+        self.timer = Timer::Rto;
+    }
+
+    /// An ACK at or above the probe's `tlp_high` (Linux
+    /// `tcp_process_tlp_ack`): a probe of new data, or a resend answered by
+    /// a pure duplicate ACK (both copies arrived), found no loss; a resend
+    /// followed by an ACK beyond `tlp_high` repaired one: the window is
+    /// reduced at once (CWR entered and completed: cwnd = ssthresh).
+    /// `progress`: the ACK advanced `snd_una` or SACKed new data.
+    fn process_tlp_ack(&mut self, now: Time, ack: u64, progress: bool) {
+        let Some(high) = self.tlp_high else { return };
+        if ack < high {
+            return;
+        }
+        if !self.tlp_retrans {
+            self.tlp_high = None;
+        } else if ack > high {
+            self.tlp_high = None;
+            if self.state == CaState::Open {
+                let flight = self.flight_size();
+                self.w.ssthresh = self.cc.ssthresh(&self.w, LossEvent::FastRecovery, flight, to_secs(now));
+                if self.w.ssthresh < INFINITE_SSTHRESH {
+                    self.w.cwnd = self.w.ssthresh;
+                }
+                self.cc.on_recovery_exit(&mut self.w, to_secs(now));
+                self.stats.tlp_recoveries += 1;
+            }
+        } else if !progress {
+            self.tlp_high = None;
+        }
+    }
+
     /// Proportional Rate Reduction (RFC 6937's PRR-SSRB) as Linux 6.x's
     /// `tcp_cwnd_reduction`: sets cwnd to the segments in flight after this
     /// ACK plus what may be sent now. While more than ssthresh is in flight,
@@ -1188,9 +1308,10 @@ impl Sender {
             self.rto_deadline = None;
             return;
         }
-        if std::mem::take(&mut self.timer) == Timer::Reo {
-            self.rack_reo_timeout(now, map, out);
-            return;
+        match std::mem::take(&mut self.timer) {
+            Timer::Reo => return self.rack_reo_timeout(now, map, out),
+            Timer::Tlp => return self.send_loss_probe(now, map, out),
+            Timer::Rto => {}
         }
         self.stats.timeouts += 1;
         // RFC 5681: "when ... the given segment has already been retransmitted
@@ -1211,6 +1332,7 @@ impl Sender {
         self.hold = None;
         self.inflation = 0.0;
         self.rto_retransmits += 1;
+        self.tlp_high = None; // Linux `tcp_retransmit_timer`
         self.state = CaState::Loss;
         self.recover = self.high_data;
         self.last_cut_by_rto = true;
@@ -1478,6 +1600,42 @@ mod tests {
         assert!(resent_again, "RACK found the lost retransmission");
         assert_eq!(s.stats.timeouts, 0);
         assert!(s.stats.retransmits >= rtx_before);
+    }
+
+    /// RFC 8985 section 7 and Linux `tcp_schedule_loss_probe`,
+    /// `tcp_send_loss_probe`, `tcp_process_tlp_ack`: the last segment of a
+    /// burst is lost and no ACK will report it. With one segment out the
+    /// probe timer is min(2 SRTT + 200 ms, RTO); it resends the last
+    /// segment; the ACK that covers more than what was sent then proves
+    /// the probe repaired a loss, and the window is reduced at once
+    /// (ssthresh from the algorithm, cwnd = ssthresh), no RTO.
+    #[test]
+    fn tail_loss_probe_repairs_a_tail_loss_and_reduces_the_window() {
+        let (mut s, map) = rack_sender();
+        s.cfg.tlp = true;
+        s.app_limit = 10;
+        s.transmit(0, &map, &mut vec![]);
+        assert_eq!(s.timer, Timer::Tlp, "new data schedules the probe");
+        for a in 1..10u64 {
+            ack_at(&mut s, &map, 100.0 + a as f64 * 0.01, a, &[]); // segment 9 lost
+        }
+        let now = from_secs(0.1 + 9.0 * 0.00001);
+        let pto = (2.0 * s.rtt.srtt + 0.2).min(s.rtt.rto());
+        assert_eq!((s.timer, s.rto_deadline), (Timer::Tlp, Some(now + from_secs(pto))));
+        let mut out = vec![];
+        s.on_timeout(s.rto_deadline.unwrap(), &map, &mut out);
+        assert_eq!(out.iter().map(|p| (p.seq, p.retransmit)).collect::<Vec<_>>(), vec![(9, true)]);
+        assert_eq!((s.stats.tlp_probes, s.stats.timeouts, s.timer), (1, 0, Timer::Rto));
+        let cwnd = s.w.cwnd;
+        s.app_limit = u64::MAX;
+        let t = to_secs(s.rto_deadline.unwrap()) * 1000.0 - 100.0;
+        let out = ack_at(&mut s, &map, t, 10, &[]); // the probe arrived
+        assert_eq!(s.stats.tlp_recoveries, 0, "an ACK of exactly tlp_high proves nothing yet");
+        assert!(!out.is_empty());
+        ack_at(&mut s, &map, t + 50.0, 11, &[]);
+        assert_eq!(s.stats.tlp_recoveries, 1);
+        assert!(s.w.cwnd < cwnd && s.w.cwnd == s.w.ssthresh, "cwnd {} -> {}, ssthresh {}", cwnd, s.w.cwnd, s.w.ssthresh);
+        assert_eq!((s.state, s.stats.fast_recoveries, s.stats.timeouts), (CaState::Open, 0, 0));
     }
 
     /// RFC 5681 3.2 steps 3-4 and RFC 6582 3.2 step 5, with the inflation
