@@ -30,7 +30,11 @@ FLOW_KEYS = {
     "name", "src", "dst", "cc", "recovery", "start", "packet_size", "header_size", "ack_size", "accounting",
     "init_cwnd", "init_ssthresh", "rwnd_packets", "min_rto", "max_rto", "rto_mode", "init_rto", "dupthresh", "dupack_guard",
     "limited_transmit", "delayed_ack", "delack_timeout", "sack_blocks", "restart_after_idle", "app", "drop_segments", "loss_classifier",
+    "ack_policy", "delack_min", "delack_max", "quickacks", "dsack",
 }
+#: Flow keys Python writes only when they differ from the defaults (the receiver's
+#: ACK policy), so a run's identity is as before otherwise.
+OPTIONAL_FLOW_KEYS = {"ack_policy", "delack_min", "delack_max", "quickacks", "dsack"}
 
 
 def rust_struct_fields():
@@ -64,7 +68,7 @@ def check_spec_keys(spec):
     for r in spec["routes"]:
         assert set(r) == ROUTE_KEYS
     for f in spec["flows"]:
-        assert set(f) == FLOW_KEYS and set(f["cc"]) == CC_KEYS
+        assert FLOW_KEYS - OPTIONAL_FLOW_KEYS <= set(f) <= FLOW_KEYS and set(f["cc"]) == CC_KEYS
         assert f["app"]["kind"] in ("bulk", "files")
         if f["app"]["kind"] == "bulk":
             assert set(f["app"]) == {"kind"}

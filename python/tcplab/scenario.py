@@ -60,7 +60,8 @@ a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
     ``header_size``, ``ack_size``, ``accounting``, ``init_cwnd``,
     ``init_ssthresh``, ``rwnd`` (packets), ``min_rto``, ``max_rto``, ``rto_mode``,
     ``init_rto``, ``dupthresh``, ``dupack_guard``, ``limited_transmit``, ``delayed_ack``,
-    ``delack_timeout``, ``sack_blocks``, ``restart_after_idle``, ``files``
+    ``delack_timeout``, ``sack_blocks``, ``ack_policy`` (``"rfc"``|``"linux"``),
+    ``delack_min``, ``delack_max``, ``quickacks``, ``dsack``, ``restart_after_idle``, ``files``
     (array of ``{size = "1MB", start = "0s"}``; absent = bulk, unlimited data).
 
 A generic file may also give ``bottleneck = ["link-name", ...]``, the links
@@ -122,6 +123,13 @@ ACCOUNTINGS = ("payload", "ns2")
 RTO_MODES = ("linux", "rfc6298")
 #: Reno/NewReno guard against false fast retransmits (RFC 6582 section 4).
 DUPACK_GUARDS = ("careful", "less_careful", "ack_heuristic")
+#: Receiver ACK policies: RFC 5681 (today's receiver) or Linux 6.x's.
+ACK_POLICIES = ("rfc", "linux")
+#: Defaults of the linux ACK policy's parameters (Linux's TCP_ATO_MIN =
+#: TCP_DELACK_MIN, TCP_DELACK_MAX, TCP_MAX_QUICKACKS).
+LINUX_DELACK_MIN = 0.04
+LINUX_DELACK_MAX = 0.2
+LINUX_QUICKACKS = 16
 NODE_KINDS = ("host", "router")
 #: Algorithms assumed to exist when the core extension is not importable.
 BUILTIN_ALGORITHMS = ["reno", "newreno"]
@@ -427,6 +435,24 @@ class Flow:
     delayed_ack: bool = False
     delack_timeout: Quantity = 0.04
     sack_blocks: int = 3
+    #: When the receiver ACKs: ``"rfc"`` (RFC 5681 4.2, with ``delayed_ack``
+    #: and ``delack_timeout``; the default) or ``"linux"`` (Linux 6.x:
+    #: quick-ACK mode at the start and after duplicates, an ACK every second
+    #: full segment, an adaptive delayed-ACK timeout; always delays, so
+    #: ``delayed_ack`` and ``delack_timeout`` are not used). docs/tcp.md.
+    ack_policy: str = "rfc"
+    #: ``ack_policy="linux"`` only: TCP_ATO_MIN = TCP_DELACK_MIN, the initial
+    #: and smallest delayed-ACK timeout.
+    delack_min: Quantity = LINUX_DELACK_MIN
+    #: ``ack_policy="linux"`` only: TCP_DELACK_MAX, the largest delayed-ACK timeout.
+    delack_max: Quantity = LINUX_DELACK_MAX
+    #: ``ack_policy="linux"`` only: TCP_MAX_QUICKACKS, the most quick-ACK
+    #: credits (at most half the receive window in packets; 0 turns quick ACKs off).
+    quickacks: int = LINUX_QUICKACKS
+    #: D-SACK (RFC 2883): the ACK answering a duplicate segment reports it in
+    #: its first SACK block. Only for ``recovery="sack"`` (ignored otherwise,
+    #: as Linux does without SACK).
+    dsack: bool = False
     restart_after_idle: bool = True
     files: Optional[list] = None
     #: Scripted loss: the first transmission of these data segments is lost.
@@ -501,7 +527,7 @@ class Flow:
         max_rto = _pos_time(self.max_rto, p("max_rto"))
         if max_rto < min_rto:
             raise ScenarioError(p("max_rto"), f"must be at least min_rto ({min_rto} s), got {max_rto} s")
-        return {
+        spec = {
             "name": _str(self.name if self.name is not None else default_name, p("name")),
             "src": _str(self.src, p("src")),
             "dst": _str(self.dst, p("dst")),
@@ -530,6 +556,33 @@ class Flow:
             "drop_segments": self._drop_segments(path),
             "loss_classifier": self._loss_classifier(path),
         }
+        spec.update(self._ack_policy_spec(path))
+        return spec
+
+    def _ack_policy_spec(self, path: str) -> dict:
+        """The receiver's ACK-policy keys, only where they differ from the
+        defaults: specs of rfc flows (and their run keys) stay as before."""
+        p = lambda s: f"{path}.{s}"  # noqa: E731
+        policy = _choice(self.ack_policy, ACK_POLICIES, p("ack_policy"), "ack_policy")
+        delack_min = _pos_time(self.delack_min, p("delack_min"))
+        delack_max = _pos_time(self.delack_max, p("delack_max"))
+        if delack_max < delack_min:
+            raise ScenarioError(p("delack_max"), f"must be at least delack_min ({delack_min} s), got {delack_max} s")
+        quickacks = parse_count(self.quickacks, p("quickacks"))
+        if not 0 <= quickacks <= 2**32 - 1:
+            raise ScenarioError(p("quickacks"), f"must be 0 to 4294967295, got {self.quickacks!r}")
+        out: dict = {}
+        if policy == "linux":
+            out.update(ack_policy="linux", delack_min=delack_min, delack_max=delack_max, quickacks=quickacks)
+        else:
+            for name, v, d in (("delack_min", delack_min, LINUX_DELACK_MIN), ("delack_max", delack_max, LINUX_DELACK_MAX),
+                               ("quickacks", quickacks, LINUX_QUICKACKS)):
+                if v != d:
+                    raise ScenarioError(p(name), "applies only with ack_policy='linux' "
+                                        "(the rfc policy uses delayed_ack and delack_timeout)")
+        if _bool(self.dsack, p("dsack")):
+            out["dsack"] = True
+        return out
 
     def _loss_classifier(self, path: str) -> Optional[dict]:
         lc = self.loss_classifier
