@@ -60,7 +60,8 @@ a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
     ``header_size``, ``ack_size``, ``accounting``, ``init_cwnd``,
     ``init_ssthresh``, ``rwnd`` (packets), ``min_rto``, ``max_rto``, ``rto_mode``,
     ``init_rto``, ``dupthresh``, ``dupack_guard``, ``limited_transmit``, ``delayed_ack``,
-    ``delack_timeout``, ``sack_blocks``, ``restart_after_idle``, ``files``
+    ``delack_timeout``, ``sack_blocks``, ``ack_policy`` (``"rfc"``|``"linux"``),
+    ``delack_min``, ``delack_max``, ``quickacks``, ``dsack``, ``restart_after_idle``, ``files``
     (array of ``{size = "1MB", start = "0s"}``; absent = bulk, unlimited data).
 
 A generic file may also give ``bottleneck = ["link-name", ...]``, the links
@@ -128,12 +129,22 @@ PROFILES = ("rfc", "linux")
 #: What a profile sets for the Flow options left at None.
 PROFILE_DEFAULTS: dict[str, dict[str, Any]] = {
     "rfc": {"recovery": "newreno", "header_size": 40, "ack_size": 40,
-            "prr": False, "rack": False, "tlp": False, "delayed_ack": False},
+            "prr": False, "rack": False, "tlp": False, "delayed_ack": False,
+            "ack_policy": "rfc", "dsack": False},
     # Linux 6.x: SACK on, 20 B IP + 20 B TCP + 12 B timestamp option (so a
-    # 1500 B packet carries MSS 1448), PRR, RACK-TLP, delayed ACKs.
+    # 1500 B packet carries MSS 1448), PRR, RACK-TLP, the Linux receiver
+    # (its own delayed ACKs, quick ACKs, D-SACK).
     "linux": {"recovery": "sack", "header_size": 52, "ack_size": 52,
-              "prr": True, "rack": True, "tlp": True, "delayed_ack": True},
+              "prr": True, "rack": True, "tlp": True, "delayed_ack": False,
+              "ack_policy": "linux", "dsack": True},
 }
+#: Receiver ACK policies: RFC 5681 (today's receiver) or Linux 6.x's.
+ACK_POLICIES = ("rfc", "linux")
+#: Defaults of the linux ACK policy's parameters (Linux's TCP_ATO_MIN =
+#: TCP_DELACK_MIN, TCP_DELACK_MAX, TCP_MAX_QUICKACKS).
+LINUX_DELACK_MIN = 0.04
+LINUX_DELACK_MAX = 0.2
+LINUX_QUICKACKS = 16
 NODE_KINDS = ("host", "router")
 #: Algorithms assumed to exist when the core extension is not importable.
 BUILTIN_ALGORITHMS = ["reno", "newreno"]
@@ -446,6 +457,25 @@ class Flow:
     delayed_ack: Optional[bool] = None
     delack_timeout: Quantity = 0.04
     sack_blocks: int = 3
+    #: When the receiver ACKs: ``"rfc"`` (RFC 5681 4.2, with ``delayed_ack``
+    #: and ``delack_timeout``; the default) or ``"linux"`` (Linux 6.x:
+    #: quick-ACK mode at the start and after duplicates, an ACK every second
+    #: full segment, an adaptive delayed-ACK timeout; always delays, so
+    #: ``delayed_ack`` and ``delack_timeout`` are not used). docs/tcp.md.
+    #: None: the profile's (rfc: ``"rfc"``, linux: ``"linux"``).
+    ack_policy: Optional[str] = None
+    #: ``ack_policy="linux"`` only: TCP_ATO_MIN = TCP_DELACK_MIN, the initial
+    #: and smallest delayed-ACK timeout.
+    delack_min: Quantity = LINUX_DELACK_MIN
+    #: ``ack_policy="linux"`` only: TCP_DELACK_MAX, the largest delayed-ACK timeout.
+    delack_max: Quantity = LINUX_DELACK_MAX
+    #: ``ack_policy="linux"`` only: TCP_MAX_QUICKACKS, the most quick-ACK
+    #: credits (at most half the receive window in packets; 0 turns quick ACKs off).
+    quickacks: int = LINUX_QUICKACKS
+    #: D-SACK (RFC 2883): the ACK answering a duplicate segment reports it in
+    #: its first SACK block. Only for ``recovery="sack"`` (ignored otherwise,
+    #: as Linux does without SACK). None: the profile's (on for linux).
+    dsack: Optional[bool] = None
     restart_after_idle: bool = True
     files: Optional[list] = None
     #: Scripted loss: the first transmission of these data segments is lost.
@@ -571,7 +601,33 @@ class Flow:
         # Only the mechanisms switched on go to the core: a classic flow's
         # spec (and so its store key) is what it was before they existed.
         spec.update({k: True for k, on in linux.items() if on})
+        spec.update(self._ack_policy_spec(path))
         return spec
+
+    def _ack_policy_spec(self, path: str) -> dict:
+        """The receiver's ACK-policy keys, only where they differ from the
+        defaults: specs of rfc flows (and their run keys) stay as before."""
+        p = lambda s: f"{path}.{s}"  # noqa: E731
+        policy = _choice(self._resolved("ack_policy", path), ACK_POLICIES, p("ack_policy"), "ack_policy")
+        delack_min = _pos_time(self.delack_min, p("delack_min"))
+        delack_max = _pos_time(self.delack_max, p("delack_max"))
+        if delack_max < delack_min:
+            raise ScenarioError(p("delack_max"), f"must be at least delack_min ({delack_min} s), got {delack_max} s")
+        quickacks = parse_count(self.quickacks, p("quickacks"))
+        if not 0 <= quickacks <= 2**32 - 1:
+            raise ScenarioError(p("quickacks"), f"must be 0 to 4294967295, got {self.quickacks!r}")
+        out: dict = {}
+        if policy == "linux":
+            out.update(ack_policy="linux", delack_min=delack_min, delack_max=delack_max, quickacks=quickacks)
+        else:
+            for name, v, d in (("delack_min", delack_min, LINUX_DELACK_MIN), ("delack_max", delack_max, LINUX_DELACK_MAX),
+                               ("quickacks", quickacks, LINUX_QUICKACKS)):
+                if v != d:
+                    raise ScenarioError(p(name), "applies only with ack_policy='linux' "
+                                        "(the rfc policy uses delayed_ack and delack_timeout)")
+        if _bool(self._resolved("dsack", path), p("dsack")):
+            out["dsack"] = True
+        return out
 
     def _loss_classifier(self, path: str) -> Optional[dict]:
         lc = self.loss_classifier

@@ -176,6 +176,21 @@ pub enum RtoMode {
     Rfc6298,
 }
 
+/// When the receiver sends its ACKs (see docs/tcp.md "Receiver").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AckPolicy {
+    /// RFC 5681 4.2 / RFC 1122: every segment, or with `delayed_ack` every
+    /// second full segment or after `delack_timeout`; out-of-order data,
+    /// duplicates and hole fills at once.
+    #[default]
+    Rfc,
+    /// Linux 6.x (tcp_input.c `__tcp_ack_snd_check`, `tcp_event_data_recv`,
+    /// quick-ACK mode, the adaptive delayed-ACK timeout `ato`), always with
+    /// delayed ACKs; parameters `delack_min`, `delack_max`, `quickacks`.
+    Linux,
+}
+
 /// How bytes are counted as goodput.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -245,6 +260,30 @@ fn d_init_rto() -> f64 {
 fn d_delack() -> f64 {
     0.04
 }
+fn d_delack_min() -> f64 {
+    0.04
+}
+fn is_d_delack_min(v: &f64) -> bool {
+    *v == d_delack_min()
+}
+fn d_delack_max() -> f64 {
+    0.2
+}
+fn is_d_delack_max(v: &f64) -> bool {
+    *v == d_delack_max()
+}
+fn d_quickacks() -> u32 {
+    16
+}
+fn is_d_quickacks(v: &u32) -> bool {
+    *v == d_quickacks()
+}
+fn is_rfc(p: &AckPolicy) -> bool {
+    *p == AckPolicy::Rfc
+}
+fn is_false(b: &bool) -> bool {
+    !*b
+}
 fn d_sack_blocks() -> u8 {
     3
 }
@@ -313,6 +352,29 @@ pub struct FlowSpec {
     /// SACK blocks carried per ACK (RFC 2018: at most 4, 3 with timestamps).
     #[serde(default = "d_sack_blocks")]
     pub sack_blocks: u8,
+    /// When the receiver ACKs: "rfc" (the default, `delayed_ack` and
+    /// `delack_timeout` above) or "linux" (Linux 6.x's quick-ACK mode and
+    /// adaptive delayed-ACK timer; always delays, ignores `delayed_ack` and
+    /// `delack_timeout`). The new fields are left out of the JSON at their
+    /// defaults, so existing specs serialize (and hash) as before.
+    #[serde(default, skip_serializing_if = "is_rfc")]
+    pub ack_policy: AckPolicy,
+    /// "linux" only: TCP_ATO_MIN = TCP_DELACK_MIN (s), the smallest and the
+    /// initial delayed-ACK timeout `ato`.
+    #[serde(default = "d_delack_min", skip_serializing_if = "is_d_delack_min")]
+    pub delack_min: f64,
+    /// "linux" only: TCP_DELACK_MAX (s), the largest delayed-ACK timeout.
+    #[serde(default = "d_delack_max", skip_serializing_if = "is_d_delack_max")]
+    pub delack_max: f64,
+    /// "linux" only: TCP_MAX_QUICKACKS, the most quick-ACK credits
+    /// `tcp_incr_quickack` grants (0: never quick-ACK).
+    #[serde(default = "d_quickacks", skip_serializing_if = "is_d_quickacks")]
+    pub quickacks: u32,
+    /// D-SACK (RFC 2883, Linux `tcp_dsack_set`): an ACK answering a duplicate
+    /// segment reports it in its first SACK block. Only with `recovery =
+    /// "sack"` (ignored otherwise, as Linux ignores it without SACK).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub dsack: bool,
     /// RFC 5681 section 4.1: after an idle period longer than the RTO,
     /// restart from min(cwnd, initial window).
     #[serde(default = "d_true")]
@@ -345,10 +407,6 @@ pub struct FlowSpec {
     /// The tail loss probe (RFC 8985 section 7, Linux `tcp_send_loss_probe`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub tlp: bool,
-}
-
-fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 /// A loss classifier and its parameters (see `cc::knn` for `knn`).
@@ -571,6 +629,30 @@ impl RunSpec {
             }
             if f.tlp && !f.rack {
                 return Err(SpecError::new(p("tlp"), "needs rack = true (the probe's loss is detected by RACK, RFC 8985 7.4)".into()));
+            }
+            positive(p("delack_min"), f.delack_min)?;
+            positive(p("delack_max"), f.delack_max)?;
+            if f.delack_max < f.delack_min {
+                return Err(SpecError::new(
+                    p("delack_max"),
+                    format!("must be at least delack_min ({} s), got {} s", f.delack_min, f.delack_max),
+                ));
+            }
+            if f.ack_policy == AckPolicy::Rfc {
+                // Parameters of the linux policy given to an rfc receiver
+                // would be silently ignored: say so instead.
+                for (name, default) in [
+                    ("delack_min", is_d_delack_min(&f.delack_min)),
+                    ("delack_max", is_d_delack_max(&f.delack_max)),
+                    ("quickacks", is_d_quickacks(&f.quickacks)),
+                ] {
+                    if !default {
+                        return Err(SpecError::new(
+                            p(name),
+                            "applies only with ack_policy = \"linux\" (the rfc policy uses delayed_ack and delack_timeout)".into(),
+                        ));
+                    }
+                }
             }
             if let AppSpec::Files { files } = &f.app {
                 for (j, file) in files.iter().enumerate() {

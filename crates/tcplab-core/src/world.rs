@@ -73,6 +73,33 @@ fn check_counts(links: usize, flows: usize) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// The inputs of flow `f`'s Linux receiver ACK engine. Its RTT estimate is
+/// the one a Linux receiver holds: a pure receiver sends no data, so its
+/// `srtt_us` is the handshake's single sample, the round trip of a
+/// header-only (`ack_size`) packet over the idle path, propagation plus
+/// serialization; its RTO follows from that one sample as in
+/// `tcp_rtt_estimator` + `__tcp_set_rto`: srtt + max(2 srtt, min_rto),
+/// capped at max_rto.
+fn linux_ack_config(spec: &RunSpec, f: &crate::spec::FlowSpec, paths: &[Vec<u32>; 2]) -> crate::tcp::LinuxAckConfig {
+    let idle_rtt: f64 = paths
+        .iter()
+        .flatten()
+        .map(|&l| {
+            let l = &spec.links[l as usize];
+            l.delay + f.ack_size as f64 * 8.0 / l.rate_bps
+        })
+        .sum();
+    let rto = (idle_rtt + (2.0 * idle_rtt).max(f.min_rto)).min(f.max_rto);
+    crate::tcp::LinuxAckConfig {
+        ato_min: from_secs(f.delack_min),
+        delack_max: from_secs(f.delack_max),
+        max_quickacks: f.quickacks,
+        window_quickacks: f.rwnd_packets.map_or(u32::MAX, |w| (w / 2).min(u32::MAX as u64) as u32),
+        srtt: from_secs(idle_rtt),
+        rto: from_secs(rto),
+    }
+}
+
 /// A simulation built from a [`RunSpec`], ready to run.
 pub struct World {
     spec: RunSpec,
@@ -195,7 +222,11 @@ impl World {
                 f.delayed_ack,
                 from_secs(f.delack_timeout),
                 n_files,
-            );
+            )
+            .with_dsack(f.dsack);
+            if f.ack_policy == crate::spec::AckPolicy::Linux {
+                receiver = receiver.with_linux_acks(linux_ack_config(&spec, f, &paths));
+            }
             events.schedule(from_secs(f.start), EventKind::FlowStart(i as u32));
             if let Some(files) = &map.files {
                 for (k, file) in files.iter().enumerate() {

@@ -6,7 +6,9 @@
 //! every queue and delay line holds packets, so this keeps them small.
 
 /// One SACK block, relative to the ACK's cumulative acknowledgement:
-/// segments `[ack + start, ack + start + len)` have been received.
+/// segments `[ack + start, ack + start + len)` have been received. `start`
+/// is taken modulo 2^32 like a TCP sequence number (a signed offset), so a
+/// D-SACK block below the ACK (RFC 2883) has an offset above 2^31.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SackBlock {
     pub start: u32,
@@ -28,7 +30,10 @@ impl SackBlocks {
     /// The blocks as absolute `[start, end)` segment ranges of an ACK whose
     /// cumulative acknowledgement is `ack`.
     pub fn ranges(&self, ack: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.blocks[..self.n as usize].iter().map(move |b| (ack + b.start as u64, ack + b.start as u64 + b.len as u64))
+        self.blocks[..self.n as usize].iter().map(move |b| {
+            let s = ack.wrapping_add(b.start as i32 as i64 as u64);
+            (s, s + b.len as u64)
+        })
     }
 }
 

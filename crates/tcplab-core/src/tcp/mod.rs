@@ -7,6 +7,6 @@ pub mod rtt;
 pub mod sender;
 
 pub use app::SegmentMap;
-pub use receiver::Receiver;
+pub use receiver::{LinuxAck, LinuxAckConfig, Receiver};
 pub use rtt::RttEstimator;
 pub use sender::{CaState, Sender, SenderConfig, INFINITE_SSTHRESH};

@@ -13,9 +13,17 @@
 //!   of data containing the segment which triggered this ACK", then the most
 //!   recently reported blocks.
 //!
-//! Deviations: no D-SACK (RFC 2883); the receive window is not advertised in
-//! ACKs (the sender enforces a fixed receiver window); quick-ACK mode is not
-//! modelled.
+//! With `ack_policy = "linux"` the ACK decisions follow Linux 6.x instead
+//! (see [`LinuxAck`]): quick-ACK mode, an ACK once more than one full segment
+//! is unacknowledged, the adaptive delayed-ACK timeout `ato`.
+//!
+//! D-SACK (RFC 2883, Linux `tcp_dsack_set`), with `dsack = true` on a SACK
+//! flow: the ACK answering a duplicate segment (below `rcv_nxt`, or already
+//! held out of order) carries that segment as its first SACK block, then the
+//! usual blocks, within `sack_blocks`.
+//!
+//! Deviations: the receive window is not advertised in ACKs (the sender
+//! enforces a fixed receiver window).
 
 use std::collections::VecDeque;
 
@@ -30,6 +38,170 @@ pub struct ReceiverStats {
     pub data_received: u64,
     pub duplicates: u64,
     pub acks_sent: u64,
+    /// ACKs that carried a D-SACK block.
+    pub dsacks_sent: u64,
+}
+
+/// The fixed inputs of Linux's delayed-ACK engine (`ack_policy = "linux"`).
+#[derive(Debug, Clone)]
+pub struct LinuxAckConfig {
+    /// TCP_ATO_MIN, which equals TCP_DELACK_MIN (include/net/tcp.h: HZ/25 =
+    /// 40 ms): the initial and smallest `ato`, and the floor of the
+    /// RTT bound in `tcp_send_delayed_ack`. Spec field `delack_min`.
+    pub ato_min: Time,
+    /// TCP_DELACK_MAX (HZ/5 = 200 ms), the default `icsk_delack_max` that
+    /// caps every delayed-ACK timeout. Spec field `delack_max`.
+    pub delack_max: Time,
+    /// TCP_MAX_QUICKACKS (16). Spec field `quickacks`.
+    pub max_quickacks: u32,
+    /// `tcp_incr_quickack`'s `rcv_wnd / (2 * rcv_mss)`: half the fixed
+    /// receive window in segments (`u32::MAX` when unlimited).
+    pub window_quickacks: u32,
+    /// The receiving socket's `tp->srtt_us`. A pure receiver sends no data,
+    /// so its only RTT sample is the handshake's (`tcp_synack_rtt_meas` /
+    /// the SYN-ACK's ACK): the world gives the idle path's round trip.
+    pub srtt: Time,
+    /// The receiving socket's `icsk_rto` after that one sample
+    /// (`tcp_rtt_estimator` + `__tcp_set_rto`: srtt + max(2 srtt, min_rto)).
+    pub rto: Time,
+}
+
+/// HZ/2: `tcp_send_delayed_ack`'s `max_ato` for a socket neither in
+/// pingpong mode nor with ICSK_ACK_PUSHED (a bulk receiver).
+const HALF_SECOND: Time = crate::sim::time::PS_PER_SEC / 2;
+
+/// Linux 6.x's receiver ACK state (`icsk->icsk_ack` and `tp->rcv_wup`).
+///
+/// A tcplab receiver never sends data, so it is never in pingpong
+/// (interactive) mode: `inet_csk_in_pingpong_mode` is always false here, as
+/// it is for the receiver of a Linux bulk transfer.
+#[derive(Debug, Clone)]
+pub struct LinuxAck {
+    cfg: LinuxAckConfig,
+    /// `icsk_ack.ato`; 0 until the first data segment.
+    ato: Time,
+    /// `icsk_ack.quick`: quick-ACK credits left.
+    quick: u32,
+    /// `icsk_ack.lrcvtime`: arrival of the last in-order data segment.
+    lrcvtime: Time,
+    /// `tp->rcv_wup`: `rcv_nxt` when the last ACK was sent.
+    rcv_wup: u64,
+}
+
+impl LinuxAck {
+    pub fn new(cfg: LinuxAckConfig) -> Self {
+        LinuxAck { cfg, ato: 0, quick: 0, lrcvtime: 0, rcv_wup: 0 }
+    }
+
+    /// Current `ato` (0 before any data).
+    pub fn ato(&self) -> Time {
+        self.ato
+    }
+
+    /// Quick-ACK credits left.
+    pub fn quick(&self) -> u32 {
+        self.quick
+    }
+
+    /// `tcp_incr_quickack`: raise the credit to min(rcv_wnd / (2 rcv_mss)
+    /// (2 if that is 0), max_quickacks); never lower it.
+    fn incr_quickack(&mut self, max_quickacks: u32) {
+        let mut q = self.cfg.window_quickacks;
+        if q == 0 {
+            q = 2;
+        }
+        q = q.min(max_quickacks);
+        if q > self.quick {
+            self.quick = q;
+        }
+    }
+
+    /// `tcp_enter_quickack_mode`: credit, leave pingpong (never in it here),
+    /// `ato = TCP_ATO_MIN`.
+    fn enter_quickack_mode(&mut self, max_quickacks: u32) {
+        self.incr_quickack(max_quickacks);
+        self.ato = self.cfg.ato_min;
+    }
+
+    /// `tcp_in_quickack_mode`: credit left and not pingpong (the RTAX_QUICKACK
+    /// route metric is not modelled).
+    fn in_quickack_mode(&self) -> bool {
+        self.quick > 0
+    }
+
+    /// `tcp_event_data_recv`, its `ato` part: called for in-order data only
+    /// (`tcp_data_queue`'s queue_and_out; out-of-order data goes through
+    /// `tcp_data_queue_ofo`, which does not call it).
+    fn event_data_recv(&mut self, now: Time) {
+        let ato_min = self.cfg.ato_min;
+        if self.ato == 0 {
+            // "The _first_ data packet received, initialize delayed ACK engine."
+            self.incr_quickack(self.cfg.max_quickacks);
+            self.ato = ato_min;
+        } else {
+            let m = now - self.lrcvtime;
+            if m <= ato_min / 2 {
+                // "The fastest case is the first."
+                self.ato = self.ato / 2 + ato_min / 2;
+            } else if m < self.ato {
+                self.ato = (self.ato / 2 + m).min(self.cfg.rto);
+            } else if m > self.cfg.rto {
+                // "Too long gap. Apparently sender failed to restart window,
+                // so that we send ACKs quickly."
+                self.incr_quickack(self.cfg.max_quickacks);
+            }
+        }
+        self.lrcvtime = now;
+    }
+
+    /// `tcp_dec_quickack_mode` (Linux 6.6+, via `tcp_event_ack_sent`): an ACK
+    /// sent while one was scheduled (`inet_csk_ack_scheduled`: it answers
+    /// new data) uses one credit; using the last deflates `ato`.
+    fn dec_quickack_mode(&mut self, scheduled: bool) {
+        let pkts = scheduled as u32;
+        if self.quick > 0 {
+            if pkts >= self.quick {
+                self.quick = 0;
+                // "Leaving quickack mode we deflate ATO."
+                self.ato = self.cfg.ato_min;
+            } else {
+                self.quick -= pkts;
+            }
+        }
+    }
+
+    /// `tcp_send_delayed_ack`: the delayed-ACK deadline, given the pending
+    /// one (ICSK_ACK_TIMER), or `None` for "send the ACK now" (a pending
+    /// timer about to expire).
+    fn delayed_ack_deadline(&self, now: Time, pending: Option<Time>) -> Option<Time> {
+        let mut ato = self.ato;
+        if ato > self.cfg.ato_min {
+            // "Slow path, intersegment interval is high": HZ/2 (TCP_DELACK_MAX
+            // with pingpong or ICSK_ACK_PUSHED), bounded by the RTT estimate.
+            let mut max_ato = HALF_SECOND;
+            if self.cfg.srtt > 0 {
+                let rtt = self.cfg.srtt.max(self.cfg.ato_min);
+                if rtt < max_ato {
+                    max_ato = rtt;
+                }
+            }
+            ato = ato.min(max_ato);
+        }
+        // min(ato, icsk_delack_max)
+        ato = ato.min(self.cfg.delack_max);
+        let mut timeout = now + ato;
+        if let Some(old) = pending {
+            // "If delack timer is about to expire, send ACK now."
+            if old <= now + ato / 4 {
+                return None;
+            }
+            // "Use new timeout only if there wasn't a older one earlier."
+            if timeout >= old {
+                timeout = old;
+            }
+        }
+        Some(timeout)
+    }
 }
 
 #[derive(Debug)]
@@ -57,6 +229,13 @@ pub struct Receiver {
     /// Pending delayed-ACK deadline, and the time of the queued timer event.
     pub delack_deadline: Option<Time>,
     pub delack_event: Option<Time>,
+    /// D-SACK (RFC 2883) on: `dsack = true` on a SACK flow.
+    dsack: bool,
+    /// The duplicate range the next ACK reports first (`tp->duplicate_sack`,
+    /// set by `tcp_dsack_set`).
+    dsack_pending: Option<(u64, u64)>,
+    /// `ack_policy = "linux"`: its state (boxed: off the default path).
+    linux: Option<Box<LinuxAck>>,
     /// Application bytes delivered in order.
     pub delivered_bytes: u64,
     /// Completion time of each file, by position in the flow's sorted file list.
@@ -82,11 +261,31 @@ impl Receiver {
             unacked: 0,
             delack_deadline: None,
             delack_event: None,
+            dsack: false,
+            dsack_pending: None,
+            linux: None,
             delivered_bytes: 0,
             file_finish: vec![None; n_files],
             next_file: 0,
             stats: ReceiverStats::default(),
         }
+    }
+
+    /// Turns D-SACK on (RFC 2883); only SACK receivers send SACK blocks.
+    pub fn with_dsack(mut self, on: bool) -> Self {
+        self.dsack = on && self.sack;
+        self
+    }
+
+    /// Uses Linux's ACK policy instead of the RFC one.
+    pub fn with_linux_acks(mut self, cfg: LinuxAckConfig) -> Self {
+        self.linux = Some(Box::new(LinuxAck::new(cfg)));
+        self
+    }
+
+    /// The Linux ACK state, if that policy is on.
+    pub fn linux(&self) -> Option<&LinuxAck> {
+        self.linux.as_deref()
     }
 
     /// Segments held out of order.
@@ -158,10 +357,16 @@ impl Receiver {
     /// any; its SACK blocks go to `sacks`.
     #[inline]
     pub fn on_data(&mut self, now: Time, seq: u64, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
+        if self.linux.is_some() {
+            return self.on_data_linux(now, seq, map, sacks);
+        }
         self.stats.data_received += 1;
         let immediate;
         if seq < self.rcv_nxt {
             self.stats.duplicates += 1;
+            if self.dsack {
+                self.dsack_pending = Some((seq, seq + 1));
+            }
             immediate = true;
         } else if seq == self.rcv_nxt {
             self.rcv_nxt += 1;
@@ -178,6 +383,9 @@ impl Receiver {
         } else {
             if !self.insert_ooo(seq) {
                 self.stats.duplicates += 1;
+                if self.dsack {
+                    self.dsack_pending = Some((seq, seq + 1));
+                }
             }
             // The recent blocks feed SACK blocks only: without SACK the two
             // to five binary searches of the held ranges are not needed.
@@ -199,10 +407,114 @@ impl Receiver {
         None
     }
 
+    /// A data segment arrives under Linux's ACK policy: `tcp_data_queue`
+    /// (or `tcp_validate_incoming`'s `tcp_send_dupack` for a segment wholly
+    /// below `rcv_wup`), then `__tcp_ack_snd_check`.
+    #[inline(never)]
+    fn on_data_linux(&mut self, now: Time, seq: u64, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
+        let mut l = self.linux.take().expect("linux ACK policy");
+        let ack = self.linux_data(&mut l, now, seq, map, sacks);
+        self.linux = Some(l);
+        ack
+    }
+
+    fn linux_data(&mut self, l: &mut LinuxAck, now: Time, seq: u64, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
+        self.stats.data_received += 1;
+        if seq + 1 < l.rcv_wup {
+            // tcp_sequence: end_seq before rcv_wup -> tcp_send_dupack: quick-ACK
+            // mode, D-SACK, an ACK at once. No ACK was scheduled for this
+            // segment, so the ACK spends a credit only if one was owed before.
+            self.stats.duplicates += 1;
+            self.dsack_pending = None;
+            l.enter_quickack_mode(l.cfg.max_quickacks);
+            if self.dsack {
+                self.dsack_pending = Some((seq, seq + 1));
+            }
+            let scheduled = self.delack_deadline.is_some();
+            return Some(self.linux_ack(l, sacks, scheduled));
+        }
+        // tcp_data_queue: "tp->rx_opt.dsack = 0".
+        self.dsack_pending = None;
+        let mut ack_now = false; // ICSK_ACK_NOW
+        if seq == self.rcv_nxt {
+            // In sequence: tcp_queue_rcv, tcp_event_data_recv, tcp_ofo_queue.
+            self.rcv_nxt += 1;
+            l.event_data_recv(now);
+            if let Some(&(s, e)) = self.ooo.front() {
+                if s == self.rcv_nxt {
+                    self.rcv_nxt = e;
+                    self.ooo.pop_front();
+                }
+                // "RFC5681. 4.2. SHOULD send immediate ACK, when gap in queue
+                // is filled": Linux forces it when the queue empties; a
+                // partial fill is ACKed at once below (queue not empty).
+                ack_now = self.ooo.is_empty();
+            }
+            self.deliver(now, map);
+        } else if seq < self.rcv_nxt {
+            // "A retransmit, 2nd most common case. Force an immediate ack."
+            self.stats.duplicates += 1;
+            if self.dsack {
+                self.dsack_pending = Some((seq, seq + 1));
+            }
+            l.enter_quickack_mode(l.cfg.max_quickacks);
+        } else {
+            // tcp_data_queue_ofo: no tcp_event_data_recv and, since Linux
+            // 4.18, no quick-ACK mode; a segment already held is D-SACKed.
+            if !self.insert_ooo(seq) {
+                self.stats.duplicates += 1;
+                if self.dsack {
+                    self.dsack_pending = Some((seq, seq + 1));
+                }
+            }
+            if self.sack {
+                self.note_recent(seq);
+            }
+        }
+        // __tcp_ack_snd_check(sk, ofo_possible = 1). "More than one full
+        // frame received": rcv_nxt - rcv_wup > rcv_mss, in bytes (a short
+        // last segment of a file counts as what it carries). The window-update
+        // half of that test is left out: the receive window is fixed.
+        let unacked_bytes = map.bytes_before(self.rcv_nxt) - map.bytes_before(l.rcv_wup);
+        if unacked_bytes > map.full as u64 || l.in_quickack_mode() || ack_now || !self.ooo.is_empty() {
+            // The last term: out-of-order data is ACKed at once (without SACK
+            // always; with SACK Linux may compress these ACKs, which is not
+            // modelled: net.ipv4.tcp_comp_sack_nr = 0).
+            return Some(self.linux_ack(l, sacks, true));
+        }
+        match l.delayed_ack_deadline(now, self.delack_deadline) {
+            Some(t) => {
+                self.delack_deadline = Some(t);
+                None
+            }
+            None => Some(self.linux_ack(l, sacks, true)),
+        }
+    }
+
+    /// `tcp_send_ack` under Linux's policy: the ACK, then
+    /// `tcp_event_ack_sent` (a quick-ACK credit, the delayed-ACK timer
+    /// cleared) and `tcp_select_window`'s `rcv_wup = rcv_nxt`.
+    fn linux_ack(&mut self, l: &mut LinuxAck, sacks: &mut SackStore, scheduled: bool) -> Packet {
+        let ack = self.make_ack(sacks);
+        l.dec_quickack_mode(scheduled);
+        l.rcv_wup = self.rcv_nxt;
+        ack
+    }
+
     /// The delayed-ACK timer fires; returns the ACK if one is owed.
     pub fn on_delack_timer(&mut self, now: Time, sacks: &mut SackStore) -> Option<Packet> {
         match self.delack_deadline {
-            Some(d) if d <= now => Some(self.make_ack(sacks)),
+            Some(d) if d <= now => {
+                if let Some(mut l) = self.linux.take() {
+                    // tcp_delack_timer_handler: "Delayed ACK missed: inflate
+                    // ATO" (never pingpong here), then send the ACK.
+                    l.ato = (l.ato << 1).min(l.cfg.rto);
+                    let ack = self.linux_ack(&mut l, sacks, true);
+                    self.linux = Some(l);
+                    return Some(ack);
+                }
+                Some(self.make_ack(sacks))
+            }
             _ => None,
         }
     }
@@ -222,12 +534,23 @@ impl Receiver {
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
         let mut ack = Packet::ack(self.rcv_nxt, self.ack_size);
-        if self.sack && !self.ooo.is_empty() {
+        if self.sack && (!self.ooo.is_empty() || self.dsack_pending.is_some()) {
             let mut b = SackBlocks::NONE;
             let rcv_nxt = self.rcv_nxt;
+            // RFC 2883 section 4 / tcp_dsack_set: the D-SACK block first. It
+            // may equal the SACK block that holds it, so the duplicate check
+            // below starts after it. A block below the ACK has a negative
+            // offset (SackBlock: modulo 2^32, as TCP sequence numbers).
+            let mut first = 0;
+            if let Some((s, e)) = self.dsack_pending.take() {
+                b.blocks[0] = SackBlock { start: s.wrapping_sub(rcv_nxt) as u32, len: (e - s) as u32 };
+                b.n = 1;
+                first = 1;
+                self.stats.dsacks_sent += 1;
+            }
             let push = |r: (u64, u64), b: &mut SackBlocks| {
-                let blk = SackBlock { start: (r.0 - rcv_nxt).min(u32::MAX as u64) as u32, len: (r.1 - r.0).min(u32::MAX as u64) as u32 };
-                if !b.blocks[..b.n as usize].contains(&blk) {
+                let blk = SackBlock { start: (r.0 - rcv_nxt).min(i32::MAX as u64) as u32, len: (r.1 - r.0).min(u32::MAX as u64) as u32 };
+                if !b.blocks[first..b.n as usize].contains(&blk) {
                     b.blocks[b.n as usize] = blk;
                     b.n += 1;
                 }

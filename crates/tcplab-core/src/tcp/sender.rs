@@ -203,6 +203,9 @@ pub struct SenderStats {
     /// Loss events judged by the loss classifier, and those it judged not congestion.
     pub loss_events: u64,
     pub loss_events_ignored: u64,
+    /// Segments the receiver reported received twice in D-SACK blocks
+    /// (RFC 2883; Linux `tp->dsack_dups`), for undo logic.
+    pub dsacks: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -806,7 +809,13 @@ impl Sender {
         let mut sacked_new = 0;
         if self.sack() && sack.n > 0 {
             let mut newly_sacked = 0;
-            for (s, e) in sack.ranges(a) {
+            // A D-SACK block reports a duplicate, not new data: count it and
+            // keep it off the scoreboard.
+            let dsack = is_dsack(sack, a);
+            if dsack {
+                self.stats.dsacks += sack.blocks[0].len as u64;
+            }
+            for (s, e) in sack.ranges(a).skip(dsack as usize) {
                 let (n, newest) = self.sack_range(now, s, e);
                 newly_sacked += n;
                 acked += n;
@@ -1356,6 +1365,17 @@ impl Sender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
         }
+    }
+}
+
+/// RFC 2883 section 4 (Linux `tcp_check_dsack`): the first SACK block of an
+/// ACK is a D-SACK block when it lies below the ACK's cumulative
+/// acknowledgement `ack`, or within the second block.
+fn is_dsack(sack: &SackBlocks, ack: u64) -> bool {
+    let mut r = sack.ranges(ack);
+    match r.next() {
+        Some((s0, e0)) => s0 < ack || r.next().is_some_and(|(s1, e1)| s1 <= s0 && e0 <= e1),
+        None => false,
     }
 }
 
