@@ -156,7 +156,8 @@ def test_the_algorithm_axis_runs_every_algorithm_of_the_catalog(report):
     # An algorithm family added to the core is benchmarked without touching the suite.
     names = [a["name"] for a in _core.algorithms()]
     pts = report["scaling"]["algorithm"]["points"]
-    assert [p["scenario"] for p in pts] == [f"algorithm={n}" for n in names] + ["algorithm=newreno+knn"]
+    assert [p["scenario"] for p in pts] == [f"algorithm={n}" for n in names] + ["algorithm=newreno+knn",
+                                                                                 "algorithm=cubic+linux"]
     for p in pts:
         assert p["flows"] == 10 and p["simulated_s"] == 2.0
         # Every flow moved data through the 1 Gbit/s bottleneck: at least the initial windows.
@@ -165,6 +166,10 @@ def test_the_algorithm_axis_runs_every_algorithm_of_the_catalog(report):
     assert all(f["loss_classifier"] == {"kind": "knn", "params": {}} for f in specs["algorithm=newreno+knn"]["flows"])
     assert all(f["loss_classifier"] is None for f in specs["algorithm=newreno"]["flows"])
     assert {f["cc"]["algorithm"] for f in specs["algorithm=vegas"]["flows"]} == {"vegas"}
+    # The Linux-profile point differs from the cubic point by the Linux mechanisms only.
+    lin = specs["algorithm=cubic+linux"]["flows"][0]
+    assert all(lin[k] for k in ("prr", "rack", "tlp", "frto", "undo", "dsack")) and lin["ack_policy"] == "linux"
+    assert lin["cc"] == specs["algorithm=cubic"]["flows"][0]["cc"]
 
 
 def test_memory_runs_cover_both_lengths_with_and_without_traces(report):

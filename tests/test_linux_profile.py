@@ -16,7 +16,7 @@ def flow_spec(**kw) -> dict:
 def test_linux_profile_sets_linux_defaults_and_each_switch_can_be_overridden():
     s = flow_spec(profile="linux")
     assert (s["recovery"], s["header_size"], s["ack_size"]) == ("sack", 52, 52)
-    assert s["prr"] and s["rack"] and s["tlp"] and s["ack_policy"] == "linux" and s["dsack"]
+    assert all(s[k] for k in ("prr", "rack", "tlp", "frto", "undo", "dsack")) and s["ack_policy"] == "linux"
     assert 1500 - s["header_size"] == 1448  # Linux's MSS with timestamps on a 1500-byte MTU
     s = flow_spec(profile="linux", prr=False, header_size=40)
     assert "prr" not in s and s["rack"] and s["header_size"] == 40
@@ -24,7 +24,7 @@ def test_linux_profile_sets_linux_defaults_and_each_switch_can_be_overridden():
 
 def test_classic_flows_keep_their_spec_so_their_store_keys():
     s = flow_spec()
-    assert not {"prr", "rack", "tlp", "ack_policy", "dsack"} & set(s)
+    assert not {"prr", "rack", "tlp", "frto", "undo", "ack_policy", "dsack"} & set(s)
     assert (s["recovery"], s["header_size"], s["ack_size"], s["delayed_ack"]) == ("newreno", 40, 40, False)
 
 

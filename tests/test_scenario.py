@@ -30,11 +30,11 @@ FLOW_KEYS = {
     "name", "src", "dst", "cc", "recovery", "start", "packet_size", "header_size", "ack_size", "accounting",
     "init_cwnd", "init_ssthresh", "rwnd_packets", "min_rto", "max_rto", "rto_mode", "init_rto", "dupthresh", "dupack_guard",
     "limited_transmit", "delayed_ack", "delack_timeout", "sack_blocks", "restart_after_idle", "app", "drop_segments", "loss_classifier",
-    "prr", "rack", "tlp", "ack_policy", "delack_min", "delack_max", "quickacks", "dsack",
+    "prr", "rack", "tlp", "frto", "undo", "ack_policy", "delack_min", "delack_max", "quickacks", "dsack",
 }
 #: Flow keys Python writes only when they differ from the defaults (the Linux
 #: sender mechanisms, the receiver's ACK policy), so a run's identity is as before otherwise.
-OPTIONAL_FLOW_KEYS = {"prr", "rack", "tlp", "ack_policy", "delack_min", "delack_max", "quickacks", "dsack"}
+OPTIONAL_FLOW_KEYS = {"prr", "rack", "tlp", "frto", "undo", "ack_policy", "delack_min", "delack_max", "quickacks", "dsack"}
 
 
 def rust_struct_fields():

@@ -129,13 +129,13 @@ PROFILES = ("rfc", "linux")
 #: What a profile sets for the Flow options left at None.
 PROFILE_DEFAULTS: dict[str, dict[str, Any]] = {
     "rfc": {"recovery": "newreno", "header_size": 40, "ack_size": 40,
-            "prr": False, "rack": False, "tlp": False, "delayed_ack": False,
+            "prr": False, "rack": False, "tlp": False, "frto": False, "undo": False, "delayed_ack": False,
             "ack_policy": "rfc", "dsack": False},
     # Linux 6.x: SACK on, 20 B IP + 20 B TCP + 12 B timestamp option (so a
-    # 1500 B packet carries MSS 1448), PRR, RACK-TLP, the Linux receiver
+    # 1500 B packet carries MSS 1448), PRR, RACK-TLP, F-RTO, undo, the Linux receiver
     # (its own delayed ACKs, quick ACKs, D-SACK).
     "linux": {"recovery": "sack", "header_size": 52, "ack_size": 52,
-              "prr": True, "rack": True, "tlp": True, "delayed_ack": False,
+              "prr": True, "rack": True, "tlp": True, "frto": True, "undo": True, "delayed_ack": False,
               "ack_policy": "linux", "dsack": True},
 }
 #: Receiver ACK policies: RFC 5681 (today's receiver) or Linux 6.x's.
@@ -494,6 +494,12 @@ class Flow:
     rack: Optional[bool] = None
     #: Tail loss probe (RFC 8985 section 7); needs ``rack``.
     tlp: Optional[bool] = None
+    #: F-RTO (RFC 5682 section 3, SACK variant; Linux ``tcp_process_loss``):
+    #: new data after a timeout tells a spurious one; needs ``undo``.
+    frto: Optional[bool] = None
+    #: Undo (Linux ``tcp_undo_cwnd_reduction``): revert a reduction whose
+    #: every resend came back D-SACKed, or an RTO F-RTO found spurious.
+    undo: Optional[bool] = None
 
     def _resolved(self, name: str, path: str) -> Any:
         """An option's value, or the profile's when it is None."""
@@ -568,7 +574,7 @@ class Flow:
         max_rto = _pos_time(self.max_rto, p("max_rto"))
         if max_rto < min_rto:
             raise ScenarioError(p("max_rto"), f"must be at least min_rto ({min_rto} s), got {max_rto} s")
-        linux = {k: _bool(self._resolved(k, path), p(k)) for k in ("prr", "rack", "tlp")}
+        linux = {k: _bool(self._resolved(k, path), p(k)) for k in ("prr", "rack", "tlp", "frto", "undo")}
         spec = {
             "name": _str(self.name if self.name is not None else default_name, p("name")),
             "src": _str(self.src, p("src")),

@@ -246,6 +246,10 @@ pub mod bench {
     /// The `algorithm` axis's extra point: NewReno with the k-NN loss
     /// classifier (jm-knn), which records every ACK.
     pub const KNN_POINT: &str = "newreno+knn";
+    /// And CUBIC with the Linux profile (PRR, RACK-TLP, F-RTO, undo, the
+    /// Linux receiver with D-SACK, 52-byte headers): against the plain
+    /// `cubic` point, what the Linux mechanisms cost per packet.
+    pub const LINUX_POINT: &str = "cubic+linux";
 
     fn entry(name: &str, description: String, d: Dumbbell) -> Scenario {
         let spec = d.spec();
@@ -435,11 +439,11 @@ pub mod bench {
                 }
             }
             "algorithm" => {
-                let names = crate::cc::catalog().into_iter().map(|i| i.name).chain([KNN_POINT]);
+                let names = crate::cc::catalog().into_iter().map(|i| i.name).chain([KNN_POINT, LINUX_POINT]);
                 for (i, name) in names.enumerate() {
                     let rate = 1e9;
                     let mut d = Dumbbell::new(10, rate, 0.1, fraction(bdp(rate, 0.1), 0.1));
-                    d.algorithm = name.strip_suffix("+knn").unwrap_or(name).into();
+                    d.algorithm = name.split('+').next().unwrap_or(name).into();
                     d.recovery = Recovery::Sack;
                     d.init_cwnd = 10.0;
                     d.duration = if quick { 2.0 } else { 120.0 };
@@ -450,6 +454,14 @@ pub mod bench {
                         let spec = s.spec.as_mut().expect("a dumbbell");
                         for f in &mut spec.flows {
                             f.loss_classifier = Some(crate::spec::LossClassifierSpec { kind: "knn".into(), params: Default::default() });
+                        }
+                    }
+                    if name == LINUX_POINT {
+                        let spec = s.spec.as_mut().expect("a dumbbell");
+                        for f in &mut spec.flows {
+                            (f.prr, f.rack, f.tlp, f.frto, f.undo, f.dsack) = (true, true, true, true, true, true);
+                            f.ack_policy = crate::spec::AckPolicy::Linux;
+                            (f.header_size, f.ack_size) = (52, 52);
                         }
                     }
                     s.axis_value = Some(i as f64);
@@ -464,7 +476,7 @@ pub mod bench {
 
 #[cfg(test)]
 mod tests {
-    use super::bench::{scaling, warm_up, AXES, FLOWS_WARMUP, KNN_POINT};
+    use super::bench::{scaling, warm_up, AXES, FLOWS_WARMUP, KNN_POINT, LINUX_POINT};
     use crate::spec::Recovery;
 
     #[test]
@@ -537,6 +549,7 @@ mod tests {
         let pts = scaling("algorithm", false).expect("a known axis");
         let mut want: Vec<String> = crate::cc::catalog().iter().map(|i| format!("algorithm={}", i.name)).collect();
         want.push(format!("algorithm={KNN_POINT}"));
+        want.push(format!("algorithm={LINUX_POINT}"));
         assert_eq!(pts.iter().map(|p| p.name.clone()).collect::<Vec<_>>(), want);
         for (i, p) in pts.iter().enumerate() {
             assert_eq!(p.axis_value, Some(i as f64));
@@ -545,9 +558,10 @@ mod tests {
             assert_eq!(spec.links[0].rate_bps, 1e9);
             assert_eq!(spec.links[0].queue.limit_packets, Some(833)); // 0.1 x 8333
             assert_eq!(spec.duration, 120.0);
-            let algo = p.name.trim_start_matches("algorithm=").trim_end_matches("+knn");
+            let algo = p.name.trim_start_matches("algorithm=").split('+').next().unwrap();
             for f in &spec.flows {
                 assert_eq!(f.cc.algorithm, algo);
+                assert_eq!(f.rack && f.prr && f.tlp && f.frto && f.undo && f.dsack, p.name.ends_with("+linux"));
                 assert_eq!(f.recovery, Recovery::Sack);
                 assert_eq!(f.loss_classifier.as_ref().map(|c| c.kind.as_str()), (p.name.ends_with("+knn")).then_some("knn"));
             }

@@ -407,6 +407,15 @@ pub struct FlowSpec {
     /// The tail loss probe (RFC 8985 section 7, Linux `tcp_send_loss_probe`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub tlp: bool,
+    /// F-RTO (RFC 5682 section 3's SACK variant, Linux `tcp_process_loss`):
+    /// after a timeout, new data decides whether it was spurious.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub frto: bool,
+    /// Undo (Linux `tcp_undo_cwnd_reduction`): a window reduction whose
+    /// every retransmission came back D-SACKed, or an RTO F-RTO found
+    /// spurious, is reverted.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub undo: bool,
 }
 
 /// A loss classifier and its parameters (see `cc::knn` for `knn`).
@@ -622,13 +631,16 @@ impl RunSpec {
             if f.sack_blocks == 0 || f.sack_blocks > 4 {
                 return Err(SpecError::new(p("sack_blocks"), format!("must be 1 to 4 (RFC 2018), got {}", f.sack_blocks)));
             }
-            for (name, on) in [("prr", f.prr), ("rack", f.rack), ("tlp", f.tlp)] {
+            for (name, on) in [("prr", f.prr), ("rack", f.rack), ("tlp", f.tlp), ("frto", f.frto), ("undo", f.undo)] {
                 if on && f.recovery != Recovery::Sack {
                     return Err(SpecError::new(p(name), format!("needs recovery = \"sack\" (Linux runs it on the SACK scoreboard), got {}", serde_json::to_string(&f.recovery).unwrap_or_default())));
                 }
             }
             if f.tlp && !f.rack {
                 return Err(SpecError::new(p("tlp"), "needs rack = true (the probe's loss is detected by RACK, RFC 8985 7.4)".into()));
+            }
+            if f.frto && !f.undo {
+                return Err(SpecError::new(p("frto"), "needs undo = true (F-RTO's verdict \"spurious\" is acted on by undo)".into()));
             }
             positive(p("delack_min"), f.delack_min)?;
             positive(p("delack_max"), f.delack_max)?;

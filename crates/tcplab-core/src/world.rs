@@ -207,6 +207,8 @@ impl World {
                 prr: f.prr,
                 rack: f.rack,
                 tlp: f.tlp,
+                frto: f.frto,
+                undo: f.undo,
             };
             let classifier = match &f.loss_classifier {
                 Some(lc) => Some(cc::knn::build(lc, &format!("flows[{i}].loss_classifier"))?),

@@ -347,6 +347,11 @@ fn sack_sender() -> (Sender, SegmentMap) {
         min_rto: 0.2,
         max_rto: 60.0,
         rto_mode: RtoMode::Linux,
+        prr: false,
+        rack: false,
+        tlp: false,
+        frto: false,
+        undo: false,
     };
     let mut s = Sender::new(cfg, tcplab_core::cc::build(&f.cc, "f").unwrap());
     s.started = true;

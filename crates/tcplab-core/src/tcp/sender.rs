@@ -48,10 +48,18 @@
 //! costs O(log n) to find and a shift of the shorter side), and `pipe` and the
 //! lost boundary come from counters and the top of that deque.
 //!
-//! Deviations (documented in docs/tcp.md): no PRR (RFC 6937), no RACK-TLP, no
-//! F-RTO or undo, no rescue retransmission (RFC 6675 NextSeg rule 4) and no
-//! rule 3. RTT samples (no timestamps): one per ACK, from the newest newly
-//! acknowledged segment; none from a cumulative ACK whose range includes a
+//! Linux mechanisms, each behind its own switch (the Linux profile turns
+//! them on; docs/tcp.md "The Linux profile"): PRR (RFC 6937,
+//! [`Sender::prr_reduce`]), RACK loss detection with the tail loss probe
+//! (RFC 8985, [`Sender::rack_detect_loss`], [`Sender::send_loss_probe`]),
+//! F-RTO (RFC 5682) and undo ([`Sender::loss_undo_or_frto`],
+//! [`Sender::undo_reduction`]). The sender has one timer, as Linux's
+//! `icsk_pending`: its kind ([`Timer`]) says whether it is the RTO, RACK's
+//! reordering timer or the probe timer.
+//!
+//! Deviations (documented in docs/tcp.md): no rescue retransmission (RFC
+//! 6675 NextSeg rule 4) and no rule 3. RTT samples (no timestamps): one per
+//! ACK, from the newest newly acknowledged segment; none from a cumulative ACK whose range includes a
 //! retransmitted segment (Karn's rule, as Linux's FLAG_RETRANS_DATA_ACKED),
 //! while newly SACKed never-retransmitted segments still give one.
 
@@ -200,6 +208,11 @@ pub struct SenderStats {
     /// TCPLossProbes, TCPLossProbeRecovery).
     pub tlp_probes: u64,
     pub tlp_recoveries: u64,
+    /// Window reductions undone (Linux TCPDSACKUndo + TCPFullUndo +
+    /// TCPLossUndo), and of those the timeouts F-RTO found spurious
+    /// (TCPSpuriousRTOs).
+    pub undos: u64,
+    pub spurious_rtos: u64,
     /// Loss events judged by the loss classifier, and those it judged not congestion.
     pub loss_events: u64,
     pub loss_events_ignored: u64,
@@ -230,6 +243,8 @@ pub struct SenderConfig {
     pub prr: bool,
     pub rack: bool,
     pub tlp: bool,
+    pub frto: bool,
+    pub undo: bool,
 }
 
 pub struct Sender {
@@ -315,6 +330,28 @@ pub struct Sender {
     /// probe went out (Linux `tlp_high_seq`), and whether it was a resend.
     tlp_high: Option<u64>,
     tlp_retrans: bool,
+    /// What undo needs to revert the last reduction.
+    undo: Undo,
+    /// F-RTO is judging the last timeout (Linux `tp->frto`).
+    frto: bool,
+    /// This ACK delivered a never-retransmitted segment below `recover`
+    /// (Linux FLAG_ORIG_SACK_ACKED).
+    orig_acked: bool,
+    /// F-RTO step 2.b: this ACK's sending opportunity sends new data, not
+    /// the segments the timeout marked lost (Linux `REXMIT_NEW`).
+    frto_new_data: bool,
+}
+
+/// Linux's undo state: `undo_marker` (snd_una when the reduction began;
+/// None: nothing to undo), `undo_retrans` (retransmissions since then not
+/// yet D-SACKed; -1 when there were none), and the window before it
+/// (`prior_ssthresh`, `prior_cwnd`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Undo {
+    marker: Option<u64>,
+    retrans: i64,
+    prior_ssthresh: f64,
+    prior_cwnd: f64,
 }
 
 /// The kinds of the sender's single timer (Linux `ICSK_TIME_RETRANS`,
@@ -419,6 +456,10 @@ impl Sender {
             timer: Timer::Rto,
             tlp_high: None,
             tlp_retrans: false,
+            undo: Undo::default(),
+            frto: false,
+            orig_acked: false,
+            frto_new_data: false,
         }
     }
 
@@ -511,6 +552,10 @@ impl Sender {
                 t.push((now, seq, cause, self.high_data - self.snd_una));
             }
             self.rto_resend_pending = false;
+            if self.undo.marker.is_some() {
+                // Linux `tcp_retransmit_skb`: one more resend to be D-SACKed back.
+                self.undo.retrans = self.undo.retrans.max(0) + 1;
+            }
             let mut f = self.meta.flags(seq) | RETX;
             if sack && f & RETX_OUT == 0 {
                 f |= RETX_OUT;
@@ -558,6 +603,10 @@ impl Sender {
                     break;
                 }
             }
+            let new_ok = self.snd_nxt < self.app_limit && self.snd_nxt - self.snd_una < self.cfg.rwnd;
+            if self.frto_new_data && new_ok {
+                return Some((self.snd_nxt, false));
+            }
             if self.rtx_next < self.lost_high {
                 return Some((self.rtx_next, true));
             }
@@ -580,6 +629,22 @@ impl Sender {
         if !self.started {
             return;
         }
+        if self.frto_new_data {
+            // F-RTO's new data goes out on this opportunity only (Linux
+            // `tcp_xmit_recovery` with REXMIT_NEW); if none could, the
+            // timeout's losses are repaired as usual.
+            let before = self.snd_nxt;
+            self.send_loop(now, map, out);
+            self.frto_new_data = false;
+            if self.snd_nxt > before {
+                return;
+            }
+            self.frto = false;
+        }
+        self.send_loop(now, map, out);
+    }
+
+    fn send_loop(&mut self, now: Time, map: &SegmentMap, out: &mut Vec<Packet>) {
         if self.cfg.restart_after_idle
             && self.snd_una == self.high_data
             && self.stats.data_sent > 0
@@ -663,6 +728,10 @@ impl Sender {
     }
 
     fn enter_fast_recovery(&mut self, now: Time) {
+        if self.cfg.undo {
+            // Linux `tcp_enter_recovery`: prior_ssthresh, then `tcp_init_undo`.
+            self.undo_init(self.current_ssthresh());
+        }
         if self.is_congestion(now, false) {
             let flight = self.flight_size();
             let ss = self.cc.ssthresh(&self.w, LossEvent::FastRecovery, flight, to_secs(now));
@@ -714,6 +783,9 @@ impl Sender {
                 if this.cfg.rack {
                     this.rack_advance(now, q, this.meta.flags(q));
                 }
+                if this.meta.flags(q) & RETX == 0 && q < this.recover {
+                    this.orig_acked = true;
+                }
                 let mut f = this.meta.flags(q) | SACKED;
                 if f & RETX_OUT != 0 {
                     f &= !RETX_OUT;
@@ -754,6 +826,7 @@ impl Sender {
         }
         let old_una = self.snd_una;
         let after_timeout = self.state == CaState::Loss;
+        self.orig_acked = false;
         let mut acked = 0u64;
         let mut cum_acked = 0u64;
         let mut sample_seq: Option<u64> = None;
@@ -768,6 +841,9 @@ impl Sender {
                 } else {
                     if self.cfg.rack {
                         self.rack_advance(now, q, f);
+                    }
+                    if f & RETX == 0 && q < self.recover {
+                        self.orig_acked = true;
                     }
                     acked += 1;
                     newest_unsacked = Some(q);
@@ -814,6 +890,10 @@ impl Sender {
             let dsack = is_dsack(sack, a);
             if dsack {
                 self.stats.dsacks += sack.blocks[0].len as u64;
+                if self.undo.marker.is_some() {
+                    let (s0, e0) = sack.ranges(a).next().unwrap_or((0, 0));
+                    self.undo_dsack(s0, e0, old_una);
+                }
             }
             for (s, e) in sack.ranges(a).skip(dsack as usize) {
                 let (n, newest) = self.sack_range(now, s, e);
@@ -1045,6 +1125,20 @@ impl Sender {
                 }
             }
             CaState::Recovery => {
+                if self.snd_una >= self.recover && self.may_undo() {
+                    // Linux `tcp_try_undo_recovery`: every resend came back D-SACKed.
+                    self.undo_reduction(false);
+                    self.state = CaState::Open;
+                    self.inflation = 0.0;
+                    return new_data;
+                }
+                if self.may_undo() {
+                    // Linux `tcp_try_undo_dsack`, then `tcp_try_to_open`.
+                    self.undo_reduction(false);
+                    self.state = CaState::Open;
+                    self.recover = self.high_data;
+                    return false;
+                }
                 if self.snd_una >= self.recover {
                     self.exit_recovery(now);
                     // Linux leaves Recovery in `tcp_fastretrans_alert` before
@@ -1058,12 +1152,123 @@ impl Sender {
                 false
             }
             CaState::Loss => {
+                if self.cfg.undo && self.loss_undo_or_frto(new_data, delivered > 0 && !new_data) {
+                    return new_data;
+                }
                 if self.snd_una >= self.recover {
                     self.state = CaState::Open;
                 }
                 new_data
             }
         }
+    }
+
+    /// Linux `tcp_current_ssthresh`: the ssthresh an undo would go back to.
+    fn current_ssthresh(&self) -> f64 {
+        if self.state == CaState::Recovery {
+            self.w.ssthresh
+        } else {
+            let c = self.w.cwnd.floor() as u64;
+            self.w.ssthresh.max(((c >> 1) + (c >> 2)) as f64)
+        }
+    }
+
+    /// Linux `tcp_init_undo` (with the window it may go back to).
+    fn undo_init(&mut self, prior_ssthresh: f64) {
+        let mut retrans = self.retrans_out as i64;
+        if self.tlp_high.is_some() && self.tlp_retrans {
+            retrans += 1;
+        }
+        self.undo = Undo {
+            marker: Some(self.snd_una),
+            retrans: if retrans == 0 { -1 } else { retrans },
+            prior_ssthresh,
+            prior_cwnd: self.w.cwnd,
+        };
+    }
+
+    /// A D-SACK block `[s, e)` arrived (Linux `tcp_sacktag_write_queue`,
+    /// `tcp_sacktag_one`): a resend since the reduction began was needless.
+    fn undo_dsack(&mut self, s: u64, e: u64, prior_una: u64) {
+        let Some(marker) = self.undo.marker else { return };
+        if self.undo.retrans <= 0 || e <= marker {
+            return;
+        }
+        if e <= prior_una {
+            self.undo.retrans -= 1;
+        } else {
+            let resent = (s.max(self.snd_una)..e.min(self.high_data)).filter(|&q| self.meta.flags(q) & RETX != 0).count() as i64;
+            self.undo.retrans = (self.undo.retrans - resent).max(0);
+        }
+    }
+
+    /// Linux `tcp_may_undo` without timestamps: every resend since the
+    /// reduction began was D-SACKed.
+    fn may_undo(&self) -> bool {
+        self.cfg.undo && self.undo.marker.is_some() && self.undo.retrans == 0
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction`: cwnd back to at least what it was
+    /// (`tcp_reno_undo_cwnd`, which CUBIC uses too), ssthresh back to the
+    /// prior one; `unmark_loss` forgets the timeout's loss marks.
+    fn undo_reduction(&mut self, unmark_loss: bool) {
+        if unmark_loss {
+            self.lost_high = self.snd_una;
+            self.rtx_next = self.snd_una;
+        }
+        if self.undo.prior_ssthresh > 0.0 {
+            self.w.cwnd = self.w.cwnd.max(self.undo.prior_cwnd);
+            if self.undo.prior_ssthresh > self.w.ssthresh {
+                self.w.ssthresh = self.undo.prior_ssthresh;
+            }
+        }
+        self.undo.marker = None;
+        self.rack.advanced = true; // RACK re-examines losses
+        self.stats.undos += 1;
+    }
+
+    /// The Loss state's undo and F-RTO (Linux `tcp_process_loss`, RFC 5682
+    /// section 3 with SACK). Returns true when the ACK is fully handled.
+    /// `dupack`: the ACK delivered SACKed data without advancing `snd_una`.
+    fn loss_undo_or_frto(&mut self, una_advanced: bool, dupack: bool) -> bool {
+        let recovered = self.snd_una >= self.recover;
+        if una_advanced && self.may_undo() {
+            self.undo_loss(false);
+            return true;
+        }
+        if self.frto {
+            // Step 3.b: never-retransmitted data was delivered: the timeout was spurious.
+            if self.orig_acked {
+                self.undo_loss(true);
+                return true;
+            }
+            if self.snd_nxt > self.recover {
+                if dupack {
+                    self.frto = false; // step 3.a: the loss was real
+                }
+            } else if una_advanced && !recovered {
+                // Step 2.b: send new data next, if there is any.
+                self.recover = self.snd_nxt;
+                if self.snd_nxt < self.app_limit && self.snd_nxt - self.snd_una < self.cfg.rwnd {
+                    self.frto_new_data = true;
+                    return false;
+                }
+                self.frto = false;
+            }
+        }
+        false
+    }
+
+    /// Linux `tcp_try_undo_loss`: back to Open with the prior window.
+    fn undo_loss(&mut self, frto: bool) {
+        self.undo_reduction(true);
+        if frto {
+            self.stats.spurious_rtos += 1;
+        }
+        self.rto_retransmits = 0;
+        self.frto = false;
+        self.state = CaState::Open;
+        self.last_cut_by_rto = false;
     }
 
     /// RACK's per-segment update (RFC 8985 6.2 step 2, Linux
@@ -1326,6 +1531,11 @@ impl Sender {
         // RFC 5681: "when ... the given segment has already been retransmitted
         // by way of the retransmission timer at least once, the value of
         // ssthresh is held constant"; inside fast recovery it is already reduced.
+        // F-RTO judges a timeout from Open or a repeated one (Linux `tcp_enter_loss`).
+        self.frto = self.cfg.frto && (self.state == CaState::Open || self.rto_retransmits > 0);
+        if self.cfg.undo && (self.state == CaState::Open || (self.state == CaState::Loss && self.rto_retransmits == 0)) {
+            self.undo_init(self.current_ssthresh());
+        }
         if self.is_congestion(now, true) {
             if self.rto_retransmits == 0 && self.state != CaState::Recovery {
                 let flight = self.flight_size();
@@ -1409,6 +1619,8 @@ mod tests {
             prr: f.prr,
             rack: f.rack,
             tlp: f.tlp,
+            frto: f.frto,
+            undo: f.undo,
         };
         let mut s = Sender::new(cfg, crate::cc::build(&f.cc, "f").unwrap());
         s.started = true;
@@ -1656,6 +1868,87 @@ mod tests {
         assert_eq!(s.stats.tlp_recoveries, 1);
         assert!(s.w.cwnd < cwnd && s.w.cwnd == s.w.ssthresh, "cwnd {} -> {}, ssthresh {}", cwnd, s.w.cwnd, s.w.ssthresh);
         assert_eq!((s.state, s.stats.fast_recoveries, s.stats.timeouts), (CaState::Open, 0, 0));
+    }
+
+    /// RACK, PRR, F-RTO and undo; no TLP, whose probe would otherwise
+    /// come before the RTO these tests are about.
+    fn linux_sender() -> (Sender, SegmentMap) {
+        let (mut s, map) = rack_sender();
+        s.cfg.frto = true;
+        s.cfg.undo = true;
+        (s, map)
+    }
+
+    /// RFC 5682 section 3 (SACK-enhanced F-RTO) as Linux
+    /// `tcp_process_loss`: after a timeout the first ACK that advances
+    /// snd_una lets new data out instead of the segments the timeout
+    /// marked lost (step 2.b); when the next ACK delivers a segment that
+    /// was never retransmitted, the timeout was spurious (step 3.b) and
+    /// `tcp_try_undo_loss` restores cwnd and ssthresh.
+    #[test]
+    fn frto_finds_a_spurious_timeout_and_undo_restores_the_window() {
+        let (mut s, map) = linux_sender();
+        s.transmit(0, &map, &mut vec![]);
+        let (cwnd, ssthresh) = (s.w.cwnd, s.w.ssthresh);
+        // No ACK within the initial RTO (1 s): the ACKs are only late.
+        let mut out = vec![];
+        s.on_timeout(from_secs(1.0), &map, &mut out);
+        assert_eq!((s.state, s.w.cwnd), (CaState::Loss, 1.0));
+        assert_eq!(out.iter().map(|p| (p.seq, p.retransmit)).collect::<Vec<_>>(), vec![(0, true)]);
+        // The ACK of segment 0 (its original): new data, not segment 1, goes out.
+        let out = ack_at(&mut s, &map, 1001.0, 1, &[]);
+        assert!(!out.is_empty() && out.iter().all(|p| !p.retransmit && p.seq >= 10), "F-RTO step 2.b sends new data: {out:?}");
+        assert_eq!(s.state, CaState::Loss);
+        // Segment 1, never retransmitted, is acknowledged: spurious.
+        ack_at(&mut s, &map, 1001.1, 2, &[]);
+        assert_eq!((s.state, s.stats.spurious_rtos, s.stats.undos), (CaState::Open, 1, 1));
+        assert!(s.w.cwnd >= cwnd && s.w.ssthresh == ssthresh, "cwnd {} (was {cwnd}), ssthresh {} (was {ssthresh})", s.w.cwnd, s.w.ssthresh);
+        assert_eq!(s.lost_high, s.snd_una, "the timeout's loss marks are gone");
+    }
+
+    /// RFC 5682 step 3.a: when the ACK after F-RTO's new data only SACKs
+    /// that new data (a duplicate ACK), the loss was real: the window stays
+    /// reduced and the marked segments are retransmitted.
+    #[test]
+    fn frto_keeps_the_reduction_when_the_loss_was_real() {
+        let (mut s, map) = linux_sender();
+        s.transmit(0, &map, &mut vec![]);
+        s.on_timeout(from_secs(1.0), &map, &mut vec![]);
+        let out = ack_at(&mut s, &map, 1001.0, 1, &[]); // the resend of 0 arrives
+        let new: Vec<u64> = out.iter().map(|p| p.seq).collect();
+        assert!(!new.is_empty() && new.iter().all(|&q| q >= 10));
+        // Segments 1-9 really were lost: the next ACK SACKs new data only.
+        let out = ack_at(&mut s, &map, 1100.0, 1, &[(new[0], new[0] + 1)]);
+        assert_eq!((s.state, s.stats.spurious_rtos, s.stats.undos), (CaState::Loss, 0, 0));
+        assert!(!s.frto);
+        assert!(out.iter().any(|p| p.retransmit && p.seq == 1), "conventional recovery resends segment 1: {out:?}");
+    }
+
+    /// Linux `tcp_sacktag_write_queue` + `tcp_try_undo_dsack` (RFC 2883
+    /// section 5's use of D-SACK): a fast retransmit whose original was
+    /// only delayed comes back D-SACKed; with every resend since recovery
+    /// began D-SACKed, undo_retrans reaches 0 and the reduction is undone:
+    /// cwnd and ssthresh go back to their values before it.
+    #[test]
+    fn dsack_of_every_resend_undoes_the_fast_recovery() {
+        let (mut s, map) = linux_sender();
+        s.w.cwnd = 20.0;
+        s.w.ssthresh = 19.0;
+        s.transmit(0, &map, &mut vec![]);
+        ack_at(&mut s, &map, 100.0, 1, &[]);
+        let (cwnd, ssthresh) = (s.w.cwnd, s.w.ssthresh);
+        for k in 3..6 {
+            ack_at(&mut s, &map, 100.0 + k as f64 * 0.01, 1, &[(2, k)]);
+        }
+        assert_eq!(s.state, CaState::Recovery);
+        assert!(s.w.ssthresh < ssthresh && s.meta.flags(1) & RETX != 0);
+        // The original of segment 1 was only late: the cumulative ACK jumps.
+        ack_at(&mut s, &map, 100.1, 6, &[]);
+        assert_eq!(s.state, CaState::Recovery);
+        // Then the resend arrives as a duplicate: its D-SACK block (below the ACK).
+        ack_at(&mut s, &map, 100.2, 6, &[(1, 2)]);
+        assert_eq!((s.state, s.stats.undos, s.stats.dsacks), (CaState::Open, 1, 1));
+        assert!(s.w.cwnd >= cwnd && s.w.ssthresh >= ssthresh, "cwnd {} (was {cwnd}), ssthresh {} (was {ssthresh})", s.w.cwnd, s.w.ssthresh);
     }
 
     /// RFC 5681 3.2 steps 3-4 and RFC 6582 3.2 step 5, with the inflation
