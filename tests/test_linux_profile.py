@@ -53,3 +53,23 @@ def test_linux_profile_dumbbell_obeys_physics():
     # and every drop is repaired except those still unnoticed at the end.
     assert drops > 0 and f["timeouts"] == 0
     assert drops - 2 * 84 <= int(f["retransmits"]) <= drops  # BDP = 84 packets
+    # RACK marks a segment lost only when one sent after it was delivered: on a FIFO path that
+    # segment was dropped, so no resend started by ACKs is needless.
+    acc = r.retransmission_accounting().iloc[0]
+    assert acc["needless_dupack"] == 0 and acc["needless_rto"] == 0
+
+
+@pytest.mark.parametrize("buffer", ["1BDP", "0.1BDP"])
+@pytest.mark.parametrize("algorithm", ["newreno", "cubic"])
+def test_linux_profile_resends_only_what_was_lost(algorithm, buffer):
+    """Every mechanism on (PRR, RACK-TLP, F-RTO, undo, Linux ACKs): two flows sharing a small or
+    large buffer; every retransmission started by ACKs repairs a loss, and none is left undone."""
+    sc = tcplab.Dumbbell(n_flows=2, bottleneck_rate="50Mbps", rtt="40ms", buffer=buffer, duration="30s",
+                         algorithm=algorithm, access_delay="uniform", accounting="payload",
+                         flow_options={"profile": "linux"}, loss_trace=True, seed=3)
+    r = tcplab.run(sc)
+    acc = r.retransmission_accounting()
+    assert (acc["needless_dupack"] == 0).all(), acc
+    # Every loss repaired, but for those of the last window (BDP = 167 packets) still unnoticed at the end.
+    assert ((acc["lost_copies"] - acc["repairs"]).between(0, 167)).all(), acc
+    assert r.flows["goodput_bps"].sum() <= 50e6 * 1448 / 1500 * 1.001

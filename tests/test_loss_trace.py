@@ -87,7 +87,8 @@ def test_accounting_needs_the_trace_and_sorts_every_retransmission():
     res = tcplab.run(lossy(loss_trace=True))
     acc = res.retransmission_accounting()
     assert list(acc["flow"]) == [0, 1]
-    total = acc["repairs"] + acc["needless_rto"] + acc["needless_after_rto"] + acc["needless_dupack"]
+    total = (acc["repairs"] + acc["needless_rto"] + acc["needless_after_rto"] + acc["needless_dupack"]
+             + acc["needless_tlp"])
     assert np.array_equal(total.to_numpy(), res.flows["retransmits"].to_numpy())
     assert (acc["needless_dupack"] == 0).all()
     try:

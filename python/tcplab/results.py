@@ -45,7 +45,8 @@ numpy arrays or lists of strings; SI units: seconds, bit/s, bytes):
     ``flow``, ``flow_name``, ``seq``, ``cause`` (``fast_retransmit``,
     ``partial_ack`` (NewReno), ``sack`` (RFC 6675 NextSeg), ``rto`` (the
     timer's own resend), ``after_rto`` (go-back-N, or SACK's resends of what
-    the timeout marked lost)), ``outstanding`` (segments sent and not
+    the timeout marked lost), ``tlp`` (the tail loss probe's resend of the
+    last segment, Linux profile)), ``outstanding`` (segments sent and not
     cumulatively acknowledged then; at a timeout, the most go-back-N can
     resend). Empty otherwise.
 
@@ -306,8 +307,9 @@ class Results:
         NextSeg; none without reordering), ``needless_rto`` (the timer's own
         resend of data still in flight, at most one per timeout),
         ``needless_after_rto`` (go-back-N's resends of data the receiver
-        held, or SACK's of data the timeout marked lost), and
-        ``go_back_n_window`` (the segments outstanding at each timeout,
+        held, or SACK's of data the timeout marked lost), ``needless_tlp``
+        (tail loss probes that resent data still in flight: a probe is sent
+        without knowing), and ``go_back_n_window`` (the segments outstanding at each timeout,
         summed: the most go-back-N could resend).
         """
         import numpy as np
@@ -327,7 +329,7 @@ class Results:
             sent: dict = {}
             lost: dict = {}
             acc = dict(lost_copies=0, repairs=0, needless_dupack=0, needless_rto=0, needless_after_rto=0,
-                       go_back_n_window=0)
+                       needless_tlp=0, go_back_n_window=0)
             for _t, is_loss, seq, cause, outstanding in ev:
                 if is_loss:
                     lost[seq] = lost.get(seq, 0) + 1
@@ -342,6 +344,8 @@ class Results:
                     acc["needless_rto"] += 1
                 elif cause == "after_rto":
                     acc["needless_after_rto"] += 1
+                elif cause == "tlp":
+                    acc["needless_tlp"] += 1
                 else:
                     acc["needless_dupack"] += 1
                 sent[seq] = copies + 1

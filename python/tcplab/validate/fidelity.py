@@ -123,6 +123,7 @@ METRICS: list[tuple[str, str]] = [
     ("retransmissions", "segments"),
     ("first_loss_s", "s"),
     ("startup_peak_cwnd", "segments"),
+    ("slowstart_exit_cwnd", "segments"),
     ("srtt_mean_s", "s"),
 ]
 
@@ -335,7 +336,9 @@ def kernel_side(kernel_dir: Union[str, os.PathLike]) -> Side:
     drops = _read_csv(d / "drops.csv", ["time"])
     queue = _read_csv(d / "queue.csv", ["time", "packets"])
     ts = pd.DataFrame({"time": ti["time"].astype(float), "cwnd": ti["cwnd"].astype(float),
-                       "srtt": ti["srtt_s"].astype(float)}).sort_values("time", kind="stable")
+                       "srtt": ti["srtt_s"].astype(float),
+                       "ssthresh": ti["ssthresh"].astype(float) if "ssthresh" in ti.columns else math.nan,
+                       }).sort_values("time", kind="stable")
     retrans = float(ti["retransmits"].max()) if len(ti) else 0.0
     if "payload_bytes" in drops.columns:  # only data segments count as drops, as on tcplab's side
         drops = drops[drops["payload_bytes"] > 0]
@@ -361,7 +364,7 @@ def sim_side(result: Any, flow: int = 0) -> Side:
     t0 = sim_t0(result, flow)
     fts = result.flow_ts[result.flow_ts["flow"] == flow]
     ts = pd.DataFrame({"time": fts["time"].to_numpy(float) - t0, "cwnd": fts["cwnd"].to_numpy(float),
-                       "srtt": fts["srtt"].to_numpy(float)})
+                       "srtt": fts["srtt"].to_numpy(float), "ssthresh": fts["ssthresh"].to_numpy(float)})
     rx = pd.DataFrame({"time": fts["time"].to_numpy(float) - t0, "bytes": fts["delivered_bytes"].to_numpy(float)})
     bott = result.scenario.bottleneck_links()[0] if getattr(result, "scenario", None) is not None else "r1-r2"
     dt = result.drop_trace
@@ -481,6 +484,34 @@ def startup_peak(time: np.ndarray, cwnd: np.ndarray, first_drop: float) -> float
     return float(c.max())
 
 
+#: ssthresh at or above this is "not set yet" (Linux's TCP_INFINITE_SSTHRESH).
+INFINITE_SSTHRESH = 2_147_483_647
+
+
+def slowstart_exit(time: np.ndarray, ssthresh: np.ndarray, first_drop: float) -> float:
+    """The ssthresh slow start set before any loss (HyStart: Linux sets
+    ssthresh = cwnd when it leaves slow start, ``hystart_update``), or NaN
+    when the first loss ended slow start (or ssthresh is not recorded)."""
+    t, ss = np.asarray(time, float), np.asarray(ssthresh, float)
+    set_ = np.nonzero(np.isfinite(ss) & (ss < INFINITE_SSTHRESH))[0]
+    if not len(set_):
+        return math.nan
+    i = set_[0]
+    if math.isfinite(first_drop) and t[i] >= first_drop:
+        return math.nan
+    return float(ss[i])
+
+
+def hystart_note(meta: Mapping[str, Any]) -> str:
+    """Which HyStart criterion ended the kernel's slow start, from nstat
+    (TcpExtTCPHystartTrainDetect / DelayDetect and their cwnd sums)."""
+    ns = meta.get("nstat") or {}
+    found = [f"{name} at cwnd {ns.get(f'TcpExtTCPHystart{key}Cwnd', 0):g}"
+             for key, name in (("Train", "kernel: ACK train"), ("Delay", "kernel: delay increase"))
+             if ns.get(f"TcpExtTCPHystart{key}Detect", 0)]
+    return "; ".join(found) if found else ("kernel: no HyStart exit" if ns else "")
+
+
 def side_metrics(side: Side, window: tuple[float, float], gap: float) -> dict[str, float]:
     """Every metric of :data:`METRICS` for one side, with the same functions,
     window and loss-event gap for both sides."""
@@ -501,6 +532,7 @@ def side_metrics(side: Side, window: tuple[float, float], gap: float) -> dict[st
         "retransmissions": float(side.retransmissions),
         "first_loss_s": fl,
         "startup_peak_cwnd": startup_peak(ts["time"], ts["cwnd"], fl),
+        "slowstart_exit_cwnd": slowstart_exit(ts["time"], ts["ssthresh"], fl) if "ssthresh" in ts else math.nan,
         "srtt_mean_s": smean,
     }
 
@@ -588,6 +620,8 @@ def _compare_sides(k: Side, s: Side):
         else:
             rel = math.nan
         target, ok, note = _judge(metric, kv, sv, float(meta["rtt_s"]))
+        if metric == "slowstart_exit_cwnd":
+            note = hystart_note(meta)
         rows.append({"metric": metric, "unit": unit, "kernel": kv, "tcplab": sv, "rel_error": rel,
                      "target": target, "ok": ok, "note": note})
     df = pd.DataFrame(rows)
