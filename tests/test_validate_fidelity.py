@@ -441,6 +441,10 @@ def test_short_validation_on_the_kernel(tmp_path, capsys):
     # NaN only where a 20 s Reno run has nothing to measure: one loss event in the window, no HyStart exit.
     for side in ("kernel", "tcplab"):
         assert set(df.loc[df[side].isna(), "metric"]) <= {"sawtooth_period_s", "slowstart_exit_cwnd"}, df
+    # The two steadiest of the targets hold even in a run the host disturbed (measured here
+    # while other builds ran: goodput within 0.2 %, cwnd mean within 1.5 %).
+    rows = df.set_index("metric")
+    assert rows.loc["goodput_bps", "ok"] and rows.loc["cwnd_mean", "ok"], df
     for name in ("report.html", "cwnd.png", "queue.png", "kernel/meta.json"):
         assert (out / name).is_file(), name
 
@@ -500,3 +504,4 @@ def test_slowstart_exit_is_the_ssthresh_hystart_set_before_any_loss():
                       "TcpExtTCPHystartDelayDetect": 0}}
     assert F.hystart_note(meta) == "kernel: ACK train at cwnd 533"
     assert F.hystart_note({"nstat": {"TcpExtTCPHystartTrainDetect": 0}}) == "kernel: no HyStart exit"
+    assert F.hystart_note({"algorithm": "reno", "nstat": {"TcpExtTCPHystartTrainDetect": 0}}) == ""

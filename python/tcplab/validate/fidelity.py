@@ -506,6 +506,8 @@ def hystart_note(meta: Mapping[str, Any]) -> str:
     """Which HyStart criterion ended the kernel's slow start, from nstat
     (TcpExtTCPHystartTrainDetect / DelayDetect and their cwnd sums)."""
     ns = meta.get("nstat") or {}
+    if str(meta.get("algorithm", "cubic")) != "cubic":
+        return ""  # only CUBIC runs HyStart
     found = [f"{name} at cwnd {ns.get(f'TcpExtTCPHystart{key}Cwnd', 0):g}"
              for key, name in (("Train", "kernel: ACK train"), ("Delay", "kernel: delay increase"))
              if ns.get(f"TcpExtTCPHystart{key}Detect", 0)]
