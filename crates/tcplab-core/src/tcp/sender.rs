@@ -783,7 +783,7 @@ impl Sender {
                 if this.cfg.rack {
                     this.rack_advance(now, q, this.meta.flags(q));
                 }
-                if this.meta.flags(q) & RETX == 0 && q < this.recover {
+                if this.cfg.frto && this.meta.flags(q) & RETX == 0 && q < this.recover {
                     this.orig_acked = true;
                 }
                 let mut f = this.meta.flags(q) | SACKED;
@@ -842,7 +842,7 @@ impl Sender {
                     if self.cfg.rack {
                         self.rack_advance(now, q, f);
                     }
-                    if f & RETX == 0 && q < self.recover {
+                    if self.cfg.frto && f & RETX == 0 && q < self.recover {
                         self.orig_acked = true;
                     }
                     acked += 1;
