@@ -1,5 +1,7 @@
 //! Loss recovery on random networks, every congestion control, all three
-//! recoveries: what the drop and retransmission trace must show.
+//! recoveries and SACK with the Linux profile's mechanisms (PRR, RACK-TLP,
+//! F-RTO, undo, the Linux receiver with D-SACK): what the drop and
+//! retransmission trace must show.
 //!
 //! tcplab's paths are static FIFO routes, so nothing is reordered or
 //! duplicated and every duplicate ACK or SACK block comes from a lost copy
@@ -13,7 +15,8 @@
 //!    retransmits.
 //! 2. Retransmissions = repairs + needless resends of the timer (at most one
 //!    per timeout) + needless go-back-N resends (at most the segments
-//!    outstanding at each timeout); repairs <= lost copies.
+//!    outstanding at each timeout) + needless tail loss probes (at most one
+//!    per probe); repairs <= lost copies.
 //! 3. Fast recoveries <= loss events + timeouts for NewReno and SACK, a
 //!    loss event being the flow's losses within one round trip of the first
 //!    (less the bottleneck's transit: wire losses are stamped at a link's
@@ -59,7 +62,8 @@ fn spec(c: &Case) -> RunSpec {
     let algos = cc::catalog();
     let mut d = Dumbbell::new(c.flows, c.rate, c.rtt, c.buffer);
     d.algorithm = algos[c.algorithm % algos.len()].name.to_string();
-    d.recovery = [Recovery::Reno, Recovery::NewReno, Recovery::Sack][c.recovery as usize % 3];
+    // 3: SACK with every Linux mechanism.
+    d.recovery = [Recovery::Reno, Recovery::NewReno, Recovery::Sack, Recovery::Sack][c.recovery as usize % 4];
     d.duration = 15.0;
     d.measure_start = 5.0;
     d.sample_interval = 0.01;
@@ -77,6 +81,10 @@ fn spec(c: &Case) -> RunSpec {
     for (i, f) in s.flows.iter_mut().enumerate() {
         f.delayed_ack = c.delack;
         f.start = 0.05 * i as f64;
+        if c.recovery % 4 == 3 {
+            (f.prr, f.rack, f.tlp, f.frto, f.undo, f.dsack) = (true, true, true, true, true, true);
+            (f.ack_policy, f.delayed_ack) = (AckPolicy::Linux, false);
+        }
     }
     s
 }
@@ -121,7 +129,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
         prop_assert_eq!(a.needless_dupack, 0, "needless retransmissions started by duplicate ACKs or SACK\n{}", ctx);
         prop_assert!(a.needless_rto <= f.timeouts, "more needless timer resends than timeouts\n{}", ctx);
         prop_assert!(a.needless_after_rto <= a.go_back_n_window, "needless go-back-N beyond the outstanding windows\n{}", ctx);
-        prop_assert_eq!(f.retransmits, a.repairs + a.needless_rto + a.needless_after_rto, "trace and counter disagree\n{}", ctx);
+        prop_assert_eq!(f.retransmits, a.repairs + a.needless_rto + a.needless_after_rto + a.needless_tlp, "trace and counter disagree\n{}", ctx);
         prop_assert!(a.repairs <= a.lost_copies, "more repairs than lost copies\n{}", ctx);
         if s.flows[i].recovery == Recovery::Reno {
             prop_assert!(f.fast_recoveries <= a.lost_copies, "\n{}", ctx);
@@ -142,7 +150,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
 
 fn cases() -> impl Strategy<Value = Case> {
     (
-        (1usize..5, 0usize..64, 0u8..3, 1e6f64..100e6, 0.002f64..0.2, 1u64..300),
+        (1usize..5, 0usize..64, 0u8..4, 1e6f64..100e6, 0.002f64..0.2, 1u64..300),
         (
             proptest::collection::vec(2.0f64..20.0, 4),
             proptest::collection::vec(0.0f64..0.01, 4),

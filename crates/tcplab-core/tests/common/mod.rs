@@ -86,6 +86,9 @@ pub struct RecoveryAccount {
     /// Needless resends after a timeout (go-back-N, or SACK's resends of
     /// what the timeout marked lost).
     pub needless_after_rto: u64,
+    /// Tail loss probes that resent a segment still in flight (a probe is
+    /// sent without knowing; Linux profile).
+    pub needless_tlp: u64,
     /// Sum over the timer's resends of the segments outstanding then: the
     /// most go-back-N can resend.
     pub go_back_n_window: u64,
@@ -143,6 +146,8 @@ pub fn recovery_account(r: &RunResults, flow: u32, event_window: f64) -> Recover
             a.needless_rto += 1;
         } else if cause == C::AfterRto as u8 {
             a.needless_after_rto += 1;
+        } else if cause == C::Tlp as u8 {
+            a.needless_tlp += 1;
         } else {
             a.needless_dupack += 1;
         }
