@@ -299,6 +299,15 @@ impl Receiver {
         self.ooo.get(i).copied().filter(|r| r.0 <= seq)
     }
 
+    /// A segment the receiver already has: counted, and reported in the
+    /// next ACK's first SACK block when D-SACK is on (RFC 2883).
+    fn note_duplicate(&mut self, seq: u64) {
+        self.stats.duplicates += 1;
+        if self.dsack {
+            self.dsack_pending = Some((seq, seq + 1));
+        }
+    }
+
     /// Puts the block holding `seq` first among the recent blocks, dropping
     /// older entries of the same block and entries no longer held.
     fn note_recent(&mut self, seq: u64) {
@@ -363,10 +372,7 @@ impl Receiver {
         self.stats.data_received += 1;
         let immediate;
         if seq < self.rcv_nxt {
-            self.stats.duplicates += 1;
-            if self.dsack {
-                self.dsack_pending = Some((seq, seq + 1));
-            }
+            self.note_duplicate(seq);
             immediate = true;
         } else if seq == self.rcv_nxt {
             self.rcv_nxt += 1;
@@ -382,10 +388,7 @@ impl Receiver {
             immediate = filled_gap || !self.ooo.is_empty() || !self.delayed_ack;
         } else {
             if !self.insert_ooo(seq) {
-                self.stats.duplicates += 1;
-                if self.dsack {
-                    self.dsack_pending = Some((seq, seq + 1));
-                }
+                self.note_duplicate(seq);
             }
             // The recent blocks feed SACK blocks only: without SACK the two
             // to five binary searches of the held ranges are not needed.
@@ -453,19 +456,13 @@ impl Receiver {
             self.deliver(now, map);
         } else if seq < self.rcv_nxt {
             // "A retransmit, 2nd most common case. Force an immediate ack."
-            self.stats.duplicates += 1;
-            if self.dsack {
-                self.dsack_pending = Some((seq, seq + 1));
-            }
+            self.note_duplicate(seq);
             l.enter_quickack_mode(l.cfg.max_quickacks);
         } else {
             // tcp_data_queue_ofo: no tcp_event_data_recv and, since Linux
             // 4.18, no quick-ACK mode; a segment already held is D-SACKed.
             if !self.insert_ooo(seq) {
-                self.stats.duplicates += 1;
-                if self.dsack {
-                    self.dsack_pending = Some((seq, seq + 1));
-                }
+                self.note_duplicate(seq);
             }
             if self.sack {
                 self.note_recent(seq);
