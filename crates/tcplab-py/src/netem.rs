@@ -214,6 +214,8 @@ fn open_tun(name: &str) -> Result<OwnedFd, String> {
 
 /// What the forwarder needs from a packet's IPv4 and TCP headers.
 struct TcpView {
+    /// Source port: tells the flows of a multi-flow run apart.
+    sport: u16,
     seq: u32,
     payload: u32,
     syn: bool,
@@ -232,6 +234,7 @@ fn tcp_view(p: &[u8]) -> Option<TcpView> {
     }
     let doff = usize::from(t[12] >> 4) * 4;
     Some(TcpView {
+        sport: u16::from_be_bytes([t[0], t[1]]),
         seq: u32::from_be_bytes([t[4], t[5], t[6], t[7]]),
         payload: u32::try_from(total.saturating_sub(ihl + doff)).unwrap_or(0),
         syn: t[13] & 0x02 != 0,
@@ -250,6 +253,8 @@ struct Svc {
 
 struct Drop {
     t: i64,
+    /// TCP source port of the dropped packet (None: not TCP).
+    sport: Option<u16>,
     seq: Option<u32>,
     payload: u32,
     waiting: usize,
@@ -326,6 +331,7 @@ impl Link {
     }
 
     /// A packet read at `now`: schedule it, or drop it (returns false).
+    /// `isn` is the initial sequence number of the packet's connection, if its SYN was seen.
     fn arrive(&mut self, now: i64, pkt: Vec<u8>, tcp: Option<&TcpView>, isn: Option<u32>) -> bool {
         self.packets_in += 1;
         self.max_packet = self.max_packet.max(pkt.len());
@@ -340,6 +346,7 @@ impl Link {
         if busy && self.buffer.is_some_and(|b| waiting >= b) {
             self.drops.push(Drop {
                 t: now,
+                sport: tcp.map(|v| v.sport),
                 seq: tcp.map(|v| v.seq.wrapping_sub(isn.unwrap_or(0))),
                 payload: tcp.map_or(0, |v| v.payload),
                 waiting,
@@ -497,6 +504,9 @@ fn forward(cfg: &Config, snd: &OwnedFd, rcv: &OwnedFd, sched: String) -> Result<
     let mut next_stop_check = started;
     let mut queue_rows = String::from("time_monotonic,packets,bytes\n");
     let mut stalls: Vec<(f64, f64)> = Vec::new();
+    // Initial sequence number per source port (one per connection of a multi-flow run);
+    // `isn` is the first connection's, as before.
+    let mut isns: std::collections::BTreeMap<u16, u32> = std::collections::BTreeMap::new();
     let mut isn: Option<u32> = None;
     let mut t0: Option<i64> = None;
     let mut last_iter = started;
@@ -558,13 +568,15 @@ fn forward(cfg: &Config, snd: &OwnedFd, rcv: &OwnedFd, sched: String) -> Result<
                 if is_data {
                     if let Some(v) = &tcp {
                         if v.syn && !v.ack {
-                            isn = Some(v.seq);
+                            isns.insert(v.sport, v.seq);
+                            isn.get_or_insert(v.seq);
                         }
                         if v.payload > 0 && t0.is_none() {
                             t0 = Some(t);
                         }
                     }
-                    data.arrive(t, pkt, tcp.as_ref(), isn);
+                    let flow_isn = tcp.as_ref().and_then(|v| isns.get(&v.sport).copied());
+                    data.arrive(t, pkt, tcp.as_ref(), flow_isn);
                 } else {
                     rev.arrive(t, pkt, None, None);
                 }
@@ -593,10 +605,11 @@ fn forward(cfg: &Config, snd: &OwnedFd, rcv: &OwnedFd, sched: String) -> Result<
     }
     let stopped = mono_ns();
 
-    let mut drops = String::from("time_monotonic,seq,payload_bytes,queue_packets\n");
+    let mut drops = String::from("time_monotonic,seq,payload_bytes,queue_packets,sport\n");
     for d in &data.drops {
         let seq = d.seq.map_or(String::new(), |s| s.to_string());
-        let _ = writeln!(drops, "{:.9},{seq},{},{}", secs(d.t), d.payload, d.waiting);
+        let sport = d.sport.map_or(String::new(), |p| p.to_string());
+        let _ = writeln!(drops, "{:.9},{seq},{},{},{sport}", secs(d.t), d.payload, d.waiting);
     }
     write_file(&cfg.out_dir.join("forwarder_drops.csv"), &drops)?;
     write_file(&cfg.out_dir.join("forwarder_queue.csv"), &queue_rows)?;
@@ -610,6 +623,7 @@ fn forward(cfg: &Config, snd: &OwnedFd, rcv: &OwnedFd, sched: String) -> Result<
         "stop_reason": stop_reason,
         "t0_monotonic": t0.map(secs),
         "isn": isn,
+        "isns": isns.iter().map(|(p, i)| (p.to_string(), json!(i))).collect::<serde_json::Map<_, _>>(),
         "scheduling": sched,
         "rate_bps": cfg.rate_bps,
         "delay_s": cfg.delay_s,
