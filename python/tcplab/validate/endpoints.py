@@ -4,7 +4,9 @@
 
 - ``receiver``: accepts one TCP connection, reads and discards, and logs the
   cumulative payload bytes read every ``sample_interval`` seconds;
-- ``sender``: connects with ``TCP_CONGESTION`` set, sends in bulk for
+- ``sender``: connects with ``TCP_CONGESTION`` set (from ``src_port`` when
+  given, so the forwarder's drop log names the flow; at ``start_monotonic``
+  when given, so the flows of a multi-flow run start together), sends in bulk for
   ``duration_s`` and samples ``getsockopt(TCP_INFO)`` every ``sample_interval``
   seconds; it also reads the namespace's SNMP counters (what ``nstat`` reads)
   before and after;
@@ -163,6 +165,10 @@ def sender(cfg: dict[str, Any]) -> None:
     before = read_counters()
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cfg["algorithm"].encode())
+    if cfg.get("src_port"):
+        s.bind(("0.0.0.0", cfg["src_port"]))
+    if cfg.get("start_monotonic"):
+        time.sleep(max(0.0, cfg["start_monotonic"] - time.monotonic()))
     s.connect((cfg["dst"], cfg["port"]))
     connected = time.monotonic()
     cc = s.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).split(b"\0", 1)[0].decode()
@@ -201,6 +207,7 @@ def sender(cfg: dict[str, Any]) -> None:
     stop.set()
     th.join()
     stopped = time.monotonic()
+    s_port = s.getsockname()[1]
     # Abort (RST) rather than wait for the queued data to drain: the run is over.
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
@@ -214,6 +221,7 @@ def sender(cfg: dict[str, Any]) -> None:
         "connected_monotonic": connected,
         "stopped_monotonic": stopped,
         "congestion_control": cc,
+        "src_port": s_port,
         "bytes_written": sent[0],
         "scheduling": sched,
         "last_tcp_info": rows[-1][1] if rows else None,

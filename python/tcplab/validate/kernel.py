@@ -1,4 +1,4 @@
-"""The kernel side of ``tcplab validate``: one bulk TCP flow on this machine's Linux kernel.
+"""The kernel side of ``tcplab validate``: one or a few bulk TCP flows on this machine's Linux kernel.
 
 The sender and the receiver run in network namespaces of their own
 (``tcplab-<pid>-<token>-snd`` / ``-rcv``) joined by two TUN devices; between
@@ -8,25 +8,32 @@ drop-tail queue of B packets excluding the one in service, and the
 propagation delay, all in virtual time (docs/validation.md, "The kernel
 path"). ``tbf`` is not used: it releases bursts of a bucket's depth.
 
-``run_kernel`` builds the path, runs the flow, tears everything down (in
-``finally`` blocks, also on Ctrl-C) and writes ``out_dir``:
+``run_kernel`` builds the path, runs the flows (``n_flows``, 1 to
+:data:`MAX_FLOWS`: one sender process and one receiver process per flow,
+flow i on port ``PORT + i`` from source port ``SPORT + i``, all connecting
+at one common instant), tears everything down (in ``finally`` blocks, also
+on Ctrl-C) and writes ``out_dir``:
 
-- ``meta.json``: kernel, algorithm, rate_bps, rtt_s, buffer_packets,
+- ``meta.json``: kernel, algorithm, n_flows, rate_bps, rtt_s, buffer_packets,
   duration_s, mss, mtu, sysctls (the sender namespace's ``net.ipv4.tcp_*``
   and ``net.core.default_qdisc``), nstat (every SNMP counter's delta in the
   sender namespace over the run, nstat's names), forwarder (late_mean_s,
   late_p99_s, late_max_s, late_over_1ms, stalls [[t, length_s]],
-  packets_fwd, packets_dropped, bytes_fwd, and more), t0_monotonic, and
-  ``disturbances``: one line per thing that disturbed the run;
+  packets_fwd, packets_dropped, bytes_fwd, and more), t0_monotonic,
+  ``sender`` (flow 0's), ``flows`` (one such block per flow) and
+  ``disturbances``: one line per thing that disturbed the run (nstat is
+  the sender namespace's, so it counts all flows);
 - ``tcp_info.csv``: time, cwnd, ssthresh, srtt_s, rttvar_s, rto_s,
   min_rtt_s, ca_state, retransmits, lost, retrans, unacked, sacked,
   bytes_acked, bytes_sent, bytes_retrans, delivered, delivery_rate_bps,
   pacing_rate_bps (``struct tcp_info``, include/uapi/linux/tcp.h; cwnd and
   ssthresh in segments, ssthresh 2147483647 while infinite; retransmits is
-  tcpi_total_retrans, retrans the current tcpi_retrans);
-- ``rx.csv``: time, bytes (cumulative payload read by the receiver);
-- ``drops.csv``: time, seq (TCP sequence number minus the ISN, so the first
-  data byte is 1), payload_bytes, queue_packets (waiting at the drop);
+  tcpi_total_retrans, retrans the current tcpi_retrans), flow;
+- ``rx.csv``: time, bytes (cumulative payload read by the receiver), flow;
+- ``drops.csv``: time, seq (TCP sequence number minus the ISN of the
+  packet's connection, so the first data byte is 1), payload_bytes,
+  queue_packets (waiting at the drop), flow (from the TCP source port;
+  empty for a packet of no flow);
 - ``queue.csv``: time, packets, bytes (waiting, excluding the one in
   service, every ``sample_interval``).
 
@@ -34,6 +41,10 @@ Times are seconds since t0, the arrival at the forwarder of the first data
 packet carrying payload; every process logs CLOCK_MONOTONIC and the tables
 are rebased here. Rows before t0 are left out of tcp_info, rx and queue.
 The raw logs stay in ``out_dir/raw``.
+
+The ``flow`` column (0 .. n_flows - 1) is the last of tcp_info.csv, rx.csv
+and drops.csv, so a one-flow directory is the old one plus a column of 0s;
+readers of directories without it (older runs) take every row as flow 0.
 
 ``check_forwarder`` checks the path itself (a UDP stream above C, an idle
 ping). ``check_environment`` says why this machine cannot run any of it.
@@ -62,6 +73,12 @@ SND_ADDR = "10.200.0.1"
 RCV_ADDR = "10.200.0.2"
 MTU = 1500
 PORT = 5201
+#: Flow i's sender binds source port SPORT + i: the forwarder logs the source
+#: port of every drop, which names the flow.
+SPORT = 40000
+#: More flows than this are refused: each flow is two real-time Python
+#: processes, and the host has few CPUs.
+MAX_FLOWS = 4
 # Linux's own defaults (net/ipv4/tcp_ipv4.c, tcp_sk_init; net/ipv4/tcp.c,
 # tcp_init), set explicitly: a new namespace copies tcp_rmem/tcp_wmem from the
 # host's, which may have been tuned.
@@ -385,52 +402,64 @@ def _fmt(t: float) -> str:
 
 def run_kernel(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int, duration_s: float,
                out_dir: str | os.PathLike, *, mss: int = 1448, sample_interval: float = 0.01,
-               realtime: bool = True, reverse_rate_bps: float | None = None) -> Path:
-    """Runs one bulk flow of ``algorithm`` over the emulated path for
+               realtime: bool = True, reverse_rate_bps: float | None = None, n_flows: int = 1) -> Path:
+    """Runs ``n_flows`` bulk flows of ``algorithm`` over the emulated path for
     ``duration_s`` and writes ``out_dir`` (schema: the module docstring).
-    Raises ``KernelRunError`` naming the reason when the environment cannot
-    run it (``check_environment``) or the run produced no data."""
+    The flows connect at one instant (a common CLOCK_MONOTONIC start time,
+    so the processes' start-up does not stagger them). Raises
+    ``KernelRunError`` naming the reason when the environment cannot run it
+    (``check_environment``) or the run produced no data."""
     if mss != MTU - 52:
         raise ValueError(f"mss: only {MTU - 52} (MTU {MTU} minus 40 bytes of headers and 12 of timestamps) "
                          f"is supported, got {mss}")
     if not (duration_s > 0):
         raise ValueError(f"duration_s: must be > 0, got {duration_s!r}")
+    if isinstance(n_flows, bool) or not isinstance(n_flows, int) or not 1 <= n_flows <= MAX_FLOWS:
+        raise ValueError(f"n_flows: must be an integer from 1 to {MAX_FLOWS}, got {n_flows!r}")
     reason = check_environment(algorithm)
     if reason:
         raise KernelRunError(reason)
     out = Path(out_dir)
     raw = out / "raw"
     raw.mkdir(parents=True, exist_ok=True)
-    tcp_raw, rx_raw = raw / "sender_tcp_info.csv", raw / "receiver_rx.csv"
-    for f in (tcp_raw, rx_raw, raw / "receiver.ready"):
-        f.unlink(missing_ok=True)
+    for i in range(n_flows):
+        for f in (_raw_tcp(raw, i), _raw_rx(raw, i), raw / f"receiver{_sfx(i)}.ready"):
+            f.unlink(missing_ok=True)
     cpu0, load0 = _host_cpu(), os.getloadavg()[0]
+    rt = 40 if realtime else 0
     with EmulatedPath(rate_bps, rtt_s, buffer_packets, raw, realtime=realtime,
                       reverse_rate_bps=reverse_rate_bps,
                       sysctls=SYSCTLS) as path:
         # The algorithm is the socket's (TCP_CONGESTION); the namespace default is left alone: outside
         # the initial namespace only "allowed" algorithms may be the default (tcp_set_default_congestion_control,
         # net/ipv4/tcp_cong.c), and cubic is not one here.
-        rx = path.spawn(path.rcv, "receiver", {
-            "port": PORT, "ready_file": str(raw / "receiver.ready"), "out": str(rx_raw),
-            "sample_interval": sample_interval, "idle_timeout_s": duration_s + 30,
-            "rt_priority": 40 if realtime else 0})
-        _wait_file(raw / "receiver.ready", rx, "the receiver")
-        tx = path.spawn(path.snd, "sender", {
-            "dst": RCV_ADDR, "port": PORT, "algorithm": algorithm, "duration_s": duration_s,
-            "sample_interval": sample_interval, "out": str(tcp_raw), "rt_priority": 40 if realtime else 0})
-        try:
-            _, err = tx.communicate(timeout=duration_s + 60)
-        except subprocess.TimeoutExpired:
-            raise KernelRunError(f"the sender did not finish within {duration_s + 60} s") from None
-        if tx.returncode != 0:
-            raise KernelRunError(f"the sender failed (exit {tx.returncode}): {err.strip()[-2000:]}")
-        try:
-            _, err = rx.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            raise KernelRunError("the receiver did not end after the sender closed") from None
-        if rx.returncode != 0:
-            raise KernelRunError(f"the receiver failed (exit {rx.returncode}): {err.strip()[-2000:]}")
+        rxs = []
+        for i in range(n_flows):
+            rx = path.spawn(path.rcv, "receiver", {
+                "port": PORT + i, "ready_file": str(raw / f"receiver{_sfx(i)}.ready"), "out": str(_raw_rx(raw, i)),
+                "sample_interval": sample_interval, "idle_timeout_s": duration_s + 30, "rt_priority": rt})
+            _wait_file(raw / f"receiver{_sfx(i)}.ready", rx, f"the receiver of flow {i}")
+            rxs.append(rx)
+        # A common start, far enough ahead for every sender's interpreter to be up.
+        start = time.monotonic() + (0.0 if n_flows == 1 else 1.0 + 0.25 * n_flows)
+        txs = [path.spawn(path.snd, "sender", {
+            "dst": RCV_ADDR, "port": PORT + i, "src_port": SPORT + i, "algorithm": algorithm,
+            "duration_s": duration_s, "sample_interval": sample_interval, "out": str(_raw_tcp(raw, i)),
+            "rt_priority": rt, "start_monotonic": start if n_flows > 1 else None}) for i in range(n_flows)]
+        for i, tx in enumerate(txs):
+            try:
+                _, err = tx.communicate(timeout=duration_s + 60)
+            except subprocess.TimeoutExpired:
+                raise KernelRunError(f"the sender of flow {i} did not finish within {duration_s + 60} s") from None
+            if tx.returncode != 0:
+                raise KernelRunError(f"the sender of flow {i} failed (exit {tx.returncode}): {err.strip()[-2000:]}")
+        for i, rx in enumerate(rxs):
+            try:
+                _, err = rx.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                raise KernelRunError(f"the receiver of flow {i} did not end after the sender closed") from None
+            if rx.returncode != 0:
+                raise KernelRunError(f"the receiver of flow {i} failed (exit {rx.returncode}): {err.strip()[-2000:]}")
         summary = path.stop_forwarder()
         sysctls = path.sysctl_values.get(path.snd, {})
         tun_info = path.tun_info
@@ -438,9 +467,22 @@ def run_kernel(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: in
     host = {"cpus": os.cpu_count(), "loadavg_1m_before": load0, "loadavg_1m_after": os.getloadavg()[0],
             "steal_s": cpu1["steal_s"] - cpu0["steal_s"], "cpu_busy_s": cpu1["busy_s"] - cpu0["busy_s"]}
     assert summary is not None
-    return _write_outputs(out, raw, summary, sysctls, tun_info, host, algorithm=algorithm, rate_bps=rate_bps,
-                          rtt_s=rtt_s, buffer_packets=buffer_packets, duration_s=duration_s, mss=mss,
-                          sample_interval=sample_interval)
+    return _write_outputs(out, raw, summary, sysctls, tun_info, host, algorithm=algorithm, n_flows=n_flows,
+                          rate_bps=rate_bps, rtt_s=rtt_s, buffer_packets=buffer_packets, duration_s=duration_s,
+                          mss=mss, sample_interval=sample_interval)
+
+
+def _sfx(flow: int) -> str:
+    """Suffix of flow ``flow``'s raw files: none for flow 0 (the one-flow names), ``_<i>`` otherwise."""
+    return "" if flow == 0 else f"_{flow}"
+
+
+def _raw_tcp(raw: Path, flow: int) -> Path:
+    return raw / f"sender_tcp_info{_sfx(flow)}.csv"
+
+
+def _raw_rx(raw: Path, flow: int) -> Path:
+    return raw / f"receiver_rx{_sfx(flow)}.csv"
 
 
 def _write_outputs(out: Path, raw: Path, fw: dict[str, Any], sysctls: dict[str, str], tun_info: dict[str, Any],
@@ -449,26 +491,39 @@ def _write_outputs(out: Path, raw: Path, fw: dict[str, Any], sysctls: dict[str, 
     if t0 is None:
         raise KernelRunError("no data packet with payload reached the forwarder: the flow never started "
                              f"(forwarder: {fw['data']['packets_in']} packets in from the sender)")
-    snd = json.loads((raw / "sender_tcp_info.csv.json").read_text())
-    end = snd["stopped_monotonic"] - t0
+    n_flows = int(params.get("n_flows", 1))
     interval = params["sample_interval"]
+    snds = [json.loads(_raw_tcp(raw, i).with_name(_raw_tcp(raw, i).name + ".json").read_text())
+            for i in range(n_flows)]
+    ends = [snd["stopped_monotonic"] - t0 for snd in snds]
 
-    tcp_rows = []
-    for r in _read_csv(raw / "sender_tcp_info.csv"):
-        t = float(r["time_monotonic"]) - t0
-        if t < 0:
-            continue
-        tcp_rows.append([_fmt(t)] + [_fmt(int(r[f]) * k) if k < 1 else int(r[f]) * k for _, f, k in TCP_INFO_COLUMNS])
-    _write_csv(out / "tcp_info.csv", ["time"] + [c for c, _, _ in TCP_INFO_COLUMNS], tcp_rows)
+    tcp_rows, rx_rows, gaps = [], [], []
+    for i in range(n_flows):
+        rows = []
+        for r in _read_csv(_raw_tcp(raw, i)):
+            t = float(r["time_monotonic"]) - t0
+            if t < 0:
+                continue
+            rows.append([_fmt(t)] + [_fmt(int(r[f]) * k) if k < 1 else int(r[f]) * k
+                                     for _, f, k in TCP_INFO_COLUMNS] + [i])
+        gaps += [float(b[0]) - float(a[0]) for a, b in zip(rows, rows[1:])]
+        tcp_rows += rows
+        rx_rows += [[_fmt(float(r["time_monotonic"]) - t0), int(r["bytes"]), i] for r in _read_csv(_raw_rx(raw, i))
+                    if 0 <= float(r["time_monotonic"]) - t0 <= ends[i] + interval]
+    _write_csv(out / "tcp_info.csv", ["time"] + [c for c, _, _ in TCP_INFO_COLUMNS] + ["flow"], tcp_rows)
+    _write_csv(out / "rx.csv", ["time", "bytes", "flow"], rx_rows)
 
-    rx_rows = [[_fmt(float(r["time_monotonic"]) - t0), int(r["bytes"])] for r in _read_csv(raw / "receiver_rx.csv")
-               if 0 <= float(r["time_monotonic"]) - t0 <= end + interval]
-    _write_csv(out / "rx.csv", ["time", "bytes"], rx_rows)
-
-    drops = [[_fmt(float(r["time_monotonic"]) - t0), r["seq"], int(r["payload_bytes"]), int(r["queue_packets"])]
+    # The forwarder logs each drop's TCP source port; flow i sent from SPORT + i.
+    port_flow = {str(SPORT + i): i for i in range(n_flows)}
+    for i, snd in enumerate(snds):
+        if snd.get("src_port") is not None:
+            port_flow[str(snd["src_port"])] = i
+    drops = [[_fmt(float(r["time_monotonic"]) - t0), r["seq"], int(r["payload_bytes"]), int(r["queue_packets"]),
+              port_flow.get(r.get("sport") or "", "")]
              for r in _read_csv(raw / "forwarder_drops.csv")]
-    _write_csv(out / "drops.csv", ["time", "seq", "payload_bytes", "queue_packets"], drops)
+    _write_csv(out / "drops.csv", ["time", "seq", "payload_bytes", "queue_packets", "flow"], drops)
 
+    end = max(ends)
     queue = [[_fmt(float(r["time_monotonic"]) - t0), int(r["packets"]), int(r["bytes"])]
              for r in _read_csv(raw / "forwarder_queue.csv") if 0 <= float(r["time_monotonic"]) - t0 <= end + interval]
     _write_csv(out / "queue.csv", ["time", "packets", "bytes"], queue)
@@ -482,16 +537,15 @@ def _write_outputs(out: Path, raw: Path, fw: dict[str, Any], sysctls: dict[str, 
         "overhead_bytes": fw["overhead_bytes"], "data": fw["data"], "reverse": fw["reverse"],
         "read_errors_before_setup": fw["read_errors"],
     }
-    gaps = [float(b[0]) - float(a[0]) for a, b in zip(tcp_rows, tcp_rows[1:])]
     sampler = {"rows": len(tcp_rows), "interval_median_s": statistics.median(gaps) if gaps else None,
                "interval_max_s": max(gaps) if gaps else None,
                "gaps_over_2x": sum(g > 2 * interval for g in gaps)}
+    flows = [{"congestion_control": snd["congestion_control"], "connected_s": snd["connected_monotonic"] - t0,
+              "stopped_s": snd["stopped_monotonic"] - t0, "bytes_written": snd["bytes_written"],
+              "scheduling": snd["scheduling"], "src_port": snd.get("src_port"), **_chrono(snd)} for snd in snds]
     meta = {
-        "kernel": os.uname().release, **params, "mtu": MTU, "sysctls": sysctls, "nstat": snd["nstat"],
-        "forwarder": forwarder, "t0_monotonic": t0, "sender": {
-            "congestion_control": snd["congestion_control"], "connected_s": snd["connected_monotonic"] - t0,
-            "stopped_s": end, "bytes_written": snd["bytes_written"], "scheduling": snd["scheduling"],
-            **_chrono(snd)},
+        "kernel": os.uname().release, **params, "n_flows": n_flows, "mtu": MTU, "sysctls": sysctls,
+        "nstat": snds[0]["nstat"], "forwarder": forwarder, "t0_monotonic": t0, "sender": flows[0], "flows": flows,
         "tcp_info_sampler": sampler, "tun": tun_info, "host": host,
         "wire_bytes": "IP packet length (no L2 overhead)",
     }
@@ -541,16 +595,18 @@ def disturbances(meta: dict[str, Any]) -> list[str]:
     if s["gaps_over_2x"]:
         out.append(f"tcp_info sampler: {s['gaps_over_2x']} gaps over twice the interval "
                    f"(longest {s['interval_max_s'] * 1e3:.1f} ms)")
-    snd = meta["sender"]
-    if snd.get("app_limited_s", 0) > 0.01 * meta["duration_s"]:
-        out.append(f"sender application: the socket ran short of data for {snd['app_limited_s']:.3f} s "
-                   "(tcp_info chronographs): the host did not run the sender")
-    if snd.get("rwnd_limited_s", 0) > 0.01 * meta["duration_s"]:
-        out.append(f"receiver: the flow was limited by the receive window for {snd['rwnd_limited_s']:.3f} s")
-    if not snd["scheduling"].startswith("SCHED_FIFO"):
-        out.append(f"sender not real-time: {snd['scheduling']}")
-    if meta["sender"]["congestion_control"] != meta["algorithm"]:
-        out.append(f"the socket ran {meta['sender']['congestion_control']}, not {meta['algorithm']}")
+    flows = meta.get("flows") or [meta["sender"]]
+    for i, snd in enumerate(flows):
+        who = f"flow {i}: " if len(flows) > 1 else ""
+        if snd.get("app_limited_s", 0) > 0.01 * meta["duration_s"]:
+            out.append(f"{who}sender application: the socket ran short of data for {snd['app_limited_s']:.3f} s "
+                       "(tcp_info chronographs): the host did not run the sender")
+        if snd.get("rwnd_limited_s", 0) > 0.01 * meta["duration_s"]:
+            out.append(f"{who}receiver: the flow was limited by the receive window for {snd['rwnd_limited_s']:.3f} s")
+        if not snd["scheduling"].startswith("SCHED_FIFO"):
+            out.append(f"{who}sender not real-time: {snd['scheduling']}")
+        if snd["congestion_control"] != meta["algorithm"]:
+            out.append(f"{who}the socket ran {snd['congestion_control']}, not {meta['algorithm']}")
     return out
 
 
@@ -659,6 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rtt", type=float, default=0.05, help="round-trip propagation delay, s")
     ap.add_argument("--buffer", type=int, default=None, help="queue, packets (default: the BDP in 1500-byte packets)")
     ap.add_argument("--duration", type=float, default=10.0)
+    ap.add_argument("--flows", type=int, default=1, help=f"number of flows (1 to {MAX_FLOWS})")
     ap.add_argument("--out", default=None, help="output directory (required unless --check)")
     ap.add_argument("--check", action="store_true", help="run the forwarder's self-checks instead")
     ap.add_argument("--repeat", type=int, default=1, help="with --check: how many times")
@@ -686,12 +743,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if ok else 1
     if not a.out:
         ap.error("--out is required")
-    out = run_kernel(a.algorithm, a.rate, a.rtt, buffer, a.duration, a.out, realtime=not a.no_realtime)
+    out = run_kernel(a.algorithm, a.rate, a.rtt, buffer, a.duration, a.out, realtime=not a.no_realtime,
+                     n_flows=a.flows)
     meta = json.loads((out / "meta.json").read_text())
     fw = meta["forwarder"]
-    rx = _read_csv(out / "rx.csv")
-    good = int(rx[-1]["bytes"]) * 8 / float(rx[-1]["time"]) if rx and float(rx[-1]["time"]) > 0 else 0.0
-    print(f"{out}: goodput {good / 1e6:.3f} Mbit/s, {fw['packets_dropped']} drops, "
+    good = []
+    for i in range(meta["n_flows"]):
+        rx = [r for r in _read_csv(out / "rx.csv") if int(r["flow"]) == i]
+        good.append(int(rx[-1]["bytes"]) * 8 / float(rx[-1]["time"]) if rx and float(rx[-1]["time"]) > 0 else 0.0)
+    per = f" ({', '.join(f'{g / 1e6:.3f}' for g in good)})" if len(good) > 1 else ""
+    print(f"{out}: goodput {sum(good) / 1e6:.3f} Mbit/s{per}, {fw['packets_dropped']} drops, "
           f"{meta['nstat'].get('TcpRetransSegs', 0)} retransmitted segments, late p99 {fw['late_p99_s'] * 1e6:.0f} us")
     for d in meta["disturbances"]:
         print("disturbance:", d)
