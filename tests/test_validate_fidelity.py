@@ -41,33 +41,49 @@ GRID_CSV = Path(os.environ.get("TCPLAB_VALIDATE_GRID_CSV", ROOT / "docs" / "vali
 def _kernel_dir_from_result(result, directory, *, cwnd_scale: float = 1.0, drop_shift: float = 0.0,
                             forwarder: dict | None = None) -> Path:
     """Write a tcplab run as a kernel directory (the schema kernel.py writes),
-    on the kernel's time axis (t - fidelity.sim_t0). ``cwnd_scale`` and
-    ``drop_shift`` perturb it; ``forwarder`` replaces the forwarder block."""
+    on the kernel's time axis (t - fidelity.sim_t0 of the earliest flow).
+    ``cwnd_scale`` and ``drop_shift`` perturb it; ``forwarder`` replaces the
+    forwarder block. A one-flow run is written without the ``flow`` column
+    (as directories from before multi-flow runs), several flows with it."""
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     sc = result.scenario
-    t0 = F.sim_t0(result)
-    fts = result.flow_ts[result.flow_ts["flow"] == 0]
-    t = fts["time"].to_numpy(float) - t0
-    rt = np.sort(result.retransmit_trace["time"].to_numpy(float))
-    retrans = np.searchsorted(rt, fts["time"].to_numpy(float), side="right").astype(float)
-    retrans[-1] = float(result.flows["retransmits"].iloc[0])  # the total, as the kernel's last sample has it
-    n = len(t)
-    zeros = np.zeros(n)
-    pd.DataFrame({
-        "time": t, "cwnd": fts["cwnd"].to_numpy(float) * cwnd_scale, "ssthresh": fts["ssthresh"].to_numpy(float),
-        "srtt_s": fts["srtt"].to_numpy(float), "rttvar_s": zeros, "rto_s": zeros + 0.2, "min_rtt_s": zeros,
-        "ca_state": zeros, "retransmits": retrans, "lost": zeros, "retrans": zeros,
-        "unacked": fts["in_flight"].to_numpy(float), "sacked": zeros, "bytes_acked": zeros, "bytes_sent": zeros,
-        "bytes_retrans": zeros, "delivered": zeros, "delivery_rate_bps": zeros, "pacing_rate_bps": zeros,
-    }).to_csv(d / "tcp_info.csv", index=False)
-    pd.DataFrame({"time": t, "bytes": fts["delivered_bytes"].to_numpy(float)}).to_csv(d / "rx.csv", index=False)
-    dt = result.drop_trace
-    dt = dt[(dt["flow"] == 0) & (dt["link_name"] == "r1-r2") & (dt["packet"] == "data")]
+    n_flows = len(result.flows)
+    t0 = min(F.sim_t0(result, i) for i in range(n_flows))
     mss = sc.packet_bytes - 52
-    pd.DataFrame({"time": dt["time"].to_numpy(float) - t0 + drop_shift, "seq": dt["seq"].to_numpy() * mss,
-                  "payload_bytes": mss, "queue_packets": dt["queue_packets"].to_numpy()}).to_csv(
-        d / "drops.csv", index=False)
+    ti, rxs, drops = [], [], []
+    total_retrans = 0
+    for i in range(n_flows):
+        fts = result.flow_ts[result.flow_ts["flow"] == i]
+        t = fts["time"].to_numpy(float) - t0
+        rtr = result.retransmit_trace
+        rt = np.sort(rtr.loc[rtr["flow"] == i, "time"].to_numpy(float))
+        retrans = np.searchsorted(rt, fts["time"].to_numpy(float), side="right").astype(float)
+        retrans[-1] = float(result.flows["retransmits"].iloc[i])  # the total, as the kernel's last sample has it
+        total_retrans += int(retrans[-1])
+        n = len(t)
+        zeros = np.zeros(n)
+        ti.append(pd.DataFrame({
+            "time": t, "cwnd": fts["cwnd"].to_numpy(float) * cwnd_scale, "ssthresh": fts["ssthresh"].to_numpy(float),
+            "srtt_s": fts["srtt"].to_numpy(float), "rttvar_s": zeros, "rto_s": zeros + 0.2, "min_rtt_s": zeros,
+            "ca_state": zeros, "retransmits": retrans, "lost": zeros, "retrans": zeros,
+            "unacked": fts["in_flight"].to_numpy(float), "sacked": zeros, "bytes_acked": zeros, "bytes_sent": zeros,
+            "bytes_retrans": zeros, "delivered": zeros, "delivery_rate_bps": zeros, "pacing_rate_bps": zeros,
+            "flow": i}))
+        rxs.append(pd.DataFrame({"time": t, "bytes": fts["delivered_bytes"].to_numpy(float), "flow": i}))
+        dt = result.drop_trace
+        dt = dt[(dt["flow"] == i) & (dt["link_name"] == "r1-r2") & (dt["packet"] == "data")]
+        drops.append(pd.DataFrame({"time": dt["time"].to_numpy(float) - t0 + drop_shift,
+                                   "seq": dt["seq"].to_numpy() * mss, "payload_bytes": mss,
+                                   "queue_packets": dt["queue_packets"].to_numpy(), "flow": i}))
+    tables = {"tcp_info.csv": ti, "rx.csv": rxs, "drops.csv": drops}
+    for name, parts in tables.items():
+        df = pd.concat(parts, ignore_index=True)
+        if n_flows == 1:
+            df = df.drop(columns=["flow"])
+        elif name == "drops.csv":
+            df = df.sort_values("time", kind="stable")
+        df.to_csv(d / name, index=False)
     q = result.queue_ts[result.queue_ts["link_name"] == "r1-r2"]
     pd.DataFrame({"time": q["time"].to_numpy(float) - t0, "packets": q["packets"].to_numpy(),
                   "bytes": q["bytes"].to_numpy()}).to_csv(d / "queue.csv", index=False)
@@ -75,13 +91,15 @@ def _kernel_dir_from_result(result, directory, *, cwnd_scale: float = 1.0, drop_
     meta = {
         "kernel": "tcplab stand-in", "algorithm": alg, "rate_bps": sc.capacity_bps, "rtt_s": sc.rtt_s,
         "buffer_packets": int(sc.buffer_packets), "duration_s": float(result.duration), "mss": mss,
-        "mtu": sc.packet_bytes, "sysctls": {"net.ipv4.tcp_sack": "1"}, "nstat": {"TcpRetransSegs": int(retrans[-1])},
+        "mtu": sc.packet_bytes, "sysctls": {"net.ipv4.tcp_sack": "1"}, "nstat": {"TcpRetransSegs": total_retrans},
         "forwarder": forwarder if forwarder is not None else {
             "late_mean_s": 2e-5, "late_p99_s": 1e-4, "late_max_s": 3e-4, "late_over_1ms": 0, "stalls": [],
             "packets_fwd": int(result.links["packets_out"].iloc[0]) if "packets_out" in result.links else 0,
-            "packets_dropped": int(len(dt)), "bytes_fwd": 0},
+            "packets_dropped": int(sum(len(x) for x in drops)), "bytes_fwd": 0},
         "t0_monotonic": 0.0,
     }
+    if n_flows > 1:
+        meta["n_flows"] = n_flows
     (d / "meta.json").write_text(json.dumps(meta, indent=1))
     return d
 
@@ -294,6 +312,71 @@ def test_kernel_dir_errors_name_the_file(reno20, tmp_path):
         F.compare(kdir, reno20)
 
 
+# ---------------------------------------------------------------- several flows
+
+@pytest.fixture(scope="module")
+def reno20x2():
+    """tcplab's side of a two-flow validation (20 Mbit/s, 50 ms, B = BDP, reno, 20 s)."""
+    return F.simulate("reno", 20e6, 0.05, 83, 20.0, n_flows=2)
+
+
+def test_jain_index_known_values():
+    assert F.jain_index([5.0, 5.0]) == 1.0
+    assert F.jain_index([1.0, 0.0, 0.0, 0.0]) == 0.25
+    assert F.jain_index([3.0, 1.0]) == pytest.approx(16 / 20)
+    assert math.isnan(F.jain_index([])) and math.isnan(F.jain_index([0.0, 0.0]))
+    assert math.isnan(F.jain_index([1.0, math.nan]))
+
+
+def test_two_flows_identical_inputs_give_zero_error(reno20x2, tmp_path):
+    kdir = _kernel_dir_from_result(reno20x2, tmp_path / "kernel")
+    df = F.compare_flows(kdir, reno20x2)
+    assert list(df["flow"].unique()) == ["all", "0", "1"]
+    agg = df[df["flow"] == "all"].set_index("metric")
+    assert "jain_index" in agg.index and "goodput_bps" in agg.index
+    finite = df[np.isfinite(df["kernel"].astype(float))]
+    assert (finite["rel_error"].abs() < 1e-12).all(), df
+    # Only the aggregate rows are judged, and with identical inputs every judged one holds.
+    judged = df[df["ok"].notna()]
+    assert set(judged["flow"]) == {"all"} and "goodput_bps" in set(judged["metric"]) and judged["ok"].all(), df
+    # The aggregate is the sum of the flows, and Jain's index is of the flows' goodputs.
+    per = df[df["metric"] == "goodput_bps"].set_index("flow")["tcplab"]
+    assert per["all"] == pytest.approx(per["0"] + per["1"], rel=1e-9)
+    assert per["0"] > 0 and per["1"] > 0
+    assert agg.loc["jain_index", "tcplab"] == pytest.approx(F.jain_index([per["0"], per["1"]]))
+    assert 0.5 < agg.loc["jain_index", "kernel"] <= 1.0
+    drops = df[df["metric"] == "drops"].set_index("flow")["kernel"]
+    assert drops["all"] == drops["0"] + drops["1"] == len(reno20x2.drop_trace[reno20x2.drop_trace["packet"] == "data"])
+
+
+def test_flow_rows_are_the_flows_own(reno20x2, tmp_path):
+    kdir = _kernel_dir_from_result(reno20x2, tmp_path / "kernel")
+    for i in range(2):
+        k, s = F.kernel_side(kdir, i), F.sim_side(reno20x2, i)
+        assert np.array_equal(k.drops, s.drops) and np.allclose(k.rx["bytes"], s.rx["bytes"])
+    assert not np.array_equal(F.kernel_side(kdir, 0).drops, F.kernel_side(kdir, 1).drops)
+    with pytest.raises(F.KernelDirError, match="no flow 2"):
+        F.kernel_side(kdir, 2)
+    # A drop of no flow (an unattributed packet) belongs to neither flow of a multi-flow run.
+    drops = pd.read_csv(kdir / "drops.csv")
+    extra = pd.DataFrame({"time": [1.0], "seq": [""], "payload_bytes": [1448], "queue_packets": [83], "flow": [None]})
+    pd.concat([drops, extra]).to_csv(kdir / "drops.csv", index=False)
+    assert len(F.kernel_side(kdir, 0).drops) + len(F.kernel_side(kdir, 1).drops) == len(drops)
+
+
+def test_two_flow_report(reno20x2, tmp_path):
+    kdir = _kernel_dir_from_result(reno20x2, tmp_path / "kernel")
+    out = tmp_path / "report"
+    df = F.write_report(out, kdir, reno20x2, "2 flows of reno, 20 s")
+    csv = pd.read_csv(out / "fidelity.csv", dtype={"flow": str})
+    assert list(csv["flow"]) == list(df["flow"]) and list(csv["metric"]) == list(df["metric"])
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 6 and ">jain_index<" in page
+    assert (out / "cwnd_flows.png").stat().st_size > 0
+    text = F.table_text(df)
+    assert text.splitlines()[0].split()[:2] == ["flow", "metric"]
+
+
 # ---------------------------------------------------------------- the command
 
 def _toml(tmp_path, body: str) -> str:
@@ -354,9 +437,10 @@ def test_validate_flag_errors(capsys, args, words):
 
 
 def test_validate_n_flows_and_file_plus_flags(tmp_path, capsys):
-    rc = main(["validate", _toml(tmp_path, GOOD.replace("n_flows = 1", "n_flows = 3"))])
+    rc = main(["validate", _toml(tmp_path, GOOD.replace("n_flows = 1", "n_flows = 5"))])
     err = capsys.readouterr().err
-    assert rc == 2 and "error: dumbbell.n_flows: tcplab validate compares one flow for now, got 3" in err
+    assert rc == 2 and "error: dumbbell.n_flows: tcplab validate runs 1 to 4 flows" in err and "got 5" in err, err
+    assert "Traceback" not in err
     rc = main(["validate", _toml(tmp_path, GOOD), "--rate", "10Mbps"])
     assert rc == 2 and "either a scenario file or the flags" in capsys.readouterr().err
 
@@ -386,9 +470,9 @@ def test_validate_end_to_end_with_a_stand_in_kernel(monkeypatch, tmp_path, capsy
     calls = []
 
     def run_kernel(algorithm, rate_bps, rtt_s, buffer_packets, duration_s, out_dir, *, mss=1448,
-                   sample_interval=0.01):
+                   sample_interval=0.01, n_flows=1):
         calls.append((algorithm, rate_bps, rtt_s, buffer_packets, duration_s))
-        stand_in = F.simulate(algorithm, rate_bps, rtt_s, buffer_packets, duration_s)
+        stand_in = F.simulate(algorithm, rate_bps, rtt_s, buffer_packets, duration_s, n_flows=n_flows)
         return _kernel_dir_from_result(stand_in, out_dir)
 
     _fake_kernel(monkeypatch, run=run_kernel)
@@ -401,6 +485,38 @@ def test_validate_end_to_end_with_a_stand_in_kernel(monkeypatch, tmp_path, capsy
         assert m in cap.out
     assert "FAIL" not in cap.out and "targets met" in cap.out
     assert (out / "report.html").is_file() and (out / "fidelity.csv").is_file()
+
+
+@pytest.mark.parametrize("flows, words", [
+    ("5", "error: --flows: tcplab validate runs 1 to 4 flows"),
+    ("0", "error: --flows: tcplab validate runs 1 to 4 flows"),
+    ("two", "error: --flows: must be an integer from 1 to 4"),
+])
+def test_validate_refuses_bad_flow_counts(capsys, flows, words):
+    rc = main(["validate", "--algorithm", "reno", "--rate", "20Mbps", "--rtt", "50ms", "--flows", flows])
+    err = capsys.readouterr().err
+    assert rc == 2 and words in err and "Traceback" not in err, err
+
+
+def test_validate_two_flows_with_a_stand_in_kernel(monkeypatch, tmp_path, capsys):
+    calls = []
+
+    def run_kernel(algorithm, rate_bps, rtt_s, buffer_packets, duration_s, out_dir, *, n_flows=1, **kw):
+        calls.append(n_flows)
+        return _kernel_dir_from_result(F.simulate(algorithm, rate_bps, rtt_s, buffer_packets, duration_s,
+                                                  n_flows=n_flows), out_dir)
+
+    _fake_kernel(monkeypatch, run=run_kernel)
+    out = tmp_path / "o"
+    rc = main(["validate", "--algorithm", "reno", "--rate", "20Mbps", "--rtt", "50ms", "--duration", "10s",
+               "--flows", "2", "--out", str(out)])
+    cap = capsys.readouterr()
+    assert rc == 0, cap.err
+    assert calls == [2]
+    assert "2 flows of reno" in cap.out and "jain_index" in cap.out and "FAIL" not in cap.out
+    csv = pd.read_csv(out / "fidelity.csv", dtype={"flow": str})
+    assert sorted(set(csv["flow"])) == ["0", "1", "all"]
+    assert (out / "cwnd_flows.png").is_file()
 
 
 def test_validate_kernel_failure_is_one_line(monkeypatch, tmp_path, capsys):

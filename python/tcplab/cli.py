@@ -7,7 +7,7 @@
     tcplab bench [--quick] [--json [PATH]] [--only S1,S3] [--scaling flows|rate|window|all] [--memory] [--campaign]
     tcplab sweep SWEEP.toml [-o CAMPAIGN] [--workers N | --scheduler ADDRESS] [--retry-failed] [--verify] ...
     tcplab report CAMPAIGN_OR_OUTPUT_DIR [-o REPORT.html]
-    tcplab validate SCENARIO.toml | --algorithm reno --rate 20Mbps --rtt 50ms [--buffer 1BDP] [--duration 60s] [--out DIR]
+    tcplab validate SCENARIO.toml | --algorithm reno --rate 20Mbps --rtt 50ms [--buffer 1BDP] [--duration 60s] [--flows N] [--out DIR]
 
 Exit codes: 0 success; 2 for a problem with the input (scenario file missing,
 TOML syntax, invalid scenario, what the core rejects as a run description),
@@ -653,17 +653,18 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def _add_validate_command(sub: Any) -> None:
     v = sub.add_parser("validate", help="run a dumbbell on the Linux kernel and in tcplab; write a fidelity report",
-                       description="Run one flow over an emulated bottleneck on the real Linux kernel (needs root "
+                       description="Run one to four flows over an emulated bottleneck on the real Linux kernel (needs root "
                                    "and network namespaces) and the same path in tcplab with its Linux profile; "
                                    "write fidelity.csv, overlay figures and report.html (docs/validation.md, "
-                                   "'tcplab validate'). Give a scenario file with a one-flow [dumbbell] or the flags.")
-    v.add_argument("scenario", nargs="?", help="scenario file (TOML) with a one-flow [dumbbell] of reno or cubic")
+                                   "'tcplab validate'). Give a scenario file with a [dumbbell] of 1 to 4 flows or the flags.")
+    v.add_argument("scenario", nargs="?", help="scenario file (TOML) with a [dumbbell] of 1 to 4 flows of reno or cubic")
     v.add_argument("--algorithm", help="reno or cubic (flag form)")
     v.add_argument("--rate", help="bottleneck rate, e.g. 20Mbps (flag form)")
     v.add_argument("--rtt", help="round-trip propagation delay, e.g. 50ms (flag form)")
     v.add_argument("--buffer", help="bottleneck buffer: packets or a BDP fraction, e.g. 1BDP (flag form; default 1BDP)")
     v.add_argument("--duration", help="run length, e.g. 60s (flag form; default 60s)")
     v.add_argument("--seed", type=int, help="tcplab's seed (flag form; default 0)")
+    v.add_argument("--flows", help="number of flows sharing the bottleneck, 1 to 4 (flag form; default 1)")
     v.add_argument("-o", "--out", dest="outdir", help="output directory (default: out/validate-<name>)")
 
 
@@ -671,7 +672,7 @@ def _validate_case(args: argparse.Namespace) -> Any:
     """The validation asked for, from the scenario file or the flags (not both)."""
     from .validate import fidelity
 
-    flags = [f"--{n}" for n in ("algorithm", "rate", "rtt", "buffer", "duration", "seed")
+    flags = [f"--{n}" for n in ("algorithm", "rate", "rtt", "buffer", "duration", "seed", "flows")
              if getattr(args, n) is not None]
     if args.scenario is not None:
         if flags:
@@ -691,7 +692,7 @@ def _validate_case(args: argparse.Namespace) -> Any:
             raise _CliError(f"{path}: not a text file ({e.reason})") from None
     if not flags:
         raise _CliError("validate: give a scenario file or --algorithm, --rate and --rtt")
-    kw = {n: getattr(args, n) for n in ("buffer", "duration", "seed") if getattr(args, n) is not None}
+    kw = {n: getattr(args, n) for n in ("buffer", "duration", "seed", "flows") if getattr(args, n) is not None}
     return fidelity.case_from_flags(args.algorithm, args.rate, args.rtt, **kw)
 
 
@@ -721,12 +722,13 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     print(f"validate {desc}: kernel side ...", file=sys.stderr)
     try:
         kdir = kernel.run_kernel(case.algorithm, case.rate_bps, case.rtt_s, case.buffer_packets, case.duration_s,
-                                 os.path.join(outdir, "kernel"))
+                                 os.path.join(outdir, "kernel"), n_flows=case.n_flows)
     except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as e:
         raise _CliError(f"tcplab validate: the kernel run failed: {e}", EXIT_FAILURE) from None
     print("tcplab side ...", file=sys.stderr)
     res = fidelity.simulate(case.algorithm, case.rate_bps, case.rtt_s, case.buffer_packets, case.duration_s,
-                            seed=case.seed, cc_params=fidelity.kernel_cc_params(case.algorithm))
+                            seed=case.seed, cc_params=fidelity.kernel_cc_params(case.algorithm),
+                            n_flows=case.n_flows)
     try:
         table = fidelity.write_report(outdir, kdir, res, desc)
     except fidelity.KernelDirError as e:

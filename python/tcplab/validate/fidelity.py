@@ -49,7 +49,11 @@ __all__ = [
     "case_from_dict",
     "case_from_file",
     "case_from_flags",
+    "aggregate_side",
     "compare",
+    "compare_flows",
+    "jain_index",
+    "n_flows_of",
     "disturbances",
     "first_loss",
     "goodput_bps",
@@ -131,6 +135,10 @@ METRICS: list[tuple[str, str]] = [
 #: one loss event (:func:`loss_events`).
 LOSS_EVENT_GAP_RTTS = 2.0
 
+#: Most flows a validation runs: each kernel flow is two real-time processes
+#: on the host (kernel.MAX_FLOWS is the same bound).
+MAX_FLOWS = 4
+
 #: Disturbance thresholds of the kernel run's forwarder (s).
 LATE_P99_LIMIT = 1e-3
 LATE_MAX_LIMIT = 5e-3
@@ -145,9 +153,10 @@ class KernelDirError(ValueError):
 
 @dataclass(frozen=True)
 class Case:
-    """One validation: a single bulk flow of ``algorithm`` (kernel name) over a
-    bottleneck of ``rate_bps`` with round-trip propagation delay ``rtt_s`` and a
-    drop-tail buffer of ``buffer_packets``, for ``duration_s``."""
+    """One validation: ``n_flows`` bulk flows (1 to :data:`MAX_FLOWS`) of
+    ``algorithm`` (kernel name), all starting together, over a bottleneck of
+    ``rate_bps`` with round-trip propagation delay ``rtt_s`` and a drop-tail
+    buffer of ``buffer_packets``, for ``duration_s``."""
 
     algorithm: str
     rate_bps: float
@@ -156,13 +165,15 @@ class Case:
     duration_s: float
     seed: int = 0
     name: str = "validate"
+    n_flows: int = 1
 
     @property
     def bdp_packets(self) -> float:
         return self.rate_bps * self.rtt_s / (8 * PACKET_SIZE)
 
     def describe(self) -> str:
-        return (f"{self.algorithm}, {self.rate_bps / 1e6:g} Mbit/s, RTT {self.rtt_s * 1e3:g} ms, "
+        flows = f"{self.n_flows} flows of " if self.n_flows > 1 else ""
+        return (f"{flows}{self.algorithm}, {self.rate_bps / 1e6:g} Mbit/s, RTT {self.rtt_s * 1e3:g} ms, "
                 f"B = {self.buffer_packets} packets ({self.buffer_packets / self.bdp_packets:.2g} BDP), "
                 f"{self.duration_s:g} s")
 
@@ -231,7 +242,7 @@ def kernel_cc_params(algorithm: str) -> dict:
 
 def simulate(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int, duration_s: float,
              seed: int = 0, flow_options: Optional[Mapping[str, Any]] = None, *, mss: int = DEFAULT_MSS,
-             cc_params: Optional[Mapping[str, Any]] = None):
+             cc_params: Optional[Mapping[str, Any]] = None, n_flows: int = 1):
     """Run tcplab's side of a validation: one bulk flow on a dumbbell whose
     bottleneck is the kernel path's (``rate_bps``, round trip ``rtt_s``,
     ``buffer_packets``), with no access delay and access links of
@@ -240,14 +251,16 @@ def simulate(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int,
     recovery, 10 ms sampling and the loss trace on. ``algorithm`` is the
     kernel's name (``reno``, ``cubic``); ``flow_options`` default to
     :func:`linux_flow_options`; ``cc_params`` are added to the algorithm's
-    parameters (e.g. :func:`kernel_cc_params`). Returns the :class:`tcplab.Results`."""
+    parameters (e.g. :func:`kernel_cc_params`). ``n_flows`` flows of the
+    algorithm share the bottleneck, all starting at 0 (the kernel's flows
+    connect together). Returns the :class:`tcplab.Results`."""
     import tcplab
 
     kalg = kernel_algorithm(algorithm)
     alg, params = KERNEL_ALGORITHMS[kalg]
     params = {**params, **dict(cc_params or {})}
     sc = tcplab.Dumbbell(
-        n_flows=1, bottleneck_rate=float(rate_bps), rtt=float(rtt_s), buffer=int(buffer_packets),
+        n_flows=int(n_flows), bottleneck_rate=float(rate_bps), rtt=float(rtt_s), buffer=int(buffer_packets),
         algorithm=alg, params=dict(params), recovery="sack", duration=float(duration_s),
         access_rate=ACCESS_RATE_FACTOR * float(rate_bps), access_delay=0.0,
         packet_size=PACKET_SIZE, header_size=PACKET_SIZE - int(mss), ack_size=ACK_SIZE, accounting="payload",
@@ -325,15 +338,40 @@ def read_meta(kernel_dir: Union[str, os.PathLike]) -> dict:
     return meta
 
 
-def kernel_side(kernel_dir: Union[str, os.PathLike]) -> Side:
-    """The kernel run of ``kernel_dir`` as a :class:`Side`."""
+def _flow_rows(df: Any, flow: int, *, unlabelled_is_0: bool = True):
+    """The rows of flow ``flow`` of a kernel table. A table without a ``flow``
+    column (a directory from before multi-flow runs) is all flow 0; rows with
+    an empty flow (a dropped packet of no flow) count as flow 0 only when
+    ``unlabelled_is_0`` (one-flow runs, where every drop is the flow's)."""
+    if "flow" not in df.columns:
+        return df if flow == 0 else df.iloc[0:0]
+    f = df["flow"]
+    sel = f == flow
+    if flow == 0 and unlabelled_is_0:
+        sel = sel | f.isna()
+    return df[sel]
+
+
+def n_flows_of(meta: Mapping[str, Any]) -> int:
+    """Number of flows of a kernel directory (1 for one from before multi-flow runs)."""
+    return int(meta.get("n_flows", 1))
+
+
+def kernel_side(kernel_dir: Union[str, os.PathLike], flow: int = 0) -> Side:
+    """Flow ``flow`` of the kernel run of ``kernel_dir`` as a :class:`Side`
+    (its tcp_info, received bytes and drops; the queue is the shared one)."""
     import pandas as pd
 
     d = Path(kernel_dir)
     meta = read_meta(d)
-    ti = _read_csv(d / "tcp_info.csv", ["time", "cwnd", "srtt_s", "retransmits"])
-    rx = _read_csv(d / "rx.csv", ["time", "bytes"])
-    drops = _read_csv(d / "drops.csv", ["time"])
+    if not 0 <= flow < n_flows_of(meta):
+        raise KernelDirError(f"{d / 'meta.json'}: no flow {flow} (n_flows = {n_flows_of(meta)})")
+    one = n_flows_of(meta) == 1
+    ti = _flow_rows(_read_csv(d / "tcp_info.csv", ["time", "cwnd", "srtt_s", "retransmits"]), flow)
+    rx = _flow_rows(_read_csv(d / "rx.csv", ["time", "bytes"]), flow)
+    drops = _flow_rows(_read_csv(d / "drops.csv", ["time"]), flow, unlabelled_is_0=one)
+    if not len(ti) or not len(rx):
+        raise KernelDirError(f"{d}: no tcp_info or rx rows for flow {flow}")
     queue = _read_csv(d / "queue.csv", ["time", "packets"])
     ts = pd.DataFrame({"time": ti["time"].astype(float), "cwnd": ti["cwnd"].astype(float),
                        "srtt": ti["srtt_s"].astype(float),
@@ -345,7 +383,7 @@ def kernel_side(kernel_dir: Union[str, os.PathLike]) -> Side:
     rx = rx[["time", "bytes"]].astype(float).sort_values("time", kind="stable").reset_index(drop=True)
     return Side("kernel", ts.reset_index(drop=True), rx, np.sort(drops["time"].to_numpy(dtype=float)),
                 queue[["time", "packets"]].astype(float).reset_index(drop=True),
-                retrans, _observed_end(float(meta["duration_s"]), ts, rx), {"meta": meta})
+                retrans, _observed_end(float(meta["duration_s"]), ts, rx), {"meta": meta, "flow": flow})
 
 
 def _observed_end(duration: float, ts: Any, rx: Any) -> float:
@@ -358,10 +396,13 @@ def _observed_end(duration: float, ts: Any, rx: Any) -> float:
 
 
 def sim_side(result: Any, flow: int = 0) -> Side:
-    """tcplab's run as a :class:`Side`, on the kernel's time axis (t - :func:`sim_t0`)."""
+    """Flow ``flow`` of tcplab's run as a :class:`Side`, on the kernel's time
+    axis: t minus the earliest :func:`sim_t0` of all flows (the kernel's t0
+    is the first data packet of any flow)."""
     import pandas as pd
 
-    t0 = sim_t0(result, flow)
+    n = len(result.flows) if getattr(result, "flows", None) is not None else 1
+    t0 = min(sim_t0(result, f) for f in range(max(n, flow + 1)))
     fts = result.flow_ts[result.flow_ts["flow"] == flow]
     ts = pd.DataFrame({"time": fts["time"].to_numpy(float) - t0, "cwnd": fts["cwnd"].to_numpy(float),
                        "srtt": fts["srtt"].to_numpy(float), "ssthresh": fts["ssthresh"].to_numpy(float)})
@@ -377,7 +418,7 @@ def sim_side(result: Any, flow: int = 0) -> Side:
     row = result.flows[result.flows["flow"] == flow].iloc[0]
     duration = float(result.duration) - t0 if result.duration is not None else math.inf
     return Side("tcplab", ts, rx, drops, queue, float(row["retransmits"]), _observed_end(duration, ts, rx),
-                {"t0": t0})
+                {"t0": t0, "flow": flow})
 
 
 def _has_loss_trace(result: Any) -> bool:
@@ -606,6 +647,27 @@ def compare(kernel_dir: Union[str, os.PathLike], result: Any, flow: int = 0):
     return _compare_sides(kernel_side(kernel_dir), sim_side(result, flow))
 
 
+def _rows(km: Mapping[str, float], sm: Mapping[str, float], meta: Mapping[str, Any],
+          metrics: Sequence[tuple[str, str]], judged: bool = True, notes: Optional[Mapping[str, str]] = None
+          ) -> list[dict]:
+    """Table rows of two sides' metrics; ``judged=False`` reports without targets."""
+    rows = []
+    for metric, unit in metrics:
+        kv, sv = km[metric], sm[metric]
+        if math.isfinite(kv) and math.isfinite(sv):
+            rel = (sv - kv) / kv if kv != 0 else (0.0 if sv == 0 else math.inf)
+        else:
+            rel = math.nan
+        target, ok, note = _judge(metric, kv, sv, float(meta["rtt_s"])) if judged else ("", None, "")
+        if metric == "slowstart_exit_cwnd":
+            note = hystart_note(meta)
+        if notes and metric in notes:
+            note = "; ".join(x for x in (notes[metric], note) if x)
+        rows.append({"metric": metric, "unit": unit, "kernel": kv, "tcplab": sv, "rel_error": rel,
+                     "target": target, "ok": ok, "note": note})
+    return rows
+
+
 def _compare_sides(k: Side, s: Side):
     """:func:`compare` of two sides already read."""
     import pandas as pd
@@ -613,19 +675,103 @@ def _compare_sides(k: Side, s: Side):
     meta = k.extra["meta"]
     window = steady_window(min(k.duration, s.duration))
     gap = loss_event_gap(meta)
-    km, sm = side_metrics(k, window, gap), side_metrics(s, window, gap)
-    rows = []
-    for metric, unit in METRICS:
-        kv, sv = km[metric], sm[metric]
-        if math.isfinite(kv) and math.isfinite(sv):
-            rel = (sv - kv) / kv if kv != 0 else (0.0 if sv == 0 else math.inf)
-        else:
-            rel = math.nan
-        target, ok, note = _judge(metric, kv, sv, float(meta["rtt_s"]))
-        if metric == "slowstart_exit_cwnd":
-            note = hystart_note(meta)
-        rows.append({"metric": metric, "unit": unit, "kernel": kv, "tcplab": sv, "rel_error": rel,
-                     "target": target, "ok": ok, "note": note})
+    df = pd.DataFrame(_rows(side_metrics(k, window, gap), side_metrics(s, window, gap), meta, METRICS))
+    df.attrs["window"] = window
+    df.attrs["gap"] = gap
+    return df
+
+
+# ---------------------------------------------------------------- several flows
+
+def jain_index(values: Sequence[float]) -> float:
+    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all are equal,
+    1/n when one flow has everything; NaN when undefined (no values, all 0,
+    or a NaN among them)."""
+    x = np.asarray(values, float)
+    if not len(x) or not np.all(np.isfinite(x)) or not np.any(x != 0):
+        return math.nan
+    return float(x.sum() ** 2 / (len(x) * np.sum(x * x)))
+
+
+def _step_at(t: np.ndarray, v: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """A sampled step signal's value at ``at`` (the last sample at or before;
+    the first before the first sample)."""
+    i = np.clip(np.searchsorted(t, at, side="right") - 1, 0, max(len(t) - 1, 0))
+    return v[i] if len(v) else np.full(len(at), math.nan)
+
+
+def aggregate_side(sides: Sequence[Side]) -> Side:
+    """The flows of one run as one :class:`Side`, so the metric functions
+    apply to the aggregate unchanged: delivered bytes summed (each flow's
+    cumulative count interpolated on the union of the sample times, which
+    keeps the goodput exactly the sum of the flows'), cwnd summed and srtt
+    averaged (each flow's value holding until its next sample), the drops
+    of all flows, the shared queue, retransmissions summed; it ends where
+    the earliest flow's samples end."""
+    import pandas as pd
+
+    tt = np.unique(np.concatenate([x.ts["time"].to_numpy(float) for x in sides]))
+    cw = [_step_at(x.ts["time"].to_numpy(float), x.ts["cwnd"].to_numpy(float), tt) for x in sides]
+    rt = [_step_at(x.ts["time"].to_numpy(float), x.ts["srtt"].to_numpy(float), tt) for x in sides]
+    ts = pd.DataFrame({"time": tt, "cwnd": np.sum(cw, axis=0), "srtt": np.mean(rt, axis=0)})
+    rt_ = np.unique(np.concatenate([x.rx["time"].to_numpy(float) for x in sides]))
+    by = np.sum([np.interp(rt_, x.rx["time"].to_numpy(float), x.rx["bytes"].to_numpy(float), left=0.0)
+                 for x in sides], axis=0)
+    rx = pd.DataFrame({"time": rt_, "bytes": by})
+    return Side(sides[0].label, ts, rx, np.sort(np.concatenate([x.drops for x in sides])), sides[0].queue,
+                float(sum(x.retransmissions for x in sides)), min(x.duration for x in sides),
+                {**sides[0].extra, "flow": "all"})
+
+
+#: Rows of the aggregate of several flows: every metric but the
+#: slow-start exit (an ssthresh has no sum), plus Jain's index.
+_AGG_NOTES = {
+    "goodput_bps": "all flows",
+    "cwnd_min": "of the flows' summed cwnd", "cwnd_mean": "of the flows' summed cwnd",
+    "cwnd_max": "of the flows' summed cwnd", "startup_peak_cwnd": "of the flows' summed cwnd",
+    "sawtooth_period_s": "loss events of all flows' drops", "loss_events": "of all flows' drops",
+    "srtt_mean_s": "mean of the flows'",
+}
+
+
+def compare_flows(kernel_dir: Union[str, os.PathLike], result: Any):
+    """The fidelity table of a run of one or several flows. One flow: the
+    :func:`compare` table. Several: a ``flow`` column; first the aggregate
+    rows (``flow`` = ``all``: the metrics of :func:`aggregate_side`, judged
+    against the issue's targets, and ``jain_index`` of the flows' goodputs
+    in the window, reported), then every metric per flow, flow i of the
+    kernel beside flow i of tcplab, reported but not judged: the flows are
+    interchangeable, so which of them got more is chance on both sides and
+    pairing them by number is arbitrary."""
+    meta = read_meta(kernel_dir)
+    n = n_flows_of(meta)
+    if n == 1:
+        return compare(kernel_dir, result)
+    return _compare_flow_sides([kernel_side(kernel_dir, i) for i in range(n)],
+                               [sim_side(result, i) for i in range(n)])
+
+
+def _compare_flow_sides(ks: Sequence[Side], ss: Sequence[Side]):
+    """:func:`compare_flows` of the flows' sides already read (several flows)."""
+    import pandas as pd
+
+    if len(ks) != len(ss):
+        raise ValueError(f"n_flows: the kernel ran {len(ks)} flows, tcplab {len(ss)}")
+    meta = ks[0].extra["meta"]
+    window = steady_window(min(x.duration for x in [*ks, *ss]))
+    gap = loss_event_gap(meta)
+    kms = [side_metrics(x, window, gap) for x in ks]
+    sms = [side_metrics(x, window, gap) for x in ss]
+    agg_metrics = [m for m in METRICS if m[0] != "slowstart_exit_cwnd"]
+    rows = [{"flow": "all", **r} for r in _rows(side_metrics(aggregate_side(ks), window, gap),
+                                                side_metrics(aggregate_side(ss), window, gap), meta,
+                                                agg_metrics, notes=_AGG_NOTES)]
+    jk, js = (jain_index([m["goodput_bps"] for m in x]) for x in (kms, sms))
+    rows += [{"flow": "all", **r} for r in _rows({"jain_index": jk}, {"jain_index": js}, meta,
+                                                 [("jain_index", "")], judged=False,
+                                                 notes={"jain_index": "of the flows' goodputs in the window"})]
+    for i, (km, sm) in enumerate(zip(kms, sms)):
+        rows += [{"flow": str(i), **r} for r in _rows(km, sm, meta, METRICS, judged=False)]
     df = pd.DataFrame(rows)
     df.attrs["window"] = window
     df.attrs["gap"] = gap
@@ -725,6 +871,8 @@ def _fmt(metric: str, v: float) -> str:
         return "n/a"
     if metric == "goodput_bps":
         return f"{v / 1e6:.4g} Mbit/s"
+    if metric == "jain_index":
+        return f"{v:.4f}"
     if metric.endswith("_s"):
         return f"{v * 1e3:.4g} ms" if metric == "srtt_mean_s" else f"{v:.4g} s"
     return f"{v:.4g}"
@@ -736,14 +884,17 @@ def table_text(df: Any) -> str:
     for _, r in df.iterrows():
         rel = r["rel_error"]
         ok = r["ok"]
-        rows.append([r["metric"], _fmt(r["metric"], r["kernel"]), _fmt(r["metric"], r["tcplab"]),
-                     f"{rel * 100:+.2f} %" if isinstance(rel, float) and math.isfinite(rel) else "n/a",
-                     r["target"] or "-", "-" if ok is None or ok != ok else ("ok" if ok else "FAIL"), r["note"]])
-    headers = ["metric", "kernel", "tcplab", "rel. error", "target", "ok", "note"]
+        rows.append(([str(r["flow"])] if "flow" in df.columns else [])
+                    + [r["metric"], _fmt(r["metric"], r["kernel"]), _fmt(r["metric"], r["tcplab"]),
+                       f"{rel * 100:+.2f} %" if isinstance(rel, float) and math.isfinite(rel) else "n/a",
+                       r["target"] or "-", "-" if ok is None or ok != ok else ("ok" if ok else "FAIL"), r["note"]])
+    headers = (["flow"] if "flow" in df.columns else []) + ["metric", "kernel", "tcplab", "rel. error", "target",
+                                                            "ok", "note"]
     widths = [max(len(h), *(len(x[i]) for x in rows)) for i, h in enumerate(headers)]
+    left = {headers.index("metric"), headers.index("note")}
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if i in (0, 6) else c.rjust(w)
+        return "  ".join(c.ljust(w) if i in left else c.rjust(w)
                          for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(x) for x in rows])
@@ -767,13 +918,24 @@ def write_report(out_dir: Union[str, os.PathLike], kernel_dir: Union[str, os.Pat
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    k, s = kernel_side(kernel_dir), sim_side(result, flow)
-    df = _compare_sides(k, s)
+    n = n_flows_of(read_meta(kernel_dir))
+    if n == 1:
+        k, s = kernel_side(kernel_dir), sim_side(result, flow)
+        df = _compare_sides(k, s)
+    else:  # the overlays show the aggregate; cwnd_flows.png every flow
+        ks = [kernel_side(kernel_dir, i) for i in range(n)]
+        ss = [sim_side(result, i) for i in range(n)]
+        df = _compare_flow_sides(ks, ss)
+        k, s = aggregate_side(ks), aggregate_side(ss)
     df.to_csv(out / "fidelity.csv", index=False)
     meta = k.extra["meta"]
     window = df.attrs["window"]
     fl = np.nanmax([first_loss(k.drops), first_loss(s.drops), -math.inf])
     figs = _figures(k, s, window, float(fl) if math.isfinite(fl) else math.nan)
+    if n > 1:
+        figs = {"cwnd_flows.png": _flows_figure(ks, ss, window),
+                **{name: (png, cap.replace("cwnd", "summed cwnd", 1) if name in ("cwnd.png", "startup.png")
+                          else cap + " (all flows)") for name, (png, cap) in figs.items()}}
     for name, (png, _) in figs.items():
         (out / name).write_bytes(png)
 
@@ -803,6 +965,7 @@ def write_report(out_dir: Union[str, os.PathLike], kernel_dir: Union[str, os.Pat
         "loss-event gap (2 largest RTTs)": f"{df.attrs['gap'] * 1e3:.4g} ms",
         "forwarder packets forwarded / dropped": f"{fw.get('packets_fwd')} / {fw.get('packets_dropped')}",
         "tcplab t0 offset": f"{s.extra.get('t0', 0.0) * 1e6:.3g} us",
+        "flows": str(n) + ("" if n == 1 else " (aggregate rows judged; per-flow rows reported)"),
     }
     info_html = "<table>" + "".join(f"<tr><th class=l>{_e(a)}</th><td class=l>{_e(b)}</td></tr>"
                                    for a, b in info.items()) + "</table>"
@@ -822,6 +985,29 @@ def write_report(out_dir: Union[str, os.PathLike], kernel_dir: Union[str, os.Pat
             + "".join(_img(png, cap) for png, cap in figs.values()) + extra)
     (out / "report.html").write_text(_page(f"tcplab validate: {scenario_desc}", body), encoding="utf-8")
     return df
+
+
+def _flows_figure(ks: Sequence[Side], ss: Sequence[Side], window: tuple[float, float]) -> tuple[bytes, str]:
+    """Every flow's cwnd, one colour per flow: kernel solid, tcplab dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..report import _fig_png
+
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"]
+    fig, ax = plt.subplots(figsize=(10, 3.8))
+    for i, (k, s) in enumerate(zip(ks, ss)):
+        c = colors[i % len(colors)]
+        ax.step(k.ts["time"], k.ts["cwnd"], where="post", color=c, lw=0.9, label=f"flow {i} kernel")
+        ax.step(s.ts["time"], s.ts["cwnd"], where="post", color=c, lw=0.9, ls="--", label=f"flow {i} tcplab")
+    ax.axvspan(window[0], window[1], color="#999", alpha=0.08, lw=0)
+    ax.set(xlabel="time since t0 (s)", ylabel="cwnd (segments)",
+           xlim=(0, max(x.duration for x in [*ks, *ss])))
+    ax.legend(loc="upper right", fontsize=7, ncol=len(ks))
+    fig.tight_layout()
+    return _fig_png(fig), "cwnd of every flow: kernel solid, tcplab dashed (steady-state window shaded)"
 
 
 def _tcplab_algorithm_text(result: Any, flow: int) -> str:
@@ -904,8 +1090,7 @@ def case_from_dict(doc: Mapping[str, Any], name: str = "validate") -> Case:
                 raise ScenarioError(path, "not supported by tcplab validate: "
                                           + _REFUSED.get(path, "the kernel path cannot do it"))
     db = doc["dumbbell"]
-    if sc._n() != 1:
-        raise ScenarioError("dumbbell.n_flows", f"tcplab validate compares one flow for now, got {db['n_flows']!r}")
+    n_flows = _check_flows(db.get("n_flows", 1), "dumbbell.n_flows")
     if isinstance(db.get("algorithm"), (list, tuple)):
         raise ScenarioError("dumbbell.algorithm", "expected one algorithm name")
     alg = kernel_algorithm(db.get("algorithm", "reno"), "dumbbell.algorithm")
@@ -918,7 +1103,23 @@ def case_from_dict(doc: Mapping[str, Any], name: str = "validate") -> Case:
     duration = float(sc._run_settings()["duration"]) if "duration" in run else DEFAULT_DURATION
     fields = {"buffer": "dumbbell.buffer", "duration": "run.duration"}
     b = _case_checks(sc.capacity_bps, sc.rtt_s, sc.buffer_packets, duration, fields)
-    return Case(alg, sc.capacity_bps, sc.rtt_s, b, duration, seed=int(run.get("seed", 0)), name=name)
+    return Case(alg, sc.capacity_bps, sc.rtt_s, b, duration, seed=int(run.get("seed", 0)), name=name,
+                n_flows=n_flows)
+
+
+def _check_flows(n: Any, field_path: str) -> int:
+    """The number of flows, an integer from 1 to :data:`MAX_FLOWS`; a
+    :class:`~tcplab.errors.ScenarioError` naming ``field_path`` otherwise."""
+    from ..errors import ScenarioError
+
+    if isinstance(n, str) and n.strip().isdigit():
+        n = int(n)
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise ScenarioError(field_path, f"must be an integer from 1 to {MAX_FLOWS}, got {n!r}")
+    if not 1 <= n <= MAX_FLOWS:
+        raise ScenarioError(field_path, f"tcplab validate runs 1 to {MAX_FLOWS} flows (each kernel flow is two "
+                                        f"real-time processes on this host), got {n}")
+    return n
 
 
 def case_from_file(path: Union[str, os.PathLike]) -> Case:
@@ -933,7 +1134,7 @@ def case_from_file(path: Union[str, os.PathLike]) -> Case:
 
 
 def case_from_flags(algorithm: Any, rate: Any, rtt: Any, buffer: Any = "1BDP", duration: Any = DEFAULT_DURATION,
-                    seed: int = 0) -> Case:
+                    seed: int = 0, flows: Any = 1) -> Case:
     """A :class:`Case` from the command line's flags (units as in scenario
     files: ``20Mbps``, ``50ms``, ``1BDP``/``83``, ``20s``); errors name the flag."""
     from ..errors import ScenarioError
@@ -956,5 +1157,6 @@ def case_from_flags(algorithm: Any, rate: Any, rtt: Any, buffer: Any = "1BDP", d
     b = _case_checks(r, t, bp, d, {"buffer": "--buffer", "duration": "--duration"})
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ScenarioError("--seed", f"must be a non-negative integer, got {seed!r}")
-    name = f"{alg}-{r / 1e6:g}Mbps-{t * 1e3:g}ms-{b}p-{d:g}s"
-    return Case(alg, r, t, b, d, seed=seed, name=name)
+    n = _check_flows(flows, "--flows")
+    name = f"{alg}-{r / 1e6:g}Mbps-{t * 1e3:g}ms-{b}p-{d:g}s" + (f"-{n}flows" if n > 1 else "")
+    return Case(alg, r, t, b, d, seed=seed, name=name, n_flows=n)
