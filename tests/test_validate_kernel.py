@@ -111,3 +111,47 @@ def test_short_reno_run(tmp_path):
     assert min(srtt) >= rtt - 0.001 and not math.isnan(srtt[0])
 
     assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
+
+
+@needs_kernel
+def test_two_reno_flows_share_the_bottleneck(tmp_path):
+    """Two flows on the kernel path: together they cannot exceed the link, each
+    delivers data, and every drop is attributed to one of them by its port."""
+    rate, rtt, duration = 20e6, 0.05, 15.0
+    bdp = round(rate * rtt / (1500 * 8))
+    out = kernel.run_kernel("reno", rate, rtt, bdp, duration, tmp_path / "run", n_flows=2)
+    meta = json.loads((out / "meta.json").read_text())
+    for d in meta["disturbances"]:
+        print("disturbance:", d)
+    assert meta["n_flows"] == 2 and [f["congestion_control"] for f in meta["flows"]] == ["reno", "reno"]
+    assert [f["src_port"] for f in meta["flows"]] == [kernel.SPORT, kernel.SPORT + 1]
+
+    rx = _rows(out / "rx.csv")
+    last = {}
+    for r in rx:
+        last[int(r["flow"])] = (float(r["time"]), int(r["bytes"]))
+    assert sorted(last) == [0, 1]
+    assert all(b > 0 for _, b in last.values()), last  # every flow delivered data
+    t_end = min(t for t, _ in last.values())
+    assert t_end >= duration - 1.5  # the flows started together (within the 1 s of process start-up)
+    # Bytes read by time t left the bottleneck by t: the sum of the flows is at most the link's payload
+    # rate, plus one packet per 10 ms sampling window of slack per flow.
+    total = sum(b for _, b in last.values())
+    ceiling = rate * 1448 / 1500
+    t_max = max(t for t, _ in last.values())
+    assert total * 8 / t_max <= ceiling * (1 + 2 * 0.01 / t_max) + 1, (total * 8 / t_max, ceiling)
+    assert total * 8 / t_max >= 0.5 * ceiling
+
+    drops = _rows(out / "drops.csv")
+    assert len(drops) == meta["forwarder"]["packets_dropped"]
+    data_drops = [d for d in drops if int(d["payload_bytes"]) > 0]
+    assert data_drops, "two Reno flows into a BDP buffer for 15 s must overflow it"
+    assert {d["flow"] for d in drops} <= {"0", "1"}, {d["flow"] for d in drops}
+    assert all(int(d["seq"]) >= 1 for d in data_drops)  # relative to the flow's own ISN
+    tcp = _rows(out / "tcp_info.csv")
+    assert {r["flow"] for r in tcp} == {"0", "1"}
+    for f in ("0", "1"):
+        if any(d["flow"] == f for d in data_drops):
+            assert max(int(r["retransmits"]) for r in tcp if r["flow"] == f) >= 1
+    assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
+    assert not kernel._run(["pgrep", "-f", str(tmp_path)], check=False).stdout.strip()
