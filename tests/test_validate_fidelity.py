@@ -404,6 +404,9 @@ def test_case_from_toml_and_flags_agree(tmp_path):
            (b.algorithm, b.rate_bps, b.rtt_s, b.buffer_packets, b.duration_s) == ("reno", 20e6, 0.05, 83, 20.0)
     assert F.case_from_flags("cubic", "50Mbps", "100ms", "0.1BDP").buffer_packets == 42
     assert F.case_from_flags("cubic", "50Mbps", "100ms").duration_s == 60.0
+    two = F.case_from_file(_toml(tmp_path, GOOD.replace("n_flows = 1", "n_flows = 2")))
+    assert two.n_flows == 2 == F.case_from_flags("reno", "20Mbps", "50ms", flows="2").n_flows
+    assert a.n_flows == b.n_flows == 1 and "2 flows of reno" in two.describe()
 
 
 @pytest.mark.parametrize("edit, field, words", [
