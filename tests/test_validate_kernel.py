@@ -155,3 +155,14 @@ def test_two_reno_flows_share_the_bottleneck(tmp_path):
             assert max(int(r["retransmits"]) for r in tcp if r["flow"] == f) >= 1
     assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
     assert not kernel._run(["pgrep", "-f", str(tmp_path)], check=False).stdout.strip()
+
+
+def test_module_cli_refuses_bad_input_without_a_traceback(tmp_path, capsys):
+    """`python -m tcplab.validate.kernel` with a bad flow count or duration: exit 2 and the field named."""
+    from tcplab.validate.kernel import main as kernel_main
+
+    for argv, field in ((["--flows", "9"], "n_flows"), (["--duration", "-1"], "duration_s")):
+        assert kernel_main(argv + ["--out", str(tmp_path / "x")]) == 2
+        err = capsys.readouterr().err
+        assert field in err or "cannot run the kernel path" in err, err
+        assert "Traceback" not in err

@@ -743,8 +743,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if ok else 1
     if not a.out:
         ap.error("--out is required")
-    out = run_kernel(a.algorithm, a.rate, a.rtt, buffer, a.duration, a.out, realtime=not a.no_realtime,
-                     n_flows=a.flows)
+    try:
+        out = run_kernel(a.algorithm, a.rate, a.rtt, buffer, a.duration, a.out, realtime=not a.no_realtime,
+                         n_flows=a.flows)
+    except (ValueError, KernelRunError) as e:  # bad input or a path that could not run: say so, no traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     meta = json.loads((out / "meta.json").read_text())
     fw = meta["forwarder"]
     good = []
