@@ -184,6 +184,16 @@ def our_namespaces() -> list[str]:
     return [ln.split()[0] for ln in p.stdout.splitlines() if ln.startswith(PREFIX)]
 
 
+def _delete_namespace(ns: str) -> None:
+    """Kills whatever still runs in network namespace ``ns`` and deletes it."""
+    for pid in _run(["ip", "netns", "pids", ns], check=False).stdout.split():
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    _run(["ip", "netns", "del", ns], check=False)
+
+
 def clean_stale_namespaces() -> list[str]:
     """Deletes namespaces of our prefix whose creating process is gone (and
     kills what still runs in them); returns their names."""
@@ -192,12 +202,7 @@ def clean_stale_namespaces() -> list[str]:
         m = re.match(rf"{re.escape(PREFIX)}(\d+)-", ns)
         if m and _pid_alive(int(m.group(1))):
             continue
-        for pid in _run(["ip", "netns", "pids", ns], check=False).stdout.split():
-            try:
-                os.kill(int(pid), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        _run(["ip", "netns", "del", ns], check=False)
+        _delete_namespace(ns)
         removed.append(ns)
     return removed
 
@@ -360,12 +365,7 @@ class EmulatedPath:
                 self.forwarder = None
         for ns in (self.snd, self.rcv):
             if ns in our_namespaces():
-                for pid in _run(["ip", "netns", "pids", ns], check=False).stdout.split():
-                    try:
-                        os.kill(int(pid), signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                _run(["ip", "netns", "del", ns], check=False)
+                _delete_namespace(ns)
         for tun in (self.tun_snd, self.tun_rcv):  # only if the move never happened
             if Path(f"/sys/class/net/{tun}").exists():
                 _run(["ip", "link", "del", tun], check=False)

@@ -603,24 +603,26 @@ impl Sender {
                     break;
                 }
             }
-            let new_ok = self.snd_nxt < self.app_limit && self.snd_nxt - self.snd_una < self.cfg.rwnd;
-            if self.frto_new_data && new_ok {
-                return Some((self.snd_nxt, false));
-            }
-            if self.rtx_next < self.lost_high {
+            let new_ok = self.may_send_new();
+            // F-RTO's step 2.b sends new data before the marked segments.
+            if self.rtx_next < self.lost_high && !(self.frto_new_data && new_ok) {
                 return Some((self.rtx_next, true));
             }
-            if self.snd_nxt < self.app_limit && self.snd_nxt - self.snd_una < self.cfg.rwnd {
-                return Some((self.snd_nxt, false));
-            }
-            None
+            new_ok.then_some((self.snd_nxt, false))
         } else if self.snd_nxt < self.high_data {
             Some((self.snd_nxt, true)) // going back N after a timeout
-        } else if self.snd_nxt < self.app_limit && self.snd_nxt - self.snd_una < self.cfg.rwnd {
+        } else if self.may_send_new() {
             Some((self.snd_nxt, false))
         } else {
             None
         }
+    }
+
+    /// Whether new data may go out as far as the application and the
+    /// receiver window are concerned (the congestion window aside).
+    #[inline]
+    fn may_send_new(&self) -> bool {
+        self.snd_nxt < self.app_limit && self.snd_nxt - self.snd_una < self.cfg.rwnd
     }
 
     /// Sends whatever the window, the receiver window, pacing and the
@@ -1125,19 +1127,18 @@ impl Sender {
                 }
             }
             CaState::Recovery => {
-                if self.snd_una >= self.recover && self.may_undo() {
-                    // Linux `tcp_try_undo_recovery`: every resend came back D-SACKed.
-                    self.undo_reduction(false);
-                    self.state = CaState::Open;
-                    self.inflation = 0.0;
-                    return new_data;
-                }
                 if self.may_undo() {
-                    // Linux `tcp_try_undo_dsack`, then `tcp_try_to_open`.
+                    // Every resend came back D-SACKed: at the end of recovery
+                    // Linux `tcp_try_undo_recovery`, before it
+                    // `tcp_try_undo_dsack` then `tcp_try_to_open` (which
+                    // moves high_seq to snd_nxt). Either way Open again.
+                    let ended = self.snd_una >= self.recover;
                     self.undo_reduction(false);
                     self.state = CaState::Open;
-                    self.recover = self.high_data;
-                    return false;
+                    if !ended {
+                        self.recover = self.high_data;
+                    }
+                    return ended && new_data;
                 }
                 if self.snd_una >= self.recover {
                     self.exit_recovery(now);
@@ -1249,7 +1250,7 @@ impl Sender {
             } else if una_advanced && !recovered {
                 // Step 2.b: send new data next, if there is any.
                 self.recover = self.snd_nxt;
-                if self.snd_nxt < self.app_limit && self.snd_nxt - self.snd_una < self.cfg.rwnd {
+                if self.may_send_new() {
                     self.frto_new_data = true;
                     return false;
                 }
@@ -1432,9 +1433,7 @@ impl Sender {
     fn send_loss_probe(&mut self, now: Time, map: &SegmentMap, out: &mut Vec<Packet>) {
         if self.tlp_high.is_none() {
             self.tlp_retrans = false;
-            let new_data = self.snd_nxt == self.high_data
-                && self.snd_nxt < self.app_limit
-                && self.snd_nxt - self.snd_una < self.cfg.rwnd;
+            let new_data = self.snd_nxt == self.high_data && self.may_send_new();
             let probe = if new_data {
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
