@@ -306,12 +306,22 @@ def _icmp_checksum(b: bytes) -> int:
     return ~s & 0xFFFF
 
 
+# SO_TIMESTAMPNS(_OLD) from asm-generic/socket.h; Python's socket module does not name it.
+SO_TIMESTAMPNS = 35
+
+
 def ping(cfg: dict[str, Any]) -> None:
     """ICMP echo over a raw socket (iputils' ping is not assumed installed):
     ``count`` requests, ``interval_s`` apart, 56 bytes of data as ping sends
-    (84-byte IP packets). Prints the round-trip times (s) as JSON, None for a lost one."""
+    (84-byte IP packets). Prints the round-trip times (s) as JSON, None for a lost one.
+
+    Timed as iputils' ping times it: the clock is read just before the send,
+    and the reply's arrival is the kernel's receive timestamp (SO_TIMESTAMPNS),
+    so how late this process wakes up to read the reply is not counted."""
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     ident = os.getpid() & 0xFFFF
+    timeout = cfg.get("timeout_s", 1.0)
     rtts: list[float | None] = []
     start = time.monotonic()
     for seq in range(cfg["count"]):
@@ -319,19 +329,23 @@ def ping(cfg: dict[str, Any]) -> None:
         body = b"\0" * 56
         hdr = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
         pkt = struct.pack("!BBHHH", 8, 0, _icmp_checksum(hdr + body), ident, seq) + body
-        sent = time.monotonic()
+        sent_mono, sent = time.monotonic(), time.time_ns()  # the timestamp is CLOCK_REALTIME
         s.sendto(pkt, (cfg["dst"], 0))
         rtt = None
-        while time.monotonic() - sent < cfg.get("timeout_s", 1.0):
-            r, _, _ = select.select([s], [], [], cfg.get("timeout_s", 1.0))
+        while time.monotonic() - sent_mono < timeout:
+            r, _, _ = select.select([s], [], [], timeout)
             if not r:
                 break
-            data = s.recv(2048)
-            got = time.monotonic()
+            data, anc, _, _ = s.recvmsg(2048, socket.CMSG_SPACE(16))
+            got = time.time_ns()
+            for level, kind, value in anc:
+                if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and len(value) >= 16:
+                    sec, nsec = struct.unpack_from("qq", value)
+                    got = sec * 1_000_000_000 + nsec
             ihl = (data[0] & 0x0F) * 4
             typ, _, _, rid, rseq = struct.unpack_from("!BBHHH", data, ihl)
             if typ == 0 and rid == ident and rseq == seq:
-                rtt = got - sent
+                rtt = (got - sent) / 1e9
                 break
         rtts.append(rtt)
     print(json.dumps({"rtts": rtts}))
