@@ -18,6 +18,19 @@
 //! The algorithm owns `cwnd` growth, the new ssthresh on loss and an optional
 //! pacing rate. Windows are in segments as f64: algorithms with Linux's integer
 //! `snd_cwnd` keep it integral themselves (with their own fractional counter).
+//!
+//! Model-based algorithms (BBR) take the window over entirely, as Linux's
+//! `cong_control` does; they say so with [`CongestionControl::controls_window`]
+//! and then get these hooks, and the sender neither grows the window nor
+//! applies PRR, recovery's `cwnd = ssthresh` or the inflation of Reno:
+//!
+//! | hook | when | Linux analogue |
+//! |---|---|---|
+//! | [`CongestionControl::init`] | the flow starts sending | `init` |
+//! | [`CongestionControl::cong_control`] | every ACK, after loss detection, with its [`RateSample`] | `cong_control` |
+//! | [`CongestionControl::on_state`] | the sender's CA state changes | `set_state` |
+//! | [`CongestionControl::on_tx_start`] | data is sent with nothing in flight | `CA_EVENT_TX_START` |
+//! | [`CongestionControl::undo_cwnd`] | a reduction is undone | `undo_cwnd` |
 
 pub mod reno;
 pub mod bic;
@@ -40,6 +53,88 @@ pub mod areno;
 
 use crate::error::SpecError;
 use crate::spec::CcSpec;
+
+/// The sender's congestion-avoidance state (Linux `icsk_ca_state`, without
+/// Disorder and CWR, which the sender does not model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaState {
+    Open,
+    /// Fast recovery.
+    Recovery,
+    /// After a retransmission timeout, until everything outstanding then is acknowledged.
+    Loss,
+}
+
+/// A delivery-rate sample, one per ACK (draft-cheng-iccrg-delivery-rate-
+/// estimation; Linux `struct rate_sample`, filled by net/ipv4/tcp_rate.c).
+/// Counts are segments, times seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RateSample {
+    /// Segments delivered over `interval` (`rs->delivered`); -1 when the
+    /// ACK gives no sample (no timing information yet).
+    pub delivered: i64,
+    /// The sample's interval, the longer of its send and ACK phases
+    /// (`rs->interval_us`); negative when invalid (none, or shorter than
+    /// the minimum RTT).
+    pub interval: f64,
+    /// `tp->delivered` when the packet that gave the sample was sent.
+    pub prior_delivered: u64,
+    /// The packet that gave the sample was sent while the sender was
+    /// application-limited (`rs->is_app_limited`).
+    pub is_app_limited: bool,
+    /// ... and was a retransmission (`rs->is_retrans`).
+    pub is_retrans: bool,
+    /// Segments newly cumulatively ACKed or SACKed by this ACK (`rs->acked_sacked`).
+    pub acked_sacked: u64,
+    /// Segments this ACK marked lost (`rs->losses`).
+    pub losses: u64,
+    /// This ACK's RTT sample (`rs->rtt_us`), if it gave one.
+    pub rtt: Option<f64>,
+    /// Segments in flight before this ACK (`rs->prior_in_flight`).
+    pub prior_in_flight: u64,
+    /// Segments in flight when the packet that gave the sample was sent,
+    /// itself included (BBRv3's `rs->tx_in_flight`).
+    pub tx_in_flight: u64,
+    /// Segments marked lost since that packet was sent (BBRv3's `rs->lost`).
+    pub lost: u64,
+    /// Segments delivered with a CE mark over the interval (`rs->delivered_ce`).
+    pub delivered_ce: u64,
+}
+
+impl RateSample {
+    /// Whether the sample carries a delivery rate (`rs->delivered > 0 && rs->interval_us > 0`).
+    #[inline]
+    pub fn has_rate(&self) -> bool {
+        self.delivered > 0 && self.interval > 0.0
+    }
+}
+
+/// The connection as a window-controlling algorithm reads it: the
+/// `tcp_sock` fields BBR uses.
+#[derive(Debug, Clone, Copy)]
+pub struct Conn {
+    /// Simulated time, seconds (`tp->tcp_mstamp`).
+    pub now: f64,
+    /// Segments in flight now (`tcp_packets_in_flight`).
+    pub in_flight: u64,
+    /// Segments delivered so far (`tp->delivered`) and when the last was (`tp->delivered_mstamp`).
+    pub delivered: u64,
+    pub delivered_time: f64,
+    /// Segments marked lost so far (`tp->lost`).
+    pub lost: u64,
+    /// Linux `tp->app_limited`: 0, or the `delivered` count after which the
+    /// application-limited bubble is gone. An algorithm may set it (BBR on
+    /// entering ProbeRTT); the sender keeps what it is set to.
+    pub app_limited: u64,
+    pub state: CaState,
+    /// Smoothed RTT (0 before the first sample) and the smallest RTT seen (+inf before), seconds.
+    pub srtt: f64,
+    pub min_rtt: f64,
+    /// Payload bytes of a full segment (`tp->mss_cache`).
+    pub mss: u32,
+    /// The window, not the application, limited the last sending opportunity.
+    pub cwnd_limited: bool,
+}
 
 /// The window the sender enforces, shared with the algorithm.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -135,7 +230,9 @@ pub trait CongestionControl: Send {
     fn on_rto(&mut self, _w: &mut Window, _now: f64) {}
     /// A data packet (`bytes` on the wire) is sent.
     fn on_send(&mut self, _now: f64, _bytes: u32, _in_flight: u64) {}
-    /// Pacing rate in bit/s, if the algorithm paces.
+    /// Pacing rate in bit/s of payload, if the algorithm paces (Linux
+    /// `sk_pacing_rate` x 8: the sender spaces packets by their payload
+    /// bytes over this rate, as `tcp_update_skb_after_send`).
     fn pacing_rate_bps(&self) -> Option<f64> {
         None
     }
@@ -143,6 +240,28 @@ pub trait CongestionControl: Send {
     /// (name, value) pairs; the run samples them into the `cc_ts` time series
     /// at every sampling instant. Names are the algorithm's own.
     fn trace_vars(&self, _out: &mut Vec<(&'static str, f64)>) {}
+
+    // The hooks of window-controlling algorithms (module docs).
+
+    /// True: the algorithm sets cwnd itself in [`Self::cong_control`], and
+    /// the sender keeps per-packet delivery-rate snapshots for it.
+    fn controls_window(&self) -> bool {
+        false
+    }
+    /// The flow starts: set the initial window and pacing rate.
+    fn init(&mut self, _w: &mut Window, _c: &Conn) {}
+    /// Every ACK, after loss detection and recovery's bookkeeping.
+    fn cong_control(&mut self, _w: &mut Window, _rs: &RateSample, _c: &mut Conn) {}
+    /// The sender's CA state became `_new` (after it applied its own rules:
+    /// on a timeout cwnd is already 1).
+    fn on_state(&mut self, _w: &mut Window, _new: CaState, _c: &Conn) {}
+    /// Data is about to be sent with nothing in flight.
+    fn on_tx_start(&mut self, _c: &Conn) {}
+    /// A window reduction is undone; returns the cwnd to restore (Linux's
+    /// default `tcp_reno_undo_cwnd`: the larger of now and before).
+    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: f64) -> f64 {
+        w.cwnd.max(prior_cwnd)
+    }
 }
 
 /// A documented parameter of an algorithm.

@@ -187,14 +187,7 @@ impl SegMetas {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CaState {
-    Open,
-    /// Fast recovery.
-    Recovery,
-    /// After a retransmission timeout, until everything outstanding then is acknowledged.
-    Loss,
-}
+pub use crate::cc::CaState;
 
 #[derive(Debug, Clone, Default)]
 pub struct SenderStats {
