@@ -49,7 +49,9 @@ TCP_INFO_FIELDS: list[tuple[str, int, str]] = [
     ("total_retrans", 100, "I"),
     ("pacing_rate", 104, "Q"),  # bytes per second
     ("bytes_acked", 120, "Q"),
+    ("segs_out", 136, "I"),  # segments sent, retransmissions and pure ACKs included
     ("min_rtt_us", 148, "I"),
+    ("data_segs_out", 156, "I"),  # segments with payload sent, retransmissions included
     ("delivery_rate", 160, "Q"),  # bytes per second
     ("delivered", 192, "I"),
     ("bytes_sent", 200, "Q"),
@@ -65,6 +67,39 @@ TCP_INFO_FIELDS: list[tuple[str, int, str]] = [
 TCP_INFO_LEN = 216
 TCP_INFO = getattr(socket, "TCP_INFO", 11)  # include/uapi/linux/tcp.h
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+# getsockopt(TCP_CC_INFO): the algorithm's own state (union tcp_cc_info, include/uapi/linux/inet_diag.h).
+# For bbr, struct tcp_bbr_info (tcp_bbr.c, bbr_get_info): bw_lo, bw_hi (the max-filtered bandwidth,
+# bytes/s), min_rtt (us), pacing_gain, cwnd_gain (BBR_UNIT = 256 = 1.0). Algorithms without get_info
+# (reno, cubic) return nothing.
+TCP_CC_INFO = 26
+BBR_INFO_LEN = 20
+BBR_UNIT = 256
+#: BBR's mode (enum bbr_mode, tcp_bbr.c) from its gains, as bbr_update_gains sets them:
+#: STARTUP pacing = cwnd = bbr_high_gain (739); DRAIN pacing = bbr_drain_gain (88), cwnd = high gain;
+#: PROBE_BW cwnd = bbr_cwnd_gain (512); PROBE_RTT pacing = cwnd = BBR_UNIT (256).
+BBR_STARTUP, BBR_DRAIN, BBR_PROBE_BW, BBR_PROBE_RTT = 0, 1, 2, 3
+CC_INFO_FIELDS = ["bbr_bw", "bbr_min_rtt_us", "bbr_pacing_gain", "bbr_cwnd_gain", "bbr_mode"]
+
+
+def bbr_mode(pacing_gain: int, cwnd_gain: int) -> int:
+    """tcp_bbr.c's mode from the gains tcp_bbr_info reports (-1 if they match none)."""
+    if cwnd_gain == BBR_UNIT and pacing_gain == BBR_UNIT:
+        return BBR_PROBE_RTT
+    if cwnd_gain == 2 * BBR_UNIT:
+        return BBR_PROBE_BW
+    if cwnd_gain > 2 * BBR_UNIT:
+        return BBR_STARTUP if pacing_gain > BBR_UNIT else BBR_DRAIN
+    return -1
+
+
+def parse_bbr_info(raw: bytes) -> dict[str, int] | None:
+    """The fields of ``CC_INFO_FIELDS`` from a ``getsockopt(TCP_CC_INFO)`` of a bbr socket; None
+    when the kernel returned no tcp_bbr_info (another algorithm, or none yet)."""
+    if len(raw) < BBR_INFO_LEN:
+        return None
+    lo, hi, min_rtt, pg, cg = struct.unpack_from("=5I", raw, 0)
+    return {"bbr_bw": (hi << 32) | lo, "bbr_min_rtt_us": min_rtt, "bbr_pacing_gain": pg, "bbr_cwnd_gain": cg,
+            "bbr_mode": bbr_mode(pg, cg)}
 
 
 def parse_tcp_info(raw: bytes) -> dict[str, int]:
@@ -191,10 +226,15 @@ def sender(cfg: dict[str, Any]) -> None:
                 return
 
     rows: list[tuple[float, dict[str, int]]] = []
+    cc_info = cc == "bbr"  # the only algorithm run here whose state TCP_CC_INFO reports
 
     def sample() -> None:
         raw = s.getsockopt(socket.IPPROTO_TCP, TCP_INFO, TCP_INFO_LEN)
-        rows.append((time.monotonic(), parse_tcp_info(raw)))
+        t = time.monotonic()
+        d: dict[str, Any] = parse_tcp_info(raw)
+        if cc_info:
+            d.update(parse_bbr_info(s.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, BBR_INFO_LEN)) or {})
+        rows.append((t, d))
 
     th = threading.Thread(target=pump, daemon=True)
     th.start()
@@ -212,11 +252,11 @@ def sender(cfg: dict[str, Any]) -> None:
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
     after = read_counters()
-    names = [n for n, _, _ in TCP_INFO_FIELDS]
+    names = [n for n, _, _ in TCP_INFO_FIELDS] + (CC_INFO_FIELDS if cc_info else [])
     with open(cfg["out"], "w") as f:
         f.write("time_monotonic," + ",".join(names) + "\n")
         for t, d in rows:
-            f.write(f"{t:.9f}," + ",".join(str(d[n]) for n in names) + "\n")
+            f.write(f"{t:.9f}," + ",".join(str(d.get(n, "")) for n in names) + "\n")
     Path(cfg["out"] + ".json").write_text(json.dumps({
         "connected_monotonic": connected,
         "stopped_monotonic": stopped,
@@ -225,6 +265,7 @@ def sender(cfg: dict[str, Any]) -> None:
         "bytes_written": sent[0],
         "scheduling": sched,
         "last_tcp_info": rows[-1][1] if rows else None,
+        "default_congestion_control": Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip(),
         "nstat": {k: after[k] - before.get(k, 0) for k in sorted(after)},
     }))
 

@@ -16,7 +16,8 @@ on Ctrl-C) and writes ``out_dir``:
 
 - ``meta.json``: kernel, algorithm, n_flows, rate_bps, rtt_s, buffer_packets,
   duration_s, mss, mtu, sysctls (the sender namespace's ``net.ipv4.tcp_*``
-  and ``net.core.default_qdisc``), nstat (every SNMP counter's delta in the
+  and ``net.core.default_qdisc``), ``pacing`` (the sender device's qdisc and
+  who paces: bbr without fq paces inside TCP), nstat (every SNMP counter's delta in the
   sender namespace over the run, nstat's names), forwarder (late_mean_s,
   late_p99_s, late_max_s, late_over_1ms, stalls [[t, length_s]],
   packets_fwd, packets_dropped, bytes_fwd, and more), t0_monotonic,
@@ -26,9 +27,13 @@ on Ctrl-C) and writes ``out_dir``:
 - ``tcp_info.csv``: time, cwnd, ssthresh, srtt_s, rttvar_s, rto_s,
   min_rtt_s, ca_state, retransmits, lost, retrans, unacked, sacked,
   bytes_acked, bytes_sent, bytes_retrans, delivered, delivery_rate_bps,
-  pacing_rate_bps (``struct tcp_info``, include/uapi/linux/tcp.h; cwnd and
-  ssthresh in segments, ssthresh 2147483647 while infinite; retransmits is
-  tcpi_total_retrans, retrans the current tcpi_retrans), flow;
+  pacing_rate_bps, segs_out, data_segs_out (``struct tcp_info``,
+  include/uapi/linux/tcp.h; cwnd and ssthresh in segments, ssthresh
+  2147483647 while infinite; retransmits is tcpi_total_retrans, retrans the
+  current tcpi_retrans; data_segs_out counts retransmissions too), for bbr
+  runs also bbr_bw_bps, bbr_min_rtt_s, bbr_pacing_gain, bbr_cwnd_gain and
+  bbr_mode (``TCP_CC_INFO``'s struct tcp_bbr_info; the mode, tcp_bbr.c's
+  enum bbr_mode with 3 = PROBE_RTT, is read off the gains), flow;
 - ``rx.csv``: time, bytes (cumulative payload read by the receiver), flow;
 - ``drops.csv``: time, seq (TCP sequence number minus the ISN of the
   packet's connection, so the first data byte is 1), payload_bytes,
@@ -101,6 +106,14 @@ TCP_INFO_COLUMNS = [
     ("retrans", "retrans", 1), ("unacked", "unacked", 1), ("sacked", "sacked", 1),
     ("bytes_acked", "bytes_acked", 1), ("bytes_sent", "bytes_sent", 1), ("bytes_retrans", "bytes_retrans", 1),
     ("delivered", "delivered", 1), ("delivery_rate_bps", "delivery_rate", 8), ("pacing_rate_bps", "pacing_rate", 8),
+    ("segs_out", "segs_out", 1), ("data_segs_out", "data_segs_out", 1),
+]
+# bbr's own state (getsockopt TCP_CC_INFO, struct tcp_bbr_info; endpoints.CC_INFO_FIELDS) -> column, scale;
+# written only for bbr runs. Gains in units of 1 (BBR_UNIT = 256), bbr_mode as enum bbr_mode (3 = PROBE_RTT).
+BBR_COLUMNS = [
+    ("bbr_bw_bps", "bbr_bw", 8), ("bbr_min_rtt_s", "bbr_min_rtt_us", 1e-6),
+    ("bbr_pacing_gain", "bbr_pacing_gain", 1 / 256), ("bbr_cwnd_gain", "bbr_cwnd_gain", 1 / 256),
+    ("bbr_mode", "bbr_mode", 1),
 ]
 
 
@@ -242,7 +255,8 @@ class EmulatedPath:
 
     def __init__(self, rate_bps: float, rtt_s: float, buffer_packets: int, work: Path, *,
                  reverse_rate_bps: float | None = None, realtime: bool = True,
-                 sysctls: dict[str, str] | None = None, spin_s: float | None = None):
+                 sysctls: dict[str, str] | None = None, spin_s: float | None = None,
+                 snd_sysctls: dict[str, str] | None = None):
         for name, v in (("rate_bps", rate_bps), ("rtt_s", rtt_s)):
             if not (isinstance(v, (int, float)) and v > 0):
                 raise ValueError(f"{name}: must be a number > 0, got {v!r}")
@@ -252,6 +266,7 @@ class EmulatedPath:
         self.work = Path(work)
         self.reverse_rate_bps, self.realtime, self.spin_s = reverse_rate_bps, realtime, spin_s
         self.sysctls = dict(SYSCTLS if sysctls is None else sysctls)
+        self.snd_sysctls = dict(snd_sysctls or {})  # the sender namespace's only, on top of ``sysctls``
         token = secrets.token_hex(3)
         self.snd = f"{PREFIX}{os.getpid()}-{token}-snd"
         self.rcv = f"{PREFIX}{os.getpid()}-{token}-rcv"
@@ -298,7 +313,8 @@ class EmulatedPath:
             _run(["ip", "netns", "add", ns])
             # Before the TUN arrives: no IPv6 on it, so no router solicitations or MLD
             # reports share the bottleneck with the flow.
-            out = self.exec_py(ns, "sysctl", {"set": {**IPV6_OFF, **self.sysctls}}, timeout=30)
+            own = self.snd_sysctls if ns == self.snd else {}
+            out = self.exec_py(ns, "sysctl", {"set": {**IPV6_OFF, **self.sysctls, **own}}, timeout=30)
             self.sysctl_values[ns] = json.loads(out)
             # The forwarder keeps its fd of the TUN across the move (drivers/net/tun.c).
             _run(["ip", "link", "set", "dev", tun, "netns", ns])
@@ -400,6 +416,13 @@ def _fmt(t: float) -> str:
     return f"{t:.6f}"
 
 
+def _scaled(v: str | None, k: float) -> str:
+    """A raw integer column scaled by ``k`` ("" where the sample had none)."""
+    if v is None or v == "":
+        return ""
+    return str(int(v) * k) if k == int(k) else f"{int(v) * k:.9g}"
+
+
 def run_kernel(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int, duration_s: float,
                out_dir: str | os.PathLike, *, mss: int = 1448, sample_interval: float = 0.01,
                realtime: bool = True, reverse_rate_bps: float | None = None, n_flows: int = 1) -> Path:
@@ -429,10 +452,10 @@ def run_kernel(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: in
     rt = 40 if realtime else 0
     with EmulatedPath(rate_bps, rtt_s, buffer_packets, raw, realtime=realtime,
                       reverse_rate_bps=reverse_rate_bps,
-                      sysctls=SYSCTLS) as path:
-        # The algorithm is the socket's (TCP_CONGESTION); the namespace default is left alone: outside
-        # the initial namespace only "allowed" algorithms may be the default (tcp_set_default_congestion_control,
-        # net/ipv4/tcp_cong.c), and cubic is not one here.
+                      sysctls=SYSCTLS, snd_sysctls=_default_cc_sysctl(algorithm)) as path:
+        # The algorithm is the socket's (TCP_CONGESTION). The sender namespace's default is set too where
+        # the kernel lets it: outside the initial namespace only "allowed" algorithms may be the default
+        # (tcp_set_default_congestion_control, net/ipv4/tcp_cong.c); bbr is one here, cubic is not.
         rxs = []
         for i in range(n_flows):
             rx = path.spawn(path.rcv, "receiver", {
@@ -472,6 +495,30 @@ def run_kernel(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: in
                           mss=mss, sample_interval=sample_interval)
 
 
+def _default_cc_sysctl(algorithm: str) -> dict[str, str]:
+    """net.ipv4.tcp_congestion_control = ``algorithm`` for the sender's namespace when the
+    kernel allows it as a namespace's default (tcp_allowed_congestion_control); else nothing
+    (the socket's TCP_CONGESTION still selects it)."""
+    try:
+        allowed = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control").read_text().split()
+    except OSError:
+        return {}
+    return {"net.ipv4.tcp_congestion_control": algorithm} if algorithm in allowed else {}
+
+
+def pacing_info(algorithm: str, qdisc: str) -> dict[str, Any]:
+    """Who paces the sender: the qdisc of its device (``tc qdisc show``), whether it is fq,
+    and what that means. bbr asks for pacing (sk_pacing_status = SK_PACING_NEEDED,
+    bbr_init); without fq on the device TCP paces itself (tcp_internal_pacing, an
+    hrtimer per socket, net/ipv4/tcp_output.c)."""
+    fq = any(ln.split()[1:2] == ["fq"] for ln in qdisc.splitlines() if ln.startswith("qdisc"))
+    if algorithm != "bbr":
+        how = "not paced (the algorithm does not ask for pacing)" + ("; fq on the device" if fq else "")
+    else:
+        how = "fq paces (SK_PACING_FQ)" if fq else "TCP's internal pacing (no fq on the sender's device)"
+    return {"qdisc": qdisc or "unknown (no tc)", "fq": fq, "paced_by": how}
+
+
 def _sfx(flow: int) -> str:
     """Suffix of flow ``flow``'s raw files: none for flow 0 (the one-flow names), ``_<i>`` otherwise."""
     return "" if flow == 0 else f"_{flow}"
@@ -498,6 +545,7 @@ def _write_outputs(out: Path, raw: Path, fw: dict[str, Any], sysctls: dict[str, 
     ends = [snd["stopped_monotonic"] - t0 for snd in snds]
 
     tcp_rows, rx_rows, gaps = [], [], []
+    bbr = params.get("algorithm") == "bbr"
     for i in range(n_flows):
         rows = []
         for r in _read_csv(_raw_tcp(raw, i)):
@@ -505,12 +553,14 @@ def _write_outputs(out: Path, raw: Path, fw: dict[str, Any], sysctls: dict[str, 
             if t < 0:
                 continue
             rows.append([_fmt(t)] + [_fmt(int(r[f]) * k) if k < 1 else int(r[f]) * k
-                                     for _, f, k in TCP_INFO_COLUMNS] + [i])
+                                     for _, f, k in TCP_INFO_COLUMNS]
+                        + ([_scaled(r.get(f), k) for _, f, k in BBR_COLUMNS] if bbr else []) + [i])
         gaps += [float(b[0]) - float(a[0]) for a, b in zip(rows, rows[1:])]
         tcp_rows += rows
         rx_rows += [[_fmt(float(r["time_monotonic"]) - t0), int(r["bytes"]), i] for r in _read_csv(_raw_rx(raw, i))
                     if 0 <= float(r["time_monotonic"]) - t0 <= ends[i] + interval]
-    _write_csv(out / "tcp_info.csv", ["time"] + [c for c, _, _ in TCP_INFO_COLUMNS] + ["flow"], tcp_rows)
+    _write_csv(out / "tcp_info.csv", ["time"] + [c for c, _, _ in TCP_INFO_COLUMNS]
+               + ([c for c, _, _ in BBR_COLUMNS] if bbr else []) + ["flow"], tcp_rows)
     _write_csv(out / "rx.csv", ["time", "bytes", "flow"], rx_rows)
 
     # The forwarder logs each drop's TCP source port; flow i sent from SPORT + i.
@@ -547,6 +597,9 @@ def _write_outputs(out: Path, raw: Path, fw: dict[str, Any], sysctls: dict[str, 
         "kernel": os.uname().release, **params, "n_flows": n_flows, "mtu": MTU, "sysctls": sysctls,
         "nstat": snds[0]["nstat"], "forwarder": forwarder, "t0_monotonic": t0, "sender": flows[0], "flows": flows,
         "tcp_info_sampler": sampler, "tun": tun_info, "host": host,
+        "pacing": pacing_info(str(params.get("algorithm")),
+                              next((str(v.get("qdisc", "")) for k, v in tun_info.items() if k.endswith("-snd")), "")),
+        "default_congestion_control": snds[0].get("default_congestion_control"),
         "wire_bytes": "IP packet length (no L2 overhead)",
     }
     meta["disturbances"] = disturbances(meta)
