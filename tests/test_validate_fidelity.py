@@ -426,7 +426,9 @@ def test_validate_rejects_what_the_kernel_path_cannot_do(tmp_path, capsys, edit,
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--algorithm", "bbr", "--rate", "20Mbps", "--rtt", "50ms"], "error: --algorithm: the kernel side runs only reno and cubic"),
+    (["--algorithm", "vegas", "--rate", "20Mbps", "--rtt", "50ms"],
+     "error: --algorithm: the kernel side runs only reno, cubic and bbr"),
+    (["--algorithm", "bbr", "--rate", "20Mbps", "--rtt", "50ms", "--flows", "2"], "error: --flows: bbr is validated"),
     (["--algorithm", "reno", "--rate", "20Mbsp", "--rtt", "50ms"], "error: --rate: cannot parse"),
     (["--algorithm", "reno", "--rtt", "50ms"], "error: --rate: missing"),
     (["--algorithm", "reno", "--rate", "20Mbps", "--rtt", "50ms", "--buffer", "0"], "error: --buffer:"),
@@ -453,7 +455,7 @@ def _fake_kernel(monkeypatch, check=None, run=None):
     import tcplab.validate
 
     mod = types.ModuleType("tcplab.validate.kernel")
-    mod.check_environment = check or (lambda: None)
+    mod.check_environment = lambda algorithm=None: (check or (lambda: None))()  # validate names the algorithm
     mod.run_kernel = run or (lambda *a, **k: (_ for _ in ()).throw(AssertionError("not expected")))
     monkeypatch.setitem(sys.modules, "tcplab.validate.kernel", mod)
     monkeypatch.setattr(tcplab.validate, "kernel", mod, raising=False)
@@ -568,8 +570,20 @@ def test_short_validation_on_the_kernel(tmp_path, capsys):
         assert (out / name).is_file(), name
 
 
+def _tcplab_has(algorithm: str) -> bool:
+    """Whether this tcplab runs ``algorithm`` (bbr joined after reno and cubic)."""
+    from tcplab.errors import ScenarioError
+
+    try:
+        F.sim_scenario(algorithm, 20e6, 0.05, 83, 1.0)
+    except ScenarioError:
+        return False
+    return True
+
+
+#: The issue's grid; bbr's four cases join where this tcplab has bbr.
 GRID = [(alg, rate, rtt, frac) for rate, rtt in ((20e6, 0.05), (50e6, 0.1)) for frac in (1.0, 0.1)
-        for alg in ("reno", "cubic")]
+        for alg in ("reno", "cubic") + (("bbr",) if _tcplab_has("bbr") else ())]
 
 
 @pytest.mark.slow
@@ -624,3 +638,138 @@ def test_slowstart_exit_is_the_ssthresh_hystart_set_before_any_loss():
     assert F.hystart_note(meta) == "kernel: ACK train at cwnd 533"
     assert F.hystart_note({"nstat": {"TcpExtTCPHystartTrainDetect": 0}}) == "kernel: no HyStart exit"
     assert F.hystart_note({"algorithm": "reno", "nstat": {"TcpExtTCPHystartTrainDetect": 0}}) == ""
+
+
+# ---------------------------------------------------------------- bbr
+
+def _bbr_series(starts, *, end=60.0, dt=0.01, dur=0.25, mode=True, first_sample_mode3=False):
+    """A sampled BBR-like run: cwnd 180 with dips to 4 of ``dur`` s at ``starts``;
+    the mode (2, 3 in the dips) when ``mode``, else NaN."""
+    t = np.round(np.arange(0.0, end, dt), 6)
+    inside = np.zeros(len(t), bool)
+    for a in starts:
+        inside |= (t >= a) & (t < a + dur)
+    cwnd = np.where(inside, 4.0, 180.0)
+    m = np.where(inside, 3.0, 2.0) if mode else np.full(len(t), math.nan)
+    if first_sample_mode3:  # the kernel's first sample, before bbr set its gains: mode 3, cwnd 10
+        m[0], cwnd[0] = 3.0, 10.0
+    return t, cwnd, m
+
+
+def test_probe_rtt_episodes_from_the_mode_or_the_cwnd():
+    starts = [10.0, 20.3, 30.6]
+    t, c, m = _bbr_series(starts, first_sample_mode3=True)
+    eps = F.probe_rtt_episodes(t, c, m)
+    assert [round(a, 2) for a, _ in eps] == starts  # the first sample (mode 3, cwnd 10) is not an episode
+    st = F.probe_rtt_stats(eps)
+    assert st["probe_rtt_episodes"] == 3 and st["probe_rtt_interval_s"] == pytest.approx(10.3)
+    assert st["probe_rtt_duration_s"] == pytest.approx(0.25)
+    # No mode recorded: cwnd <= 4 alone finds the same episodes.
+    t2, c2, m2 = _bbr_series(starts, mode=False)
+    assert [round(a, 2) for a, _ in F.probe_rtt_episodes(t2, c2, m2)] == starts
+    # A sample missed by the sampler inside an episode does not split it.
+    keep = ~np.isclose(t, 20.4)
+    assert len(F.probe_rtt_episodes(t[keep], c[keep], m[keep])) == 3
+    # Fewer than two episodes: no interval.
+    assert math.isnan(F.probe_rtt_stats(eps[:1])["probe_rtt_interval_s"])
+    assert F.probe_rtt_stats([])["probe_rtt_episodes"] == 0
+
+
+def test_probe_rtt_cadence_verdicts():
+    k = [(10.0, 10.2), (20.2, 20.4), (30.4, 30.6)]
+    near = [(10.5, 10.7), (21.0, 21.2), (31.5, 31.7)]  # intervals 10.5 s against 10.2 s
+    far = [(10.0, 10.2), (22.0, 22.2), (34.0, 34.2)]  # 12.0 s
+    assert F.probe_rtt_cadence(k, near)[0] is True
+    ok, note = F.probe_rtt_cadence(k, far)
+    assert ok is False and "mean intervals |diff| 1.80 s" in note and "10.00, 20.20, 30.40" in note
+    assert F.probe_rtt_cadence(k, [])[0] is False
+    assert "no ProbeRTT on the tcplab side" in F.probe_rtt_cadence(k, [])[1]
+    # One episode on a side: the starts must pair within 1 s.
+    assert F.probe_rtt_cadence([(10.0, 10.2)], [(10.8, 11.0)])[0] is True
+    assert F.probe_rtt_cadence([(10.0, 10.2)], [(11.5, 11.7)])[0] is False
+    pairs, unpaired = F.match_starts([10.0, 20.0], [20.4, 10.3, 40.0], 1.0)
+    assert pairs == [(10.0, 10.3), (20.0, 20.4)] and unpaired == 1
+
+
+def _bbr_sides(k_starts, s_starts, *, buffer_packets=8, s_srtt=0.055, s_rate=19e6, s_retrans=(50, 10000)):
+    """A kernel and a tcplab :class:`Side` of BBR-like runs (60 s, 20 Mbit/s, 50 ms)."""
+    meta = {"algorithm": "bbr", "rate_bps": 20e6, "rtt_s": 0.05, "buffer_packets": buffer_packets,
+            "duration_s": 60.0, "mtu": 1500, "forwarder": {}}
+
+    def side(label, starts, srtt, rate, retrans):
+        t, c, m = _bbr_series(starts)
+        ts = pd.DataFrame({"time": t, "cwnd": c, "srtt": np.full(len(t), srtt), "ssthresh": np.full(len(t), 2**31 - 1),
+                           "mode": m})
+        rx = pd.DataFrame({"time": t, "bytes": t * rate / 8})
+        q = pd.DataFrame({"time": t, "packets": np.zeros(len(t))})
+        return F.Side(label, ts, rx, np.array([0.3, 0.31, 40.0]), q, float(retrans[0]), 60.0,
+                      {"meta": meta, "data_segments_sent": float(retrans[1])})
+
+    return side("kernel", k_starts, 0.055, 19e6, (50, 10000)), side("tcplab", s_starts, s_srtt, s_rate, s_retrans)
+
+
+def test_bbr_rows_identical_sides_meet_every_target():
+    k, s = _bbr_sides([10.0, 20.3, 30.6, 40.9, 51.2], [10.0, 20.3, 30.6, 40.9, 51.2])
+    df = F._compare_sides(k, s).set_index("metric")
+    assert list(df.index) == [m for m, _ in F.BBR_METRICS]
+    assert "sawtooth_period_s" not in df.index and "slowstart_exit_cwnd" not in df.index
+    judged = df[df["ok"].notna()]
+    assert sorted(judged.index) == ["goodput_bps", "probe_rtt_interval_s", "retrans_rate", "srtt_mean_s"]
+    assert judged["ok"].all(), df
+    assert df.loc["retrans_rate", "kernel"] == pytest.approx(0.005)
+    assert df.loc["probe_rtt_episodes", "kernel"] == 5 and df.loc["probe_rtt_interval_s", "kernel"] == pytest.approx(10.3)
+    assert df.loc["goodput_bps", "kernel"] == pytest.approx(19e6, rel=1e-3)
+
+
+def test_bbr_rows_fail_where_the_issue_says():
+    k, s = _bbr_sides([10.0, 20.3, 30.6], [10.0, 22.0, 34.0], s_srtt=0.062, s_rate=18.2e6, s_retrans=(70, 10000))
+    df = F._compare_sides(k, s).set_index("metric")
+    assert not df.loc["srtt_mean_s", "ok"]  # +12.7 %
+    assert not df.loc["goodput_bps", "ok"]  # -4.2 %
+    assert not df.loc["probe_rtt_interval_s", "ok"]  # 12.0 s against 10.3 s
+    assert not df.loc["retrans_rate", "ok"]  # +40 %
+    # At B = BDP the retransmission rate is reported, not judged.
+    k, s = _bbr_sides([10.0], [10.2], buffer_packets=83, s_retrans=(70, 10000))
+    df = F._compare_sides(k, s).set_index("metric")
+    assert df.loc["retrans_rate", "ok"] is None and "judged only at B <= 0.5 BDP" in df.loc["retrans_rate", "note"]
+    assert df.loc["probe_rtt_interval_s", "ok"]  # one episode each, starts 0.2 s apart
+
+
+def test_bbr_kernel_dir_is_read_with_its_mode_and_segments(reno20, tmp_path):
+    """A kernel directory of a bbr run (written from a tcplab run, bbr's columns added):
+    the mode and data_segs_out columns reach the Side, and the rows are bbr's."""
+    kdir = _kernel_dir_from_result(reno20, tmp_path / "kernel")
+    ti = pd.read_csv(kdir / "tcp_info.csv")
+    ti["bbr_mode"] = 2
+    dip = (ti["time"] >= 10.0) & (ti["time"] < 10.25)
+    ti.loc[dip, "bbr_mode"], ti.loc[dip, "cwnd"] = 3, 4
+    ti["data_segs_out"] = np.linspace(0, 30000, len(ti)).round()
+    ti.to_csv(kdir / "tcp_info.csv", index=False)
+    meta = json.loads((kdir / "meta.json").read_text())
+    meta["algorithm"] = "bbr"
+    (kdir / "meta.json").write_text(json.dumps(meta))
+    k = F.kernel_side(kdir)
+    assert k.extra["data_segments_sent"] == 30000 and set(k.ts["mode"].unique()) == {2.0, 3.0}
+    assert [round(a, 2) for a, _ in F.side_episodes(k)] == [round(float(ti.loc[dip, "time"].iloc[0]), 2)]
+    df = F.compare(kdir, reno20)  # tcplab's reno has no ProbeRTT: the cadence fails, naming the side
+    rows = df.set_index("metric")
+    assert list(df["metric"]) == [m for m, _ in F.BBR_METRICS]
+    assert rows.loc["probe_rtt_interval_s", "ok"] is False or rows.loc["probe_rtt_interval_s", "ok"] == False  # noqa: E712
+    assert "no ProbeRTT on the tcplab side" in rows.loc["probe_rtt_interval_s", "note"]
+    assert rows.loc["retrans_rate", "kernel"] == pytest.approx(reno20.flows["retransmits"].iloc[0] / 30000)
+
+
+def test_bbr_kernel_columns():
+    from tcplab.validate import endpoints, kernel
+
+    assert [endpoints.bbr_mode(p, c) for p, c in ((739, 739), (88, 739), (320, 512), (192, 512), (256, 512),
+                                                   (256, 256))] == [0, 1, 2, 2, 2, 3]
+    import struct
+    raw = struct.pack("=5I", 2_500_000, 0, 50_123, 320, 512)
+    assert endpoints.parse_bbr_info(raw) == {"bbr_bw": 2_500_000, "bbr_min_rtt_us": 50_123, "bbr_pacing_gain": 320,
+                                             "bbr_cwnd_gain": 512, "bbr_mode": 2}
+    assert endpoints.parse_bbr_info(b"") is None
+    q = "qdisc pfifo_fast 0: root refcnt 2 bands 3 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1"
+    assert kernel.pacing_info("bbr", q) == {"qdisc": q, "fq": False,
+                                            "paced_by": "TCP's internal pacing (no fq on the sender's device)"}
+    assert kernel.pacing_info("bbr", "qdisc fq 8001: root refcnt 2 limit 10000p")["fq"] is True

@@ -657,8 +657,9 @@ def _add_validate_command(sub: Any) -> None:
                                    "and network namespaces) and the same path in tcplab with its Linux profile; "
                                    "write fidelity.csv, overlay figures and report.html (docs/validation.md, "
                                    "'tcplab validate'). Give a scenario file with a [dumbbell] of 1 to 4 flows or the flags.")
-    v.add_argument("scenario", nargs="?", help="scenario file (TOML) with a [dumbbell] of 1 to 4 flows of reno or cubic")
-    v.add_argument("--algorithm", help="reno or cubic (flag form)")
+    v.add_argument("scenario", nargs="?", help="scenario file (TOML) with a [dumbbell] of 1 to 4 flows of reno or "
+                                               "cubic, or one of bbr")
+    v.add_argument("--algorithm", help="reno, cubic or bbr (flag form)")
     v.add_argument("--rate", help="bottleneck rate, e.g. 20Mbps (flag form)")
     v.add_argument("--rtt", help="round-trip propagation delay, e.g. 50ms (flag form)")
     v.add_argument("--buffer", help="bottleneck buffer: packets or a BDP fraction, e.g. 1BDP (flag form; default 1BDP)")
@@ -704,6 +705,9 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
     case = _validate_case(args)  # bad input is reported even where the kernel side cannot run
     _core()
+    # This tcplab must have the algorithm (bbr came later than reno and cubic): refuse before the kernel runs.
+    fidelity.sim_scenario(case.algorithm, case.rate_bps, case.rtt_s, case.buffer_packets, case.duration_s,
+                          seed=case.seed, cc_params=fidelity.kernel_cc_params(case.algorithm), n_flows=case.n_flows)
     try:
         from .validate import kernel  # type: ignore[attr-defined]
     except ImportError as e:
@@ -713,7 +717,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         kernel, reason = None, ("tcplab.validate.kernel is missing from this installation" if missing
                                 else f"tcplab.validate.kernel cannot be imported ({e})")
     else:
-        reason = kernel.check_environment()
+        reason = kernel.check_environment(case.algorithm)
     if reason:
         print(f"tcplab validate: cannot run the kernel side: {reason}", file=sys.stderr)
         return EXIT_UNAVAILABLE

@@ -86,9 +86,11 @@ __all__ = [
 KERNEL_ALGORITHMS: dict[str, tuple[str, dict]] = {
     "reno": ("newreno", {"mode": "linux"}),
     "cubic": ("cubic", {"variant": "linux", "hystart": True}),
+    # tcp_bbr.c (BBR v1) with its pacing; tcplab's bbr follows it, the Linux profile does the rest.
+    "bbr": ("bbr", {}),
 }
 #: Names a scenario may use for them (tcplab's names and aliases).
-ALGORITHM_SPELLINGS = {"reno": "reno", "newreno": "reno", "cubic": "cubic", "cubictcp": "cubic"}
+ALGORITHM_SPELLINGS = {"reno": "reno", "newreno": "reno", "cubic": "cubic", "cubictcp": "cubic", "bbr": "bbr"}
 
 #: The kernel path's packets: 1500-byte MTU, 52 bytes of IP + TCP headers
 #: with timestamps, so an MSS of 1448 payload bytes; pure ACKs are 52 bytes.
@@ -115,6 +117,19 @@ TARGETS: dict[str, tuple[str, float]] = {
     "startup_peak_cwnd": ("rel", 0.10),
     "first_loss_s": ("rtt", 1.0),
 }
+#: BBR's targets (the BBR issue): goodput, mean srtt, the ProbeRTT cadence
+#: (``abs``: |tcplab - kernel| <= bound seconds) and, at small buffers only
+#: (:data:`RETRANS_RATE_MAX_BDP`), the retransmission rate.
+BBR_TARGETS: dict[str, tuple[str, float]] = {
+    "goodput_bps": ("rel", 0.03),
+    "srtt_mean_s": ("rel", 0.10),
+    "probe_rtt_interval_s": ("abs", 1.0),
+    "retrans_rate": ("rel", 0.25),
+}
+#: The retransmission rate is judged only where the buffer is at most this
+#: many BDPs (the issue's B = 0.1 BDP); at B = BDP BBR's losses are its
+#: start-up's, a handful of events, and the rate is reported.
+RETRANS_RATE_MAX_BDP = 0.5
 #: Every metric of the table, in order, with its unit.
 METRICS: list[tuple[str, str]] = [
     ("goodput_bps", "bit/s"),
@@ -130,6 +145,35 @@ METRICS: list[tuple[str, str]] = [
     ("slowstart_exit_cwnd", "segments"),
     ("srtt_mean_s", "s"),
 ]
+#: The rows of a bbr validation. Left out as meaningless for BBR: the sawtooth
+#: period (BBR does not answer a loss event with a window reduction, so the
+#: intervals between loss events are no cycle of its) and the slow-start exit
+#: (BBR leaves STARTUP on a bandwidth plateau, not by setting ssthresh).
+#: cwnd, loss events, drops, retransmissions, the first loss and the start-up
+#: peak are reported, not judged (the issue sets no target for them).
+BBR_METRICS: list[tuple[str, str]] = [
+    ("goodput_bps", "bit/s"),
+    ("srtt_mean_s", "s"),
+    ("cwnd_min", "segments"),
+    ("cwnd_mean", "segments"),
+    ("cwnd_max", "segments"),
+    ("loss_events", "events"),
+    ("drops", "packets"),
+    ("retransmissions", "segments"),
+    ("data_segments_sent", "segments"),
+    ("retrans_rate", ""),
+    ("first_loss_s", "s"),
+    ("startup_peak_cwnd", "segments"),
+    ("probe_rtt_episodes", "episodes"),
+    ("probe_rtt_first_s", "s"),
+    ("probe_rtt_duration_s", "s"),
+    ("probe_rtt_interval_s", "s"),
+]
+#: cwnd at or below this many segments is ProbeRTT where the mode is not
+#: recorded (tcp_bbr.c's bbr_cwnd_min_target).
+PROBE_RTT_CWND = 4
+#: BBR's mode numbers (tcp_bbr.c's enum bbr_mode; tcplab's cc_ts ``mode``).
+BBR_PROBE_RTT = 3
 
 #: Drops closer than this many of the path's largest round trips belong to
 #: one loss event (:func:`loss_events`).
@@ -185,7 +229,7 @@ def kernel_algorithm(name: Any, field_path: str = "algorithm") -> str:
 
     if isinstance(name, str) and name.lower() in ALGORITHM_SPELLINGS:
         return ALGORITHM_SPELLINGS[name.lower()]
-    raise ScenarioError(field_path, f"the kernel side runs only reno and cubic, got {name!r}")
+    raise ScenarioError(field_path, f"the kernel side runs only reno, cubic and bbr, got {name!r}")
 
 
 # ---------------------------------------------------------------- tcplab's side
@@ -256,10 +300,22 @@ def simulate(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int,
     connect together). Returns the :class:`tcplab.Results`."""
     import tcplab
 
+    return tcplab.run(sim_scenario(algorithm, rate_bps, rtt_s, buffer_packets, duration_s, seed, flow_options,
+                                   mss=mss, cc_params=cc_params, n_flows=n_flows))
+
+
+def sim_scenario(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int, duration_s: float,
+                 seed: int = 0, flow_options: Optional[Mapping[str, Any]] = None, *, mss: int = DEFAULT_MSS,
+                 cc_params: Optional[Mapping[str, Any]] = None, n_flows: int = 1):
+    """The :class:`tcplab.Dumbbell` :func:`simulate` runs (building it checks
+    that this tcplab has the algorithm, so the command can refuse before the
+    kernel side runs)."""
+    import tcplab
+
     kalg = kernel_algorithm(algorithm)
     alg, params = KERNEL_ALGORITHMS[kalg]
     params = {**params, **dict(cc_params or {})}
-    sc = tcplab.Dumbbell(
+    return tcplab.Dumbbell(
         n_flows=int(n_flows), bottleneck_rate=float(rate_bps), rtt=float(rtt_s), buffer=int(buffer_packets),
         algorithm=alg, params=dict(params), recovery="sack", duration=float(duration_s),
         access_rate=ACCESS_RATE_FACTOR * float(rate_bps), access_delay=0.0,
@@ -268,7 +324,6 @@ def simulate(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int,
         flow_options=dict(flow_options) if flow_options is not None else linux_flow_options(),
         name=f"validate-{kalg}",
     )
-    return tcplab.run(sc)
 
 
 def sim_t0(result: Any, flow: int = 0) -> float:
@@ -376,14 +431,20 @@ def kernel_side(kernel_dir: Union[str, os.PathLike], flow: int = 0) -> Side:
     ts = pd.DataFrame({"time": ti["time"].astype(float), "cwnd": ti["cwnd"].astype(float),
                        "srtt": ti["srtt_s"].astype(float),
                        "ssthresh": ti["ssthresh"].astype(float) if "ssthresh" in ti.columns else math.nan,
+                       # bbr runs: tcp_bbr.c's mode, read off TCP_CC_INFO's gains (kernel.BBR_COLUMNS)
+                       "mode": pd.to_numeric(ti["bbr_mode"], errors="coerce").astype(float)
+                       if "bbr_mode" in ti.columns else math.nan,
                        }).sort_values("time", kind="stable")
     retrans = float(ti["retransmits"].max()) if len(ti) else 0.0
+    # tcpi_data_segs_out counts every segment with payload, retransmissions included.
+    data_segs = float(ti["data_segs_out"].max()) if "data_segs_out" in ti.columns and len(ti) else math.nan
     if "payload_bytes" in drops.columns:  # only data segments count as drops, as on tcplab's side
         drops = drops[drops["payload_bytes"] > 0]
     rx = rx[["time", "bytes"]].astype(float).sort_values("time", kind="stable").reset_index(drop=True)
     return Side("kernel", ts.reset_index(drop=True), rx, np.sort(drops["time"].to_numpy(dtype=float)),
                 queue[["time", "packets"]].astype(float).reset_index(drop=True),
-                retrans, _observed_end(float(meta["duration_s"]), ts, rx), {"meta": meta, "flow": flow})
+                retrans, _observed_end(float(meta["duration_s"]), ts, rx),
+                {"meta": meta, "flow": flow, "data_segments_sent": data_segs})
 
 
 def _observed_end(duration: float, ts: Any, rx: Any) -> float:
@@ -405,7 +466,8 @@ def sim_side(result: Any, flow: int = 0) -> Side:
     t0 = min(sim_t0(result, f) for f in range(max(n, flow + 1)))
     fts = result.flow_ts[result.flow_ts["flow"] == flow]
     ts = pd.DataFrame({"time": fts["time"].to_numpy(float) - t0, "cwnd": fts["cwnd"].to_numpy(float),
-                       "srtt": fts["srtt"].to_numpy(float), "ssthresh": fts["ssthresh"].to_numpy(float)})
+                       "srtt": fts["srtt"].to_numpy(float), "ssthresh": fts["ssthresh"].to_numpy(float),
+                       "mode": _cc_var_at(result, flow, "mode", fts["time"].to_numpy(float))})
     rx = pd.DataFrame({"time": fts["time"].to_numpy(float) - t0, "bytes": fts["delivered_bytes"].to_numpy(float)})
     bott = result.scenario.bottleneck_links()[0] if getattr(result, "scenario", None) is not None else "r1-r2"
     dt = result.drop_trace
@@ -417,8 +479,23 @@ def sim_side(result: Any, flow: int = 0) -> Side:
     queue = pd.DataFrame({"time": q["time"].to_numpy(float) - t0, "packets": q["packets"].to_numpy(float)})
     row = result.flows[result.flows["flow"] == flow].iloc[0]
     duration = float(result.duration) - t0 if result.duration is not None else math.inf
+    sent = float(row["data_packets_sent"]) if "data_packets_sent" in row.index else math.nan
     return Side("tcplab", ts, rx, drops, queue, float(row["retransmits"]), _observed_end(duration, ts, rx),
-                {"t0": t0, "flow": flow})
+                {"t0": t0, "flow": flow, "data_segments_sent": sent})
+
+
+def _cc_var_at(result: Any, flow: int, name: str, times: np.ndarray) -> np.ndarray:
+    """The algorithm's traced variable ``name`` (cc_ts) of ``flow`` at ``times``
+    (the last value at or before each); NaN where the algorithm traces no such variable."""
+    cc = getattr(result, "cc_ts", None)
+    if cc is None or not len(cc):
+        return np.full(len(times), math.nan)
+    d = cc[(cc["flow"] == flow) & (cc["variable"].astype(str) == name)].sort_values("time", kind="stable")
+    if not len(d):
+        return np.full(len(times), math.nan)
+    t, v = d["time"].to_numpy(float), d["value"].to_numpy(float)
+    i = np.searchsorted(t, times, side="right") - 1
+    return np.where(i >= 0, v[np.clip(i, 0, len(v) - 1)], math.nan)
 
 
 def _has_loss_trace(result: Any) -> bool:
@@ -580,6 +657,104 @@ def side_metrics(side: Side, window: tuple[float, float], gap: float) -> dict[st
     }
 
 
+def probe_rtt_episodes(time: np.ndarray, cwnd: np.ndarray, mode: Optional[np.ndarray] = None,
+                       merge_gap: float = 2.5 * SAMPLE_INTERVAL) -> list[tuple[float, float]]:
+    """BBR's ProbeRTT episodes in a sampled run: [(start, end)] of the maximal
+    runs of samples in ProbeRTT, runs less than ``merge_gap`` apart merged (a
+    sample missed by the sampler does not split one). A sample is in ProbeRTT
+    when its mode is :data:`BBR_PROBE_RTT` and cwnd is at most
+    :data:`PROBE_RTT_CWND` (tcp_bbr.c caps cwnd at bbr_cwnd_min_target in the
+    same step that enters the mode; the cwnd test drops the kernel's first
+    sample, taken before bbr set its gains, which reads as mode 3 with the
+    initial window); where the mode is not recorded (NaN), cwnd at most
+    :data:`PROBE_RTT_CWND` alone. ``end`` is the last sample in ProbeRTT."""
+    t, c = np.asarray(time, float), np.asarray(cwnd, float)
+    m = np.full(len(t), math.nan) if mode is None else np.asarray(mode, float)
+    low = c <= PROBE_RTT_CWND
+    inside = np.where(np.isfinite(m), (m == BBR_PROBE_RTT) & low, low)
+    out: list[list[float]] = []
+    for ti in t[inside]:
+        if out and ti - out[-1][1] < merge_gap:
+            out[-1][1] = ti
+        else:
+            out.append([ti, ti])
+    return [(a, b) for a, b in out]
+
+
+def probe_rtt_stats(episodes: Sequence[tuple[float, float]]) -> dict[str, float]:
+    """Count, first start, mean duration (last sample in ProbeRTT minus the
+    first, plus one sample interval) and mean interval between consecutive
+    starts ((last - first) / (n - 1); NaN with fewer than two)."""
+    starts = np.array([a for a, _ in episodes], float)
+    n = len(starts)
+    return {
+        "probe_rtt_episodes": float(n),
+        "probe_rtt_first_s": float(starts[0]) if n else math.nan,
+        "probe_rtt_duration_s": float(np.mean([b - a + SAMPLE_INTERVAL for a, b in episodes])) if n else math.nan,
+        "probe_rtt_interval_s": float((starts[-1] - starts[0]) / (n - 1)) if n >= 2 else math.nan,
+    }
+
+
+def match_starts(a: Sequence[float], b: Sequence[float], tol: float) -> tuple[list[tuple[float, float]], int]:
+    """Pairs of episode starts of two runs, each of ``a`` with the nearest
+    unpaired one of ``b`` within ``tol`` (in time order); and how many of
+    either run stayed unpaired."""
+    left = sorted(b)
+    pairs = []
+    for x in sorted(a):
+        if not left:
+            break
+        j = int(np.argmin([abs(x - y) for y in left]))
+        if abs(x - left[j]) <= tol:
+            pairs.append((x, left.pop(j)))
+    return pairs, (len(a) - len(pairs)) + len(left)
+
+
+def probe_rtt_cadence(k_eps: Sequence[tuple[float, float]], s_eps: Sequence[tuple[float, float]],
+                      tol: float = 1.0) -> tuple[Optional[bool], str]:
+    """The cadence verdict: both runs must show ProbeRTT; with at least two
+    episodes on each side the mean intervals must agree within ``tol``
+    seconds, otherwise every start must pair with one of the other run's
+    within ``tol``. Returns (ok, note naming the starts)."""
+    ks, ss = [a for a, _ in k_eps], [a for a, _ in s_eps]
+    shown = (f"starts kernel: {', '.join(f'{x:.2f}' for x in ks) or 'none'}; "
+             f"tcplab: {', '.join(f'{x:.2f}' for x in ss) or 'none'} s")
+    if not ks or not ss:
+        return False, f"no ProbeRTT on the {'kernel' if not ks else 'tcplab'} side; {shown}"
+    pairs, unpaired = match_starts(ks, ss, tol)
+    worst = max((abs(x - y) for x, y in pairs), default=math.nan)
+    matched = f"{len(pairs)} starts paired within {tol:g} s (max |diff| {worst:.2f} s), {unpaired} unpaired"
+    if len(ks) >= 2 and len(ss) >= 2:
+        ki, si = probe_rtt_stats(k_eps)["probe_rtt_interval_s"], probe_rtt_stats(s_eps)["probe_rtt_interval_s"]
+        return abs(ki - si) <= tol + 1e-12, f"mean intervals |diff| {abs(ki - si):.2f} s; {matched}; {shown}"
+    return unpaired == 0, f"judged on the starts (fewer than two episodes): {matched}; {shown}"
+
+
+def retrans_rate(side: Side) -> float:
+    """Segments retransmitted / data segments sent (retransmissions included), whole run."""
+    sent = float(side.extra.get("data_segments_sent", math.nan))
+    return float(side.retransmissions) / sent if math.isfinite(sent) and sent > 0 else math.nan
+
+
+def bbr_metrics(side: Side, window: tuple[float, float], gap: float) -> dict[str, float]:
+    """The metrics of :data:`BBR_METRICS` for one side: those of
+    :func:`side_metrics` plus the retransmission rate and the ProbeRTT
+    episodes (:func:`probe_rtt_episodes` over the whole run)."""
+    m = side_metrics(side, window, gap)
+    eps = side_episodes(side)
+    m.update(probe_rtt_stats(eps))
+    m["data_segments_sent"] = float(side.extra.get("data_segments_sent", math.nan))
+    m["retrans_rate"] = retrans_rate(side)
+    return m
+
+
+def side_episodes(side: Side) -> list[tuple[float, float]]:
+    """:func:`probe_rtt_episodes` of a :class:`Side`."""
+    ts = side.ts
+    mode = ts["mode"].to_numpy(float) if "mode" in ts else None
+    return probe_rtt_episodes(ts["time"].to_numpy(float), ts["cwnd"].to_numpy(float), mode)
+
+
 def max_rtt(meta: Mapping[str, Any]) -> float:
     """The path's largest round trip: propagation plus a full buffer's queueing
     (buffer x MTU-sized packets at the bottleneck rate)."""
@@ -619,12 +794,14 @@ def disturbances(meta: Mapping[str, Any]) -> list[str]:
 
 # ---------------------------------------------------------------- comparison
 
-def _judge(metric: str, k: float, s: float, rtt_s: float) -> tuple[str, Optional[bool], str]:
+def _judge(metric: str, k: float, s: float, rtt_s: float,
+           targets: Optional[Mapping[str, tuple[str, float]]] = None) -> tuple[str, Optional[bool], str]:
     """(target text, ok, note) of one row; ok is None where there is no target."""
-    if metric not in TARGETS:
+    targets = TARGETS if targets is None else targets
+    if metric not in targets:
         return "", None, ""
-    kind, bound = TARGETS[metric]
-    text = f"±{bound * 100:g} %" if kind == "rel" else f"±{bound:g} RTT"
+    kind, bound = targets[metric]
+    text = {"rel": f"±{bound * 100:g} %", "rtt": f"±{bound:g} RTT", "abs": f"±{bound:g} s"}[kind]
     kf, sf = math.isfinite(k), math.isfinite(s)
     if not kf and not sf:
         return text, None, "not measurable on either side"
@@ -634,6 +811,8 @@ def _judge(metric: str, k: float, s: float, rtt_s: float) -> tuple[str, Optional
         if k == 0:
             return text, s == 0, ""
         return text, abs((s - k) / k) <= bound + 1e-12, ""
+    if kind == "abs":
+        return text, abs(s - k) <= bound + 1e-12, f"|diff| {abs(s - k):.3g} s"
     return text, abs(s - k) <= bound * rtt_s + 1e-12, f"|diff| {abs(s - k) * 1e3:.3g} ms"
 
 
@@ -648,8 +827,8 @@ def compare(kernel_dir: Union[str, os.PathLike], result: Any, flow: int = 0):
 
 
 def _rows(km: Mapping[str, float], sm: Mapping[str, float], meta: Mapping[str, Any],
-          metrics: Sequence[tuple[str, str]], judged: bool = True, notes: Optional[Mapping[str, str]] = None
-          ) -> list[dict]:
+          metrics: Sequence[tuple[str, str]], judged: bool = True, notes: Optional[Mapping[str, str]] = None,
+          targets: Optional[Mapping[str, tuple[str, float]]] = None) -> list[dict]:
     """Table rows of two sides' metrics; ``judged=False`` reports without targets."""
     rows = []
     for metric, unit in metrics:
@@ -658,13 +837,47 @@ def _rows(km: Mapping[str, float], sm: Mapping[str, float], meta: Mapping[str, A
             rel = (sv - kv) / kv if kv != 0 else (0.0 if sv == 0 else math.inf)
         else:
             rel = math.nan
-        target, ok, note = _judge(metric, kv, sv, float(meta["rtt_s"])) if judged else ("", None, "")
+        target, ok, note = _judge(metric, kv, sv, float(meta["rtt_s"]), targets) if judged else ("", None, "")
         if metric == "slowstart_exit_cwnd":
             note = hystart_note(meta)
         if notes and metric in notes:
             note = "; ".join(x for x in (notes[metric], note) if x)
         rows.append({"metric": metric, "unit": unit, "kernel": kv, "tcplab": sv, "rel_error": rel,
                      "target": target, "ok": ok, "note": note})
+    return rows
+
+
+def is_bbr(meta: Mapping[str, Any]) -> bool:
+    """Whether a kernel directory is a bbr run (its rows are :data:`BBR_METRICS`)."""
+    return str(meta.get("algorithm", "")).lower() == "bbr"
+
+
+def bbr_targets(meta: Mapping[str, Any]) -> dict[str, tuple[str, float]]:
+    """:data:`BBR_TARGETS` for a kernel run: the retransmission rate only where
+    B is at most :data:`RETRANS_RATE_MAX_BDP` BDPs."""
+    bdp = float(meta["rate_bps"]) * float(meta["rtt_s"]) / (8 * float(meta.get("mtu") or PACKET_SIZE))
+    t = dict(BBR_TARGETS)
+    if not float(meta["buffer_packets"]) <= RETRANS_RATE_MAX_BDP * bdp:
+        del t["retrans_rate"]
+    return t
+
+
+def _bbr_rows(k: Side, s: Side, window: tuple[float, float], gap: float) -> list[dict]:
+    """The rows of a bbr validation; the ProbeRTT cadence row is judged by
+    :func:`probe_rtt_cadence`, the others against :func:`bbr_targets`."""
+    meta = k.extra["meta"]
+    targets = bbr_targets(meta)
+    notes = {"probe_rtt_episodes": "kernel: tcp_bbr_info mode 3 with cwnd <= 4; tcplab: cc_ts mode 3 "
+                                   "(cwnd <= 4 where no mode is traced)",
+             "retrans_rate": "retransmissions / data segments sent, whole run"
+             + ("" if "retrans_rate" in targets else f"; judged only at B <= {RETRANS_RATE_MAX_BDP:g} BDP"),
+             "srtt_mean_s": "time-weighted over the window"}
+    rows = _rows(bbr_metrics(k, window, gap), bbr_metrics(s, window, gap), meta, BBR_METRICS, notes=notes,
+                 targets={m: v for m, v in targets.items() if m != "probe_rtt_interval_s"})
+    ok, note = probe_rtt_cadence(side_episodes(k), side_episodes(s), BBR_TARGETS["probe_rtt_interval_s"][1])
+    for r in rows:
+        if r["metric"] == "probe_rtt_interval_s":
+            r.update(target=f"±{BBR_TARGETS['probe_rtt_interval_s'][1]:g} s", ok=ok, note=note)
     return rows
 
 
@@ -675,7 +888,10 @@ def _compare_sides(k: Side, s: Side):
     meta = k.extra["meta"]
     window = steady_window(min(k.duration, s.duration))
     gap = loss_event_gap(meta)
-    df = pd.DataFrame(_rows(side_metrics(k, window, gap), side_metrics(s, window, gap), meta, METRICS))
+    if is_bbr(meta):
+        df = pd.DataFrame(_bbr_rows(k, s, window, gap))
+    else:
+        df = pd.DataFrame(_rows(side_metrics(k, window, gap), side_metrics(s, window, gap), meta, METRICS))
     df.attrs["window"] = window
     df.attrs["gap"] = gap
     return df
@@ -873,6 +1089,8 @@ def _fmt(metric: str, v: float) -> str:
         return f"{v / 1e6:.4g} Mbit/s"
     if metric == "jain_index":
         return f"{v:.4f}"
+    if metric == "retrans_rate":
+        return f"{v * 100:.3g} %"
     if metric.endswith("_s"):
         return f"{v * 1e3:.4g} ms" if metric == "srtt_mean_s" else f"{v:.4g} s"
     return f"{v:.4g}"
@@ -1036,7 +1254,7 @@ _ALLOWED = {"": {"name", "description", "dumbbell", "run"},
 _NO_ACCESS = "the kernel path has no access links: rtt is the whole path's round-trip propagation delay"
 _SET_HERE = "set by tcplab validate to the kernel's (52-byte headers with timestamps, payload accounting)"
 _REFUSED = {
-    "dumbbell.params": "the kernel runs reno and cubic with their default parameters",
+    "dumbbell.params": "the kernel runs reno, cubic and bbr with their default parameters",
     "dumbbell.loss": "the kernel path has no random loss, only the bottleneck's drop-tail queue",
     "dumbbell.reverse_loss": "the kernel path has no random loss, only the bottleneck's drop-tail queue",
     "dumbbell.start": "the kernel side starts its flow at t0",
@@ -1094,6 +1312,7 @@ def case_from_dict(doc: Mapping[str, Any], name: str = "validate") -> Case:
     if isinstance(db.get("algorithm"), (list, tuple)):
         raise ScenarioError("dumbbell.algorithm", "expected one algorithm name")
     alg = kernel_algorithm(db.get("algorithm", "reno"), "dumbbell.algorithm")
+    _check_bbr_flows(alg, n_flows, "dumbbell.n_flows")
     rec = db.get("recovery", "sack")
     if not isinstance(rec, str) or rec.lower() != "sack":
         raise ScenarioError("dumbbell.recovery", f"the kernel recovers with SACK; set \"sack\" or leave it out, got {rec!r}")
@@ -1122,6 +1341,16 @@ def _check_flows(n: Any, field_path: str) -> int:
     return n
 
 
+def _check_bbr_flows(alg: str, n: int, field_path: str) -> None:
+    """bbr is validated one flow at a time: its comparison (ProbeRTT episodes,
+    retransmission rate) is defined per flow, not for an aggregate."""
+    from ..errors import ScenarioError
+
+    if alg == "bbr" and n != 1:
+        raise ScenarioError(field_path, f"bbr is validated with one flow (its ProbeRTT cadence and retransmission "
+                                        f"rate are per flow), got {n}")
+
+
 def case_from_file(path: Union[str, os.PathLike]) -> Case:
     """:func:`case_from_dict` of a TOML file (named after its stem)."""
     try:
@@ -1141,7 +1370,7 @@ def case_from_flags(algorithm: Any, rate: Any, rtt: Any, buffer: Any = "1BDP", d
     from ..units import parse_buffer, parse_rate, parse_time
 
     if algorithm is None:
-        raise ScenarioError("--algorithm", "missing: reno or cubic (or give a scenario file)")
+        raise ScenarioError("--algorithm", "missing: reno, cubic or bbr (or give a scenario file)")
     alg = kernel_algorithm(algorithm, "--algorithm")
     for flag, v in (("--rate", rate), ("--rtt", rtt)):
         if v is None:
@@ -1158,5 +1387,6 @@ def case_from_flags(algorithm: Any, rate: Any, rtt: Any, buffer: Any = "1BDP", d
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ScenarioError("--seed", f"must be a non-negative integer, got {seed!r}")
     n = _check_flows(flows, "--flows")
+    _check_bbr_flows(alg, n, "--flows")
     name = f"{alg}-{r / 1e6:g}Mbps-{t * 1e3:g}ms-{b}p-{d:g}s" + (f"-{n}flows" if n > 1 else "")
     return Case(alg, r, t, b, d, seed=seed, name=name, n_flows=n)
