@@ -168,3 +168,39 @@ def test_module_cli_refuses_bad_input_without_a_traceback(tmp_path, capsys):
         err = capsys.readouterr().err
         assert field in err or "cannot run the kernel path" in err, err
         assert "Traceback" not in err
+
+
+BBR_REASON = kernel.check_environment("bbr")
+
+
+@pytest.mark.skipif(BBR_REASON is not None, reason=f"kernel bbr unavailable: {BBR_REASON}")
+def test_short_bbr_run_is_paced_and_bounded(tmp_path):
+    """10 s of kernel bbr (20 Mbit/s, 50 ms, B = BDP): TCP paces it (no fq on the device),
+    so after start-up the forwarder's queue never grows faster than the pacing gain's 1.25 C
+    allows and stays under half a BDP, nothing is dropped, and cwnd stays near 2 BDP."""
+    rate, rtt, duration = 20e6, 0.05, 10.0
+    bdp = round(rate * rtt / (1500 * 8))
+    out = kernel.run_kernel("bbr", rate, rtt, bdp, duration, tmp_path / "run")
+    meta = json.loads((out / "meta.json").read_text())
+    for d in meta["disturbances"]:
+        print("disturbance:", d)
+    assert meta["sender"]["congestion_control"] == "bbr"
+    assert meta["default_congestion_control"] == "bbr"  # the sender namespace's default too
+    assert meta["pacing"]["fq"] is False and "internal pacing" in meta["pacing"]["paced_by"], meta["pacing"]
+    tcp = _rows(out / "tcp_info.csv")
+    late = [r for r in tcp if float(r["time"]) >= 2.0]
+    assert {r["bbr_mode"] for r in late} <= {"2", "3"}, "start-up and drain end within 2 s"
+    assert all(float(r["pacing_rate_bps"]) > 0 for r in late)
+    # pacing rate = gain (at most 1.25 after start-up) x the bandwidth estimate (at most C's payload rate)
+    assert max(float(r["pacing_rate_bps"]) for r in late) <= 1.25 * rate * 1.05
+    assert max(int(r["cwnd"]) for r in late) <= 2.5 * bdp
+    assert int(tcp[-1]["data_segs_out"]) > 0
+    assert all(float(d["time"]) < 2.0 for d in _rows(out / "drops.csv")), "drops after start-up"
+    q = [(float(r["time"]), int(r["packets"])) for r in _rows(out / "queue.csv") if float(r["time"]) >= 2.0]
+    assert max(p for _, p in q) <= 0.5 * bdp + 5
+    # Growth over any 100 ms: at most the excess of 1.25 C (42 packets at 20 Mbit/s) plus what a host
+    # stall of ~10 ms can bunch up; an unpaced cwnd of 2 BDP would put up to a BDP into the queue at once.
+    per = rate * 0.1 / 12000
+    grow = max(b[1] - a[1] for a, b in zip(q, q[10:]))
+    assert grow <= 0.3 * per + 15, grow
+    assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]

@@ -755,6 +755,16 @@ def side_episodes(side: Side) -> list[tuple[float, float]]:
     return probe_rtt_episodes(ts["time"].to_numpy(float), ts["cwnd"].to_numpy(float), mode)
 
 
+def kernel_bbr_figures(kernel_dir: Union[str, os.PathLike], flow: int = 0) -> dict[str, Any]:
+    """The kernel side's bbr figures alone (what a validation compares):
+    :data:`BBR_METRICS` over the steady-state window of the run, and the
+    ProbeRTT episodes as (start, end) pairs."""
+    k = kernel_side(kernel_dir, flow)
+    meta = k.extra["meta"]
+    m = bbr_metrics(k, steady_window(k.duration), loss_event_gap(meta))
+    return {**m, "window": steady_window(k.duration), "probe_rtt": side_episodes(k)}
+
+
 def max_rtt(meta: Mapping[str, Any]) -> float:
     """The path's largest round trip: propagation plus a full buffer's queueing
     (buffer x MTU-sized packets at the bottleneck rate)."""

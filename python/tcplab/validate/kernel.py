@@ -819,6 +819,16 @@ def main(argv: list[str] | None = None) -> int:
     per = f" ({', '.join(f'{g / 1e6:.3f}' for g in good)})" if len(good) > 1 else ""
     print(f"{out}: goodput {sum(good) / 1e6:.3f} Mbit/s{per}, {fw['packets_dropped']} drops, "
           f"{meta['nstat'].get('TcpRetransSegs', 0)} retransmitted segments, late p99 {fw['late_p99_s'] * 1e6:.0f} us")
+    if meta["algorithm"] == "bbr" and meta["n_flows"] == 1:
+        from .fidelity import kernel_bbr_figures
+
+        f = kernel_bbr_figures(out)
+        print(f"bbr over [{f['window'][0]:g}, {f['window'][1]:g}] s: goodput {f['goodput_bps'] / 1e6:.3f} Mbit/s, "
+              f"mean srtt {f['srtt_mean_s'] * 1e3:.2f} ms, cwnd mean {f['cwnd_mean']:.1f}; whole run: "
+              f"{f['retransmissions']:g} retransmitted of {f['data_segments_sent']:g} data segments "
+              f"({f['retrans_rate'] * 100:.3f} %); ProbeRTT at "
+              + (", ".join(f"{a:.2f}-{b + 0.01:.2f}" for a, b in f["probe_rtt"]) or "none")
+              + f" s (mean interval {f['probe_rtt_interval_s']:.2f} s); pacing: {meta['pacing']['paced_by']}")
     for d in meta["disturbances"]:
         print("disturbance:", d)
     return 0
