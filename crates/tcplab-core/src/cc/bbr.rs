@@ -695,10 +695,8 @@ impl Bbr {
         if rs.delivered < 0 || rs.interval <= 0.0 {
             return;
         }
-        let interval_us = us(rs.interval);
-        if interval_us == 0 {
-            return;
-        }
+        // Linux's interval is whole microseconds, at least the min RTT.
+        let interval_us = us(rs.interval).max(1);
         if rs.prior_delivered >= self.next_rtt_delivered {
             self.next_rtt_delivered = c.delivered;
             self.rtt_cnt = self.rtt_cnt.wrapping_add(1);
