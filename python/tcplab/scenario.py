@@ -145,6 +145,13 @@ ACK_POLICIES = ("rfc", "linux")
 LINUX_DELACK_MIN = 0.04
 LINUX_DELACK_MAX = 0.2
 LINUX_QUICKACKS = 16
+#: Algorithms that set the window themselves from delivery-rate samples
+#: (Linux ``cong_control``); they need SACK recovery, which is their
+#: default under either profile.
+WINDOW_CONTROLLING = ("bbr", "bbr3")
+#: Linux's net.ipv4.tcp_pacing_ss_ratio and tcp_pacing_ca_ratio (percent).
+PACING_SS_RATIO = 200.0
+PACING_CA_RATIO = 120.0
 NODE_KINDS = ("host", "router")
 #: Algorithms assumed to exist when the core extension is not importable.
 BUILTIN_ALGORITHMS = ["reno", "newreno"]
@@ -500,6 +507,13 @@ class Flow:
     #: Undo (Linux ``tcp_undo_cwnd_reduction``): revert a reduction whose
     #: every resend came back D-SACKed, or an RTO F-RTO found spurious.
     undo: Optional[bool] = None
+    #: Linux's internal pacing for an algorithm that does not pace itself
+    #: (``tcp_update_pacing_rate``, what fq or SO_MAX_PACING_RATE turn on):
+    #: cwnd x MSS / SRTT times ``pacing_ss_ratio`` % while cwnd is below
+    #: ssthresh / 2, else ``pacing_ca_ratio`` %. BBR always paces.
+    pacing: bool = False
+    pacing_ss_ratio: float = PACING_SS_RATIO
+    pacing_ca_ratio: float = PACING_CA_RATIO
 
     def _resolved(self, name: str, path: str) -> Any:
         """An option's value, or the profile's when it is None."""
@@ -575,12 +589,15 @@ class Flow:
         if max_rto < min_rto:
             raise ScenarioError(p("max_rto"), f"must be at least min_rto ({min_rto} s), got {max_rto} s")
         linux = {k: _bool(self._resolved(k, path), p(k)) for k in ("prr", "rack", "tlp", "frto", "undo")}
+        recovery = self._resolved("recovery", path)
+        if self.recovery is None and algo in WINDOW_CONTROLLING:
+            recovery = "sack"
         spec = {
             "name": _str(self.name if self.name is not None else default_name, p("name")),
             "src": _str(self.src, p("src")),
             "dst": _str(self.dst, p("dst")),
             "cc": {"algorithm": algo, "params": params},
-            "recovery": _choice(self._resolved("recovery", path), RECOVERIES, p("recovery"), "recovery"),
+            "recovery": _choice(recovery, RECOVERIES, p("recovery"), "recovery"),
             "start": _nonneg_time(self.start, p("start")),
             "packet_size": packet_size,
             "header_size": header_size,
@@ -608,7 +625,26 @@ class Flow:
         # spec (and so its store key) is what it was before they existed.
         spec.update({k: True for k, on in linux.items() if on})
         spec.update(self._ack_policy_spec(path))
+        spec.update(self._pacing_spec(path))
         return spec
+
+    def _pacing_spec(self, path: str) -> dict:
+        """The pacing keys, only when pacing is on (other specs unchanged)."""
+        p = lambda s: f"{path}.{s}"  # noqa: E731
+        out: dict = {}
+        ratios = {}
+        for name in ("pacing_ss_ratio", "pacing_ca_ratio"):
+            v = parse_number(getattr(self, name), p(name))
+            if not (math.isfinite(v) and v > 0):
+                raise ScenarioError(p(name), f"must be a positive percentage, got {getattr(self, name)!r}")
+            ratios[name] = v
+        if _bool(self.pacing, p("pacing")):
+            out["pacing"] = True
+            out.update({k: v for k, v in ratios.items()})
+        elif ratios != {"pacing_ss_ratio": PACING_SS_RATIO, "pacing_ca_ratio": PACING_CA_RATIO}:
+            bad = next(k for k, v in ratios.items() if v != {"pacing_ss_ratio": PACING_SS_RATIO, "pacing_ca_ratio": PACING_CA_RATIO}[k])
+            raise ScenarioError(p(bad), "applies only with pacing=True")
+        return out
 
     def _ack_policy_spec(self, path: str) -> dict:
         """The receiver's ACK-policy keys, only where they differ from the

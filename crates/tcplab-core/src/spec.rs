@@ -416,6 +416,31 @@ pub struct FlowSpec {
     /// spurious, is reverted.
     #[serde(default, skip_serializing_if = "is_false")]
     pub undo: bool,
+    /// Linux's internal pacing for algorithms that do not pace themselves
+    /// (`tcp_update_pacing_rate`, on when fq or SO_MAX_PACING_RATE asks for
+    /// it): cwnd x MSS / SRTT times `pacing_ss_ratio` % in slow start
+    /// (cwnd < ssthresh / 2), `pacing_ca_ratio` % after. Window-controlling
+    /// algorithms (BBR) always pace at their own rate.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pacing: bool,
+    /// `net.ipv4.tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio`, percent.
+    #[serde(default = "d_pacing_ss_ratio", skip_serializing_if = "is_default_ss_ratio")]
+    pub pacing_ss_ratio: f64,
+    #[serde(default = "d_pacing_ca_ratio", skip_serializing_if = "is_default_ca_ratio")]
+    pub pacing_ca_ratio: f64,
+}
+
+fn d_pacing_ss_ratio() -> f64 {
+    200.0
+}
+fn d_pacing_ca_ratio() -> f64 {
+    120.0
+}
+fn is_default_ss_ratio(x: &f64) -> bool {
+    *x == d_pacing_ss_ratio()
+}
+fn is_default_ca_ratio(x: &f64) -> bool {
+    *x == d_pacing_ca_ratio()
 }
 
 /// A loss classifier and its parameters (see `cc::knn` for `knn`).
@@ -638,6 +663,11 @@ impl RunSpec {
             }
             if f.tlp && !f.rack {
                 return Err(SpecError::new(p("tlp"), "needs rack = true (the probe's loss is detected by RACK, RFC 8985 7.4)".into()));
+            }
+            for (name, v) in [("pacing_ss_ratio", f.pacing_ss_ratio), ("pacing_ca_ratio", f.pacing_ca_ratio)] {
+                if !(v.is_finite() && v > 0.0) {
+                    return Err(SpecError::new(p(name), format!("must be a positive percentage, got {v}")));
+                }
             }
             if f.frto && !f.undo {
                 return Err(SpecError::new(p("frto"), "needs undo = true (F-RTO's verdict \"spurious\" is acted on by undo)".into()));

@@ -13,7 +13,7 @@ use crate::sim::time::{from_secs, to_secs, Time};
 use crate::sim::event::LANES;
 use crate::sim::{EventKind, EventQueue};
 use crate::spec::{AppSpec, Recovery, RunSpec};
-use crate::tcp::{Receiver, SegmentMap, Sender, SenderConfig, INFINITE_SSTHRESH};
+use crate::tcp::{Receiver, SegmentMap, Sender, SenderConfig};
 use crate::trace::{CcSeries, DropCause, DropTrace, FlowSeries, QueueSeries, RetransmitTrace};
 
 struct Flow {
@@ -188,28 +188,13 @@ impl World {
                 hops[dir] = FirstHop { pos, link: p[0], route: path_links[pos as usize + 1] };
             }
             let cc = cc::build(&f.cc, &format!("flows[{i}].cc"))?;
-            let cfg = SenderConfig {
-                flow: i as u32,
-                recovery: f.recovery,
-                dupthresh: f.dupthresh,
-                dupack_guard: f.dupack_guard,
-                init_cwnd: f.init_cwnd,
-                init_ssthresh: f.init_ssthresh.unwrap_or(INFINITE_SSTHRESH),
-                rwnd: f.rwnd_packets.unwrap_or(u64::MAX),
-                limited_transmit: f.limited_transmit,
-                restart_after_idle: f.restart_after_idle,
-                header_size: f.header_size,
-                ns2_accounting: f.accounting == crate::spec::Accounting::Ns2,
-                init_rto: f.init_rto,
-                min_rto: f.min_rto,
-                max_rto: f.max_rto,
-                rto_mode: f.rto_mode,
-                prr: f.prr,
-                rack: f.rack,
-                tlp: f.tlp,
-                frto: f.frto,
-                undo: f.undo,
-            };
+            let cfg = SenderConfig::from_flow(i as u32, f);
+            if cc.controls_window() && f.recovery != Recovery::Sack {
+                return Err(SpecError::new(
+                    format!("flows[{i}].recovery"),
+                    format!("{} sets the window from delivery-rate samples and needs recovery = \"sack\" (or profile = \"linux\"), got {}", f.cc.algorithm, serde_json::to_string(&f.recovery).unwrap_or_default()),
+                ));
+            }
             let classifier = match &f.loss_classifier {
                 Some(lc) => Some(cc::knn::build(lc, &format!("flows[{i}].loss_classifier"))?),
                 None => None,

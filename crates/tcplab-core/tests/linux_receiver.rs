@@ -352,6 +352,7 @@ fn sack_sender() -> (Sender, SegmentMap) {
         tlp: false,
         frto: false,
         undo: false,
+        ..SenderConfig::from_flow(0, &f)
     };
     let mut s = Sender::new(cfg, tcplab_core::cc::build(&f.cc, "f").unwrap());
     s.started = true;

@@ -50,6 +50,7 @@ pub mod vegas;
 pub mod fast;
 pub mod compound;
 pub mod areno;
+pub mod bbr;
 
 use crate::error::SpecError;
 use crate::spec::CcSpec;
@@ -301,6 +302,7 @@ const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
     (compound::info, compound::build),
     (fast::info, fast::build),
     (areno::info, areno::build),
+    (bbr::info, bbr::build),
 ];
 
 /// Every algorithm the core implements.

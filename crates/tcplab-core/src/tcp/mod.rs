@@ -3,6 +3,7 @@
 
 pub mod app;
 pub mod receiver;
+pub mod rate;
 pub mod rtt;
 pub mod sender;
 

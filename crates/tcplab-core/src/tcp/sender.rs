@@ -66,12 +66,13 @@
 use std::collections::VecDeque;
 
 use crate::cc::knn::{LossClassifier, LossVerdict};
-use crate::cc::{AckSample, CongestionControl, LossEvent, Window};
+use crate::cc::{AckSample, CongestionControl, Conn, LossEvent, Window};
 use crate::net::packet::SackBlocks;
 use crate::net::Packet;
 use crate::sim::time::{from_secs, to_secs, Time};
 use crate::spec::{DupAckGuard, Recovery};
 use crate::tcp::app::SegmentMap;
+use crate::tcp::rate::RateSampler;
 use crate::tcp::rtt::RttEstimator;
 use crate::trace::RetransmitCause;
 
@@ -238,6 +239,44 @@ pub struct SenderConfig {
     pub tlp: bool,
     pub frto: bool,
     pub undo: bool,
+    /// Payload bytes of a full segment (for pacing rates).
+    pub mss: u32,
+    /// Linux's internal pacing for algorithms that do not pace (FlowSpec::pacing).
+    pub pacing: bool,
+    pub pacing_ss_ratio: f64,
+    pub pacing_ca_ratio: f64,
+}
+
+impl SenderConfig {
+    /// Flow `i`'s sender settings from its spec.
+    pub fn from_flow(i: u32, f: &crate::spec::FlowSpec) -> Self {
+        SenderConfig {
+            flow: i,
+            recovery: f.recovery,
+            dupthresh: f.dupthresh,
+            dupack_guard: f.dupack_guard,
+            init_cwnd: f.init_cwnd,
+            init_ssthresh: f.init_ssthresh.unwrap_or(INFINITE_SSTHRESH),
+            rwnd: f.rwnd_packets.unwrap_or(u64::MAX),
+            limited_transmit: f.limited_transmit,
+            restart_after_idle: f.restart_after_idle,
+            header_size: f.header_size,
+            ns2_accounting: f.accounting == crate::spec::Accounting::Ns2,
+            init_rto: f.init_rto,
+            min_rto: f.min_rto,
+            max_rto: f.max_rto,
+            rto_mode: f.rto_mode,
+            prr: f.prr,
+            rack: f.rack,
+            tlp: f.tlp,
+            frto: f.frto,
+            undo: f.undo,
+            mss: f.mss(),
+            pacing: f.pacing,
+            pacing_ss_ratio: f.pacing_ss_ratio,
+            pacing_ca_ratio: f.pacing_ca_ratio,
+        }
+    }
 }
 
 pub struct Sender {
@@ -333,6 +372,15 @@ pub struct Sender {
     /// F-RTO step 2.b: this ACK's sending opportunity sends new data, not
     /// the segments the timeout marked lost (Linux `REXMIT_NEW`).
     frto_new_data: bool,
+    /// Delivery-rate sampling, for algorithms that control the window.
+    rate: Option<RateSampler>,
+    /// Segments marked lost so far, lost retransmissions included (Linux `tp->lost`).
+    lost_total: u64,
+    /// Linux's internal pacing rate for algorithms that do not pace
+    /// (`tcp_update_pacing_rate`), bit/s of payload; None before an RTT sample.
+    linux_pacing_bps: Option<f64>,
+    /// The algorithm's `init` has run.
+    cc_initialized: bool,
 }
 
 /// Linux's undo state: `undo_marker` (snd_una when the reduction began;
@@ -404,7 +452,8 @@ impl Sender {
     pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Self {
         let w = Window { cwnd: cfg.init_cwnd, ssthresh: cfg.init_ssthresh };
         let rtt = RttEstimator::new(cfg.init_rto, cfg.min_rto, cfg.max_rto, cfg.rto_mode);
-        Sender {
+        let rate = cc.controls_window().then(RateSampler::new);
+        let mut s = Sender {
             first_hop: Default::default(),
             cfg,
             cc,
@@ -453,7 +502,81 @@ impl Sender {
             frto: false,
             orig_acked: false,
             frto_new_data: false,
+            rate: None,
+            lost_total: 0,
+            linux_pacing_bps: None,
+            cc_initialized: false,
+        };
+        s.rate = rate;
+        s
+    }
+
+    /// Whether the congestion control sets the window itself (BBR).
+    #[inline]
+    fn cc_controls_window(&self) -> bool {
+        self.rate.is_some()
+    }
+
+    /// The connection as a window-controlling algorithm sees it.
+    fn conn(&self, now: Time) -> Conn {
+        let r = self.rate.as_ref();
+        Conn {
+            now: to_secs(now),
+            in_flight: self.in_flight(),
+            delivered: self.delivered,
+            delivered_time: to_secs(r.map_or(0, |r| r.delivered_time)),
+            lost: self.lost_total,
+            app_limited: r.map_or(0, |r| r.app_limited),
+            state: self.state,
+            srtt: self.rtt.srtt,
+            min_rtt: self.rtt.min_rtt,
+            mss: self.cfg.mss,
+            cwnd_limited: self.cwnd_limited,
         }
+    }
+
+    /// Linux `tcp_set_ca_state`: the state changes, and a window-controlling
+    /// algorithm hears of it (`set_state`).
+    fn set_state(&mut self, now: Time, new: CaState) {
+        if new == self.state {
+            return;
+        }
+        self.state = new;
+        if self.cc_controls_window() {
+            let c = self.conn(now);
+            self.cc.on_state(&mut self.w, new, &c);
+        }
+    }
+
+    /// The pacing rate (bit/s of payload): the algorithm's, else Linux's
+    /// internal one when the flow asks for pacing.
+    #[inline]
+    fn pacing_rate(&self) -> Option<f64> {
+        self.cc.pacing_rate_bps().or(if self.cfg.pacing { self.linux_pacing_bps } else { None })
+    }
+
+    /// Linux `tcp_update_pacing_rate`: cwnd (or what is outstanding, if
+    /// more) x MSS / SRTT, at `pacing_ss_ratio` % while cwnd is below half
+    /// of ssthresh, else `pacing_ca_ratio` %.
+    fn update_linux_pacing(&mut self) {
+        if !self.cfg.pacing || self.rtt.srtt <= 0.0 {
+            return;
+        }
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2.0 { self.cfg.pacing_ss_ratio } else { self.cfg.pacing_ca_ratio };
+        let segs = self.w.cwnd.max((self.high_data - self.snd_una) as f64);
+        self.linux_pacing_bps = Some(self.cfg.mss as f64 * 8.0 * segs * ratio / 100.0 / self.rtt.srtt);
+    }
+
+    /// Counts segments newly marked lost when the lost boundary moves up
+    /// from `before` (the un-SACKed segments passed); returns how many.
+    fn count_lost_since(&mut self, before: u64) -> u64 {
+        let now = self.lost_high.max(self.snd_una);
+        if now <= before {
+            return 0;
+        }
+        let n = now - before - (self.sacked_at_or_above(before) - self.sacked_at_or_above(now));
+        self.lost_total += n;
+        n
     }
 
     #[inline]
@@ -525,11 +648,17 @@ impl Sender {
 
     /// Sends segment `seq`: new data, or a retransmission for `cause`.
     fn emit(&mut self, now: Time, seq: u64, cause: Option<RetransmitCause>, map: &SegmentMap, out: &mut Vec<Packet>) {
-        let rate = self.cc.pacing_rate_bps();
+        let rate = self.pacing_rate();
         self.emit_paced(now, seq, cause, rate, map, out)
     }
 
     fn emit_paced(&mut self, now: Time, seq: u64, cause: Option<RetransmitCause>, pacing: Option<f64>, map: &SegmentMap, out: &mut Vec<Packet>) {
+        let packets_out = self.high_data - self.snd_una;
+        if self.cc_controls_window() && self.in_flight() == 0 {
+            // Linux `tcp_event_data_sent`: CA_EVENT_TX_START.
+            let c = self.conn(now);
+            self.cc.on_tx_start(&c);
+        }
         if seq >= self.high_data {
             // The segment just past high_data is new: room for it, no flags.
             self.meta.ensure(self.snd_una, seq + 1);
@@ -572,9 +701,23 @@ impl Sender {
         }
         let inf = self.in_flight();
         self.cc.on_send(to_secs(now), size, inf);
+        if let Some(r) = self.rate.as_mut() {
+            r.on_send(seq, now, packets_out, self.snd_una, self.high_data, self.delivered, self.lost_total, inf);
+        }
         if let Some(rate) = pacing {
-            let gap = from_secs(size as f64 * 8.0 / rate);
-            self.pace_next = self.pace_next.max(now) + gap;
+            // Linux `tcp_update_skb_after_send`: the next departure is this
+            // one's payload at the pacing rate later, less up to half of it
+            // for the time this one left late (the kernel's allowance for
+            // OS jitter); the first 10 packets are not paced (as sch_fq).
+            let stamp = self.pace_next.max(now);
+            let late = stamp - self.pace_next;
+            let mut len = from_secs(map.app_bytes(seq) as f64 * 8.0 / rate);
+            if self.stats.data_sent >= 10 {
+                len -= late.min(len / 2);
+            } else {
+                len = 0;
+            }
+            self.pace_next = stamp + len;
         }
         out.push(Packet::data(seq, size, retransmit));
     }
@@ -624,6 +767,13 @@ impl Sender {
         if !self.started {
             return;
         }
+        if !self.cc_initialized {
+            self.cc_initialized = true;
+            if self.cc_controls_window() {
+                let c = self.conn(now);
+                self.cc.init(&mut self.w, &c);
+            }
+        }
         if self.frto_new_data {
             // F-RTO's new data goes out on this opportunity only (Linux
             // `tcp_xmit_recovery` with REXMIT_NEW); if none could, the
@@ -641,6 +791,7 @@ impl Sender {
 
     fn send_loop(&mut self, now: Time, map: &SegmentMap, out: &mut Vec<Packet>) {
         if self.cfg.restart_after_idle
+            && !self.cc_controls_window()
             && self.snd_una == self.high_data
             && self.stats.data_sent > 0
             && now.saturating_sub(self.last_send) > from_secs(self.rtt.rto())
@@ -650,7 +801,7 @@ impl Sender {
             self.w.cwnd = self.w.cwnd.min(self.cfg.init_cwnd);
         }
         // The pacing rate is read once per sending opportunity, not per packet.
-        let pacing = self.cc.pacing_rate_bps();
+        let pacing = self.pacing_rate();
         // So is the window: sending changes neither it nor the recovery state.
         // RFC 3042 for FlightSize senders; a SACK sender's pipe already drops
         // by one per duplicate ACK (RFC 6675 step 3).
@@ -667,6 +818,15 @@ impl Sender {
             }
             let Some((seq, retx)) = self.next_segment() else {
                 self.cwnd_limited = false;
+                if self.rate.is_some() && self.snd_nxt >= self.app_limit {
+                    // Linux `tcp_rate_check_app_limited`: the application
+                    // has nothing to send, the window is open and every
+                    // lost segment has been resent.
+                    let (d, f) = (self.delivered, self.in_flight());
+                    if let Some(r) = self.rate.as_mut() {
+                        r.mark_app_limited(d, f);
+                    }
+                }
                 return;
             };
             if pacing.is_some() && now < self.pace_next {
@@ -737,7 +897,7 @@ impl Sender {
         }
         self.recover = self.high_data;
         self.last_cut_by_rto = false;
-        self.state = CaState::Recovery;
+        self.set_state(now, CaState::Recovery);
         self.prr = Prr { prior_cwnd: self.w.cwnd, delivered: 0, out: 0 };
         self.tlp_high = None; // Linux `tcp_init_cwnd_reduction`
         self.partial_ack_seen = false;
@@ -751,6 +911,11 @@ impl Sender {
     }
 
     fn exit_recovery(&mut self, now: Time) {
+        if self.cc_controls_window() {
+            // Linux `tcp_end_cwnd_reduction` leaves such a window alone.
+            self.set_state(now, CaState::Open);
+            return;
+        }
         self.w.cwnd = self.recovery_target();
         self.inflation = 0.0;
         self.state = CaState::Open;
@@ -780,6 +945,9 @@ impl Sender {
                 }
                 if this.cfg.frto && this.meta.flags(q) & RETX == 0 && q < this.recover {
                     this.orig_acked = true;
+                }
+                if let Some(r) = this.rate.as_mut() {
+                    r.on_delivered(q, this.meta.sent(q), this.meta.flags(q) & RETX != 0);
                 }
                 let mut f = this.meta.flags(q) | SACKED;
                 if f & RETX_OUT != 0 {
@@ -822,6 +990,13 @@ impl Sender {
         let old_una = self.snd_una;
         let after_timeout = self.state == CaState::Loss;
         self.orig_acked = false;
+        let (lost_total_before, prior_in_flight) = match self.rate.as_mut() {
+            Some(r) => {
+                r.begin_ack();
+                (self.lost_total, self.in_flight())
+            }
+            None => (0, 0),
+        };
         let mut acked = 0u64;
         let mut cum_acked = 0u64;
         let mut sample_seq: Option<u64> = None;
@@ -839,6 +1014,9 @@ impl Sender {
                     }
                     if self.cfg.frto && f & RETX == 0 && q < self.recover {
                         self.orig_acked = true;
+                    }
+                    if let Some(r) = self.rate.as_mut() {
+                        r.on_delivered(q, self.meta.sent(q), f & RETX != 0);
                     }
                     acked += 1;
                     newest_unsacked = Some(q);
@@ -930,13 +1108,9 @@ impl Sender {
         if self.tlp_high.is_some() {
             self.process_tlp_ack(now, a, a > old_una || sacked_new > 0);
         }
-        // Segments this ACK marked lost (Linux's `rs->losses`), for PRR.
-        let newly_lost = if self.cfg.prr && self.lost_high > lost_before {
-            let sacked_between = self.sacked_at_or_above(lost_before) - self.sacked_at_or_above(self.lost_high);
-            self.lost_high - lost_before - sacked_between
-        } else {
-            0
-        };
+        // Segments this ACK marked lost by moving the lost boundary, for
+        // PRR (lost retransmissions are counted in `lost_total` only).
+        let newly_lost = self.count_lost_since(lost_before);
         self.delivered += acked;
         if a > old_una {
             if let Some(c) = self.classifier.as_mut() {
@@ -969,7 +1143,16 @@ impl Sender {
         } else {
             self.dupack_recovery(now, a > old_una, cum_acked, map, out)
         };
-        if grow && a > old_una {
+        if let Some(r) = self.rate.as_mut() {
+            // Linux `tcp_rate_gen` then `cong_control` (BBR's `bbr_main`).
+            let losses = self.lost_total - lost_total_before;
+            let rs = r.generate(now, self.delivered, self.lost_total, acked, losses, self.rtt.min_rtt, rtt, prior_in_flight);
+            let mut c = self.conn(now);
+            self.cc.cong_control(&mut self.w, &rs, &mut c);
+            if let Some(r) = self.rate.as_mut() {
+                r.app_limited = c.app_limited;
+            }
+        } else if grow && a > old_una {
             sample.in_flight = self.in_flight();
             if after_timeout && !self.sack() {
                 // RFC 3465 2.3: after a timeout, at most one segment of
@@ -996,6 +1179,7 @@ impl Sender {
             }
         }
         self.hold_timer = false;
+        self.update_linux_pacing();
         self.transmit(now, map, out);
     }
 
@@ -1062,7 +1246,7 @@ impl Sender {
                 }
                 CaState::Loss => {
                     if self.snd_una >= self.recover {
-                        self.state = CaState::Open;
+                        self.set_state(now, CaState::Open);
                     }
                     true
                 }
@@ -1098,6 +1282,11 @@ impl Sender {
                     if self.lost_high <= self.snd_una {
                         self.lost_high = self.snd_una + 1;
                     }
+                    if self.cc_controls_window() {
+                        // The algorithm sets the window (Linux `cong_control`
+                        // replaces PRR); NextSeg() resends the lost segment.
+                        return false;
+                    }
                     if self.cfg.prr && self.hold.is_none() {
                         // PRR lets at least one segment out on the ACK that
                         // starts recovery: the sending loop's NextSeg() is
@@ -1127,7 +1316,7 @@ impl Sender {
                     // moves high_seq to snd_nxt). Either way Open again.
                     let ended = self.snd_una >= self.recover;
                     self.undo_reduction(false);
-                    self.state = CaState::Open;
+                    self.set_state(now, CaState::Open);
                     if !ended {
                         self.recover = self.high_data;
                     }
@@ -1140,17 +1329,17 @@ impl Sender {
                     // grows the window (`tcp_may_raise_cwnd`).
                     return self.cfg.prr && new_data;
                 }
-                if self.cfg.prr && self.hold.is_none() {
+                if self.cfg.prr && self.hold.is_none() && !self.cc_controls_window() {
                     self.prr_reduce(delivered, newly_lost, new_data);
                 }
                 false
             }
             CaState::Loss => {
-                if self.cfg.undo && self.loss_undo_or_frto(new_data, delivered > 0 && !new_data) {
+                if self.cfg.undo && self.loss_undo_or_frto(now, new_data, delivered > 0 && !new_data) {
                     return new_data;
                 }
                 if self.snd_una >= self.recover {
-                    self.state = CaState::Open;
+                    self.set_state(now, CaState::Open);
                 }
                 new_data
             }
@@ -1211,7 +1400,7 @@ impl Sender {
             self.rtx_next = self.snd_una;
         }
         if self.undo.prior_ssthresh > 0.0 {
-            self.w.cwnd = self.w.cwnd.max(self.undo.prior_cwnd);
+            self.w.cwnd = self.cc.undo_cwnd(&self.w, self.undo.prior_cwnd);
             if self.undo.prior_ssthresh > self.w.ssthresh {
                 self.w.ssthresh = self.undo.prior_ssthresh;
             }
@@ -1224,16 +1413,16 @@ impl Sender {
     /// The Loss state's undo and F-RTO (Linux `tcp_process_loss`, RFC 5682
     /// section 3 with SACK). Returns true when the ACK is fully handled.
     /// `dupack`: the ACK delivered SACKed data without advancing `snd_una`.
-    fn loss_undo_or_frto(&mut self, una_advanced: bool, dupack: bool) -> bool {
+    fn loss_undo_or_frto(&mut self, now: Time, una_advanced: bool, dupack: bool) -> bool {
         let recovered = self.snd_una >= self.recover;
         if una_advanced && self.may_undo() {
-            self.undo_loss(false);
+            self.undo_loss(now, false);
             return true;
         }
         if self.frto {
             // Step 3.b: never-retransmitted data was delivered: the timeout was spurious.
             if self.orig_acked {
-                self.undo_loss(true);
+                self.undo_loss(now, true);
                 return true;
             }
             if self.snd_nxt > self.recover {
@@ -1254,14 +1443,14 @@ impl Sender {
     }
 
     /// Linux `tcp_try_undo_loss`: back to Open with the prior window.
-    fn undo_loss(&mut self, frto: bool) {
+    fn undo_loss(&mut self, now: Time, frto: bool) {
         self.undo_reduction(true);
         if frto {
             self.stats.spurious_rtos += 1;
         }
         self.rto_retransmits = 0;
         self.frto = false;
-        self.state = CaState::Open;
+        self.set_state(now, CaState::Open);
         self.last_cut_by_rto = false;
     }
 
@@ -1327,6 +1516,7 @@ impl Sender {
             }
             self.meta.set_flags(q, f & !RETX_OUT);
             self.retrans_out -= 1;
+            self.lost_total += 1; // a lost retransmission (Linux `tcp_mark_skb_lost`)
             self.rtx_next = self.rtx_next.min(q);
             self.rtx_order.pop_front();
         }
@@ -1376,10 +1566,14 @@ impl Sender {
     /// `tcp_cwnd_reduction(sk, 1, 0, 0)`); then the RTO is re-armed.
     fn rack_reo_timeout(&mut self, now: Time, map: &SegmentMap, out: &mut Vec<Packet>) {
         let prior = self.in_flight();
+        let lost_before = self.lost_high.max(self.snd_una);
         self.rack_detect_loss(now);
+        self.count_lost_since(lost_before);
         if self.in_flight() != prior && self.state == CaState::Open && self.lost_high > self.snd_una {
             self.enter_fast_recovery(now);
-            if self.cfg.prr && self.hold.is_none() {
+            if self.cc_controls_window() {
+                // `cong_control` sets the window on the next ACK.
+            } else if self.cfg.prr && self.hold.is_none() {
                 self.prr_reduce(1, 0, false);
             } else {
                 self.w.cwnd = self.recovery_target();
@@ -1545,6 +1739,11 @@ impl Sender {
         self.rto_retransmits += 1;
         self.tlp_high = None; // Linux `tcp_retransmit_timer`
         self.state = CaState::Loss;
+        if self.cc_controls_window() {
+            // Linux `tcp_enter_loss` calls `set_state` on every timeout.
+            let c = self.conn(now);
+            self.cc.on_state(&mut self.w, CaState::Loss, &c);
+        }
         self.recover = self.high_data;
         self.last_cut_by_rto = true;
         self.dupacks = 0;
@@ -1555,7 +1754,9 @@ impl Sender {
             }
             self.retrans_out = 0;
             self.rtx_order.clear();
+            let before = self.lost_high.max(self.snd_una);
             self.lost_high = self.high_data;
+            self.count_lost_since(before);
             self.rtx_next = self.snd_una;
         } else {
             self.snd_nxt = self.snd_una;
@@ -1613,6 +1814,7 @@ mod tests {
             tlp: f.tlp,
             frto: f.frto,
             undo: f.undo,
+            ..SenderConfig::from_flow(0, &f)
         };
         let mut s = Sender::new(cfg, crate::cc::build(&f.cc, "f").unwrap());
         s.started = true;
@@ -1733,6 +1935,163 @@ mod tests {
         assert_eq!(s.state, CaState::Open);
         // Leaving recovery sets cwnd = ssthresh, and that ACK already grows it (Linux).
         assert!(s.w.cwnd >= ss && s.w.cwnd <= ss + 1.0, "cwnd {} after recovery, ssthresh {ss}", s.w.cwnd);
+    }
+
+    /// A window-controlling algorithm for the tests: a fixed window and
+    /// pacing rate; it records the rate samples and state changes it gets.
+    struct Fixed {
+        cwnd: f64,
+        rate_bps: f64,
+        log: std::sync::Arc<std::sync::Mutex<(Vec<crate::cc::RateSample>, Vec<CaState>)>>,
+    }
+
+    impl CongestionControl for Fixed {
+        fn name(&self) -> &'static str {
+            "fixed"
+        }
+        fn on_ack(&mut self, _w: &mut Window, _s: &AckSample) {
+            panic!("a window-controlling algorithm gets cong_control, not on_ack");
+        }
+        fn ssthresh(&mut self, w: &Window, _e: LossEvent, _f: u64, _now: f64) -> f64 {
+            w.ssthresh
+        }
+        fn controls_window(&self) -> bool {
+            true
+        }
+        fn init(&mut self, w: &mut Window, _c: &Conn) {
+            w.cwnd = self.cwnd;
+        }
+        fn cong_control(&mut self, w: &mut Window, rs: &crate::cc::RateSample, _c: &mut Conn) {
+            self.log.lock().unwrap().0.push(*rs);
+            w.cwnd = self.cwnd;
+        }
+        fn on_state(&mut self, _w: &mut Window, new: CaState, _c: &Conn) {
+            self.log.lock().unwrap().1.push(new);
+        }
+        fn pacing_rate_bps(&self) -> Option<f64> {
+            Some(self.rate_bps)
+        }
+    }
+
+    type Log = std::sync::Arc<std::sync::Mutex<(Vec<crate::cc::RateSample>, Vec<CaState>)>>;
+
+    fn fixed_sender(cwnd: f64, rate_bps: f64) -> (Sender, SegmentMap, Log) {
+        let (s, map) = sender("sack", DupAckGuard::Careful);
+        let log = Log::default();
+        let cc = Box::new(Fixed { cwnd, rate_bps, log: log.clone() });
+        let mut s2 = Sender::new(s.cfg.clone(), cc);
+        s2.started = true;
+        s2.app_limit = u64::MAX;
+        (s2, map, log)
+    }
+
+    /// Sends what the sender lets out from `t`, following its pacing
+    /// wake-ups until `until`; returns (time, segment) of each packet.
+    fn run_paced(s: &mut Sender, map: &SegmentMap, t: Time, until: Time) -> Vec<(Time, u64)> {
+        let mut sent = vec![];
+        let mut now = t;
+        loop {
+            let mut out = vec![];
+            s.pace_wanted = None;
+            s.transmit(now, map, &mut out);
+            sent.extend(out.iter().map(|p| (now, p.seq)));
+            match s.pace_wanted {
+                Some(w) if w <= until => now = w,
+                _ => return sent,
+            }
+        }
+    }
+
+    /// Linux `tcp_update_skb_after_send`: after the first 10 packets (not
+    /// paced, as sch_fq), each leaves its payload at the pacing rate after
+    /// the one before; a window-controlling algorithm is initialised with
+    /// `init` and never sees `on_ack`.
+    #[test]
+    fn paced_packets_leave_at_the_pacing_rate_after_the_first_ten() {
+        let rate = 10e6; // bit/s of payload: 1448 B every 1.1584 ms
+        let (mut s, map, _) = fixed_sender(100.0, rate);
+        let sent = run_paced(&mut s, &map, 0, from_secs(0.05));
+        assert_eq!(s.w.cwnd, 100.0, "init set the window");
+        assert!(sent[..10].iter().all(|&(t, _)| t == 0), "{:?}", &sent[..12]);
+        let gap = from_secs(map.app_bytes(0) as f64 * 8.0 / rate);
+        for w in sent[10..].windows(2) {
+            assert_eq!(w[1].0 - w[0].0, gap);
+        }
+        // data_segs_out >= 10 at the 10th packet: it is the first one paced.
+        assert_eq!(sent[10].0, gap);
+        assert!(sent.len() > 40, "{}", sent.len());
+    }
+
+    /// Linux `tcp_update_skb_after_send`'s jitter allowance: a packet that
+    /// leaves late shortens the next gap by up to half a gap.
+    #[test]
+    fn a_late_departure_shortens_the_next_gap_by_at_most_half() {
+        let rate = 10e6;
+        let (mut s, map, _) = fixed_sender(100.0, rate);
+        let first = run_paced(&mut s, &map, 0, from_secs(0.02));
+        let gap = from_secs(map.app_bytes(0) as f64 * 8.0 / rate);
+        let due = s.pace_next;
+        // Late by a tenth of a gap, then by five gaps.
+        for (late, expect) in [(gap / 10, gap - gap / 10), (5 * gap, gap / 2)] {
+            let t = s.pace_next + late;
+            let mut out = vec![];
+            s.transmit(t, &map, &mut out);
+            assert!(!out.is_empty());
+            assert_eq!(s.pace_next - t, expect, "late by {late} ps");
+            let _ = out.len();
+            let mut out2 = vec![];
+            s.transmit(s.pace_next, &map, &mut out2);
+            assert_eq!(out2.len(), 1);
+        }
+        assert!(first.len() > 10 && due > 0);
+    }
+
+    /// tcp_rate.c through the sender: a window (200 segments) larger than
+    /// the pacing rate fills in a round trip, every segment ACKed one RTT
+    /// after it left: after the first windows the samples measure the
+    /// pacing rate, the rate at which the segments were delivered.
+    #[test]
+    fn rate_samples_through_the_sender_measure_the_delivery_rate() {
+        let rate = 10e6;
+        let (mut s, map, log) = fixed_sender(200.0, rate);
+        let rtt = from_secs(0.1);
+        // Events: each packet's ACK one RTT after it left, and the pacing wake-ups.
+        let mut flight: VecDeque<(Time, u64)> = VecDeque::new();
+        let mut out = vec![];
+        s.transmit(0, &map, &mut out);
+        flight.extend(out.iter().map(|p| (0, p.seq)));
+        let mut wake = s.pace_wanted.take();
+        loop {
+            let ack_t = flight.front().map(|&(t, _)| t + rtt);
+            let now = match (ack_t, wake) {
+                (Some(a), Some(w)) => a.min(w),
+                (a, w) => a.or(w).unwrap(),
+            };
+            if now > from_secs(1.0) {
+                break;
+            }
+            let mut out = vec![];
+            if ack_t == Some(now) {
+                let (_, q) = flight.pop_front().unwrap();
+                s.on_ack(now, &Packet::ack(q + 1, 40), &SackBlocks::NONE, &map, &mut out);
+            } else {
+                s.transmit(now, &map, &mut out);
+            }
+            flight.extend(out.iter().map(|p| (now, p.seq)));
+            wake = s.pace_wanted.take().or(wake.filter(|&w| w > now));
+        }
+        let log = log.lock().unwrap();
+        let samples: Vec<_> = log.0.iter().filter(|r| r.has_rate()).collect();
+        assert!(samples.len() > 100, "{}", samples.len());
+        let payload = map.app_bytes(0) as f64 * 8.0;
+        // After the first two round trips, every sample is the pacing rate within 2 %.
+        let skip = samples.iter().position(|r| r.prior_delivered > 200).unwrap();
+        for r in &samples[skip..] {
+            let bps = r.delivered as f64 * payload / r.interval;
+            assert!((bps / rate - 1.0).abs() < 0.02, "{bps} from {r:?}");
+            assert!(!r.is_app_limited && r.losses == 0 && r.acked_sacked == 1);
+        }
+        assert!(log.1.is_empty(), "no state change without loss: {:?}", log.1);
     }
 
     fn ack_at(s: &mut Sender, map: &SegmentMap, ms: f64, a: u64, sacked: &[(u64, u64)]) -> Vec<Packet> {
