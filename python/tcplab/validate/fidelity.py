@@ -1195,6 +1195,12 @@ def write_report(out_dir: Union[str, os.PathLike], kernel_dir: Union[str, os.Pat
         "tcplab t0 offset": f"{s.extra.get('t0', 0.0) * 1e6:.3g} us",
         "flows": str(n) + ("" if n == 1 else " (aggregate rows judged; per-flow rows reported)"),
     }
+    if is_bbr(meta):
+        pacing = meta.get("pacing") or {}
+        info["kernel pacing"] = f"{pacing.get('paced_by', 'unknown')}; qdisc: {pacing.get('qdisc', 'unknown')}"
+        info["bbr rows"] = ("sawtooth period and slow-start exit left out (BBR answers no loss event with a "
+                            "window reduction and leaves STARTUP without ssthresh); ProbeRTT: kernel mode 3 from "
+                            "TCP_CC_INFO's gains with cwnd <= 4, tcplab cc_ts mode 3 (docs/validation.md, BBR)")
     info_html = "<table>" + "".join(f"<tr><th class=l>{_e(a)}</th><td class=l>{_e(b)}</td></tr>"
                                    for a, b in info.items()) + "</table>"
     sysctls = meta.get("sysctls") or {}
