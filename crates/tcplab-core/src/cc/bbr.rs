@@ -780,7 +780,7 @@ impl Bbr {
         let filter_expired = now_j > self.min_rtt_stamp + self.min_rtt_win;
         if let Some(rtt) = rs.rtt {
             let rtt_us = us(rtt);
-            if rtt_us <= self.min_rtt_us || filter_expired {
+            if rtt_us < self.min_rtt_us || filter_expired {
                 self.min_rtt_us = rtt_us;
                 self.min_rtt_stamp = now_j;
             }
