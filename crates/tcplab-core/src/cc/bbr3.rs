@@ -1411,7 +1411,8 @@ impl CongestionControl for Bbr3 {
     }
 
     fn pacing_rate_bps(&self) -> Option<f64> {
-        Some(self.pacing_rate as f64 * 8.0)
+        // None before `init` set a rate: unpaced rather than stalled.
+        (self.pacing_rate > 0).then(|| self.pacing_rate as f64 * 8.0)
     }
 
     fn trace_vars(&self, out: &mut Vec<(&'static str, f64)>) {
@@ -1990,6 +1991,75 @@ mod tests {
         h.b.inflight_hi = 50;
         assert_eq!(h.b.undo_cwnd(&h.w.clone(), 10.0), 120.0);
         assert_eq!(h.b.inflight_hi, NONE, "restored to the value saved at ssthresh");
+    }
+
+    #[test]
+    fn random_event_sequences_keep_the_window_and_rate_sane() {
+        let mut rng = 7u64;
+        let mut r = |n: u64| splitmix64(&mut rng) % n.max(1);
+        for seed in 0..20u64 {
+            let mut h = H::with(serde_json::json!({"seed": seed, "ecn": seed % 2 == 0, "ecn_max_rtt_ms": 0}));
+            let mut ce = 0u64;
+            for _ in 0..3000 {
+                match r(20) {
+                    0 => {
+                        let (w, c) = (h.w, h.c);
+                        h.c.lost += 1;
+                        h.b.on_packet_lost(&w, 1 + r(200), 1 + r(20), r(2) == 0, &c);
+                    }
+                    1 => {
+                        let st = [CaState::Open, CaState::Recovery, CaState::Loss][r(3) as usize];
+                        if st != CaState::Open {
+                            let w = h.w;
+                            h.w.ssthresh = h.b.ssthresh(&w, LossEvent::FastRecovery, h.c.in_flight, h.c.now);
+                        }
+                        if st == CaState::Loss {
+                            h.w.cwnd = 1.0;
+                        }
+                        h.c.state = st;
+                        let c = h.c;
+                        h.b.on_state(&mut h.w, st, &c);
+                    }
+                    2 => {
+                        let w = h.w;
+                        h.w.cwnd = h.b.undo_cwnd(&w, w.cwnd).max(1.0);
+                    }
+                    3 => {
+                        h.c.now += r(3000) as f64 / 1000.0;
+                        h.c.app_limited = r(2) * (h.c.delivered + 1);
+                        h.b.on_tx_start(&h.c);
+                    }
+                    4 => h.b.on_send(h.c.now, 1500, h.c.in_flight),
+                    _ => {
+                        ce += r(3);
+                        h.b.on_ecn(ce, r(4) == 0);
+                        h.c.in_flight = r(300);
+                        h.c.cwnd_limited = r(2) == 0;
+                        let (d, iv) = if r(10) == 0 { (-1i64, -1.0) } else { (r(60) as i64, (1 + r(300)) as f64 / 1000.0) };
+                        let acked = r(10);
+                        let dt = r(50) as f64 / 1000.0;
+                        let back = r(200);
+                        h.ack(dt, acked, iv.max(0.001), |rs| {
+                            rs.delivered = d;
+                            rs.interval = iv;
+                            rs.prior_delivered = rs.prior_delivered.saturating_sub(back);
+                            rs.rtt = if d < 0 { None } else { Some((1 + back) as f64 / 1000.0) };
+                            rs.losses = (back % 7 == 0) as u64;
+                            rs.tx_in_flight = back;
+                            rs.lost = back % 5;
+                            rs.delivered_ce = back % 3;
+                            rs.is_app_limited = back % 4 == 0;
+                        });
+                    }
+                }
+                assert!(h.w.cwnd.is_finite() && h.w.cwnd >= 1.0 && h.w.cwnd.fract() == 0.0, "{:?}", h.w);
+                let rate = h.b.pacing_rate_bps().unwrap();
+                assert!(rate.is_finite() && rate > 0.0);
+                let mut v = Vec::new();
+                h.b.trace_vars(&mut v);
+                assert!(v.iter().all(|(_, x)| x.is_finite()), "{v:?}");
+            }
+        }
     }
 
     #[test]
