@@ -1207,7 +1207,7 @@ impl Bbr3 {
         self.srtt = c.srtt;
     }
 
-    /// The current mode, for tests and tools.
+    /// The ProbeBW phase; None outside ProbeBW.
     pub fn phase(&self) -> Option<Phase> {
         (self.mode == Mode::ProbeBw).then_some(self.cycle_idx)
     }
