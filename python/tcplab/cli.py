@@ -105,8 +105,10 @@ def _parser() -> argparse.ArgumentParser:
                     help="start over: delete the campaign OUT/campaign/ and run everything again (default: reuse "
                          "the runs stored there)")
     rp.add_argument("--configs", type=int, help="ssm-interactions: number of generated configurations (default 12)")
-    rp.add_argument("--duration", type=float, help="ssm-interactions: seconds simulated per run (default 600)")
-    rp.add_argument("--protocols", help="ssm-interactions: comma-separated protocols (default: all nine)")
+    rp.add_argument("--duration", type=float, help="ssm-interactions: seconds simulated per run (default 600); "
+                                                   "bbr-coexistence: seconds per run (default 60, quick 10)")
+    rp.add_argument("--protocols", help="ssm-interactions: comma-separated protocols (default: all nine); "
+                                        "bbr-coexistence: the BBR versions to sweep (default bbr,bbr3)")
     b.add_argument("--json", nargs="?", const="-", metavar="PATH", help="write results as JSON (no PATH: print them)")
     b.add_argument("--quick", action="store_true", help="a short benchmark")
     _add_campaign_commands(sub)
