@@ -466,7 +466,7 @@ def _check_cycle(res, version, quick):
 def _check_probe_rtt(res, version, quick):
     out = []
     for f in (0, 1):
-        cc = cc_frame(res, f, ("mode",) + (("cwnd_gain",) if version == "bbr3" else ()))
+        cc = cc_frame(res, f, ("mode",))
         ct, cw = _flow_series(res, f, "cwnd")
         for c in crit_probe_rtt(cc.index.to_numpy(), cc["mode"], ct, cw, version, BDP_PACKETS,
                                 cc["cwnd_gain"] if "cwnd_gain" in cc else None):
@@ -681,8 +681,9 @@ def main_cli(args: Any) -> int:
     paths = write_report(rows, out, args.quick)
     df = frame(rows)
     width = max(len(r.case) for r in rows)
+    aw = max(len(r.algorithm) for r in rows)
     for r in rows:
-        print(f"{r.result.upper():4}  {r.algorithm:5} {r.case:<{width}} {r.check:<22} {r.measured}")
+        print(f"{r.result.upper():4}  {r.algorithm:<{aw}} {r.case:<{width}} {r.check:<22} {r.measured}")
     n_fail = int((df.result == "fail").sum())
     print(f"{int((df.result == 'pass').sum())} pass, {n_fail} fail, {int((df.result == 'skip').sum())} skipped; "
           f"report: {paths[1]}", file=sys.stderr)
