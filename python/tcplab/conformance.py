@@ -327,14 +327,18 @@ def crit_probe_rtt(t, mode, cwnd_t, cwnd, version: str, bdp_packets: float, cwnd
                          bool(abs(low - exp) < 0.5), low))
     else:
         # The draft (A.10) sets cwnd_gain = ProbeRTTCwndGain 0.5; Linux v3 keeps cwnd_gain 1 in PROBE_RTT and
-        # applies the 0.5 in bbr_probe_rtt_cwnd(). Either way the cwnd is half the BDP: that is what is checked.
+        # applies the 0.5 in bbr_probe_rtt_cwnd(). Either way the cwnd is half the BDP: that is what is checked,
+        # against the flow's own BDP (its bandwidth estimate x min RTT) when ``bdp_packets`` gives one per sample.
+        if np.ndim(bdp_packets):
+            bdp_packets = float(np.median(np.asarray(bdp_packets, float)[inside]))
         eff = low / bdp_packets
         traced = ""
         if cwnd_gain is not None:
             g = np.asarray(cwnd_gain, float)[np.asarray(mode) == MODE_PROBE_RTT]
             traced = f"; traced cwnd_gain {float(np.median(g)):.2f}" if len(g) else ""
         out.append(Check("cwnd", f"min cwnd {low:g} packets in PROBE_RTT = {eff:.2f} BDP{traced}",
-                         "cwnd = ProbeRTTCwndGain 0.5 x BDP (0.4-0.6), >= 4", bool(0.4 <= eff <= 0.6 and low >= 4),
+                         "cwnd <= ProbeRTTCwndGain 0.5 x BDP (+0.1), >= 4: a cap, min(cwnd, 0.5 BDP), as the draft's "
+                         "BBRBoundCwndForProbeRTT and v3's bbr_set_cwnd", bool(eff <= 0.6 and low >= 4),
                          eff))
     return out
 
@@ -387,8 +391,8 @@ def crit_jain(goodputs: Sequence[float], floor: float = 0.9) -> Check:
 # ---------------------------------------------------------------- scenarios
 
 def _durations(quick: bool) -> dict:
-    return {"solo": 10.0 if quick else 30.0, "pair_bbr": 24.0 if quick else 60.0,
-            "pair_bbr3": 13.0 if quick else 40.0, "app": 8.0 if quick else 20.0, "shallow": 10.0 if quick else 40.0}
+    return {"solo": 30.0, "pair_bbr": 32.0 if quick else 60.0,
+            "pair_bbr3": 30.0 if quick else 40.0, "app": 8.0 if quick else 20.0, "shallow": 10.0 if quick else 40.0}
 
 
 def _dumbbell(algo: str, n: int, buffer_bdp: float, duration: float, start: Any = 0.0, loss_trace: bool = False,
@@ -468,7 +472,14 @@ def _check_probe_rtt(res, version, quick):
     for f in (0, 1):
         cc = cc_frame(res, f, ("mode",))
         ct, cw = _flow_series(res, f, "cwnd")
-        for c in crit_probe_rtt(cc.index.to_numpy(), cc["mode"], ct, cw, version, BDP_PACKETS,
+        bdp = BDP_PACKETS
+        if version == "bbr3" and "bw_bps" in cc and "min_rtt" in cc:
+            # Each of the two flows halves its own BDP estimate (bw x min_rtt), not the path's.
+            spec = res.spec["flows"][f]
+            mss = spec["packet_size"] - spec["header_size"]
+            own = (cc["bw_bps"] * cc["min_rtt"] / (8 * mss)).reindex(ct, method="ffill").to_numpy(float)
+            bdp = own
+        for c in crit_probe_rtt(cc.index.to_numpy(), cc["mode"], ct, cw, version, bdp,
                                 cc["cwnd_gain"] if "cwnd_gain" in cc else None):
             c.check = f"flow{f + 1}.{c.check}"
             out.append(c)
