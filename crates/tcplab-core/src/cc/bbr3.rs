@@ -52,9 +52,6 @@
 //! - `bbr_skb_marked_lost` is the new hook `on_packet_lost` (cc/mod.rs); a
 //!   sender that does not call it leaves BBR with the per-ACK
 //!   `rs.lost / rs.tx_in_flight` check and `rs.losses`, as with no hook.
-//! - `CA_EVENT_TX_START` in ProbeRTT may end ProbeRTT; `on_tx_start` has no
-//!   window, so its `cwnd = max(cwnd, prior_cwnd)` is applied at the start of
-//!   the next `cong_control`.
 //! - `get_random_u32_below(n)` is `(u32 * n) >> 32` of a splitmix64 stream
 //!   seeded by `seed` (Linux rejects the small bias; runs are reproducible).
 //! - Bit-field widths are kept where they saturate (rounds_since_probe 255,
@@ -232,8 +229,6 @@ pub struct Bbr3 {
     is_ece: bool,
     /// Modelled tcp_wstamp_ns (seconds).
     edt: f64,
-    /// ProbeRTT ended in `on_tx_start`: restore cwnd on the next ACK.
-    pending_restore: bool,
     round_count: u64,
 }
 
@@ -394,7 +389,6 @@ impl Bbr3 {
             delivered_ce: 0,
             is_ece: false,
             edt: 0.0,
-            pending_restore: false,
             round_count: 0,
         }
     }
@@ -1282,7 +1276,6 @@ impl CongestionControl for Bbr3 {
         self.alpha_last_delivered = 0;
         self.alpha_last_delivered_ce = 0;
         self.edt = 0.0;
-        self.pending_restore = false;
         self.round_count = 0;
         // Linux leaves the gains 0 until the first ACK; the trace shows Startup's.
         self.update_gains();
@@ -1290,10 +1283,6 @@ impl CongestionControl for Bbr3 {
 
     fn cong_control(&mut self, w: &mut Window, rs: &RateSample, c: &mut Conn) {
         self.sync(w, c);
-        if self.pending_restore {
-            self.pending_restore = false;
-            self.cwnd = self.cwnd.max(self.prior_cwnd);
-        }
         let interval_us = if rs.interval > 0.0 { (rs.interval * 1e6).round() as i64 } else { -1 };
         let delivered_mstamp = (c.delivered_time * 1e6).round().max(0.0) as u64;
 
@@ -1368,7 +1357,7 @@ impl CongestionControl for Bbr3 {
         }
     }
 
-    fn on_tx_start(&mut self, c: &Conn) {
+    fn on_tx_start(&mut self, w: &mut Window, c: &Conn) {
         if c.app_limited == 0 {
             return;
         }
@@ -1380,7 +1369,8 @@ impl CongestionControl for Bbr3 {
         if self.mode == Mode::ProbeBw {
             self.set_pacing_rate(self.bw(), BBR_UNIT);
         } else if self.mode == Mode::ProbeRtt && self.check_probe_rtt_done() {
-            self.pending_restore = true;
+            self.cwnd = (w.cwnd.max(0.0) as u32).max(self.prior_cwnd);
+            w.cwnd = self.cwnd as f64;
         }
     }
 
@@ -2027,7 +2017,7 @@ mod tests {
                     3 => {
                         h.c.now += r(3000) as f64 / 1000.0;
                         h.c.app_limited = r(2) * (h.c.delivered + 1);
-                        h.b.on_tx_start(&h.c);
+                        h.b.on_tx_start(&mut h.w, &h.c);
                     }
                     4 => h.b.on_send(h.c.now, 1500, h.c.in_flight),
                     _ => {

@@ -260,7 +260,7 @@ pub trait CongestionControl: Send {
     /// on a timeout cwnd is already 1).
     fn on_state(&mut self, _w: &mut Window, _new: CaState, _c: &Conn) {}
     /// Data is about to be sent with nothing in flight.
-    fn on_tx_start(&mut self, _c: &Conn) {}
+    fn on_tx_start(&mut self, _w: &mut Window, _c: &Conn) {}
     /// A window reduction is undone; returns the cwnd to restore (Linux's
     /// default `tcp_reno_undo_cwnd`: the larger of now and before).
     fn undo_cwnd(&mut self, w: &Window, prior_cwnd: f64) -> f64 {

@@ -678,7 +678,7 @@ impl Sender {
         if self.cc_controls_window() && self.in_flight() == 0 {
             // Linux `tcp_event_data_sent`: CA_EVENT_TX_START.
             let c = self.conn(now);
-            self.cc.on_tx_start(&c);
+            self.cc.on_tx_start(&mut self.w, &c);
         }
         if seq >= self.high_data {
             // The segment just past high_data is new: room for it, no flags.
