@@ -126,6 +126,9 @@ def test_bbr_needs_sack_and_defaults_to_it():
     # Under the rfc profile (NewReno by default) a BBR flow gets SACK recovery.
     sc = tcplab.Dumbbell(n_flows=1, algorithm="bbr", bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP", duration="2s")
     assert tcplab.run(sc).flows.iloc[0].recovery == "sack"
+    # Aliases too (bbrv3 is bbr3's).
+    f = tcplab.Flow(src="a", dst="b", algorithm="bbrv3").to_spec("flows[0]", "f")
+    assert f["recovery"] == "sack"
     # Asked for NewReno explicitly, the error names the field.
     sc = tcplab.Dumbbell(n_flows=1, algorithm="bbr", bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP",
                          duration="2s", recovery="newreno")

@@ -266,7 +266,7 @@ pub fn info() -> AlgorithmInfo {
             ParamInfo { name: "loss_thresh", default: "0.02", description: "loss rate (lost / tx_in_flight) above which inflight is too high; truncated to 1/256 (5/256)", source: "bbr_loss_thresh; draft BBRLossThresh" },
             ParamInfo { name: "inflight_headroom", default: "0.15", description: "fraction of inflight_hi left unused when cruising; truncated to 1/256 (38/256)", source: "bbr_inflight_headroom; draft BBRHeadroom" },
             ParamInfo { name: "probe_rtt_ms", default: "200", description: "time in ProbeRTT at 0.5 BDP, ms (0 disables ProbeRTT)", source: "bbr_probe_rtt_mode_ms" },
-            ParamInfo { name: "probe_rtt_win_s", default: "5", description: "ProbeRTT when no RTT at or below probe_rtt_min for this long, s (<= min_rtt_win_s)", source: "bbr_probe_rtt_win_ms" },
+            ParamInfo { name: "probe_rtt_win_s", default: "5", description: "ProbeRTT when no RTT below probe_rtt_min for this long, s (<= min_rtt_win_s)", source: "bbr_probe_rtt_win_ms" },
             ParamInfo { name: "min_rtt_win_s", default: "10", description: "min_rtt filter window, s", source: "bbr_min_rtt_win_sec" },
             ParamInfo { name: "bw_probe_base_s", default: "2", description: "wall-clock wait before a bandwidth probe: base, s", source: "bbr_bw_probe_base_us" },
             ParamInfo { name: "bw_probe_rand_s", default: "1", description: "wall-clock wait before a bandwidth probe: uniform random extra in [0, this), s", source: "bbr_bw_probe_rand_us" },
