@@ -7,6 +7,7 @@
     tcplab bench [--quick] [--json [PATH]] [--only S1,S3] [--scaling flows|rate|window|all] [--memory] [--campaign]
     tcplab sweep SWEEP.toml [-o CAMPAIGN] [--workers N | --scheduler ADDRESS] [--retry-failed] [--verify] ...
     tcplab report CAMPAIGN_OR_OUTPUT_DIR [-o REPORT.html]
+    tcplab conformance bbr [--algorithm bbr|bbr3|both] [--out DIR] [--quick] [--cases a,b] [--impl ALG]
     tcplab validate SCENARIO.toml | --algorithm reno --rate 20Mbps --rtt 50ms [--buffer 1BDP] [--duration 60s] [--flows N] [--out DIR]
 
 Exit codes: 0 success; 2 for a problem with the input (scenario file missing,
@@ -104,13 +105,40 @@ def _parser() -> argparse.ArgumentParser:
                     help="start over: delete the campaign OUT/campaign/ and run everything again (default: reuse "
                          "the runs stored there)")
     rp.add_argument("--configs", type=int, help="ssm-interactions: number of generated configurations (default 12)")
-    rp.add_argument("--duration", type=float, help="ssm-interactions: seconds simulated per run (default 600)")
-    rp.add_argument("--protocols", help="ssm-interactions: comma-separated protocols (default: all nine)")
+    rp.add_argument("--duration", type=float, help="ssm-interactions: seconds simulated per run (default 600); "
+                                                   "bbr-coexistence: seconds per run (default 60, quick 10)")
+    rp.add_argument("--protocols", help="ssm-interactions: comma-separated protocols (default: all nine); "
+                                        "bbr-coexistence: the BBR versions to sweep (default bbr,bbr3)")
     b.add_argument("--json", nargs="?", const="-", metavar="PATH", help="write results as JSON (no PATH: print them)")
     b.add_argument("--quick", action="store_true", help="a short benchmark")
     _add_campaign_commands(sub)
     _add_validate_command(sub)
+    _add_conformance_command(sub)
     return p
+
+
+def _add_conformance_command(sub: Any) -> None:
+    c = sub.add_parser("conformance", help="run a conformance suite (bbr: draft-ietf-ccwg-bbr Appendix A and "
+                                           "tcp_bbr.c checks); CSV + Markdown report",
+                       description="Run the BBR conformance cases (tcplab.conformance; docs/conformance.md) in the "
+                                   "simulator and write conformance.csv and report.md. Exit 0 when every case "
+                                   "passes (skipped cases allowed), 1 when one fails, 2 for bad input.")
+    c.add_argument("suite", help="the suite: bbr")
+    c.add_argument("--algorithm", default="both", help="bbr (v1), bbr3 or both (default)")
+    c.add_argument("-o", "--out", help="output directory (default: out/conformance-bbr[-quick])")
+    c.add_argument("--quick", action="store_true", help="shortened runs; the report says so")
+    c.add_argument("--cases", help="comma-separated case ids (default: all)")
+    c.add_argument("--impl", help="run this core algorithm under the chosen version's expectations "
+                                  "(e.g. cubic, to see the criteria fail)")
+
+
+def _cmd_conformance(args: argparse.Namespace) -> int:
+    from . import conformance
+
+    try:
+        return conformance.main_cli(args)
+    except ValueError as e:
+        raise _CliError(str(e)) from None
 
 
 def _err(msg: str) -> None:
@@ -516,6 +544,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _cmd_campaign(args)
         if args.command == "validate":
             return _cmd_validate(args)
+        if args.command == "conformance":
+            return _cmd_conformance(args)
         parser.error(f"unknown command {args.command}")  # pragma: no cover
     except _CliError as e:
         _err(str(e))

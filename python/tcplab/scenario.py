@@ -590,7 +590,7 @@ class Flow:
             raise ScenarioError(p("max_rto"), f"must be at least min_rto ({min_rto} s), got {max_rto} s")
         linux = {k: _bool(self._resolved(k, path), p(k)) for k in ("prr", "rack", "tlp", "frto", "undo")}
         recovery = self._resolved("recovery", path)
-        if self.recovery is None and algo in WINDOW_CONTROLLING:
+        if self.recovery is None and (entry or {}).get("name", algo) in WINDOW_CONTROLLING:
             recovery = "sack"
         spec = {
             "name": _str(self.name if self.name is not None else default_name, p("name")),

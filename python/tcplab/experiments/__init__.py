@@ -17,6 +17,8 @@ PAPERS = {
     "mv-buffers": "tcplab.experiments.mv_buffers",
     "jm-knn": "tcplab.experiments.jm_knn",
     "ssm-interactions": "tcplab.experiments.ssm_interactions",
+    # a study beside the papers (no spec in shared/spec/): docs/experiments/bbr-coexistence.md
+    "bbr-coexistence": "tcplab.experiments.bbr_coexistence",
 }
 
 

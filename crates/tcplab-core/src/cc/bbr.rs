@@ -42,11 +42,6 @@
 //!   when pacing_gain > 1 is kept.
 //! - `rs->is_ack_delayed` is not in [`RateSample`]: taken as false (every
 //!   RTT sample may refresh an expired min-RTT filter).
-//! - `bbr_cwnd_event(CA_EVENT_TX_START)` in ProbeRTT may end ProbeRTT, which
-//!   in Linux raises `snd_cwnd` to `prior_cwnd` at once; `on_tx_start` has no
-//!   window, so the raise is applied at the start of the next
-//!   `cong_control` (before any of its rules run, so the ACK sees the same
-//!   window as in Linux; only the sends between differ).
 //! - `bbr_undo_cwnd` resets the long-term sampling interval with the
 //!   connection's counters as of the last hook that saw them (`undo_cwnd`
 //!   gets no [`Conn`]); those values are never read before the next loss
@@ -259,8 +254,6 @@ pub struct Bbr {
     last_lost: u64,
     /// `snd_cwnd` as of the last hook with a window.
     last_cwnd: u64,
-    /// ProbeRTT ended at TX_START: raise cwnd to prior_cwnd on the next ACK.
-    pending_restore: bool,
 }
 
 const PARAMS: &[&str] = &[
@@ -363,7 +356,6 @@ impl Bbr {
             last_delivered_us: 0,
             last_lost: 0,
             last_cwnd: TCP_INIT_CWND,
-            pending_restore: false,
         }
     }
 
@@ -780,7 +772,7 @@ impl Bbr {
         let filter_expired = now_j > self.min_rtt_stamp + self.min_rtt_win;
         if let Some(rtt) = rs.rtt {
             let rtt_us = us(rtt);
-            if rtt_us <= self.min_rtt_us || filter_expired {
+            if rtt_us < self.min_rtt_us || filter_expired {
                 self.min_rtt_us = rtt_us;
                 self.min_rtt_stamp = now_j;
             }
@@ -894,15 +886,11 @@ impl CongestionControl for Bbr {
         self.extra_acked_win_rtts = 0;
         self.extra_acked_win_idx = 0;
         self.extra_acked = [0, 0];
-        self.pending_restore = false;
     }
 
     /// `bbr_main`.
     fn cong_control(&mut self, w: &mut Window, rs: &RateSample, c: &mut Conn) {
         self.remember(c);
-        if std::mem::take(&mut self.pending_restore) {
-            w.cwnd = w.cwnd.max(self.prior_cwnd as f64);
-        }
         self.update_model(w, rs, c);
         let bw = self.bbr_bw();
         self.set_pacing_rate(bw, self.pacing_gain, w.cwnd.max(0.0) as u64, c.srtt);
@@ -922,7 +910,7 @@ impl CongestionControl for Bbr {
     }
 
     /// `bbr_cwnd_event(CA_EVENT_TX_START)`.
-    fn on_tx_start(&mut self, c: &Conn) {
+    fn on_tx_start(&mut self, w: &mut Window, c: &Conn) {
         self.remember(c);
         if c.app_limited == 0 {
             return;
@@ -936,7 +924,7 @@ impl CongestionControl for Bbr {
             }
             Mode::ProbeRtt => {
                 if self.check_probe_rtt_done(c.now, us(c.delivered_time)) {
-                    self.pending_restore = true;
+                    w.cwnd = w.cwnd.max(self.prior_cwnd as f64);
                 }
             }
             _ => {}
@@ -1415,10 +1403,10 @@ mod tests {
         s.ack_full(0.001, 1, 1000.0, 0.1, false, 0, Some(100));
         let probing = s.b.pacing_rate_bps().unwrap();
         s.c.app_limited = 0;
-        s.b.on_tx_start(&s.c);
+        s.b.on_tx_start(&mut s.w, &s.c);
         assert!(!s.b.idle_restart, "only after application-limited idle");
         s.c.app_limited = s.c.delivered + 1;
-        s.b.on_tx_start(&s.c);
+        s.b.on_tx_start(&mut s.w, &s.c);
         assert!(s.b.idle_restart);
         let got = s.b.pacing_rate_bps().unwrap();
         assert!(rel(got, probing / 1.25) < 1e-4);

@@ -31,6 +31,8 @@
 //! | [`CongestionControl::on_state`] | the sender's CA state changes | `set_state` |
 //! | [`CongestionControl::on_tx_start`] | data is sent with nothing in flight | `CA_EVENT_TX_START` |
 //! | [`CongestionControl::undo_cwnd`] | a reduction is undone | `undo_cwnd` |
+//! | [`CongestionControl::on_packet_lost`] | a packet is marked lost | `skb_marked_lost` (BBRv3) |
+//! | [`CongestionControl::on_ecn`] | every ACK of an ECN connection, before `cong_control` | `tp->delivered_ce`, `rs->is_ece` |
 
 pub mod reno;
 pub mod bic;
@@ -51,6 +53,7 @@ pub mod fast;
 pub mod compound;
 pub mod areno;
 pub mod bbr;
+pub mod bbr3;
 
 use crate::error::SpecError;
 use crate::spec::CcSpec;
@@ -257,12 +260,22 @@ pub trait CongestionControl: Send {
     /// on a timeout cwnd is already 1).
     fn on_state(&mut self, _w: &mut Window, _new: CaState, _c: &Conn) {}
     /// Data is about to be sent with nothing in flight.
-    fn on_tx_start(&mut self, _c: &Conn) {}
+    fn on_tx_start(&mut self, _w: &mut Window, _c: &Conn) {}
     /// A window reduction is undone; returns the cwnd to restore (Linux's
     /// default `tcp_reno_undo_cwnd`: the larger of now and before).
     fn undo_cwnd(&mut self, w: &Window, prior_cwnd: f64) -> f64 {
         w.cwnd.max(prior_cwnd)
     }
+    /// A packet was just marked lost (Linux `skb_marked_lost`, BBRv3):
+    /// `tx_in_flight` is its in-flight snapshot when sent (itself included),
+    /// `lost_since_send` the segments marked lost since it was sent (itself
+    /// included: `tp->lost - tx.lost`), `tx_app_limited` its app-limited
+    /// flag. Not called for a packet SACKed or already marked lost.
+    fn on_packet_lost(&mut self, _w: &Window, _tx_in_flight: u64, _lost_since_send: u64, _tx_app_limited: bool, _c: &Conn) {}
+    /// ECN-capable connections, every ACK before `cong_control`: segments
+    /// delivered with a CE mark so far (`tp->delivered_ce`) and whether the
+    /// ACK echoed CE (`rs->is_ece`).
+    fn on_ecn(&mut self, _delivered_ce: u64, _ece: bool) {}
 }
 
 /// A documented parameter of an algorithm.
@@ -303,6 +316,7 @@ const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
     (fast::info, fast::build),
     (areno::info, areno::build),
     (bbr::info, bbr::build),
+    (bbr3::info, bbr3::build),
 ];
 
 /// Every algorithm the core implements.

@@ -127,6 +127,13 @@ impl RateSampler {
         };
     }
 
+    /// Segment `q`'s send-time snapshot: segments in flight with it,
+    /// `tp->lost` then, and whether the sender was application-limited.
+    pub fn snapshot(&self, q: u64) -> (u64, u64, bool) {
+        let s = self.snaps.get(q);
+        (s.in_flight, s.lost, s.is_app_limited)
+    }
+
     /// A new ACK: an empty sample.
     pub fn begin_ack(&mut self) {
         self.rs = RateSample { delivered: -1, interval: -1.0, ..RateSample::default() };

@@ -569,14 +569,35 @@ impl Sender {
 
     /// Counts segments newly marked lost when the lost boundary moves up
     /// from `before` (the un-SACKed segments passed); returns how many.
-    fn count_lost_since(&mut self, before: u64) -> u64 {
-        let now = self.lost_high.max(self.snd_una);
-        if now <= before {
+    /// A window-controlling algorithm hears of each (Linux `tcp_mark_skb_lost`).
+    fn count_lost_since(&mut self, now: Time, before: u64) -> u64 {
+        let upto = self.lost_high.max(self.snd_una);
+        if upto <= before {
             return 0;
         }
-        let n = now - before - (self.sacked_at_or_above(before) - self.sacked_at_or_above(now));
-        self.lost_total += n;
+        if !self.cc_controls_window() {
+            let n = upto - before - (self.sacked_at_or_above(before) - self.sacked_at_or_above(upto));
+            self.lost_total += n;
+            return n;
+        }
+        let mut n = 0;
+        for q in before..upto {
+            if self.meta.flags(q) & SACKED == 0 {
+                self.packet_lost(now, q);
+                n += 1;
+            }
+        }
         n
+    }
+
+    /// Segment `q` is marked lost: `tp->lost` grows and the algorithm gets
+    /// the packet's send-time snapshot (BBRv3's `skb_marked_lost`).
+    fn packet_lost(&mut self, now: Time, q: u64) {
+        self.lost_total += 1;
+        if let Some((tx_in_flight, tx_lost, app_limited)) = self.rate.as_ref().map(|r| r.snapshot(q)) {
+            let c = self.conn(now);
+            self.cc.on_packet_lost(&self.w, tx_in_flight, self.lost_total - tx_lost, app_limited, &c);
+        }
     }
 
     #[inline]
@@ -657,7 +678,7 @@ impl Sender {
         if self.cc_controls_window() && self.in_flight() == 0 {
             // Linux `tcp_event_data_sent`: CA_EVENT_TX_START.
             let c = self.conn(now);
-            self.cc.on_tx_start(&c);
+            self.cc.on_tx_start(&mut self.w, &c);
         }
         if seq >= self.high_data {
             // The segment just past high_data is new: room for it, no flags.
@@ -1110,7 +1131,7 @@ impl Sender {
         }
         // Segments this ACK marked lost by moving the lost boundary, for
         // PRR (lost retransmissions are counted in `lost_total` only).
-        let newly_lost = self.count_lost_since(lost_before);
+        let newly_lost = self.count_lost_since(now, lost_before);
         self.delivered += acked;
         if a > old_una {
             if let Some(c) = self.classifier.as_mut() {
@@ -1516,7 +1537,7 @@ impl Sender {
             }
             self.meta.set_flags(q, f & !RETX_OUT);
             self.retrans_out -= 1;
-            self.lost_total += 1; // a lost retransmission (Linux `tcp_mark_skb_lost`)
+            self.packet_lost(now, q); // a lost retransmission (Linux `tcp_mark_skb_lost`)
             self.rtx_next = self.rtx_next.min(q);
             self.rtx_order.pop_front();
         }
@@ -1568,7 +1589,7 @@ impl Sender {
         let prior = self.in_flight();
         let lost_before = self.lost_high.max(self.snd_una);
         self.rack_detect_loss(now);
-        self.count_lost_since(lost_before);
+        self.count_lost_since(now, lost_before);
         if self.in_flight() != prior && self.state == CaState::Open && self.lost_high > self.snd_una {
             self.enter_fast_recovery(now);
             if self.cc_controls_window() {
@@ -1756,7 +1777,7 @@ impl Sender {
             self.rtx_order.clear();
             let before = self.lost_high.max(self.snd_una);
             self.lost_high = self.high_data;
-            self.count_lost_since(before);
+            self.count_lost_since(now, before);
             self.rtx_next = self.snd_una;
         } else {
             self.snd_nxt = self.snd_una;

@@ -1,0 +1,2078 @@
+//! BBR v3.
+//!
+//! Sources:
+//! - google/bbr, branch v3, `net/ipv4/tcp_bbr.c` (BBR_VERSION 3; read at
+//!   commit 001a430b3ddbbc6d9173061a74d8b580c757b91b): `bbr_main`, `bbr_init`,
+//!   `bbr_update_model` and everything it calls, `bbr_set_cwnd`,
+//!   `bbr_bound_cwnd_for_inflight_model`, `bbr_skb_marked_lost`,
+//!   `bbr_undo_cwnd`, `bbr_ssthresh`, `bbr_set_state`, `bbr_cwnd_event`.
+//!   Constants as there: startup pacing gain 256*277/100+1 = 710/256 (2.77),
+//!   startup cwnd gain 2, drain gain 256*1000/2885 = 88/256 (0.344), cwnd
+//!   gain 2 (+0.25 in PROBE_UP), PROBE_BW pacing gains UP 5/4, DOWN
+//!   256*91/100 = 232/256 (0.906), CRUISE/REFILL 1; full_bw 25 % / 3 rounds;
+//!   bbr_full_loss_cnt 6, bbr_full_ecn_cnt 2; loss_thresh 5/256 (2 %); beta
+//!   76/256 (cut to 180/256 = 0.703); headroom 38/256 (15 %);
+//!   bw_probe_max_rounds 63, rand_rounds 2, base 2 s, rand 1 s; ProbeRTT 200 ms
+//!   every 5 s at 0.5 BDP; min_rtt window 10 s; extra_acked window 5 rounds in
+//!   two buckets (5-10 rounds; 1 round in Startup), capped at 100 ms of bw;
+//!   ECN alpha gain 1/16, alpha init 1, ecn_factor 85/256 (1/3), ecn_thresh
+//!   1/2, ecn_reprobe_gain 1/2, ECN used only at min_rtt <= 5 ms.
+//! - draft-ietf-ccwg-bbr-06 (July 2026), BBRv3. Where the draft and the
+//!   source differ the source wins: DOWN pacing gain 0.91 (the draft says
+//!   0.90), Drain gain 1/2.885, the extra_acked filter as two 5-round buckets.
+//!
+//! Arithmetic: Linux's fixed point throughout (BBR_SCALE 8, BBR_UNIT 256,
+//! BW_SCALE 24: bandwidth in segments/us << 24, u32 like Linux), so every
+//! comparison is the kernel's. Parameters given as fractions are turned into
+//! 1/256 units by truncation as Linux's `BBR_UNIT * n / 100` does (0.02 -> 5,
+//! 0.15 -> 38, beta 0.7 -> bbr_beta 76), except startup_pacing_gain which is
+//! rounded up (2.77 -> 710, Linux's `+ 1`). Times: tcp_mstamp in us =
+//! round(now * 1e6); the ProbeRTT and min_rtt stamps in jiffies of 1 ms
+//! (HZ 1000). Only the `f64` window (segments, kept integral) and the
+//! trace values are floating point.
+//!
+//! Deviations (tcplab has no such thing, or the hook lacks the value):
+//! - TSO/GSO: `bbr_tso_segs_goal` is computed as Linux does (pacing rate >> 10
+//!   plus 64 KB >> (min_rtt_us >> 9), capped at 65536 - 1 - 320
+//!   (MAX_TCP_HEADER of x86-64), at least 2 segments) and enters the
+//!   quantization budget, although the sender sends single segments.
+//! - `bbr_packets_in_net_at_edt`: Linux's tcp_wstamp_ns (next departure
+//!   time) is modelled from `on_send`: edt = max(edt, now) + payload / pacing
+//!   rate, payload = min(bytes, mss). If the sender does not call `on_send`,
+//!   EDT = now (no in-network correction).
+//! - No PLB (flow-label rehash), no TLP recovery (`CA_EVENT_TLP_RECOVERY`),
+//!   `rs->is_ack_delayed` and `rs->is_acking_tlp_retrans_seq` are false,
+//!   snd_cwnd_clamp and sk_max_pacing_rate are unlimited, the receiver-side
+//!   CE state machine (dctcp_ece_ack_update) is not modelled.
+//! - ECN: tcplab has no ECN yet. `ecn = true` stands for Linux's
+//!   `TCP_ECN_OK && TCP_ECN_LOW`; the per-ACK ECE flag and tp->delivered_ce
+//!   come through the new hook `on_ecn` (cc/mod.rs), `rs.delivered_ce`
+//!   through the rate sample. The 5 ms bbr_ecn_max_rtt_us gate is the
+//!   parameter `ecn_max_rtt_ms` (0 = any RTT).
+//! - `bbr_skb_marked_lost` is the new hook `on_packet_lost` (cc/mod.rs); a
+//!   sender that does not call it leaves BBR with the per-ACK
+//!   `rs.lost / rs.tx_in_flight` check and `rs.losses`, as with no hook.
+//! - `get_random_u32_below(n)` is `(u32 * n) >> 32` of a splitmix64 stream
+//!   seeded by `seed` (Linux rejects the small bias; runs are reproducible).
+//! - Bit-field widths are kept where they saturate (rounds_since_probe 255,
+//!   bw_probe_up_rounds 30, loss_events_in_round 15, extra_acked_win_rtts 31,
+//!   ack_epoch_acked 2^20 - 1); extra_acked is not truncated to u16.
+
+use super::{AlgorithmInfo, CaState, CongestionControl, Conn, LossEvent, ParamInfo, Params, RateSample, Window};
+use crate::error::SpecError;
+
+const BW_SCALE: u32 = 24;
+const BW_UNIT: u64 = 1 << BW_SCALE;
+const BBR_SCALE: u32 = 8;
+const BBR_UNIT: u32 = 1 << BBR_SCALE;
+
+const DRAIN_GAIN: u32 = BBR_UNIT * 1000 / 2885;
+/// PROBE_BW pacing gains indexed by [`Phase`] (Linux order UP, DOWN, CRUISE, REFILL).
+const PACING_GAIN: [u32; 4] = [BBR_UNIT * 5 / 4, BBR_UNIT * 91 / 100, BBR_UNIT, BBR_UNIT];
+const PROBE_RTT_CWND_GAIN: u32 = BBR_UNIT / 2;
+const CWND_MIN_TARGET: u32 = 4;
+const FULL_BW_THRESH: u32 = BBR_UNIT * 5 / 4;
+const FULL_BW_CNT: u32 = 3;
+const EXTRA_ACKED_GAIN: u32 = BBR_UNIT;
+const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+const ACK_EPOCH_ACKED_RESET_THRESH: u32 = 1 << 20;
+const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
+const ECN_ALPHA_GAIN: u32 = BBR_UNIT / 16;
+const ECN_ALPHA_INIT: u32 = BBR_UNIT;
+const ECN_FACTOR: u32 = BBR_UNIT / 3;
+const ECN_REPROBE_GAIN: u32 = BBR_UNIT / 2;
+const FULL_LOSS_CNT: u32 = 6;
+const FULL_ECN_CNT: u32 = 2;
+const BW_PROBE_CWND_GAIN: u32 = 1;
+const BW_PROBE_MAX_ROUNDS: u32 = 63;
+const BW_PROBE_RAND_ROUNDS: u32 = 2;
+const PACING_MARGIN_PERCENT: u64 = 1;
+const PACING_SHIFT: u32 = 10;
+const TSO_RTT_SHIFT: u32 = 9;
+const GSO_LEGACY_MAX_SIZE: u64 = 65536;
+const MAX_TCP_HEADER: u64 = 320;
+const MIN_TSO_SEGS: u32 = 2;
+/// Linux TCP_INFINITE_SSTHRESH.
+const INFINITE_SSTHRESH: f64 = 2147483647.0;
+const NONE: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Startup = 0,
+    Drain = 1,
+    ProbeBw = 2,
+    ProbeRtt = 3,
+}
+
+/// PROBE_BW phase, Linux `bbr_pacing_gain_phase` numbering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    Up = 0,
+    Down = 1,
+    Cruise = 2,
+    Refill = 3,
+}
+
+impl Phase {
+    /// Number in the trace: 0 DOWN, 1 CRUISE, 2 REFILL, 3 UP (cycle order).
+    fn trace(self) -> f64 {
+        match self {
+            Phase::Down => 0.0,
+            Phase::Cruise => 1.0,
+            Phase::Refill => 2.0,
+            Phase::Up => 3.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AckPhase {
+    Init,
+    Refilling,
+    ProbeStarting,
+    ProbeFeedback,
+    ProbeStopping,
+}
+
+#[derive(Debug, Clone)]
+pub struct Bbr3 {
+    // Parameters, fixed point.
+    startup_pacing_gain: u32,
+    startup_cwnd_gain: u32,
+    cwnd_gain_param: u32,
+    /// bbr_beta: the fraction cut, 1/256.
+    beta: u32,
+    loss_thresh: u32,
+    inflight_headroom: u32,
+    probe_rtt_mode_ms: u64,
+    probe_rtt_win_ms: u64,
+    min_rtt_win_ms: u64,
+    bw_probe_base_us: u64,
+    bw_probe_rand_us: u64,
+    ecn: bool,
+    ecn_thresh: u32,
+    ecn_max_rtt_us: u64,
+    rng: u64,
+
+    // struct bbr.
+    min_rtt_us: u32,
+    min_rtt_stamp: u64,
+    probe_rtt_done_stamp: u64,
+    probe_rtt_min_us: u32,
+    probe_rtt_min_stamp: u64,
+    next_rtt_delivered: u64,
+    cycle_mstamp: u64,
+    pub mode: Mode,
+    prev_ca_state: CaState,
+    round_start: bool,
+    bw_probe_up_rounds: u32,
+    try_fast_path: bool,
+    idle_restart: bool,
+    probe_rtt_round_done: bool,
+    init_cwnd: u32,
+    pacing_gain: u32,
+    cwnd_gain: u32,
+    full_bw_reached: bool,
+    full_bw_cnt: u32,
+    pub cycle_idx: Phase,
+    has_seen_rtt: bool,
+    prior_cwnd: u32,
+    full_bw: u32,
+    ack_epoch_mstamp: u64,
+    extra_acked: [u32; 2],
+    ack_epoch_acked: u32,
+    extra_acked_win_rtts: u32,
+    extra_acked_win_idx: usize,
+    full_bw_now: bool,
+    startup_ecn_rounds: u32,
+    loss_in_cycle: bool,
+    ecn_in_cycle: bool,
+    loss_round_delivered: u64,
+    undo_bw_lo: u32,
+    undo_inflight_lo: u32,
+    undo_inflight_hi: u32,
+    bw_latest: u32,
+    bw_lo: u32,
+    bw_hi: [u32; 2],
+    inflight_latest: u32,
+    inflight_lo: u32,
+    inflight_hi: u32,
+    bw_probe_up_cnt: u32,
+    bw_probe_up_acks: u32,
+    probe_wait_us: u64,
+    ecn_eligible: bool,
+    ecn_alpha: u32,
+    bw_probe_samples: bool,
+    prev_probe_too_high: bool,
+    stopped_risky_probe: bool,
+    rounds_since_probe: u32,
+    loss_round_start: bool,
+    loss_in_round: bool,
+    ecn_in_round: bool,
+    ack_phase: AckPhase,
+    loss_events_in_round: u32,
+    alpha_last_delivered: u64,
+    alpha_last_delivered_ce: u64,
+    initialized: bool,
+
+    // tcplab glue: the tcp_sock values the hooks see.
+    /// tcp_snd_cwnd, segments.
+    cwnd: u32,
+    /// sk_pacing_rate, bytes/s.
+    pacing_rate: u64,
+    mss: u32,
+    now_us: u64,
+    delivered: u64,
+    srtt: f64,
+    /// tp->delivered_ce and this ACK's ECE flag (from `on_ecn`).
+    delivered_ce: u64,
+    is_ece: bool,
+    /// Modelled tcp_wstamp_ns (seconds).
+    edt: f64,
+    round_count: u64,
+}
+
+const PARAMS: &[&str] = &[
+    "startup_pacing_gain",
+    "startup_cwnd_gain",
+    "cwnd_gain",
+    "beta",
+    "loss_thresh",
+    "inflight_headroom",
+    "probe_rtt_ms",
+    "probe_rtt_win_s",
+    "min_rtt_win_s",
+    "bw_probe_base_s",
+    "bw_probe_rand_s",
+    "ecn",
+    "ecn_thresh",
+    "ecn_max_rtt_ms",
+    "seed",
+];
+
+/// Algorithm description and parameters.
+pub fn info() -> AlgorithmInfo {
+    AlgorithmInfo {
+        name: "bbr3",
+        aliases: &["bbrv3"],
+        description: "BBR v3: model-based (bandwidth and min RTT), Startup/Drain/ProbeBW (DOWN, CRUISE, REFILL, UP)/ProbeRTT, \
+                      inflight_hi/inflight_lo/bw_lo bounds from loss (2 %) and ECN, paced. google/bbr v3 tcp_bbr.c with \
+                      Linux fixed point; draft-ietf-ccwg-bbr-06.",
+        params: vec![
+            ParamInfo { name: "startup_pacing_gain", default: "2.77", description: "Startup pacing gain; rounded up to 1/256 (710/256)", source: "google/bbr v3 bbr_startup_pacing_gain = 256*277/100+1" },
+            ParamInfo { name: "startup_cwnd_gain", default: "2", description: "cwnd gain in Startup and Drain", source: "bbr_startup_cwnd_gain" },
+            ParamInfo { name: "cwnd_gain", default: "2", description: "cwnd gain in ProbeBW (+0.25 in PROBE_UP, bbr_bw_probe_cwnd_gain)", source: "bbr_cwnd_gain" },
+            ParamInfo { name: "beta", default: "0.7", description: "fraction of bw_lo/inflight_lo/inflight_hi kept on a loss cut (Linux bbr_beta = 1 - beta = 30 %, truncated to 76/256)", source: "bbr_beta; draft BBRBeta" },
+            ParamInfo { name: "loss_thresh", default: "0.02", description: "loss rate (lost / tx_in_flight) above which inflight is too high; truncated to 1/256 (5/256)", source: "bbr_loss_thresh; draft BBRLossThresh" },
+            ParamInfo { name: "inflight_headroom", default: "0.15", description: "fraction of inflight_hi left unused when cruising; truncated to 1/256 (38/256)", source: "bbr_inflight_headroom; draft BBRHeadroom" },
+            ParamInfo { name: "probe_rtt_ms", default: "200", description: "time in ProbeRTT at 0.5 BDP, ms (0 disables ProbeRTT)", source: "bbr_probe_rtt_mode_ms" },
+            ParamInfo { name: "probe_rtt_win_s", default: "5", description: "ProbeRTT when no RTT below probe_rtt_min for this long, s (<= min_rtt_win_s)", source: "bbr_probe_rtt_win_ms" },
+            ParamInfo { name: "min_rtt_win_s", default: "10", description: "min_rtt filter window, s", source: "bbr_min_rtt_win_sec" },
+            ParamInfo { name: "bw_probe_base_s", default: "2", description: "wall-clock wait before a bandwidth probe: base, s", source: "bbr_bw_probe_base_us" },
+            ParamInfo { name: "bw_probe_rand_s", default: "1", description: "wall-clock wait before a bandwidth probe: uniform random extra in [0, this), s", source: "bbr_bw_probe_rand_us" },
+            ParamInfo { name: "ecn", default: "false", description: "the path gives shallow-threshold ECN marks (Linux TCP_ECN_OK && TCP_ECN_LOW): use ECN alpha, the ECN Startup exit and the ECN cuts", source: "bbr_can_use_ecn" },
+            ParamInfo { name: "ecn_thresh", default: "0.5", description: "CE fraction of delivered above which inflight is too high; truncated to 1/256 (0 disables)", source: "bbr_ecn_thresh" },
+            ParamInfo { name: "ecn_max_rtt_ms", default: "5", description: "ECN is used only when min_rtt <= this, ms (0 = any RTT)", source: "bbr_ecn_max_rtt_us" },
+            ParamInfo { name: "seed", default: "1", description: "seed of the PRNG that picks the probe wait (rounds and wall clock)", source: "tcplab (Linux get_random_u32_below)" },
+        ],
+    }
+}
+
+/// Registry constructor.
+pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+    Ok(Box::new(Bbr3::from_params(map, field)?))
+}
+
+/// Fraction to 1/256, truncating as `BBR_UNIT * n / 100`.
+fn fx_floor(x: f64) -> u32 {
+    (x * BBR_UNIT as f64 + 1e-9).floor() as u32
+}
+
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Default for Bbr3 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Bbr3 {
+    /// The v3 defaults.
+    pub fn new() -> Self {
+        Bbr3 {
+            startup_pacing_gain: BBR_UNIT * 277 / 100 + 1,
+            startup_cwnd_gain: BBR_UNIT * 2,
+            cwnd_gain_param: BBR_UNIT * 2,
+            beta: BBR_UNIT * 30 / 100,
+            loss_thresh: BBR_UNIT * 2 / 100,
+            inflight_headroom: BBR_UNIT * 15 / 100,
+            probe_rtt_mode_ms: 200,
+            probe_rtt_win_ms: 5000,
+            min_rtt_win_ms: 10_000,
+            bw_probe_base_us: 2_000_000,
+            bw_probe_rand_us: 1_000_000,
+            ecn: false,
+            ecn_thresh: BBR_UNIT / 2,
+            ecn_max_rtt_us: 5000,
+            rng: 1,
+            min_rtt_us: NONE,
+            min_rtt_stamp: 0,
+            probe_rtt_done_stamp: 0,
+            probe_rtt_min_us: NONE,
+            probe_rtt_min_stamp: 0,
+            next_rtt_delivered: 0,
+            cycle_mstamp: 0,
+            mode: Mode::Startup,
+            prev_ca_state: CaState::Open,
+            round_start: false,
+            bw_probe_up_rounds: 0,
+            try_fast_path: false,
+            idle_restart: false,
+            probe_rtt_round_done: false,
+            init_cwnd: 10,
+            pacing_gain: BBR_UNIT * 277 / 100 + 1,
+            cwnd_gain: BBR_UNIT * 2,
+            full_bw_reached: false,
+            full_bw_cnt: 0,
+            cycle_idx: Phase::Up,
+            has_seen_rtt: false,
+            prior_cwnd: 0,
+            full_bw: 0,
+            ack_epoch_mstamp: 0,
+            extra_acked: [0; 2],
+            ack_epoch_acked: 0,
+            extra_acked_win_rtts: 0,
+            extra_acked_win_idx: 0,
+            full_bw_now: false,
+            startup_ecn_rounds: 0,
+            loss_in_cycle: false,
+            ecn_in_cycle: false,
+            loss_round_delivered: 1,
+            undo_bw_lo: 0,
+            undo_inflight_lo: 0,
+            undo_inflight_hi: 0,
+            bw_latest: 0,
+            bw_lo: NONE,
+            bw_hi: [0; 2],
+            inflight_latest: 0,
+            inflight_lo: NONE,
+            inflight_hi: NONE,
+            bw_probe_up_cnt: NONE,
+            bw_probe_up_acks: 0,
+            probe_wait_us: 0,
+            ecn_eligible: false,
+            ecn_alpha: ECN_ALPHA_INIT,
+            bw_probe_samples: false,
+            prev_probe_too_high: false,
+            stopped_risky_probe: false,
+            rounds_since_probe: 0,
+            loss_round_start: false,
+            loss_in_round: false,
+            ecn_in_round: false,
+            ack_phase: AckPhase::Init,
+            loss_events_in_round: 0,
+            alpha_last_delivered: 0,
+            alpha_last_delivered_ce: 0,
+            initialized: false,
+            cwnd: 10,
+            pacing_rate: 0,
+            mss: 1448,
+            now_us: 0,
+            delivered: 0,
+            srtt: 0.0,
+            delivered_ce: 0,
+            is_ece: false,
+            edt: 0.0,
+            round_count: 0,
+        }
+    }
+
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, PARAMS)?;
+        let err = |name: &str, msg: &str| SpecError::new(format!("{field}.params.{name}"), msg.to_string());
+        let mut b = Bbr3::new();
+        // The gains are 10-bit fields of 1/256 in Linux (at most 1023/256).
+        let g = p.f64("startup_pacing_gain", 2.77, |x| x > 0.0 && x <= 3.99, "a gain in (0, 3.99]")?;
+        b.startup_pacing_gain = if map.contains_key("startup_pacing_gain") {
+            ((g * BBR_UNIT as f64 - 1e-9).ceil() as u32).max(1)
+        } else {
+            BBR_UNIT * 277 / 100 + 1
+        };
+        let g = p.f64("startup_cwnd_gain", 2.0, |x| x > 0.0 && x <= 3.99, "a gain in (0, 3.99]")?;
+        b.startup_cwnd_gain = fx_floor(g).max(1);
+        let g = p.f64("cwnd_gain", 2.0, |x| x > 0.0 && x <= 3.74, "a gain in (0, 3.74] (PROBE_UP adds 0.25)")?;
+        b.cwnd_gain_param = fx_floor(g).max(1);
+        let beta = p.f64("beta", 0.7, |x| x > 0.0 && x <= 1.0, "a fraction in (0, 1]")?;
+        b.beta = fx_floor(1.0 - beta);
+        let lt = p.f64("loss_thresh", 0.02, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?;
+        b.loss_thresh = fx_floor(lt);
+        let h = p.f64("inflight_headroom", 0.15, |x| (0.0..1.0).contains(&x), "a fraction in [0, 1)")?;
+        b.inflight_headroom = fx_floor(h);
+        let ms = p.f64("probe_rtt_ms", 200.0, |x| (0.0..=60_000.0).contains(&x), "milliseconds in [0, 60000]")?;
+        b.probe_rtt_mode_ms = ms.round() as u64;
+        let min_win = p.f64("min_rtt_win_s", 10.0, |x| x >= 0.001 && x <= 3600.0, "seconds in [0.001, 3600]")?;
+        b.min_rtt_win_ms = (min_win * 1000.0).round() as u64;
+        let win = p.f64("probe_rtt_win_s", 5.0, |x| x >= 0.001 && x <= 3600.0, "seconds in [0.001, 3600]")?;
+        b.probe_rtt_win_ms = (win * 1000.0).round() as u64;
+        if b.probe_rtt_win_ms > b.min_rtt_win_ms {
+            return Err(err("probe_rtt_win_s", "must be at most min_rtt_win_s (as bbr_probe_rtt_win_ms <= bbr_min_rtt_win_sec)"));
+        }
+        let base = p.f64("bw_probe_base_s", 2.0, |x| (0.0..=2000.0).contains(&x), "seconds in [0, 2000]")?;
+        let rand = p.f64("bw_probe_rand_s", 1.0, |x| (0.0..=2000.0).contains(&x), "seconds in [0, 2000]")?;
+        b.bw_probe_base_us = (base * 1e6).round() as u64;
+        b.bw_probe_rand_us = (rand * 1e6).round() as u64;
+        b.ecn = p.bool("ecn", false)?;
+        let et = p.f64("ecn_thresh", 0.5, |x| (0.0..=1.0).contains(&x), "a fraction in [0, 1]")?;
+        b.ecn_thresh = fx_floor(et);
+        let emr = p.f64("ecn_max_rtt_ms", 5.0, |x| (0.0..=60_000.0).contains(&x), "milliseconds in [0, 60000]")?;
+        b.ecn_max_rtt_us = (emr * 1000.0).round() as u64;
+        b.rng = p.u64("seed", 1, |_| true, "a non-negative integer")?;
+        Ok(b)
+    }
+
+    // ---- time and randomness -------------------------------------------------
+
+    fn jiffies(&self) -> u64 {
+        self.now_us / 1000
+    }
+
+    fn random_below(&mut self, ceil: u64) -> u64 {
+        if ceil == 0 {
+            return 0;
+        }
+        let r = splitmix64(&mut self.rng) >> 32;
+        (r * ceil) >> 32
+    }
+
+    // ---- model accessors --------------------------------------------------------
+
+    fn max_bw(&self) -> u32 {
+        self.bw_hi[0].max(self.bw_hi[1])
+    }
+
+    fn bw(&self) -> u32 {
+        self.max_bw().min(self.bw_lo)
+    }
+
+    fn extra_acked_max(&self) -> u32 {
+        self.extra_acked[0].max(self.extra_acked[1])
+    }
+
+    fn rate_bytes_per_sec(&self, rate: u64, gain: u32, margin: u64) -> u64 {
+        let mut r = rate as u128 * self.mss as u128;
+        r *= gain as u128;
+        r >>= BBR_SCALE;
+        r *= (1_000_000 / 100 * (100 - margin)) as u128;
+        r >>= BW_SCALE;
+        (r as u64).max(1)
+    }
+
+    fn bw_to_pacing_rate(&self, bw: u32, gain: u32) -> u64 {
+        self.rate_bytes_per_sec(bw as u64, gain, PACING_MARGIN_PERCENT)
+    }
+
+    fn init_pacing_rate_from_rtt(&mut self) {
+        let rtt_us = if self.srtt > 0.0 {
+            self.has_seen_rtt = true;
+            ((self.srtt * 1e6).round() as u64).max(1)
+        } else {
+            1000
+        };
+        let bw = self.cwnd as u64 * BW_UNIT / rtt_us;
+        self.pacing_rate = self.rate_bytes_per_sec(bw, self.startup_pacing_gain, PACING_MARGIN_PERCENT);
+    }
+
+    fn set_pacing_rate(&mut self, bw: u32, gain: u32) {
+        let rate = self.bw_to_pacing_rate(bw, gain);
+        if !self.has_seen_rtt && self.srtt > 0.0 {
+            self.init_pacing_rate_from_rtt();
+        }
+        if self.full_bw_reached || rate > self.pacing_rate {
+            self.pacing_rate = rate;
+        }
+    }
+
+    fn tso_segs_goal(&self) -> u32 {
+        let mut bytes = self.pacing_rate >> PACING_SHIFT;
+        let r = self.min_rtt_us >> TSO_RTT_SHIFT;
+        if r < 32 {
+            bytes += GSO_LEGACY_MAX_SIZE >> r;
+        }
+        bytes = bytes.min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
+        ((bytes / self.mss.max(1) as u64) as u32).max(MIN_TSO_SEGS)
+    }
+
+    fn save_cwnd(&mut self) {
+        if self.prev_ca_state == CaState::Open && self.mode != Mode::ProbeRtt {
+            self.prior_cwnd = self.cwnd;
+        } else {
+            self.prior_cwnd = self.prior_cwnd.max(self.cwnd);
+        }
+    }
+
+    fn bdp(&self, bw: u32, gain: u32) -> u32 {
+        if self.min_rtt_us == NONE {
+            return self.init_cwnd;
+        }
+        let w = bw as u128 * self.min_rtt_us as u128;
+        ((((w * gain as u128) >> BBR_SCALE) + BW_UNIT as u128 - 1) / BW_UNIT as u128) as u32
+    }
+
+    fn quantization_budget(&self, cwnd: u32) -> u32 {
+        let mut cwnd = cwnd.max(3 * self.tso_segs_goal()).max(CWND_MIN_TARGET);
+        if self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Up {
+            cwnd += 2;
+        }
+        cwnd
+    }
+
+    fn inflight(&self, bw: u32, gain: u32) -> u32 {
+        self.quantization_budget(self.bdp(bw, gain))
+    }
+
+    fn packets_in_net_at_edt(&self, inflight_now: u32) -> u32 {
+        let now = self.now_us as f64 / 1e6;
+        let interval_us = ((self.edt.max(now) - now) * 1e6).floor().max(0.0) as u64;
+        let interval_delivered = ((self.bw() as u128 * interval_us as u128) >> BW_SCALE) as u64;
+        let mut inflight_at_edt = inflight_now as u64;
+        if self.pacing_gain > BBR_UNIT {
+            inflight_at_edt += self.tso_segs_goal() as u64;
+        }
+        if interval_delivered >= inflight_at_edt {
+            0
+        } else {
+            (inflight_at_edt - interval_delivered) as u32
+        }
+    }
+
+    fn ack_aggregation_cwnd(&self) -> u32 {
+        let max_aggr_cwnd = (self.bw() as u64 * EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
+        let aggr_cwnd = ((EXTRA_ACKED_GAIN as u64 * self.extra_acked_max() as u64) >> BBR_SCALE) as u32;
+        aggr_cwnd.min(max_aggr_cwnd)
+    }
+
+    fn probe_rtt_cwnd(&self) -> u32 {
+        CWND_MIN_TARGET.max(self.bdp(self.bw(), PROBE_RTT_CWND_GAIN))
+    }
+
+    fn set_cwnd(&mut self, acked: u64, bw: u32, gain: u32) {
+        let mut cwnd = self.cwnd;
+        if acked > 0 {
+            let mut target = self.bdp(bw, gain);
+            target += self.ack_aggregation_cwnd();
+            target = self.quantization_budget(target);
+            self.try_fast_path = false;
+            let acked = acked.min(u32::MAX as u64) as u32;
+            if self.full_bw_reached {
+                cwnd = cwnd.saturating_add(acked);
+                if cwnd >= target {
+                    cwnd = target;
+                    self.try_fast_path = true;
+                }
+            } else if cwnd < target || cwnd < 2 * self.init_cwnd {
+                cwnd = cwnd.saturating_add(acked);
+            } else {
+                self.try_fast_path = true;
+            }
+            cwnd = cwnd.max(CWND_MIN_TARGET);
+        }
+        self.cwnd = cwnd;
+        if self.mode == Mode::ProbeRtt {
+            self.cwnd = self.cwnd.min(self.probe_rtt_cwnd());
+        }
+    }
+
+    // ---- rounds, samples -----------------------------------------------------
+
+    fn update_round_start(&mut self, rs: &RateSample, interval_us: i64) {
+        self.round_start = false;
+        if interval_us > 0 && rs.prior_delivered >= self.next_rtt_delivered {
+            self.next_rtt_delivered = self.delivered;
+            self.round_start = true;
+            self.round_count += 1;
+        }
+    }
+
+    fn calculate_bw_sample(rs: &RateSample, interval_us: i64) -> u32 {
+        if interval_us > 0 && rs.delivered >= 0 {
+            let num = rs.delivered as u128 * BW_UNIT as u128;
+            let d = interval_us as u128;
+            ((num + d - 1) / d).min(u32::MAX as u128) as u32
+        } else {
+            0
+        }
+    }
+
+    fn update_ack_aggregation(&mut self, rs: &RateSample, interval_us: i64, delivered_mstamp: u64) {
+        if rs.acked_sacked == 0 || rs.delivered < 0 || interval_us <= 0 {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1F);
+            let thresh = if self.full_bw_reached { EXTRA_ACKED_WIN_RTTS } else { 1 };
+            if self.extra_acked_win_rtts >= thresh {
+                self.extra_acked_win_rtts = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
+            }
+        }
+        let epoch_us = delivered_mstamp.saturating_sub(self.ack_epoch_mstamp);
+        let mut expected_acked = (self.bw() as u64 * epoch_us / BW_UNIT) as u32;
+        let acked = rs.acked_sacked.min(u32::MAX as u64) as u32;
+        if self.ack_epoch_acked <= expected_acked || self.ack_epoch_acked.saturating_add(acked) >= ACK_EPOCH_ACKED_RESET_THRESH {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_mstamp = delivered_mstamp;
+            expected_acked = 0;
+        }
+        self.ack_epoch_acked = (self.ack_epoch_acked.saturating_add(acked)).min(0xFFFFF);
+        let extra = (self.ack_epoch_acked - expected_acked).min(self.cwnd);
+        if extra > self.extra_acked[self.extra_acked_win_idx] {
+            self.extra_acked[self.extra_acked_win_idx] = extra;
+        }
+    }
+
+    fn check_probe_rtt_done(&mut self) -> bool {
+        if !(self.probe_rtt_done_stamp != 0 && self.jiffies() > self.probe_rtt_done_stamp) {
+            return false;
+        }
+        self.probe_rtt_min_stamp = self.jiffies();
+        self.cwnd = self.cwnd.max(self.prior_cwnd);
+        self.exit_probe_rtt();
+        true
+    }
+
+    fn update_min_rtt(&mut self, rs: &RateSample, c: &mut Conn) {
+        let probe_rtt_expired = self.jiffies() > self.probe_rtt_min_stamp + self.probe_rtt_win_ms;
+        if let Some(rtt) = rs.rtt {
+            let rtt_us = (rtt * 1e6).round().clamp(0.0, (u32::MAX - 1) as f64) as u32;
+            if rtt_us < self.probe_rtt_min_us || probe_rtt_expired {
+                self.probe_rtt_min_us = rtt_us;
+                self.probe_rtt_min_stamp = self.jiffies();
+            }
+        }
+        let min_rtt_expired = self.jiffies() > self.min_rtt_stamp + self.min_rtt_win_ms;
+        if self.probe_rtt_min_us <= self.min_rtt_us || min_rtt_expired {
+            self.min_rtt_us = self.probe_rtt_min_us;
+            self.min_rtt_stamp = self.probe_rtt_min_stamp;
+        }
+        if self.probe_rtt_mode_ms > 0 && probe_rtt_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
+            self.mode = Mode::ProbeRtt;
+            self.save_cwnd();
+            self.probe_rtt_done_stamp = 0;
+            self.ack_phase = AckPhase::ProbeStopping;
+            self.next_rtt_delivered = self.delivered;
+        }
+        if self.mode == Mode::ProbeRtt {
+            let x = c.delivered + c.in_flight;
+            c.app_limited = if x != 0 { x } else { 1 };
+            if self.probe_rtt_done_stamp == 0 && c.in_flight <= self.probe_rtt_cwnd() as u64 {
+                self.probe_rtt_done_stamp = self.jiffies() + self.probe_rtt_mode_ms;
+                self.probe_rtt_round_done = false;
+                self.next_rtt_delivered = self.delivered;
+            } else if self.probe_rtt_done_stamp != 0 {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done {
+                    self.check_probe_rtt_done();
+                }
+            }
+        }
+        if rs.delivered > 0 {
+            self.idle_restart = false;
+        }
+    }
+
+    fn update_gains(&mut self) {
+        match self.mode {
+            Mode::Startup => {
+                self.pacing_gain = self.startup_pacing_gain;
+                self.cwnd_gain = self.startup_cwnd_gain;
+            }
+            Mode::Drain => {
+                self.pacing_gain = DRAIN_GAIN;
+                self.cwnd_gain = self.startup_cwnd_gain;
+            }
+            Mode::ProbeBw => {
+                self.pacing_gain = PACING_GAIN[self.cycle_idx as usize];
+                self.cwnd_gain = self.cwnd_gain_param;
+                if self.cycle_idx == Phase::Up {
+                    self.cwnd_gain += BBR_UNIT * BW_PROBE_CWND_GAIN / 4;
+                }
+            }
+            Mode::ProbeRtt => {
+                self.pacing_gain = BBR_UNIT;
+                self.cwnd_gain = BBR_UNIT;
+            }
+        }
+    }
+
+    fn take_max_bw_sample(&mut self, bw: u32) {
+        self.bw_hi[1] = self.bw_hi[1].max(bw);
+    }
+
+    fn advance_max_bw_filter(&mut self) {
+        if self.bw_hi[1] == 0 {
+            return;
+        }
+        self.bw_hi[0] = self.bw_hi[1];
+        self.bw_hi[1] = 0;
+    }
+
+    fn reset_full_bw(&mut self) {
+        self.full_bw = 0;
+        self.full_bw_cnt = 0;
+        self.full_bw_now = false;
+    }
+
+    fn target_inflight(&self) -> u32 {
+        self.inflight(self.bw(), BBR_UNIT).min(self.cwnd)
+    }
+
+    fn is_probing_bandwidth(&self) -> bool {
+        self.mode == Mode::Startup || (self.mode == Mode::ProbeBw && matches!(self.cycle_idx, Phase::Refill | Phase::Up))
+    }
+
+    fn has_elapsed_in_phase(&self, interval_us: u64) -> bool {
+        self.now_us as i128 - (self.cycle_mstamp + interval_us) as i128 > 0
+    }
+
+    fn handle_queue_too_high_in_startup(&mut self) {
+        self.full_bw_reached = true;
+        let bdp = self.inflight(self.max_bw(), BBR_UNIT);
+        self.inflight_hi = bdp.max(self.inflight_latest);
+    }
+
+    fn check_ecn_too_high_in_startup(&mut self, ce_ratio: u32) {
+        if self.full_bw_reached || !self.ecn_eligible || self.ecn_thresh == 0 {
+            return;
+        }
+        if ce_ratio >= self.ecn_thresh {
+            self.startup_ecn_rounds += 1;
+        } else {
+            self.startup_ecn_rounds = 0;
+        }
+        if self.startup_ecn_rounds >= FULL_ECN_CNT {
+            self.handle_queue_too_high_in_startup();
+        }
+    }
+
+    /// Updates ecn_alpha; returns ce_ratio (1/256), None if not available.
+    fn update_ecn_alpha(&mut self) -> Option<u32> {
+        if !self.ecn_eligible && self.ecn && (self.ecn_max_rtt_us == 0 || (self.min_rtt_us as u64) <= self.ecn_max_rtt_us) {
+            self.ecn_eligible = true;
+        }
+        if !self.ecn_eligible {
+            return None;
+        }
+        let delivered = self.delivered.wrapping_sub(self.alpha_last_delivered) as i64;
+        let delivered_ce = self.delivered_ce.wrapping_sub(self.alpha_last_delivered_ce) as i64;
+        if delivered <= 0 || delivered_ce < 0 {
+            return None;
+        }
+        let ce_ratio = ((delivered_ce as u64) << BBR_SCALE) / delivered as u64;
+        let gain = ECN_ALPHA_GAIN as u64;
+        let mut alpha = ((BBR_UNIT as u64 - gain) * self.ecn_alpha as u64) >> BBR_SCALE;
+        alpha += (gain * ce_ratio) >> BBR_SCALE;
+        self.ecn_alpha = alpha.min(BBR_UNIT as u64) as u32;
+        self.alpha_last_delivered = self.delivered;
+        self.alpha_last_delivered_ce = self.delivered_ce;
+        let ce_ratio = ce_ratio.min(u32::MAX as u64) as u32;
+        self.check_ecn_too_high_in_startup(ce_ratio);
+        Some(ce_ratio)
+    }
+
+    fn raise_inflight_hi_slope(&mut self) {
+        let growth_this_round = 1u32 << self.bw_probe_up_rounds;
+        self.bw_probe_up_rounds = (self.bw_probe_up_rounds + 1).min(30);
+        self.bw_probe_up_cnt = (self.cwnd / growth_this_round).max(1);
+    }
+
+    fn probe_inflight_hi_upward(&mut self, rs: &RateSample, cwnd_limited: bool) {
+        if !cwnd_limited || self.cwnd < self.inflight_hi {
+            return;
+        }
+        self.bw_probe_up_acks = self.bw_probe_up_acks.saturating_add(rs.acked_sacked.min(u32::MAX as u64) as u32);
+        if self.bw_probe_up_acks >= self.bw_probe_up_cnt {
+            let delta = self.bw_probe_up_acks / self.bw_probe_up_cnt;
+            self.bw_probe_up_acks -= delta * self.bw_probe_up_cnt;
+            self.inflight_hi = self.inflight_hi.saturating_add(delta);
+            self.try_fast_path = false;
+        }
+        if self.round_start {
+            self.raise_inflight_hi_slope();
+        }
+    }
+
+    /// `bbr_is_inflight_too_high` on the sample's tx_in_flight, lost,
+    /// delivered and delivered_ce.
+    fn is_inflight_too_high(&self, tx_in_flight: u64, lost: u64, delivered: i64, delivered_ce: u64) -> bool {
+        if lost > 0 && tx_in_flight > 0 {
+            let loss_thresh = (tx_in_flight * self.loss_thresh as u64) >> BBR_SCALE;
+            if lost > loss_thresh {
+                return true;
+            }
+        }
+        if delivered_ce > 0 && delivered > 0 && self.ecn_eligible && self.ecn_thresh > 0 {
+            let ecn_thresh = (delivered as u64 * self.ecn_thresh as u64) >> BBR_SCALE;
+            if delivered_ce > ecn_thresh {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn inflight_hi_from_lost_skb(&self, tx_in_flight: u64, lost: u64) -> u32 {
+        let pcount = 1u64;
+        if tx_in_flight < pcount || lost < pcount {
+            return NONE;
+        }
+        let inflight_prev = tx_in_flight - pcount;
+        let lost_prev = lost - pcount;
+        let loss_budget = (inflight_prev * self.loss_thresh as u64 + BBR_UNIT as u64 - 1) >> BBR_SCALE;
+        let lost_prefix = if lost_prev >= loss_budget {
+            0
+        } else {
+            ((loss_budget - lost_prev) << BBR_SCALE) / (BBR_UNIT - self.loss_thresh) as u64
+        };
+        (inflight_prev + lost_prefix).min(NONE as u64) as u32
+    }
+
+    fn inflight_with_headroom(&self) -> u32 {
+        if self.inflight_hi == NONE {
+            return NONE;
+        }
+        let headroom = (((self.inflight_hi as u64 * self.inflight_headroom as u64) >> BBR_SCALE) as u32).max(1);
+        (self.inflight_hi as i64 - headroom as i64).max(CWND_MIN_TARGET as i64) as u32
+    }
+
+    fn bound_cwnd_for_inflight_model(&mut self) {
+        if !self.initialized {
+            return;
+        }
+        let mut cap = NONE;
+        if self.mode == Mode::ProbeBw && self.cycle_idx != Phase::Cruise {
+            cap = self.inflight_hi;
+        } else if self.mode == Mode::ProbeRtt || (self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Cruise) {
+            cap = self.inflight_with_headroom();
+        }
+        cap = cap.min(self.inflight_lo).max(CWND_MIN_TARGET);
+        self.cwnd = self.cwnd.min(cap);
+    }
+
+    fn ecn_cut(&self) -> u32 {
+        BBR_UNIT - ((self.ecn_alpha * ECN_FACTOR) >> BBR_SCALE)
+    }
+
+    fn init_lower_bounds(&mut self, init_bw: bool) {
+        if init_bw && self.bw_lo == NONE {
+            self.bw_lo = self.max_bw();
+        }
+        if self.inflight_lo == NONE {
+            self.inflight_lo = self.cwnd;
+        }
+    }
+
+    fn adapt_lower_bounds(&mut self) {
+        if self.is_probing_bandwidth() {
+            return;
+        }
+        let mut ecn_inflight_lo = NONE;
+        if self.ecn_in_round {
+            self.init_lower_bounds(false);
+            ecn_inflight_lo = ((self.inflight_lo as u64 * self.ecn_cut() as u64) >> BBR_SCALE) as u32;
+        }
+        if self.loss_in_round {
+            self.init_lower_bounds(true);
+            let loss_cut = (BBR_UNIT - self.beta) as u64;
+            self.bw_lo = self.bw_latest.max(((self.bw_lo as u64 * loss_cut) >> BBR_SCALE) as u32);
+            self.inflight_lo = self.inflight_latest.max(((self.inflight_lo as u64 * loss_cut) >> BBR_SCALE) as u32);
+        }
+        self.inflight_lo = self.inflight_lo.min(ecn_inflight_lo);
+        self.bw_lo = self.bw_lo.max(1);
+    }
+
+    fn reset_lower_bounds(&mut self) {
+        self.bw_lo = NONE;
+        self.inflight_lo = NONE;
+    }
+
+    fn reset_congestion_signals(&mut self) {
+        self.loss_in_round = false;
+        self.ecn_in_round = false;
+        self.loss_in_cycle = false;
+        self.ecn_in_cycle = false;
+        self.bw_latest = 0;
+        self.inflight_latest = 0;
+    }
+
+    fn update_latest_delivery_signals(&mut self, rs: &RateSample, interval_us: i64, sample_bw: u32) {
+        self.loss_round_start = false;
+        if interval_us <= 0 || rs.acked_sacked == 0 {
+            return;
+        }
+        self.bw_latest = self.bw_latest.max(sample_bw);
+        self.inflight_latest = self.inflight_latest.max(rs.delivered.clamp(0, u32::MAX as i64) as u32);
+        if rs.prior_delivered >= self.loss_round_delivered {
+            self.loss_round_delivered = self.delivered;
+            self.loss_round_start = true;
+        }
+    }
+
+    fn advance_latest_delivery_signals(&mut self, rs: &RateSample, sample_bw: u32) {
+        if self.loss_round_start {
+            self.bw_latest = sample_bw;
+            self.inflight_latest = rs.delivered.clamp(0, u32::MAX as i64) as u32;
+        }
+    }
+
+    fn update_congestion_signals(&mut self, rs: &RateSample, interval_us: i64, sample_bw: u32) {
+        if interval_us <= 0 || rs.acked_sacked == 0 {
+            return;
+        }
+        if !rs.is_app_limited || sample_bw >= self.max_bw() {
+            self.take_max_bw_sample(sample_bw);
+        }
+        self.loss_in_round |= rs.losses > 0;
+        if !self.loss_round_start {
+            return;
+        }
+        self.adapt_lower_bounds();
+        self.loss_in_round = false;
+        self.ecn_in_round = false;
+    }
+
+    fn is_reno_coexistence_probe_time(&self) -> bool {
+        let rounds = BW_PROBE_MAX_ROUNDS.min(self.target_inflight());
+        self.rounds_since_probe >= rounds
+    }
+
+    fn pick_probe_wait(&mut self) {
+        self.rounds_since_probe = self.random_below(BW_PROBE_RAND_ROUNDS as u64) as u32;
+        self.probe_wait_us = self.bw_probe_base_us + self.random_below(self.bw_probe_rand_us);
+    }
+
+    fn set_cycle_idx(&mut self, idx: Phase) {
+        self.cycle_idx = idx;
+        self.try_fast_path = false;
+    }
+
+    fn start_bw_probe_refill(&mut self, bw_probe_up_rounds: u32) {
+        self.reset_lower_bounds();
+        self.bw_probe_up_rounds = bw_probe_up_rounds.min(31);
+        self.bw_probe_up_acks = 0;
+        self.stopped_risky_probe = false;
+        self.ack_phase = AckPhase::Refilling;
+        self.next_rtt_delivered = self.delivered;
+        self.set_cycle_idx(Phase::Refill);
+    }
+
+    fn start_bw_probe_up(&mut self, sample_bw: u32) {
+        self.ack_phase = AckPhase::ProbeStarting;
+        self.next_rtt_delivered = self.delivered;
+        self.cycle_mstamp = self.now_us;
+        self.reset_full_bw();
+        self.full_bw = sample_bw;
+        self.set_cycle_idx(Phase::Up);
+        self.raise_inflight_hi_slope();
+    }
+
+    fn start_bw_probe_down(&mut self) {
+        self.reset_congestion_signals();
+        self.bw_probe_up_cnt = NONE;
+        self.pick_probe_wait();
+        self.cycle_mstamp = self.now_us;
+        self.ack_phase = AckPhase::ProbeStopping;
+        self.next_rtt_delivered = self.delivered;
+        self.set_cycle_idx(Phase::Down);
+    }
+
+    fn start_bw_probe_cruise(&mut self) {
+        if self.inflight_lo != NONE {
+            self.inflight_lo = self.inflight_lo.min(self.inflight_hi);
+        }
+        self.set_cycle_idx(Phase::Cruise);
+    }
+
+    fn handle_inflight_too_high(&mut self, is_app_limited: bool, tx_in_flight: u64) {
+        self.prev_probe_too_high = true;
+        self.bw_probe_samples = false;
+        if !is_app_limited {
+            let cut = ((self.target_inflight() as u64 * (BBR_UNIT - self.beta) as u64) >> BBR_SCALE) as u32;
+            self.inflight_hi = (tx_in_flight.min(NONE as u64) as u32).max(cut);
+        }
+        if self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Up {
+            self.start_bw_probe_down();
+        }
+    }
+
+    fn adapt_upper_bounds(&mut self, rs: &RateSample, cwnd_limited: bool) -> bool {
+        if self.ack_phase == AckPhase::ProbeStarting && self.round_start {
+            self.ack_phase = AckPhase::ProbeFeedback;
+        }
+        if self.ack_phase == AckPhase::ProbeStopping && self.round_start {
+            self.bw_probe_samples = false;
+            self.ack_phase = AckPhase::Init;
+            if self.mode == Mode::ProbeBw && !rs.is_app_limited {
+                self.advance_max_bw_filter();
+            }
+            if self.mode == Mode::ProbeBw && self.stopped_risky_probe && !self.prev_probe_too_high {
+                self.start_bw_probe_refill(0);
+                return true;
+            }
+        }
+        if self.is_inflight_too_high(rs.tx_in_flight, rs.lost, rs.delivered, rs.delivered_ce) {
+            if self.bw_probe_samples {
+                self.handle_inflight_too_high(rs.is_app_limited, rs.tx_in_flight);
+            }
+        } else {
+            if self.inflight_hi == NONE {
+                return false;
+            }
+            if rs.tx_in_flight > self.inflight_hi as u64 {
+                self.inflight_hi = rs.tx_in_flight.min(NONE as u64 - 1) as u32;
+            }
+            if self.mode == Mode::ProbeBw && self.cycle_idx == Phase::Up {
+                self.probe_inflight_hi_upward(rs, cwnd_limited);
+            }
+        }
+        false
+    }
+
+    fn check_time_to_probe_bw(&mut self, state: CaState) -> bool {
+        if self.ecn_eligible && self.ecn_in_cycle && !self.loss_in_cycle && state == CaState::Open {
+            let x = (self.inflight_hi as u64 * ECN_REPROBE_GAIN as u64) >> BBR_SCALE;
+            let n = if x == 0 { 0 } else { 63 - x.leading_zeros() };
+            self.start_bw_probe_refill(n);
+            return true;
+        }
+        if self.has_elapsed_in_phase(self.probe_wait_us) || self.is_reno_coexistence_probe_time() {
+            self.start_bw_probe_refill(0);
+            return true;
+        }
+        false
+    }
+
+    fn check_time_to_cruise(&self, inflight: u32, bw: u32) -> bool {
+        if inflight > self.inflight_with_headroom() {
+            return false;
+        }
+        inflight <= self.inflight(bw, BBR_UNIT)
+    }
+
+    fn update_cycle_phase(&mut self, rs: &RateSample, c: &Conn, sample_bw: u32) {
+        if !self.full_bw_reached {
+            return;
+        }
+        if self.adapt_upper_bounds(rs, c.cwnd_limited) {
+            return;
+        }
+        if self.mode != Mode::ProbeBw {
+            return;
+        }
+        let inflight = self.packets_in_net_at_edt(rs.prior_in_flight.min(u32::MAX as u64) as u32);
+        let bw = self.max_bw();
+        match self.cycle_idx {
+            Phase::Cruise => {
+                self.check_time_to_probe_bw(c.state);
+            }
+            Phase::Refill => {
+                if self.round_start {
+                    self.bw_probe_samples = true;
+                    self.start_bw_probe_up(sample_bw);
+                }
+            }
+            Phase::Up => {
+                let mut done = false;
+                if self.prev_probe_too_high && inflight >= self.inflight_hi {
+                    self.stopped_risky_probe = true;
+                    done = true;
+                } else if c.cwnd_limited && self.cwnd >= self.inflight_hi {
+                    self.reset_full_bw();
+                    self.full_bw = sample_bw;
+                } else if self.full_bw_now {
+                    done = true;
+                }
+                if done {
+                    self.prev_probe_too_high = false;
+                    self.start_bw_probe_down();
+                }
+            }
+            Phase::Down => {
+                if self.check_time_to_probe_bw(c.state) {
+                    return;
+                }
+                if self.check_time_to_cruise(inflight, bw) {
+                    self.start_bw_probe_cruise();
+                }
+            }
+        }
+    }
+
+    fn exit_probe_rtt(&mut self) {
+        self.reset_lower_bounds();
+        if self.full_bw_reached {
+            self.mode = Mode::ProbeBw;
+            self.start_bw_probe_down();
+            self.start_bw_probe_cruise();
+        } else {
+            self.mode = Mode::Startup;
+        }
+    }
+
+    fn check_loss_too_high_in_startup(&mut self, rs: &RateSample, state: CaState) {
+        if self.full_bw_reached {
+            return;
+        }
+        if rs.losses > 0 && self.loss_events_in_round < 0xf {
+            self.loss_events_in_round += 1;
+        }
+        if self.loss_round_start
+            && state == CaState::Recovery
+            && self.loss_events_in_round >= FULL_LOSS_CNT
+            && self.is_inflight_too_high(rs.tx_in_flight, rs.lost, rs.delivered, rs.delivered_ce)
+        {
+            self.handle_queue_too_high_in_startup();
+            return;
+        }
+        if self.loss_round_start {
+            self.loss_events_in_round = 0;
+        }
+    }
+
+    fn check_full_bw_reached(&mut self, rs: &RateSample, sample_bw: u32) {
+        if self.full_bw_now || rs.is_app_limited {
+            return;
+        }
+        let bw_thresh = ((self.full_bw as u64 * FULL_BW_THRESH as u64) >> BBR_SCALE) as u32;
+        if sample_bw >= bw_thresh {
+            self.reset_full_bw();
+            self.full_bw = sample_bw;
+            return;
+        }
+        if !self.round_start {
+            return;
+        }
+        self.full_bw_cnt += 1;
+        self.full_bw_now = self.full_bw_cnt >= FULL_BW_CNT;
+        self.full_bw_reached |= self.full_bw_now;
+    }
+
+    fn check_drain(&mut self, w: &mut Window, c: &Conn) {
+        if self.mode == Mode::Startup && self.full_bw_reached {
+            self.mode = Mode::Drain;
+            w.ssthresh = self.inflight(self.max_bw(), BBR_UNIT) as f64;
+            self.reset_congestion_signals();
+        }
+        if self.mode == Mode::Drain
+            && self.packets_in_net_at_edt(c.in_flight.min(u32::MAX as u64) as u32) <= self.inflight(self.max_bw(), BBR_UNIT)
+        {
+            self.mode = Mode::ProbeBw;
+            self.start_bw_probe_down();
+        }
+    }
+
+    fn run_fast_path(&mut self, w: &mut Window, rs: &RateSample, c: &mut Conn, sample_bw: u32) -> (bool, bool) {
+        if self.try_fast_path && rs.is_app_limited && sample_bw < self.max_bw() && !self.loss_in_round && !self.ecn_in_round {
+            let prev_mode = self.mode;
+            let prev_min_rtt = self.min_rtt_us;
+            self.check_drain(w, c);
+            self.update_cycle_phase(rs, c, sample_bw);
+            self.update_min_rtt(rs, c);
+            if self.mode == prev_mode && self.min_rtt_us == prev_min_rtt && self.try_fast_path {
+                return (true, false);
+            }
+            return (false, false);
+        }
+        (false, true)
+    }
+
+    fn sync(&mut self, w: &Window, c: &Conn) {
+        self.cwnd = if w.cwnd.is_finite() { w.cwnd.max(0.0).round().min(u32::MAX as f64) as u32 } else { u32::MAX };
+        self.mss = c.mss.max(1);
+        self.now_us = (c.now * 1e6).round().max(0.0) as u64;
+        self.delivered = c.delivered;
+        self.srtt = c.srtt;
+    }
+
+    /// The ProbeBW phase; None outside ProbeBW.
+    pub fn phase(&self) -> Option<Phase> {
+        (self.mode == Mode::ProbeBw).then_some(self.cycle_idx)
+    }
+}
+
+impl CongestionControl for Bbr3 {
+    fn name(&self) -> &'static str {
+        "bbr3"
+    }
+
+    fn controls_window(&self) -> bool {
+        true
+    }
+
+    fn on_ack(&mut self, _w: &mut Window, _s: &super::AckSample) {}
+
+    fn init(&mut self, w: &mut Window, c: &Conn) {
+        self.sync(w, c);
+        self.initialized = true;
+        self.init_cwnd = self.cwnd.min(0x7F);
+        self.prior_cwnd = 0;
+        w.ssthresh = INFINITE_SSTHRESH;
+        self.next_rtt_delivered = c.delivered;
+        self.prev_ca_state = CaState::Open;
+        self.probe_rtt_done_stamp = 0;
+        self.probe_rtt_round_done = false;
+        let min_rtt_us = if c.min_rtt.is_finite() { (c.min_rtt * 1e6).round().min((u32::MAX - 1) as f64) as u32 } else { NONE };
+        self.probe_rtt_min_us = min_rtt_us;
+        self.probe_rtt_min_stamp = self.jiffies();
+        self.min_rtt_us = min_rtt_us;
+        self.min_rtt_stamp = self.jiffies();
+        self.has_seen_rtt = false;
+        self.init_pacing_rate_from_rtt();
+        self.round_start = false;
+        self.idle_restart = false;
+        self.full_bw_reached = false;
+        self.full_bw = 0;
+        self.full_bw_cnt = 0;
+        self.cycle_mstamp = 0;
+        self.cycle_idx = Phase::Up;
+        self.mode = Mode::Startup;
+        self.ack_epoch_mstamp = self.now_us;
+        self.ack_epoch_acked = 0;
+        self.extra_acked_win_rtts = 0;
+        self.extra_acked_win_idx = 0;
+        self.extra_acked = [0; 2];
+        self.try_fast_path = false;
+        self.loss_round_delivered = c.delivered + 1;
+        self.loss_round_start = false;
+        self.undo_bw_lo = 0;
+        self.undo_inflight_lo = 0;
+        self.undo_inflight_hi = 0;
+        self.loss_events_in_round = 0;
+        self.startup_ecn_rounds = 0;
+        self.reset_congestion_signals();
+        self.bw_lo = NONE;
+        self.bw_hi = [0; 2];
+        self.inflight_lo = NONE;
+        self.inflight_hi = NONE;
+        self.reset_full_bw();
+        self.bw_probe_up_cnt = NONE;
+        self.bw_probe_up_acks = 0;
+        self.bw_probe_up_rounds = 0;
+        self.probe_wait_us = 0;
+        self.stopped_risky_probe = false;
+        self.ack_phase = AckPhase::Init;
+        self.rounds_since_probe = 0;
+        self.bw_probe_samples = false;
+        self.prev_probe_too_high = false;
+        self.ecn_eligible = false;
+        self.ecn_alpha = ECN_ALPHA_INIT;
+        self.alpha_last_delivered = 0;
+        self.alpha_last_delivered_ce = 0;
+        self.edt = 0.0;
+        self.round_count = 0;
+        // Linux leaves the gains 0 until the first ACK; the trace shows Startup's.
+        self.update_gains();
+    }
+
+    fn cong_control(&mut self, w: &mut Window, rs: &RateSample, c: &mut Conn) {
+        self.sync(w, c);
+        let interval_us = if rs.interval > 0.0 { (rs.interval * 1e6).round() as i64 } else { -1 };
+        let delivered_mstamp = (c.delivered_time * 1e6).round().max(0.0) as u64;
+
+        self.update_round_start(rs, interval_us);
+        if self.round_start {
+            self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xFF);
+            self.update_ecn_alpha();
+        }
+        self.ecn_in_round |= self.ecn_eligible && self.is_ece;
+        let sample_bw = Self::calculate_bw_sample(rs, interval_us);
+        self.update_latest_delivery_signals(rs, interval_us, sample_bw);
+
+        let (fast, update_model) = self.run_fast_path(w, rs, c, sample_bw);
+        if !fast {
+            if update_model {
+                self.update_congestion_signals(rs, interval_us, sample_bw);
+                self.update_ack_aggregation(rs, interval_us, delivered_mstamp);
+                self.check_loss_too_high_in_startup(rs, c.state);
+                self.check_full_bw_reached(rs, sample_bw);
+                self.check_drain(w, c);
+                self.update_cycle_phase(rs, c, sample_bw);
+                self.update_min_rtt(rs, c);
+            }
+            self.update_gains();
+            let bw = self.bw();
+            self.set_pacing_rate(bw, self.pacing_gain);
+            self.set_cwnd(rs.acked_sacked, bw, self.cwnd_gain);
+            self.bound_cwnd_for_inflight_model();
+        }
+        self.advance_latest_delivery_signals(rs, sample_bw);
+        self.prev_ca_state = c.state;
+        self.loss_in_cycle |= rs.lost > 0;
+        self.ecn_in_cycle |= rs.delivered_ce > 0;
+        self.is_ece = false;
+        w.cwnd = self.cwnd as f64;
+    }
+
+    fn on_packet_lost(&mut self, w: &Window, tx_in_flight: u64, lost_since_send: u64, tx_app_limited: bool, c: &Conn) {
+        self.sync(w, c);
+        // bbr_note_loss
+        if !self.loss_in_round {
+            self.loss_round_delivered = c.delivered;
+        }
+        self.loss_in_round = true;
+        self.loss_in_cycle = true;
+        if !self.bw_probe_samples {
+            return;
+        }
+        if self.is_inflight_too_high(tx_in_flight, lost_since_send, 0, 0) {
+            let hi = self.inflight_hi_from_lost_skb(tx_in_flight, lost_since_send);
+            self.handle_inflight_too_high(tx_app_limited, hi as u64);
+        }
+    }
+
+    fn on_ecn(&mut self, delivered_ce: u64, ece: bool) {
+        self.delivered_ce = delivered_ce;
+        self.is_ece = ece;
+    }
+
+    fn on_state(&mut self, w: &mut Window, new: CaState, c: &Conn) {
+        self.sync(w, c);
+        if new == CaState::Loss {
+            self.prev_ca_state = CaState::Loss;
+            self.reset_full_bw();
+            if !self.is_probing_bandwidth() && self.inflight_lo == NONE {
+                self.inflight_lo = self.cwnd.max(self.prior_cwnd);
+            }
+        } else if self.prev_ca_state == CaState::Loss {
+            self.cwnd = self.cwnd.max(self.prior_cwnd);
+            self.try_fast_path = false;
+            w.cwnd = self.cwnd as f64;
+        }
+    }
+
+    fn on_tx_start(&mut self, w: &mut Window, c: &Conn) {
+        if c.app_limited == 0 {
+            return;
+        }
+        self.now_us = (c.now * 1e6).round().max(0.0) as u64;
+        self.delivered = c.delivered;
+        self.idle_restart = true;
+        self.ack_epoch_mstamp = self.now_us;
+        self.ack_epoch_acked = 0;
+        if self.mode == Mode::ProbeBw {
+            self.set_pacing_rate(self.bw(), BBR_UNIT);
+        } else if self.mode == Mode::ProbeRtt && self.check_probe_rtt_done() {
+            self.cwnd = (w.cwnd.max(0.0) as u32).max(self.prior_cwnd);
+            w.cwnd = self.cwnd as f64;
+        }
+    }
+
+    fn undo_cwnd(&mut self, _w: &Window, _prior_cwnd: f64) -> f64 {
+        self.reset_full_bw();
+        self.loss_in_round = false;
+        self.bw_lo = self.bw_lo.max(self.undo_bw_lo);
+        self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);
+        self.inflight_hi = self.inflight_hi.max(self.undo_inflight_hi);
+        self.try_fast_path = false;
+        self.prior_cwnd as f64
+    }
+
+    fn ssthresh(&mut self, w: &Window, _event: LossEvent, _in_flight: u64, _now: f64) -> f64 {
+        self.cwnd = w.cwnd.max(0.0).round().min(u32::MAX as f64) as u32;
+        self.save_cwnd();
+        self.undo_bw_lo = self.bw_lo;
+        self.undo_inflight_lo = self.inflight_lo;
+        self.undo_inflight_hi = self.inflight_hi;
+        w.ssthresh
+    }
+
+    fn on_send(&mut self, now: f64, bytes: u32, _in_flight: u64) {
+        if self.pacing_rate > 0 {
+            let payload = bytes.min(self.mss) as f64;
+            self.edt = self.edt.max(now) + payload / self.pacing_rate as f64;
+        }
+    }
+
+    fn pacing_rate_bps(&self) -> Option<f64> {
+        // None before `init` set a rate: unpaced rather than stalled.
+        (self.pacing_rate > 0).then(|| self.pacing_rate as f64 * 8.0)
+    }
+
+    fn trace_vars(&self, out: &mut Vec<(&'static str, f64)>) {
+        let bps = |bw: u32| self.rate_bytes_per_sec(bw as u64, BBR_UNIT, 0) as f64 * 8.0;
+        let opt = |v: u32| if v == NONE { -1.0 } else { v as f64 };
+        out.push(("mode", self.mode as u8 as f64));
+        out.push(("phase", self.phase().map_or(-1.0, Phase::trace)));
+        out.push(("bw_bps", if self.bw() == 0 { 0.0 } else { bps(self.bw()) }));
+        out.push(("min_rtt", if self.min_rtt_us == NONE { -1.0 } else { self.min_rtt_us as f64 / 1e6 }));
+        out.push(("pacing_gain", self.pacing_gain as f64 / BBR_UNIT as f64));
+        out.push(("cwnd_gain", self.cwnd_gain as f64 / BBR_UNIT as f64));
+        out.push(("pacing_rate_bps", self.pacing_rate as f64 * 8.0));
+        out.push(("inflight_hi", opt(self.inflight_hi)));
+        out.push(("inflight_lo", opt(self.inflight_lo)));
+        out.push(("bw_lo_bps", if self.bw_lo == NONE { -1.0 } else { bps(self.bw_lo) }));
+        out.push(("full_bw_reached", self.full_bw_reached as u8 as f64));
+        out.push(("round_count", self.round_count as f64));
+        out.push(("extra_acked", self.extra_acked_max() as f64));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Drives the algorithm with synthetic rate samples (no sender).
+    struct H {
+        b: Bbr3,
+        w: Window,
+        c: Conn,
+    }
+
+    impl H {
+        fn new(b: Bbr3) -> Self {
+            let c = Conn {
+                now: 0.0,
+                in_flight: 0,
+                delivered: 0,
+                delivered_time: 0.0,
+                lost: 0,
+                app_limited: 0,
+                state: CaState::Open,
+                srtt: 0.0,
+                min_rtt: f64::INFINITY,
+                mss: 1000,
+                cwnd_limited: true,
+            };
+            let mut w = Window { cwnd: 10.0, ssthresh: f64::INFINITY };
+            let mut b = b;
+            b.init(&mut w, &c);
+            H { b, w, c }
+        }
+
+        fn with(params: serde_json::Value) -> Self {
+            H::new(Bbr3::from_params(params.as_object().unwrap(), "cc").unwrap())
+        }
+
+        /// One ACK `dt` after the previous one: `delivered` segments newly
+        /// delivered, sample over `interval`, from a packet sent when
+        /// tp->delivered was the value before this ACK (so every such ACK
+        /// ends a round); `f` adjusts the sample.
+        fn ack(&mut self, dt: f64, delivered: u64, interval: f64, f: impl FnOnce(&mut RateSample)) {
+            let prior = self.c.delivered;
+            self.c.now += dt;
+            self.c.delivered += delivered;
+            self.c.delivered_time = self.c.now;
+            self.c.srtt = interval;
+            let mut rs = RateSample {
+                delivered: delivered as i64,
+                interval,
+                prior_delivered: prior,
+                acked_sacked: delivered,
+                rtt: Some(interval),
+                prior_in_flight: self.c.in_flight,
+                ..Default::default()
+            };
+            f(&mut rs);
+            self.b.cong_control(&mut self.w, &rs, &mut self.c);
+        }
+
+        /// One round of `rtt` delivering `delivered` segments.
+        fn round(&mut self, rtt: f64, delivered: u64) {
+            self.ack(rtt, delivered, rtt, |_| {});
+        }
+
+        fn var(&self, name: &str) -> f64 {
+            let mut v = Vec::new();
+            self.b.trace_vars(&mut v);
+            v.iter().find(|(n, _)| *n == name).unwrap().1
+        }
+
+        /// Startup with doubling delivery, then a plateau at `per_round`
+        /// until Startup ends; nothing in flight, so Drain ends at once.
+        fn to_probe_bw(&mut self, rtt: f64, per_round: u64) {
+            let mut d = per_round / 8;
+            while d < per_round {
+                self.round(rtt, d);
+                d *= 2;
+            }
+            for _ in 0..10 {
+                // A large prior_in_flight keeps DOWN from turning into CRUISE
+                // on the ACK that ends Drain.
+                self.ack(rtt, per_round, rtt, |rs| rs.prior_in_flight = 1000);
+                if self.b.mode != Mode::Startup {
+                    break;
+                }
+            }
+            assert_eq!(self.b.mode, Mode::ProbeBw);
+            assert_eq!(self.b.cycle_idx, Phase::Down);
+        }
+
+        /// Rounds until the ProbeBW phase is `p` (at most `max` rounds).
+        fn until_phase(&mut self, rtt: f64, per_round: u64, p: Phase, max: usize) -> usize {
+            for i in 1..=max {
+                self.round(rtt, per_round);
+                if self.b.phase() == Some(p) {
+                    return i;
+                }
+            }
+            panic!("phase {p:?} not reached in {max} rounds (at {:?} {:?})", self.b.mode, self.b.phase());
+        }
+    }
+
+    fn no_probe_rtt() -> serde_json::Value {
+        serde_json::json!({"probe_rtt_ms": 0})
+    }
+
+    #[test]
+    fn startup_gain_and_plateau_exit_after_three_rounds() {
+        let mut h = H::new(Bbr3::new());
+        assert_eq!(h.b.pacing_gain, 710, "256 * 277 / 100 + 1");
+        assert!((h.var("pacing_gain") - 2.7734).abs() < 1e-3);
+        assert_eq!(h.var("cwnd_gain"), 2.0);
+        for d in [10, 20, 40, 80] {
+            h.round(0.1, d);
+            assert_eq!(h.b.mode, Mode::Startup);
+        }
+        // Pacing at 2.77 x 800 seg/s x 1000 B, less the 1 % margin.
+        let want = 800.0 * 1000.0 * 710.0 / 256.0 * 0.99 * 8.0;
+        assert!((h.var("pacing_rate_bps") - want).abs() / want < 1e-3, "{} vs {want}", h.var("pacing_rate_bps"));
+        h.c.in_flight = 200; // keeps Drain from ending at once
+        h.round(0.1, 80);
+        h.round(0.1, 80);
+        assert_eq!(h.b.mode, Mode::Startup, "two flat rounds are not a plateau");
+        assert_eq!(h.var("full_bw_reached"), 0.0);
+        h.round(0.1, 80);
+        assert_eq!(h.b.mode, Mode::Drain, "third round under 1.25x ends Startup");
+        assert_eq!(h.var("full_bw_reached"), 1.0);
+        assert_eq!(h.b.pacing_gain, 88, "256 * 1000 / 2885");
+        assert_eq!(h.w.ssthresh, h.b.inflight(h.b.max_bw(), BBR_UNIT) as f64);
+        // Growth of 25 % resets the count: a 1.25x round is not flat.
+        let mut g = H::new(Bbr3::new());
+        for d in [10, 20, 40, 80, 80, 80, 100, 100, 100] {
+            g.round(0.1, d);
+        }
+        assert_eq!(g.b.mode, Mode::Startup);
+    }
+
+    /// Startup, then `n` ACKs with a loss each inside one loss round, then the
+    /// ACK that ends the round with `lost` of `tx_in_flight`.
+    fn startup_losses(n: usize, lost: u64, tx_in_flight: u64) -> H {
+        let mut h = H::new(Bbr3::new());
+        for d in [10, 20, 40, 80] {
+            h.round(0.1, d);
+        }
+        h.c.state = CaState::Recovery;
+        h.c.in_flight = 300;
+        let d0 = h.c.delivered;
+        for i in 0..n {
+            // Same 800 seg/s; one sample shows 120 segments delivered.
+            let (d, iv) = if i == 0 { (120, 0.15) } else { (8, 0.01) };
+            h.ack(0.01, 2, iv, |rs| {
+                rs.rtt = Some(0.1);
+                rs.delivered = d;
+                rs.prior_delivered = d0 - 10;
+                rs.losses = 1;
+            });
+        }
+        h.ack(0.01, 2, 0.1, |rs| {
+            rs.delivered = 80;
+            rs.prior_delivered = d0;
+            rs.lost = lost;
+            rs.tx_in_flight = tx_in_flight;
+        });
+        h
+    }
+
+    #[test]
+    fn startup_exits_on_six_loss_events_and_loss_rate_above_two_percent() {
+        let h = startup_losses(6, 3, 100);
+        assert_eq!(h.var("full_bw_reached"), 1.0);
+        assert_eq!(h.b.mode, Mode::Drain);
+        // inflight_hi = max(BDP with budget (80), inflight_latest (120)).
+        // BDP = ceil(800.0x seg/s x 0.1 s) = 81 (bw rounds up).
+        assert_eq!(h.b.inflight(h.b.max_bw(), BBR_UNIT), 81);
+        assert_eq!(h.var("inflight_hi"), 120.0);
+        // Five loss events are not enough; nor is 1 lost of 100 (<= 100 * 5/256).
+        assert_eq!(startup_losses(5, 3, 100).var("full_bw_reached"), 0.0);
+        assert_eq!(startup_losses(6, 1, 100).var("full_bw_reached"), 0.0);
+        assert_eq!(startup_losses(6, 1, 100).var("inflight_hi"), -1.0);
+    }
+
+    #[test]
+    fn drain_ends_when_inflight_is_at_most_the_bdp() {
+        let mut h = H::new(Bbr3::new());
+        for d in [10, 20, 40, 80, 80, 80] {
+            h.round(0.1, d);
+        }
+        h.c.in_flight = 200;
+        h.round(0.1, 80);
+        assert_eq!(h.b.mode, Mode::Drain);
+        assert_eq!(h.var("phase"), -1.0);
+        let bdp = h.b.inflight(h.b.max_bw(), BBR_UNIT);
+        assert_eq!(bdp, 81, "ceil(800.0x seg/s x 0.1 s)");
+        h.c.in_flight = 82;
+        h.round(0.1, 80);
+        assert_eq!(h.b.mode, Mode::Drain, "82 > BDP 81");
+        h.c.in_flight = 81;
+        h.ack(0.1, 80, 0.1, |rs| rs.prior_in_flight = 200);
+        assert_eq!(h.b.mode, Mode::ProbeBw);
+        assert_eq!(h.var("phase"), 0.0, "ProbeBW starts in DOWN");
+        assert_eq!(h.var("mode"), 2.0);
+    }
+
+    #[test]
+    fn probe_bw_cycles_down_cruise_refill_up_down_with_the_gains() {
+        let mut h = H::with(no_probe_rtt());
+        h.to_probe_bw(0.1, 80);
+        assert_eq!(h.b.pacing_gain, 232, "DOWN 256 * 91 / 100");
+        h.c.in_flight = 100;
+        h.round(0.1, 80);
+        assert_eq!(h.b.phase(), Some(Phase::Down), "inflight 100 above the BDP: keep draining");
+        h.c.in_flight = 50;
+        h.round(0.1, 80);
+        assert_eq!(h.b.phase(), Some(Phase::Cruise));
+        assert_eq!((h.b.pacing_gain, h.b.cwnd_gain), (256, 512));
+        h.until_phase(0.1, 80, Phase::Refill, 40);
+        assert_eq!((h.b.pacing_gain, h.b.cwnd_gain), (256, 512));
+        assert_eq!(h.var("phase"), 2.0);
+        h.round(0.1, 80);
+        assert_eq!(h.b.phase(), Some(Phase::Up), "one round of REFILL");
+        assert_eq!((h.b.pacing_gain, h.b.cwnd_gain), (320, 576), "UP 1.25, cwnd gain 2 + 0.25");
+        assert_eq!(h.var("phase"), 3.0);
+        // No loss, no inflight_hi: UP ends on a bw plateau (3 rounds).
+        let n = h.until_phase(0.1, 80, Phase::Down, 10);
+        assert_eq!(n, 3);
+        assert_eq!(h.b.pacing_gain, 232);
+    }
+
+    #[test]
+    fn probe_wait_is_two_to_three_seconds_or_at_most_63_rounds() {
+        let mut waits = Vec::new();
+        for seed in 1..=12u64 {
+            let mut h = H::with(serde_json::json!({"probe_rtt_ms": 0, "seed": seed}));
+            h.to_probe_bw(0.1, 80);
+            let w = h.b.probe_wait_us;
+            assert!((2_000_000..3_000_000).contains(&w), "{w}");
+            assert!(h.b.rounds_since_probe < 2);
+            let t0 = h.c.now;
+            h.until_phase(0.1, 80, Phase::Refill, 40);
+            let el = h.c.now - t0;
+            // Probing starts on the first ACK after the wait (ACKs every 100 ms).
+            assert!(el * 1e6 > w as f64 && el * 1e6 <= w as f64 + 100_001.0, "seed {seed}: {el} s for wait {w} us");
+            waits.push(w);
+            // Same seed, same wait.
+            let mut again = H::with(serde_json::json!({"probe_rtt_ms": 0, "seed": seed}));
+            again.to_probe_bw(0.1, 80);
+            assert_eq!(again.b.probe_wait_us, w);
+        }
+        waits.sort();
+        waits.dedup();
+        assert!(waits.len() > 6, "seeds give different waits: {waits:?}");
+        // Reno coexistence: with a BDP above 63 and 1 ms rounds, the round
+        // count (63 minus the random 0 or 1) fires long before the clock.
+        let mut seen = std::collections::HashSet::new();
+        for seed in 1..=8u64 {
+            let mut h = H::with(serde_json::json!({"probe_rtt_ms": 0, "seed": seed}));
+            h.to_probe_bw(0.001, 200);
+            let r0 = h.b.rounds_since_probe;
+            let n = h.until_phase(0.001, 200, Phase::Refill, 100);
+            assert_eq!(n as u32, 63 - r0);
+            assert!(h.b.target_inflight() > 63);
+            seen.insert(n);
+        }
+        assert!(seen.iter().all(|n| *n == 62 || *n == 63));
+    }
+
+    /// ProbeBW UP with `inflight_hi` optionally set before probing.
+    fn to_up(params: serde_json::Value, inflight_hi: Option<u32>) -> H {
+        let mut h = H::with(params);
+        h.to_probe_bw(0.1, 80);
+        h.c.in_flight = 50;
+        h.round(0.1, 80);
+        assert_eq!(h.b.phase(), Some(Phase::Cruise));
+        if let Some(hi) = inflight_hi {
+            h.b.inflight_hi = hi;
+        }
+        h.until_phase(0.1, 80, Phase::Refill, 40);
+        h.round(0.1, 80);
+        assert_eq!(h.b.phase(), Some(Phase::Up));
+        h
+    }
+
+    #[test]
+    fn inflight_too_high_cuts_inflight_hi_to_beta_of_target_and_goes_down() {
+        let mut h = to_up(no_probe_rtt(), None);
+        // 1 lost of 100 sent: 1 <= 100 * 5 >> 8 = 1, not too high.
+        h.ack(0.1, 80, 0.1, |rs| {
+            rs.lost = 1;
+            rs.tx_in_flight = 100;
+        });
+        assert_eq!(h.b.phase(), Some(Phase::Up));
+        assert_eq!(h.var("inflight_hi"), -1.0);
+        let target = h.b.inflight(h.b.bw(), BBR_UNIT).min(h.w.cwnd as u32);
+        assert_eq!(target, 83, "BDP 81 + 2 in UP");
+        h.ack(0.1, 80, 0.1, |rs| {
+            rs.lost = 1;
+            rs.tx_in_flight = 20;
+        });
+        assert_eq!(h.var("inflight_hi"), ((83 * 180) >> 8) as f64, "max(tx_in_flight 20, 0.7 x target 83) = 58");
+        assert_eq!(h.var("inflight_hi"), 58.0);
+        assert_eq!(h.b.phase(), Some(Phase::Down));
+        // A larger tx_in_flight wins.
+        let mut h = to_up(no_probe_rtt(), None);
+        h.ack(0.1, 80, 0.1, |rs| {
+            rs.lost = 5;
+            rs.tx_in_flight = 90;
+        });
+        assert_eq!(h.var("inflight_hi"), 90.0);
+        // The per-packet hook: inflight where the loss rate crossed 2 %.
+        let mut h = to_up(no_probe_rtt(), None);
+        let (w, c) = (h.w, h.c);
+        h.b.on_packet_lost(&w, 200, 5, false, &c);
+        // inflight_prev 199, lost_prev 4 >= budget ceil(199 * 5 / 256) = 4: prefix 0.
+        assert_eq!(h.var("inflight_hi"), 199.0);
+        assert_eq!(h.b.phase(), Some(Phase::Down));
+    }
+
+    #[test]
+    fn loss_in_a_cruise_round_cuts_bw_lo_and_inflight_lo_by_beta_and_probing_resets_them() {
+        let mut h = H::with(no_probe_rtt());
+        h.to_probe_bw(0.1, 80);
+        h.c.in_flight = 50;
+        h.round(0.1, 80);
+        assert_eq!(h.b.phase(), Some(Phase::Cruise));
+        assert_eq!((h.var("bw_lo_bps"), h.var("inflight_lo")), (-1.0, -1.0));
+        let max_bw = h.b.max_bw();
+        // Slow rounds (20 seg/s): bw_latest / inflight_latest are this round's.
+        h.round(0.1, 2);
+        let cwnd = h.w.cwnd as u32;
+        // A loss inside the next slow round, then the round's end.
+        let d0 = h.c.delivered;
+        h.ack(0.05, 1, 0.1, |rs| {
+            rs.delivered = 2;
+            rs.prior_delivered = d0 - 5;
+            rs.losses = 1;
+        });
+        h.ack(0.05, 1, 0.1, |rs| {
+            rs.delivered = 2;
+            rs.prior_delivered = d0;
+        });
+        let bw_lo = (max_bw as u64 * 180 >> 8) as u32;
+        assert_eq!(h.b.bw_lo, bw_lo);
+        assert_eq!(h.b.bw(), bw_lo);
+        let want_bps = 800.0 * 1000.0 * 8.0 * 180.0 / 256.0;
+        assert!((h.var("bw_lo_bps") - want_bps).abs() / want_bps < 0.01, "{}", h.var("bw_lo_bps"));
+        assert_eq!(h.var("inflight_lo"), (cwnd * 180 >> 8) as f64);
+        assert!(h.w.cwnd <= (cwnd * 180 >> 8) as f64);
+        // No loss in the next round: no further cut.
+        h.round(0.1, 2);
+        assert_eq!(h.b.bw_lo, bw_lo);
+        // Probing (REFILL) resets the lower bounds.
+        h.until_phase(0.1, 80, Phase::Refill, 40);
+        assert_eq!((h.var("bw_lo_bps"), h.var("inflight_lo")), (-1.0, -1.0));
+    }
+
+    #[test]
+    fn inflight_hi_grows_in_up_with_doubling_steps_per_round() {
+        let mut h = to_up(no_probe_rtt(), Some(100));
+        assert_eq!(h.w.cwnd, 100.0, "capped at inflight_hi outside CRUISE");
+        assert_eq!(h.b.bw_probe_up_cnt, 100, "first round: 1 per cwnd ACKed");
+        let mut incs = Vec::new();
+        for k in 1..=5u32 {
+            let (hi0, cnt0, acks0) = (h.b.inflight_hi, h.b.bw_probe_up_cnt, h.b.bw_probe_up_acks);
+            // One ACK per segment; the last ends the round. (cwnd follows
+            // inflight_hi one ACK late, so UP sees cwnd >= inflight_hi, and
+            // keeps probing, only on the ACKs that do not raise it.)
+            let d_start = h.c.delivered;
+            let mut cwnd0 = 0;
+            for i in 0..100 {
+                cwnd0 = h.w.cwnd as u32;
+                h.ack(0.001, 1, 0.1, |rs| {
+                    rs.delivered = 100;
+                    rs.prior_delivered = if i == 99 { d_start } else { d_start - 1 };
+                });
+            }
+            assert_eq!(h.b.phase(), Some(Phase::Up));
+            assert_eq!(h.b.inflight_hi - hi0, (acks0 + 100) / cnt0, "round {k}: one per cnt ACKed");
+            assert_eq!(h.b.bw_probe_up_cnt, (cwnd0 >> k).max(1), "round {k}: cnt = cwnd / 2^{k}");
+            incs.push(h.b.inflight_hi - hi0);
+            assert_eq!(h.w.cwnd as u32, h.b.inflight_hi.min(h.b.inflight(h.b.bw(), h.b.cwnd_gain) + h.b.ack_aggregation_cwnd()));
+        }
+        // 1, 2 ... per round: each round at least double the one before less rounding.
+        assert_eq!(incs[0], 1);
+        for i in 1..incs.len() {
+            assert!(incs[i] >= 2 * incs[i - 1] - 1 && incs[i] <= 2 * incs[i - 1] + 2, "{incs:?}");
+        }
+        // Not cwnd-limited: no growth.
+        let hi = h.b.inflight_hi;
+        h.c.cwnd_limited = false;
+        h.ack(0.1, 100, 0.1, |_| {});
+        assert_eq!(h.b.inflight_hi, hi);
+    }
+
+    #[test]
+    fn cruise_keeps_headroom_below_inflight_hi() {
+        let mut h = H::with(no_probe_rtt());
+        h.to_probe_bw(0.1, 80);
+        h.c.in_flight = 50;
+        h.round(0.1, 80);
+        assert_eq!(h.b.phase(), Some(Phase::Cruise));
+        assert!(h.w.cwnd > 100.0, "without inflight_hi, cwnd is 2 BDP: {}", h.w.cwnd);
+        h.b.inflight_hi = 100;
+        h.round(0.1, 80);
+        // 100 - max(100 * 38 >> 8, 1) = 86: Linux's 15 % is 38/256 = 14.8 %,
+        // truncated, so the cap is 86, not 85.
+        assert_eq!(h.w.cwnd, 86.0);
+        assert_eq!(h.w.cwnd, 100.0 - (100.0f64 * 38.0 / 256.0).floor());
+        assert!(h.w.cwnd < 100.0 * (1.0 - 0.13));
+        h.until_phase(0.1, 80, Phase::Refill, 40);
+        h.round(0.1, 80);
+        assert_eq!(h.w.cwnd, 100.0, "REFILL/UP cap at inflight_hi itself");
+    }
+
+    #[test]
+    fn probe_rtt_every_five_seconds_at_half_bdp_for_200_ms() {
+        let mut h = H::new(Bbr3::new());
+        h.to_probe_bw(0.1, 80);
+        h.c.in_flight = 50;
+        let mut t_enter = None;
+        for _ in 0..100 {
+            h.round(0.1, 80);
+            if h.b.mode == Mode::ProbeRtt {
+                t_enter = Some(h.c.now);
+                break;
+            }
+        }
+        // min RTT stamp at the first sample (t = 0.1 s): expires after 5 s.
+        let t = t_enter.expect("ProbeRTT");
+        assert!(t > 5.1 && t <= 5.2 + 1e-9, "{t}");
+        assert_eq!(h.var("mode"), 3.0);
+        let half = h.b.bdp(h.b.bw(), 128);
+        assert_eq!(half, 41, "ceil(80.0x / 2)");
+        assert_eq!(h.w.cwnd, 41.0, "cwnd = BDP / 2");
+        assert!(h.c.app_limited > 0, "ProbeRTT marks samples app-limited");
+        // Inflight reaches the target: 200 ms and a round at it.
+        h.c.in_flight = 40;
+        h.ack(0.01, 10, 0.1, |_| {});
+        let t_low = h.c.now;
+        while h.c.now < t_low + 0.2 - 1e-9 {
+            h.ack(0.02, 4, 0.1, |_| {});
+            assert_eq!(h.b.mode, Mode::ProbeRtt, "at {}", h.c.now - t_low);
+            assert!(h.w.cwnd <= 41.0);
+        }
+        let mut t_exit = None;
+        for _ in 0..10 {
+            h.ack(0.02, 4, 0.1, |_| {});
+            if h.b.mode != Mode::ProbeRtt {
+                t_exit = Some(h.c.now);
+                break;
+            }
+        }
+        let t_exit = t_exit.expect("ProbeRTT ends");
+        assert!(t_exit - t_low > 0.2 && t_exit - t_low < 0.25, "{}", t_exit - t_low);
+        assert_eq!(h.b.phase(), Some(Phase::Cruise));
+        assert!(h.w.cwnd > 41.0, "cwnd restored");
+        // And again 5 s later.
+        for _ in 0..100 {
+            h.round(0.1, 80);
+            if h.b.mode == Mode::ProbeRtt {
+                let gap = h.c.now - t_exit;
+                assert!(gap > 5.0 && gap <= 5.1 + 1e-9, "{gap}");
+                return;
+            }
+        }
+        panic!("no second ProbeRTT");
+    }
+
+    #[test]
+    fn ecn_alpha_ewma_and_ecn_cut_of_inflight_lo() {
+        let mut h = H::with(serde_json::json!({"ecn": true, "probe_rtt_ms": 0}));
+        assert_eq!(h.b.ecn_alpha, 256);
+        // First round: no min_rtt yet, so not ECN-eligible and alpha unchanged.
+        h.b.on_ecn(0, false);
+        h.round(0.001, 10);
+        assert!(!h.b.ecn_eligible);
+        assert_eq!(h.b.ecn_alpha, 256);
+        // No CE -> alpha = 256 * 15/16 = 240.
+        h.round(0.001, 20);
+        assert!(h.b.ecn_eligible, "min_rtt 1 ms <= 5 ms");
+        assert_eq!(h.b.ecn_alpha, 240);
+        // Half the round CE-marked: ce_ratio 128 -> 240*240/256 + 16*128/256 = 225 + 8.
+        h.b.on_ecn(20, true);
+        h.round(0.001, 40);
+        assert_eq!(h.b.ecn_alpha, 233);
+        // Another such round: the second ECN round at >= 50 % ends Startup
+        // (delivery still doubling: no plateau).
+        assert_eq!(h.var("full_bw_reached"), 0.0);
+        h.b.on_ecn(60, true);
+        h.round(0.001, 80);
+        assert_eq!(h.b.ecn_alpha, (233 * 240 >> 8) + 8);
+        assert_eq!(h.var("full_bw_reached"), 1.0, "bbr_full_ecn_cnt = 2 rounds");
+        assert!(h.var("inflight_hi") > 0.0);
+
+        // In CRUISE an ECE round cuts inflight_lo by (1 - alpha / 3).
+        let mut h = H::with(serde_json::json!({"ecn": true, "probe_rtt_ms": 0}));
+        h.to_probe_bw(0.001, 200);
+        h.c.in_flight = 50;
+        h.round(0.001, 200);
+        assert_eq!(h.b.phase(), Some(Phase::Cruise));
+        let d0 = h.c.delivered;
+        h.b.on_ecn(0, true);
+        h.ack(0.0005, 100, 0.001, |rs| {
+            rs.delivered = 200;
+            rs.prior_delivered = d0 - 5;
+        });
+        let cwnd = h.w.cwnd as u32; // inflight_lo starts from cwnd at the cut
+        let alpha = h.b.ecn_alpha;
+        assert!(alpha > 0 && alpha < 256);
+        h.ack(0.0005, 100, 0.001, |rs| {
+            rs.delivered = 200;
+            rs.prior_delivered = d0;
+        });
+        // The round's end first updates alpha (no CE counted: decay), then cuts.
+        assert_eq!(h.b.ecn_alpha, alpha * 240 >> 8);
+        let alpha = h.b.ecn_alpha;
+        let cut = 256 - (alpha * 85 >> 8);
+        assert_eq!(h.b.inflight_lo, (cwnd as u64 * cut as u64 >> 8) as u32);
+        assert_eq!(h.b.bw_lo, NONE, "ECN alone does not set bw_lo");
+
+        // Without `ecn` the same signals do nothing.
+        let mut h = H::with(no_probe_rtt());
+        h.to_probe_bw(0.001, 200);
+        h.c.in_flight = 50;
+        h.round(0.001, 200);
+        h.b.on_ecn(0, true);
+        h.round(0.001, 200);
+        h.round(0.001, 200);
+        assert_eq!(h.var("inflight_lo"), -1.0);
+    }
+
+    #[test]
+    fn ecn_mark_rate_above_half_is_inflight_too_high_in_up() {
+        let mut h = to_up(serde_json::json!({"ecn": true, "ecn_max_rtt_ms": 0, "probe_rtt_ms": 0}), None);
+        assert!(h.b.ecn_eligible, "ecn_max_rtt_ms 0: any RTT");
+        h.ack(0.1, 80, 0.1, |rs| rs.delivered_ce = 40);
+        assert_eq!(h.b.phase(), Some(Phase::Up), "40 of 80 is not above 50 %");
+        h.ack(0.1, 80, 0.1, |rs| {
+            rs.delivered_ce = 41;
+            rs.tx_in_flight = 30;
+        });
+        assert_eq!(h.b.phase(), Some(Phase::Down));
+        assert_eq!(h.var("inflight_hi"), 58.0);
+        // The default 5 ms gate keeps ECN off at 100 ms.
+        let h = to_up(serde_json::json!({"ecn": true, "probe_rtt_ms": 0}), None);
+        assert!(!h.b.ecn_eligible);
+    }
+
+    #[test]
+    fn undo_and_ssthresh_follow_bbr_ssthresh_and_bbr_undo_cwnd() {
+        let mut h = H::with(no_probe_rtt());
+        h.to_probe_bw(0.1, 80);
+        let w = Window { cwnd: 120.0, ssthresh: 77.0 };
+        assert_eq!(h.b.ssthresh(&w, LossEvent::FastRecovery, 100, h.c.now), 77.0, "ssthresh unchanged");
+        assert_eq!(h.b.prior_cwnd, 120);
+        h.b.inflight_hi = 50;
+        assert_eq!(h.b.undo_cwnd(&h.w.clone(), 10.0), 120.0);
+        assert_eq!(h.b.inflight_hi, NONE, "restored to the value saved at ssthresh");
+    }
+
+    #[test]
+    fn random_event_sequences_keep_the_window_and_rate_sane() {
+        let mut rng = 7u64;
+        let mut r = |n: u64| splitmix64(&mut rng) % n.max(1);
+        for seed in 0..20u64 {
+            let mut h = H::with(serde_json::json!({"seed": seed, "ecn": seed % 2 == 0, "ecn_max_rtt_ms": 0}));
+            let mut ce = 0u64;
+            for _ in 0..3000 {
+                match r(20) {
+                    0 => {
+                        let (w, c) = (h.w, h.c);
+                        h.c.lost += 1;
+                        h.b.on_packet_lost(&w, 1 + r(200), 1 + r(20), r(2) == 0, &c);
+                    }
+                    1 => {
+                        let st = [CaState::Open, CaState::Recovery, CaState::Loss][r(3) as usize];
+                        if st != CaState::Open {
+                            let w = h.w;
+                            h.w.ssthresh = h.b.ssthresh(&w, LossEvent::FastRecovery, h.c.in_flight, h.c.now);
+                        }
+                        if st == CaState::Loss {
+                            h.w.cwnd = 1.0;
+                        }
+                        h.c.state = st;
+                        let c = h.c;
+                        h.b.on_state(&mut h.w, st, &c);
+                    }
+                    2 => {
+                        let w = h.w;
+                        h.w.cwnd = h.b.undo_cwnd(&w, w.cwnd).max(1.0);
+                    }
+                    3 => {
+                        h.c.now += r(3000) as f64 / 1000.0;
+                        h.c.app_limited = r(2) * (h.c.delivered + 1);
+                        h.b.on_tx_start(&mut h.w, &h.c);
+                    }
+                    4 => h.b.on_send(h.c.now, 1500, h.c.in_flight),
+                    _ => {
+                        ce += r(3);
+                        h.b.on_ecn(ce, r(4) == 0);
+                        h.c.in_flight = r(300);
+                        h.c.cwnd_limited = r(2) == 0;
+                        let (d, iv) = if r(10) == 0 { (-1i64, -1.0) } else { (r(60) as i64, (1 + r(300)) as f64 / 1000.0) };
+                        let acked = r(10);
+                        let dt = r(50) as f64 / 1000.0;
+                        let back = r(200);
+                        h.ack(dt, acked, iv.max(0.001), |rs| {
+                            rs.delivered = d;
+                            rs.interval = iv;
+                            rs.prior_delivered = rs.prior_delivered.saturating_sub(back);
+                            rs.rtt = if d < 0 { None } else { Some((1 + back) as f64 / 1000.0) };
+                            rs.losses = (back % 7 == 0) as u64;
+                            rs.tx_in_flight = back;
+                            rs.lost = back % 5;
+                            rs.delivered_ce = back % 3;
+                            rs.is_app_limited = back % 4 == 0;
+                        });
+                    }
+                }
+                assert!(h.w.cwnd.is_finite() && h.w.cwnd >= 1.0 && h.w.cwnd.fract() == 0.0, "{:?}", h.w);
+                let rate = h.b.pacing_rate_bps().unwrap();
+                assert!(rate.is_finite() && rate > 0.0);
+                let mut v = Vec::new();
+                h.b.trace_vars(&mut v);
+                assert!(v.iter().all(|(_, x)| x.is_finite()), "{v:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn parameters_are_listed_validated_and_named() {
+        let names: Vec<&str> = info().params.iter().map(|p| p.name).collect();
+        assert_eq!(names, PARAMS);
+        for n in ["startup_pacing_gain", "startup_cwnd_gain", "cwnd_gain", "beta", "loss_thresh", "inflight_headroom",
+                  "probe_rtt_ms", "probe_rtt_win_s", "min_rtt_win_s", "bw_probe_base_s", "bw_probe_rand_s", "ecn",
+                  "ecn_thresh", "seed"] {
+            assert!(names.contains(&n), "{n}");
+        }
+        let spec = crate::spec::CcSpec { algorithm: "BBRv3".into(), params: Default::default() };
+        assert_eq!(super::super::build(&spec, "flows[0].cc").unwrap().name(), "bbr3");
+        for (k, v) in [("beta", serde_json::json!(1.5)), ("loss_thresh", serde_json::json!(0)), ("ecn", serde_json::json!(1)),
+                       ("seed", serde_json::json!(-1)), ("cwnd_gain", serde_json::json!(9)), ("probe_rtt_win_s", serde_json::json!(20))] {
+            let mut m = serde_json::Map::new();
+            m.insert(k.into(), v);
+            let err = Bbr3::from_params(&m, "flows[0].cc").err().unwrap();
+            assert_eq!(err.field, format!("flows[0].cc.params.{k}"), "{}", err.message);
+        }
+        let b = Bbr3::from_params(serde_json::json!({"beta": 0.5, "loss_thresh": 0.05, "startup_pacing_gain": 2.0}).as_object().unwrap(), "f").unwrap();
+        assert_eq!((b.beta, b.loss_thresh, b.startup_pacing_gain), (128, 12, 512));
+        let d = Bbr3::from_params(&serde_json::Map::new(), "f").unwrap();
+        assert_eq!((d.beta, d.loss_thresh, d.inflight_headroom, d.ecn_thresh), (76, 5, 38, 128));
+    }
+}

@@ -1,0 +1,270 @@
+"""bbr-coexistence: BBR (v1 and v3) sharing a drop-tail bottleneck with CUBIC.
+
+A study beside the papers (no paper of shared/spec/ to reproduce): one BBR
+flow and one CUBIC flow on a dumbbell, swept over the buffer (0.1 to 16 BDP)
+and the ratio of the BBR flow's RTT to the CUBIC flow's (1, 2, 4), for each
+BBR version. docs/experiments/bbr-coexistence.md gives the parameters and
+the choices made where the issue is silent.
+
+Items (all from the same runs):
+
+- ``table``: per (version, RTT ratio, buffer): each flow's goodput and share,
+  link utilization, mean and 95th-percentile queueing delay, each flow's
+  retransmission rate, Jain's index.
+- ``fig-share``: the BBR flow's share against the buffer, one panel per RTT ratio.
+- ``fig-delay``: mean queueing delay against the buffer.
+- ``fig-retrans``: each flow's retransmission rate against the buffer.
+
+Scenario: tcplab.Dumbbell, C = 100 Mbit/s, bottleneck round-trip delay
+10 ms, per-flow access delays so that the CUBIC flow's RTT is 20 ms and the
+BBR flow's 20/40/80 ms; buffer in multiples of BDP = C x 20 ms (the CUBIC
+flow's, the shorter RTT: 167 packets); both flows with the Linux TCP
+profile (SACK, PRR, RACK-TLP, delayed ACKs) as the kernel runs them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from . import runner
+from .common import check_items, finish, pyplot, save_figure, write_index, write_table
+
+ITEMS = ["table", "fig-share", "fig-delay", "fig-retrans"]
+
+C_BPS = 100e6
+PACKET = 1500
+HEADER = 52  # Linux profile: MSS 1448
+BOTTLENECK_RTT_MS = 10.0
+CUBIC_RTT_MS = 20.0
+BDP_PACKETS = C_BPS * CUBIC_RTT_MS / 1e3 / (8 * PACKET)  # 166.7
+SEED = 1
+#: the BBR flow starts 0.1 s after CUBIC: flows started in the same picosecond lock
+#: into a phase effect (docs/validation.md)
+BBR_START = 0.1
+
+
+class Setup:
+    def __init__(self, quick: bool, protocols: Optional[Sequence[str]] = None, duration: Optional[float] = None):
+        self.quick = quick
+        self.protocols = list(protocols) if protocols else ["bbr", "bbr3"]
+        self.buffers = [0.5, 2.0, 8.0] if quick else [0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
+        self.ratios = [1, 4] if quick else [1, 2, 4]
+        self.duration = float(duration) if duration else (10.0 if quick else 60.0)
+        if self.duration <= 0:
+            raise ValueError(f"duration: must be positive, got {duration!r}")
+        self.measure_start = self.duration / 3
+        self.sample = 0.05
+
+    def describe(self) -> str:
+        q = " (QUICK MODE: fewer points, shorter runs)" if self.quick else ""
+        return "\n".join([
+            f"- C = {C_BPS / 1e6:g} Mbit/s; bottleneck round trip {BOTTLENECK_RTT_MS:g} ms; CUBIC RTT "
+            f"{CUBIC_RTT_MS:g} ms; BBR RTT = ratio x {CUBIC_RTT_MS:g} ms, ratios {self.ratios}",
+            f"- buffers (x BDP = C x {CUBIC_RTT_MS:g} ms = {BDP_PACKETS:.0f} packets): "
+            + ", ".join(f"{b:g}" for b in self.buffers),
+            f"- BBR versions: {', '.join(self.protocols)}; the other flow: cubic",
+            f"- {self.duration:g} s per run, measured over [{self.measure_start:g}, {self.duration:g}] s; CUBIC "
+            f"starts at 0, BBR at {BBR_START:g} s{q}",
+            f"- 1500-byte packets, Linux TCP profile for both flows (MSS 1448, SACK, PRR, RACK-TLP, delayed ACKs), "
+            f"payload goodput, queue sampled every {self.sample:g} s; seed {SEED}",
+        ])
+
+
+def buffer_packets(b: float) -> int:
+    return max(1, int(round(b * BDP_PACKETS)))
+
+
+def access_delay_ms(rtt_ms: float) -> float:
+    """One-way delay of each of a flow's two access links for a path RTT of rtt_ms
+    (Dumbbell: RTT = bottleneck RTT + 4 x access delay)."""
+    return (rtt_ms - BOTTLENECK_RTT_MS) / 4.0
+
+
+def scenario(version: str, ratio: float, buffer_bdp: float, duration: float, measure_start: float,
+             sample: float = 0.05):
+    from tcplab import Dumbbell
+
+    delays = [f"{access_delay_ms(CUBIC_RTT_MS)}ms", f"{access_delay_ms(ratio * CUBIC_RTT_MS)}ms"]
+    return Dumbbell(n_flows=2, bottleneck_rate=C_BPS, rtt=f"{BOTTLENECK_RTT_MS:g}ms",
+                    buffer=buffer_packets(buffer_bdp), algorithm=["cubic", version], start=[0.0, BBR_START],
+                    access_delay=delays, duration=f"{duration}s", measure_start=f"{measure_start}s",
+                    sample_interval=f"{sample}s", accounting="payload", flow_options={"profile": "linux"},
+                    seed=SEED, name=f"coexist-{version}-{ratio}-{buffer_bdp}")
+
+
+# ---------------------------------------------------------------- extract (per run)
+
+def extract_coexistence(raw: dict, spec: dict, args: dict) -> dict:
+    """extract_summary plus each flow's data packets sent (the retransmission
+    rate is over the whole run: the campaign store keeps no per-event trace to
+    cut it to the window) and the bottleneck's 95th-percentile queue over the
+    window (sampled)."""
+    out = runner.extract_summary(raw, spec, args)
+    a, e = float(args["measure_start"]), float(args["duration"])
+    out["data_packets_sent"] = [int(x) for x in raw["flows"]["data_packets_sent"]]
+    b = list(raw["links"]["name"]).index(args["bottleneck"])
+    qt, qp = runner._series(raw, "queue_ts", "link", b, "packets")
+    w = (qt >= a) & (qt <= e)
+    q = qp[w].astype(float) if w.any() else np.zeros(1)
+    out["queue_mean_sampled"] = float(q.mean())
+    out["queue_p95"] = float(np.percentile(q, 95))
+    return out
+
+
+runner.EXTRACTS["bbr_coexistence"] = extract_coexistence
+
+
+def _jobs(setup: Setup) -> list:
+    jobs = []
+    for v in setup.protocols:
+        for r in setup.ratios:
+            for b in setup.buffers:
+                sc = scenario(v, r, b, setup.duration, setup.measure_start, setup.sample)
+                spec = sc.to_spec()
+                for f in spec.get("flows", []):  # as mv_buffers: older cores reject a null loss_classifier
+                    if f.get("loss_classifier", 0) is None:
+                        del f["loss_classifier"]
+                jobs.append((f"{v}|{r}|{b}", spec, "bbr_coexistence",
+                             {"bottleneck": sc.bottleneck_links()[0], "measure_start": setup.measure_start,
+                              "duration": setup.duration}))
+    return jobs
+
+
+# ---------------------------------------------------------------- outputs
+
+def _qnote(setup: Setup) -> str:
+    return " **QUICK MODE**: fewer points, shorter runs." if setup.quick else ""
+
+
+def _table_df(setup: Setup, res: dict):
+    import pandas as pd
+
+    from tcplab.analysis import jain_index
+
+    pkt_s = PACKET * 8 / C_BPS
+    rows = []
+    for v in setup.protocols:
+        for r in setup.ratios:
+            for b in setup.buffers:
+                x = res[f"{v}|{r}|{b}"]
+                g_cubic, g_bbr = x["goodput_bps"]
+                tot = g_cubic + g_bbr
+                rc, rb = x["retransmits"]
+                dc, db = x["data_packets_sent"]
+                rows.append({
+                    "bbr": v, "rtt_ratio": r, "bbr_rtt_ms": r * CUBIC_RTT_MS, "cubic_rtt_ms": CUBIC_RTT_MS,
+                    "buffer_bdp": b, "buffer_packets": buffer_packets(b),
+                    "bbr_mbps": g_bbr / 1e6, "cubic_mbps": g_cubic / 1e6,
+                    "bbr_share": g_bbr / tot if tot else float("nan"),
+                    "cubic_share": g_cubic / tot if tot else float("nan"),
+                    "utilization": x["utilization"], "jain": jain_index([g_cubic, g_bbr]),
+                    "queue_delay_ms_mean": 1e3 * x["queue_mean_packets"] * pkt_s,
+                    "queue_delay_ms_p95": 1e3 * x["queue_p95"] * pkt_s,
+                    "bbr_retx_rate": rb / db if db else float("nan"),
+                    "cubic_retx_rate": rc / dc if dc else float("nan"),
+                    "bbr_retransmits": rb, "cubic_retransmits": rc, "bbr_packets_sent": db, "cubic_packets_sent": dc, "drops": x["drops"],
+                    "bbr_timeouts": x["timeouts"][1], "cubic_timeouts": x["timeouts"][0],
+                    "duration_s": setup.duration, "quick": setup.quick})
+    return pd.DataFrame(rows)
+
+
+def _table(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
+    df = _table_df(setup, res)
+    note = ("One CUBIC flow (RTT 20 ms) and one BBR flow (RTT = ratio x 20 ms) on a 100 Mbit/s drop-tail "
+            f"bottleneck; goodput (payload) and shares over [{setup.measure_start:g}, {setup.duration:g}] s; "
+            "queueing delay = time-averaged bottleneck queue x packet time (mean) and the 95th percentile of the "
+            f"{setup.sample:g}-s samples; retransmission rate = a flow's retransmissions / its data packets "
+            "sent, over the whole run (start-up included)." + _qnote(setup))
+    md = df[["bbr", "rtt_ratio", "buffer_bdp", "bbr_share", "cubic_share", "utilization", "queue_delay_ms_mean",
+             "queue_delay_ms_p95", "bbr_retx_rate", "cubic_retx_rate"]]
+    files = write_table(df, out, "table", "bbr-coexistence: BBR and CUBIC sharing a bottleneck", note,
+                        floatfmt=".4g", md_df=md.set_index(["bbr", "rtt_ratio", "buffer_bdp"]))
+    return {"table": df}, files
+
+
+def _panels(setup: Setup, res: dict, out: str, name: str, title: str, ylabel: str, series) -> tuple[dict, list]:
+    plt = pyplot()
+    df = _table_df(setup, res)
+    fig, axes = plt.subplots(1, len(setup.ratios), figsize=(5 * len(setup.ratios), 4.2), sharey=True, squeeze=False)
+    for ax, r in zip(axes[0], setup.ratios):
+        d0 = df[df.rtt_ratio == r]
+        for k, v in enumerate(setup.protocols):
+            d = d0[d0.bbr == v].sort_values("buffer_bdp")
+            for col, label, style in series(v):
+                ax.plot(d.buffer_bdp, d[col], style, color=f"C{k}", mfc="none", label=label)
+        ax.set_xscale("log")
+        ax.set_xticks(setup.buffers)
+        ax.set_xticklabels([f"{b:g}" for b in setup.buffers])
+        ax.minorticks_off()
+        ax.set_xlabel("buffer (x BDP of the 20-ms path, log)")
+        ax.set_title(f"BBR RTT {r * CUBIC_RTT_MS:g} ms, CUBIC {CUBIC_RTT_MS:g} ms")
+        ax.grid(alpha=0.3, which="both")
+        if name == "fig-share":
+            ax.axhline(0.5, ls=":", color="k", lw=0.8)
+    axes[0][0].set_ylabel(ylabel)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(title + (" [QUICK MODE]" if setup.quick else ""))
+    fig.tight_layout()
+    return {}, [save_figure(fig, out, f"{name}.png")]
+
+
+def _fig_share(setup: Setup, res: dict, out: str):
+    return _panels(setup, res, out, "fig-share", "Throughput share of the BBR flow against CUBIC", "BBR share",
+                   lambda v: [("bbr_share", f"{v} share", "o-")])
+
+
+def _fig_delay(setup: Setup, res: dict, out: str):
+    return _panels(setup, res, out, "fig-delay", "Queueing delay at the bottleneck", "queueing delay (ms)",
+                   lambda v: [("queue_delay_ms_mean", f"{v} + cubic: mean", "o-"),
+                              ("queue_delay_ms_p95", f"{v} + cubic: p95", "^:")])
+
+
+def _fig_retrans(setup: Setup, res: dict, out: str):
+    return _panels(setup, res, out, "fig-retrans", "Retransmission rate per flow", "retransmissions / segment",
+                   lambda v: [("bbr_retx_rate", f"{v} flow", "o-"), ("cubic_retx_rate", f"cubic beside {v}", "s--")])
+
+
+# ---------------------------------------------------------------- driver
+
+def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
+              workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
+              recovery: Optional[str] = None, protocols: Optional[Sequence[str]] = None,
+              duration: Optional[float] = None) -> dict:
+    """Run the sweep and write the table and figures. ``protocols``: the BBR
+    versions to sweep (default bbr and bbr3; any algorithm name is accepted, so
+    another one can stand in); ``duration``: seconds per run."""
+    from tcplab.scenario import algorithm_catalog
+
+    from .runner import run_all
+
+    items = check_items("bbr-coexistence", items, ITEMS)
+    if variants != "paper":
+        raise ValueError("variants: bbr-coexistence runs the Linux variants only; --variants is not used")
+    if recovery not in (None, "sack"):
+        raise ValueError("recovery: bbr-coexistence runs both flows with SACK (Linux profile); only 'sack' is accepted")
+    setup = Setup(quick, protocols, duration)
+    have = {a["name"] for a in algorithm_catalog()}
+    missing = [p for p in setup.protocols if p not in have]
+    if missing:
+        raise ValueError(f"protocols: {', '.join(map(repr, missing))} not in this build's algorithms "
+                         f"({', '.join(sorted(have))}); bbr and bbr3 come with the BBR branches")
+    out = out or os.path.join("out", "bbr-coexistence" + ("-quick" if quick else ""))
+    os.makedirs(out, exist_ok=True)
+    t0 = time.perf_counter()
+    jobs = _jobs(setup)
+    res = run_all(jobs, workers=workers, label="bbr-coexistence" + (" (quick)" if quick else ""), verbose=verbose)
+    builders = {"table": _table, "fig-share": _fig_share, "fig-delay": _fig_delay, "fig-retrans": _fig_retrans}
+    return finish("bbr-coexistence", items, ITEMS, builders, setup, res, out, t0, len(jobs), verbose, _write_index)
+
+
+def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int, packets: int) -> None:
+    write_index(out, "bbr-coexistence study",
+                "QUICK MODE: fewer points and shorter runs." if setup.quick else None, runs, packets, wall,
+                ("Dumbbell: a CUBIC flow and a BBR flow share a 100 Mbit/s drop-tail bottleneck "
+                 "(docs/experiments/bbr-coexistence.md). Not a paper reproduction: a study beside them.\n\n"
+                 + json.dumps({"protocols": setup.protocols})), setup.describe(), items, made)
