@@ -723,7 +723,8 @@ def probe_rtt_cadence(k_eps: Sequence[tuple[float, float]], s_eps: Sequence[tupl
         return False, f"no ProbeRTT on the {'kernel' if not ks else 'tcplab'} side; {shown}"
     pairs, unpaired = match_starts(ks, ss, tol)
     worst = max((abs(x - y) for x, y in pairs), default=math.nan)
-    matched = f"{len(pairs)} starts paired within {tol:g} s (max |diff| {worst:.2f} s), {unpaired} unpaired"
+    matched = (f"{len(pairs)} starts paired within {tol:g} s"
+               + (f" (max |diff| {worst:.2f} s)" if pairs else "") + f", {unpaired} unpaired")
     if len(ks) >= 2 and len(ss) >= 2:
         ki, si = probe_rtt_stats(k_eps)["probe_rtt_interval_s"], probe_rtt_stats(s_eps)["probe_rtt_interval_s"]
         return abs(ki - si) <= tol + 1e-12, f"mean intervals |diff| {abs(ki - si):.2f} s; {matched}; {shown}"
