@@ -25,7 +25,10 @@ Metrics (docs/validation.md, "tcplab validate", defines them exactly):
 steady-state goodput, cwnd min/mean/max and srtt mean over the steady-state
 window (:func:`steady_window`), sawtooth period (mean interval between loss
 events, :func:`loss_events`), drops, retransmissions, first-loss time, peak
-cwnd in start-up.
+cwnd in start-up. A bbr run has its own rows (:data:`BBR_METRICS`: no
+sawtooth period or slow-start exit; mean srtt, the retransmission rate and
+the ProbeRTT episodes, :func:`probe_rtt_episodes`, judged against
+:data:`BBR_TARGETS` and :func:`probe_rtt_cadence`).
 """
 
 from __future__ import annotations
