@@ -106,7 +106,7 @@ def _probe_rtt_trace(every=10.2, dur=0.24, cwnd_in=4.0, total=32.0):
 def test_probe_rtt_criterion_v1_and_v3():
     assert all(c.passed for c in cf.crit_probe_rtt(*_probe_rtt_trace(), "bbr", 166.7))
     r = _result(cf.crit_probe_rtt(*_probe_rtt_trace(every=4.0, dur=0.1, cwnd_in=10), "bbr", 166.7))
-    assert r == {"interval": False, "duration": False, "cwnd": False}
+    assert r == {"duration": False, "cwnd": False}  # v1's timing: crit_probe_rtt_v1_timing
     t, mode, ct, cw = _probe_rtt_trace(every=5.2, cwnd_in=83, total=17)
     gain = np.where(mode == 3, 0.5, 2.0)
     assert all(c.passed for c in cf.crit_probe_rtt(t, mode, ct, cw, "bbr3", 166.7, gain))
@@ -116,6 +116,28 @@ def test_probe_rtt_criterion_v1_and_v3():
     assert r["cwnd"] is False
     none = cf.crit_probe_rtt(t, np.full_like(t, 2.0), ct, cw, "bbr", 166.7)
     assert [c.passed for c in none] == [False]
+
+
+def test_v1_probe_rtt_timing_follows_the_filter_not_a_fixed_period():
+    t = np.arange(0, 40, SAMPLE)
+    min_rtt = np.where(t < 0.1, np.nan, 0.040)
+
+    def trace(entries, dur=0.25):
+        mode = np.full_like(t, 2.0)
+        for e in entries:
+            mode[(t >= e - 1e-9) & (t < e + dur)] = 3
+        return mode
+    # Entries 10 s after the first min-RTT sample and after each PROBE_RTT's end.
+    ok = trace([10.1, 20.35, 30.6])
+    assert cf.crit_probe_rtt_v1_timing(t, ok, min_rtt).passed
+    # Too early (4 s) or late (20 s after the last refresh) fails.
+    assert not cf.crit_probe_rtt_v1_timing(t, trace([4.0, 14.25]), min_rtt).passed
+    assert not cf.crit_probe_rtt_v1_timing(t, trace([20.1]), min_rtt).passed
+    # A lower min RTT at 12 s restarts the clock: the next entry 10 s later conforms.
+    lowered = np.where(t >= 12.0, 0.039, min_rtt)
+    assert cf.crit_probe_rtt_v1_timing(t, trace([10.1, 22.0]), lowered).passed
+    assert not cf.crit_probe_rtt_v1_timing(t, trace([10.1, 20.35]), lowered).passed
+    assert not cf.crit_probe_rtt_v1_timing(t, np.full_like(t, 2.0), min_rtt).passed
 
 
 def test_scalar_criteria_fail_and_pass():

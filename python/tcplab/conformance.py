@@ -289,6 +289,32 @@ def crit_probe_cycle_v3(t, mode, phase, wait: tuple = (2.0, 3.0), slack: float =
     return out
 
 
+def crit_probe_rtt_v1_timing(t, mode, min_rtt, window: float = 10.0, slack: float = 0.25) -> Check:
+    """tcp_bbr.c's own rule (bbr_update_min_rtt, bbr_check_probe_rtt_done): PROBE_RTT starts when the
+    min-RTT filter has not been refreshed for ``window`` s. A refresh is a lower min_rtt sample or the
+    end of a PROBE_RTT (which stamps the filter). So every entry must come ``window`` s after the last
+    refresh, at the first ACK after expiry (``slack``: a round trip plus the sampling). Two flows'
+    entries need not be 10 s apart: a PROBE_RTT of one drains the queue, the other sees a lower
+    RTT and restarts its clock, which is how BBR flows come to probe together."""
+    t, mode, mr = np.asarray(t, float), np.asarray(mode, float), np.asarray(min_rtt, float)
+    entries = [a for v, a, _, first, _ in runs_of(t, (mode == MODE_PROBE_RTT).astype(float)) if v == 1.0 and not first]
+    exits = [b for v, _, b, _, last in runs_of(t, (mode == MODE_PROBE_RTT).astype(float)) if v == 1.0 and not last]
+    lowered = [t[i] for i in range(1, len(mr)) if np.isfinite(mr[i]) and (not np.isfinite(mr[i - 1]) or mr[i] < mr[i - 1])
+               and mode[i] != MODE_PROBE_RTT and mode[i - 1] != MODE_PROBE_RTT]
+    if not entries:
+        return Check("timing", "no PROBE_RTT", f"entry {window:g} s after the last min-RTT refresh", False)
+    gaps = []
+    for e in entries:
+        refresh = [x for x in lowered + exits if x < e]
+        if refresh:
+            gaps.append(e - max(refresh))
+    if not gaps:
+        return Check("timing", "no refresh before the entries", f"{window:g} s after a refresh", False)
+    ok = all(window - 2 * SAMPLE <= g <= window + slack for g in gaps)
+    return Check("timing", f"{len(gaps)} entries, {min(gaps):.3f}-{max(gaps):.3f} s after the last refresh",
+                 f"{window:g} s <= gap <= {window + slack:g} s (bbr_min_rtt_win_sec)", bool(ok), float(np.median(gaps)))
+
+
 def crit_probe_rtt(t, mode, cwnd_t, cwnd, version: str, bdp_packets: float, cwnd_gain=None,
                    interval: Optional[float] = None, min_dur: float = 0.2) -> list[Check]:
     """v1 (bbr_update_min_rtt): PROBE_RTT every 10 s (min_rtt window), lasting >= 200 ms, cwnd 4.
@@ -301,7 +327,9 @@ def crit_probe_rtt(t, mode, cwnd_t, cwnd, version: str, bdp_packets: float, cwnd
     out = []
     starts = [a for _, a, _, _, _ in rs]
     iv = np.diff(starts)
-    if len(iv):
+    if version == "bbr":
+        pass  # v1's timing is checked against its own rule (crit_probe_rtt_v1_timing)
+    elif len(iv):
         ok = bool(np.all(iv >= interval - 2 * SAMPLE) and np.all(iv <= 1.5 * interval))
         out.append(Check("interval", f"{len(rs)} entries, intervals {', '.join(f'{x:.2f}' for x in iv)} s",
                          f"{interval:g} s <= interval <= {1.5 * interval:g} s", ok, float(np.median(iv))))
@@ -392,7 +420,7 @@ def crit_jain(goodputs: Sequence[float], floor: float = 0.9) -> Check:
 
 def _durations(quick: bool) -> dict:
     return {"solo": 30.0, "pair_bbr": 32.0 if quick else 60.0,
-            "pair_bbr3": 30.0 if quick else 40.0, "app": 8.0 if quick else 20.0, "shallow": 10.0 if quick else 40.0}
+            "pair_bbr3": 40.0, "app": 8.0 if quick else 20.0, "shallow": 10.0 if quick else 40.0}
 
 
 def _dumbbell(algo: str, n: int, buffer_bdp: float, duration: float, start: Any = 0.0, loss_trace: bool = False,
@@ -479,8 +507,12 @@ def _check_probe_rtt(res, version, quick):
             mss = spec["packet_size"] - spec["header_size"]
             own = (cc["bw_bps"] * cc["min_rtt"] / (8 * mss)).reindex(ct, method="ffill").to_numpy(float)
             bdp = own
-        for c in crit_probe_rtt(cc.index.to_numpy(), cc["mode"], ct, cw, version, bdp,
-                                cc["cwnd_gain"] if "cwnd_gain" in cc else None):
+        checks = crit_probe_rtt(cc.index.to_numpy(), cc["mode"], ct, cw, version, bdp,
+                                cc["cwnd_gain"] if "cwnd_gain" in cc else None)
+        if version == "bbr" and "min_rtt" in cc:
+            checks.insert(0, crit_probe_rtt_v1_timing(cc.index.to_numpy(), cc["mode"], cc["min_rtt"],
+                                                      EXPECT["bbr"]["probe_rtt_interval"]))
+        for c in checks:
             c.check = f"flow{f + 1}.{c.check}"
             out.append(c)
     return out

@@ -32,14 +32,14 @@
 //! `round(256 x)`.
 //!
 //! Deviations from tcp_bbr.c:
-//! - `bbr_tso_segs_goal` is 1 (tcplab sends one segment per packet), so the
-//!   quantization budget is +3 segments (+2 more in ProbeBW phase 0) at every
-//!   rate; Linux uses 2 above 1.2 Mbit/s of pacing rate and up to
-//!   pacing_rate >> 10 bytes per skb.
-//! - `bbr_packets_in_net_at_edt`: the sender's earliest departure time is not
-//!   visible through [`Conn`], so `now` is taken as the EDT (nothing is
-//!   subtracted for packets still queued in the pacing layer); the +tso goal
-//!   when pacing_gain > 1 is kept.
+//! - The min-RTT filter is refreshed by a strictly lower sample (google/bbr
+//!   v2/v3 and the BBR authors' 2020 patch for v1), not by an equal one as
+//!   mainline's `rs->rtt_us <= bbr->min_rtt_us`: tcplab's paths have no
+//!   jitter, so an empty queue returns exactly the minimum every gain cycle
+//!   and `<=` would postpone ProbeRTT for ever, where the kernel on a real
+//!   path, whose samples differ by microseconds, still probes every 10-15 s
+//!   (docs/validation.md). `min_rtt_refresh_on_equal = true` gives
+//!   mainline's rule.
 //! - `rs->is_ack_delayed` is not in [`RateSample`]: taken as false (every
 //!   RTT sample may refresh an expired min-RTT filter).
 //! - `bbr_undo_cwnd` resets the long-term sampling interval with the
@@ -78,8 +78,12 @@ const LT_BW_MAX_RTTS: u32 = 48;
 const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 const ACK_EPOCH_ACKED_RESET_THRESH: u64 = 1 << 20;
 const EXTRA_ACKED_MAX_US: u64 = 100_000;
-/// tcplab sends one segment per packet.
-const TSO_SEGS_GOAL: u64 = 1;
+/// `bbr_tso_segs_goal`'s constants: sk_pacing_shift (10: about 1 ms of
+/// data), GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER as the byte cap,
+/// bbr_min_tso_rate (1.2 Mbit/s) below which the goal is 1 segment, not 2.
+const PACING_SHIFT: u32 = 10;
+const TSO_MAX_BYTES: u64 = 65536 - 1 - 320;
+const MIN_TSO_RATE_BYTES: u64 = 1_200_000 / 8;
 /// Jiffies per second for the min-RTT / ProbeRTT clocks.
 const HZ: u64 = 1000;
 /// `min_rtt_us` before any RTT sample (~0U).
@@ -202,6 +206,8 @@ pub struct Bbr {
     pub full_bw_cnt_target: u32,
     pub extra_acked_gain: u64,
     pub lt_bw_enabled: bool,
+    /// Mainline's `<=` in the min-RTT filter (module docs).
+    pub min_rtt_refresh_on_equal: bool,
     pub seed: u64,
     rng: u64,
 
@@ -266,6 +272,7 @@ const PARAMS: &[&str] = &[
     "full_bw_cnt",
     "extra_acked_gain",
     "lt_bw",
+    "min_rtt_refresh_on_equal",
     "seed",
 ];
 
@@ -286,6 +293,7 @@ pub fn info() -> AlgorithmInfo {
             ParamInfo { name: "full_bw_cnt", default: "3", description: "rounds without growth that end Startup", source: "Linux bbr_full_bw_cnt" },
             ParamInfo { name: "extra_acked_gain", default: "1", description: "gain on the ACK-aggregation estimate added to the cwnd target (capped at 100 ms of bw); 0 disables", source: "Linux bbr_extra_acked_gain" },
             ParamInfo { name: "lt_bw", default: "true", description: "long-term bandwidth (token-bucket policer) detection and use", source: "Linux bbr_lt_bw_sampling" },
+            ParamInfo { name: "min_rtt_refresh_on_equal", default: "false", description: "refresh the min-RTT filter's timestamp on a sample equal to the minimum (mainline's <=), not only on a lower one (google/bbr v2/v3); with true, a jitter-free path postpones ProbeRTT indefinitely", source: "Linux bbr_update_min_rtt; google/bbr v3 bbr_update_min_rtt" },
             ParamInfo { name: "seed", default: "1", description: "seed of the generator choosing the random start phase of the ProbeBW gain cycle", source: "tcplab (Linux get_random_u32_below(bbr_cycle_rand))" },
         ],
     }
@@ -315,6 +323,7 @@ impl Bbr {
             full_bw_cnt_target: 3,
             extra_acked_gain: BBR_UNIT,
             lt_bw_enabled: true,
+            min_rtt_refresh_on_equal: false,
             seed,
             rng: seed,
             min_rtt_us: NO_RTT,
@@ -380,6 +389,7 @@ impl Bbr {
         let eg = p.f64("extra_acked_gain", 1.0, |x| (0.0..=10.0).contains(&x), "a gain in [0, 10]")?;
         b.extra_acked_gain = (eg * BBR_UNIT as f64).round() as u64;
         b.lt_bw_enabled = p.bool("lt_bw", true)?;
+        b.min_rtt_refresh_on_equal = p.bool("min_rtt_refresh_on_equal", false)?;
         b.pacing_gain = b.high_gain;
         b.cwnd_gain = b.high_gain;
         Ok(b)
@@ -475,9 +485,21 @@ impl Bbr {
         (((w * gain as u128) >> BBR_SCALE) + BW_UNIT as u128 - 1) as u64 / BW_UNIT
     }
 
+    /// `bbr_tso_segs_goal`: the segments Linux would put in one TSO burst
+    /// at the pacing rate (about 1 ms of data, at least 2 above 1.2
+    /// Mbit/s). tcplab sends one segment per packet, but the goal is a
+    /// count of segments in the kernel's cwnd arithmetic whatever the
+    /// device does, so it enters the cwnd target as in Linux.
+    pub fn tso_segs_goal(&self) -> u64 {
+        let rate = self.pacing_rate.unwrap_or(0);
+        let bytes = (rate >> PACING_SHIFT).min(TSO_MAX_BYTES);
+        let min = if rate < MIN_TSO_RATE_BYTES { 1 } else { 2 };
+        (bytes / self.mss.max(1)).max(min).min(0x7F)
+    }
+
     /// `bbr_quantization_budget`.
     pub fn quantization_budget(&self, cwnd: u64) -> u64 {
-        let mut cwnd = cwnd + 3 * TSO_SEGS_GOAL;
+        let mut cwnd = cwnd + 3 * self.tso_segs_goal();
         cwnd = (cwnd + 1) & !1;
         if self.mode == Mode::ProbeBw && self.cycle_idx == 0 {
             cwnd += 2;
@@ -490,13 +512,16 @@ impl Bbr {
         self.quantization_budget(self.bdp(bw, gain))
     }
 
-    /// `bbr_packets_in_net_at_edt` with EDT = now.
-    fn packets_in_net_at_edt(&self, inflight_now: u64) -> u64 {
+    /// `bbr_packets_in_net_at_edt`: in flight at the next paced departure,
+    /// less what the bandwidth delivers until then.
+    fn packets_in_net_at_edt(&self, inflight_now: u64, c: &Conn) -> u64 {
+        let interval_us = us(c.edt).saturating_sub(us(c.now));
+        let interval_delivered = ((self.bbr_bw() as u128 * interval_us as u128) >> BW_SCALE) as u64;
         let mut inflight = inflight_now;
         if self.pacing_gain > BBR_UNIT {
-            inflight += TSO_SEGS_GOAL;
+            inflight += self.tso_segs_goal();
         }
-        inflight
+        inflight.saturating_sub(interval_delivered)
     }
 
     /// `bbr_ack_aggregation_cwnd`.
@@ -566,7 +591,7 @@ impl Bbr {
         if self.pacing_gain == BBR_UNIT {
             return is_full_length;
         }
-        let inflight = self.packets_in_net_at_edt(rs.prior_in_flight);
+        let inflight = self.packets_in_net_at_edt(rs.prior_in_flight, c);
         let bw = self.max_bw();
         if self.pacing_gain > BBR_UNIT {
             return is_full_length && (rs.losses > 0 || inflight >= self.inflight(bw, self.pacing_gain));
@@ -751,7 +776,7 @@ impl Bbr {
             self.mode = Mode::Drain;
             w.ssthresh = self.inflight(self.max_bw(), BBR_UNIT) as f64;
         }
-        if self.mode == Mode::Drain && self.packets_in_net_at_edt(c.in_flight) <= self.inflight(self.max_bw(), BBR_UNIT) {
+        if self.mode == Mode::Drain && self.packets_in_net_at_edt(c.in_flight, c) <= self.inflight(self.max_bw(), BBR_UNIT) {
             self.reset_probe_bw_mode(us(c.delivered_time));
         }
     }
@@ -772,7 +797,8 @@ impl Bbr {
         let filter_expired = now_j > self.min_rtt_stamp + self.min_rtt_win;
         if let Some(rtt) = rs.rtt {
             let rtt_us = us(rtt);
-            if rtt_us < self.min_rtt_us || filter_expired {
+            let lower = rtt_us < self.min_rtt_us || (self.min_rtt_refresh_on_equal && rtt_us == self.min_rtt_us);
+            if lower || filter_expired {
                 self.min_rtt_us = rtt_us;
                 self.min_rtt_stamp = now_j;
             }
@@ -997,6 +1023,7 @@ mod tests {
             min_rtt: f64::INFINITY,
             mss: MSS,
             cwnd_limited: true,
+            edt: 0.0,
         }
     }
 
@@ -1121,11 +1148,14 @@ mod tests {
         // ACKs within a round do not count.
         s.ack(0.001, 4900.0, 0.1, false);
         assert_eq!(s.b.mode, Mode::Startup);
+        // ssthresh at Drain entry: bbr_inflight at gain 1 with the TSO goal
+        // of Startup's pacing rate (set by the ACK before).
+        let at_entry = s.b.inflight(s.b.max_bw(), BBR_UNIT);
         s.round(4900.0, 0.1, 10);
         assert!(s.b.full_bw_reached);
         assert_eq!(s.b.mode, Mode::Drain);
         assert_eq!((s.b.pacing_gain, s.b.cwnd_gain), (88, 739));
-        assert_eq!(s.w.ssthresh, s.b.inflight(s.b.max_bw(), BBR_UNIT) as f64);
+        assert_eq!(s.w.ssthresh, at_entry as f64);
 
         // 25 % growth resets the count.
         let mut s = Sim::new();
@@ -1137,6 +1167,38 @@ mod tests {
         assert_eq!(s.b.full_bw_cnt, 0);
     }
 
+    /// `bbr_tso_segs_goal`: about 1 ms of data at the pacing rate
+    /// (`sk_pacing_rate >> 10` bytes), at least 2 segments above 1.2
+    /// Mbit/s and 1 below, at most 127.
+    #[test]
+    fn tso_goal_is_a_millisecond_of_data() {
+        let mut b = Bbr::new(1);
+        b.mss = 1448;
+        for (rate_bps, goal) in [(1e6, 1), (20e6, 2), (100e6, 8), (1e9, 45), (100e9, 45)] {
+            b.pacing_rate = Some((rate_bps / 8.0) as u64);
+            assert_eq!(b.tso_segs_goal(), goal, "{rate_bps} bit/s");
+        }
+    }
+
+    /// The min-RTT filter: a lower sample renews it; an equal one only with
+    /// `min_rtt_refresh_on_equal` (mainline's `<=`), so by default ProbeRTT
+    /// comes 10 s after the minimum was last lowered.
+    #[test]
+    fn an_equal_rtt_renews_the_min_rtt_filter_only_when_asked() {
+        for (equal, probe_at_10s) in [(false, true), (true, false)] {
+            let mut m = serde_json::Map::new();
+            m.insert("min_rtt_refresh_on_equal".into(), serde_json::json!(equal));
+            let mut s = probe_bw(Bbr::from_params(&m, "cc").unwrap(), 1000.0, 0.1);
+            let start = s.c.now;
+            let mut probed = false;
+            while s.c.now < start + 10.5 {
+                s.ack_full(0.05, 1, 1000.0, 0.1, false, 0, Some(100));
+                probed |= s.b.mode == Mode::ProbeRtt;
+            }
+            assert_eq!(probed, probe_at_10s, "equal = {equal}");
+        }
+    }
+
     #[test]
     fn drain_ends_when_inflight_is_at_most_the_bdp() {
         let mut s = Sim::new();
@@ -1145,9 +1207,12 @@ mod tests {
             s.round(4900.0, 0.1, 10);
         }
         assert_eq!(s.b.mode, Mode::Drain);
-        // BDP = ceil(4900 x 0.1) = 490 (fixed point), + 3 rounded up to even.
+        // BDP = ceil(4900 x 0.1) = 490 (fixed point), + 3 TSO goals, rounded
+        // up to even; Drain's pacing rate (4900 x 1448 B x 88/256 = 2.4 MB/s)
+        // puts 2.4 kB in 1 ms: 1 segment, so the goal is the minimum, 2.
+        assert_eq!(s.b.tso_segs_goal(), 2);
         let target = s.b.inflight(s.b.max_bw(), BBR_UNIT);
-        assert_eq!(target, 494);
+        assert_eq!(target, 496);
         s.c.in_flight = target + 1;
         s.ack(0.001, 4900.0, 0.1, false);
         assert_eq!(s.b.mode, Mode::Drain);
@@ -1179,9 +1244,11 @@ mod tests {
         assert_eq!(s.b.cycle_idx, 7);
         s.ack(0.051, 1000.0, 0.1, false);
         assert_eq!((s.b.cycle_idx, s.b.pacing_gain), (0, 320));
-        // 5/4: after min_rtt it still waits for inflight >= 1.25 BDP + budget (130) ...
+        // 5/4: after min_rtt it still waits for inflight >= 1.25 BDP + budget:
+        // 125 + 3 x 2 (TSO goal), even, + 2 in phase 0 = 134 ...
+        assert_eq!(s.b.tso_segs_goal(), 2);
         let probe_target = s.b.inflight(s.b.max_bw(), 320);
-        assert_eq!(probe_target, 130);
+        assert_eq!(probe_target, 134);
         for _ in 0..20 {
             s.ack_full(0.01, 1, 1000.0, 0.1, false, 0, Some(100));
         }
@@ -1316,29 +1383,32 @@ mod tests {
     }
 
     #[test]
-    fn cwnd_target_is_gain_times_bdp_plus_3_rounded_up_to_even() {
+    fn cwnd_target_is_gain_times_bdp_plus_3_tso_goals_rounded_up_to_even() {
         let mut m = serde_json::Map::new();
         m.insert("extra_acked_gain".into(), serde_json::json!(0));
-        // 2 x 997.5 segments/s x 0.1 s = 199.5: ceil 200, + 3, even: 204 (floor would give 202).
+        // 2 x 997.5 segments/s x 0.1 s = 199.5: ceil 200 (floor would give
+        // 199), + 3 x the TSO goal (2 at 1.4 MB/s: 1 ms of data is one
+        // segment, below the minimum of 2), even: 206.
         let mut s = probe_bw(Bbr::from_params(&m, "cc").unwrap(), 997.5, 0.1);
         assert_eq!(s.b.bdp(s.b.max_bw(), 512), 200);
         s.set_phase(2);
         s.w.cwnd = 1000.0;
         s.ack(0.001, 997.5, 0.1, false);
-        assert_eq!(s.w.cwnd, 204.0, "snaps down to the target once the pipe is full");
+        assert_eq!(s.b.tso_segs_goal(), 2);
+        assert_eq!(s.w.cwnd, 206.0, "snaps down to the target once the pipe is full");
         // Phase 0 adds 2 more.
         s.set_phase(0);
         s.ack_full(0.001, 1, 997.5, 0.1, false, 0, Some(100));
         assert_eq!(s.b.cycle_idx, 0);
-        assert_eq!(s.w.cwnd, 205.0, "grows by the segments acked");
+        assert_eq!(s.w.cwnd, 207.0, "grows by the segments acked");
         s.ack_full(0.001, 3, 997.5, 0.1, false, 0, Some(100));
-        assert_eq!(s.w.cwnd, 206.0);
-        // 2 x 1005 x 0.1 = 201: + 3 = 204, already even.
+        assert_eq!(s.w.cwnd, 208.0);
+        // 2 x 1005 x 0.1 = 201: + 6 = 207, rounded up to 208.
         let mut s = probe_bw(Bbr::from_params(&m, "cc").unwrap(), 1005.0, 0.1);
         s.set_phase(3);
         s.w.cwnd = 1000.0;
         s.ack(0.001, 1005.0, 0.1, false);
-        assert_eq!(s.w.cwnd, 204.0);
+        assert_eq!(s.w.cwnd, 208.0);
         // Never below 4.
         s.b.bw.reset(s.b.rtt_cnt, 1);
         s.ack(0.001, 1e-3, 0.1, false);
@@ -1484,8 +1554,8 @@ mod tests {
         s.ack(0.0, 1000.0, 0.1, false);
         assert_eq!(s.b.extra_acked_max(), 30);
         assert_eq!(s.b.ack_aggregation_cwnd(), 30);
-        assert_eq!(s.b.inflight(s.b.max_bw(), 512), 204);
-        assert_eq!(s.w.cwnd, 234.0, "target 200 + 30 + 3, even");
+        assert_eq!(s.b.inflight(s.b.max_bw(), 512), 206);
+        assert_eq!(s.w.cwnd, 236.0, "target 200 + 30 + 3 x 2, even");
         // Capped at 100 ms of bandwidth (99 segments in fixed point)...
         s.ack(0.05, 1000.0, 0.1, false);
         let mut worst = 0u64;

@@ -36,10 +36,9 @@
 //!   plus 64 KB >> (min_rtt_us >> 9), capped at 65536 - 1 - 320
 //!   (MAX_TCP_HEADER of x86-64), at least 2 segments) and enters the
 //!   quantization budget, although the sender sends single segments.
-//! - `bbr_packets_in_net_at_edt`: Linux's tcp_wstamp_ns (next departure
-//!   time) is modelled from `on_send`: edt = max(edt, now) + payload / pacing
-//!   rate, payload = min(bytes, mss). If the sender does not call `on_send`,
-//!   EDT = now (no in-network correction).
+//! - `bbr_packets_in_net_at_edt` takes the sender's next paced departure
+//!   ([`Conn::edt`], Linux's `max(tcp_wstamp_ns, now)`) as it stood at the
+//!   last hook with a [`Conn`].
 //! - No PLB (flow-label rehash), no TLP recovery (`CA_EVENT_TLP_RECOVERY`),
 //!   `rs->is_ack_delayed` and `rs->is_acking_tlp_retrans_seq` are false,
 //!   snd_cwnd_clamp and sk_max_pacing_rate are unlimited, the receiver-side
@@ -1199,6 +1198,7 @@ impl Bbr3 {
         self.now_us = (c.now * 1e6).round().max(0.0) as u64;
         self.delivered = c.delivered;
         self.srtt = c.srtt;
+        self.edt = c.edt;
     }
 
     /// The ProbeBW phase; None outside ProbeBW.
@@ -1393,13 +1393,6 @@ impl CongestionControl for Bbr3 {
         w.ssthresh
     }
 
-    fn on_send(&mut self, now: f64, bytes: u32, _in_flight: u64) {
-        if self.pacing_rate > 0 {
-            let payload = bytes.min(self.mss) as f64;
-            self.edt = self.edt.max(now) + payload / self.pacing_rate as f64;
-        }
-    }
-
     fn pacing_rate_bps(&self) -> Option<f64> {
         // None before `init` set a rate: unpaced rather than stalled.
         (self.pacing_rate > 0).then(|| self.pacing_rate as f64 * 8.0)
@@ -1449,6 +1442,7 @@ mod tests {
                 min_rtt: f64::INFINITY,
                 mss: 1000,
                 cwnd_limited: true,
+                edt: 0.0,
             };
             let mut w = Window { cwnd: 10.0, ssthresh: f64::INFINITY };
             let mut b = b;

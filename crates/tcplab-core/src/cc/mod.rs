@@ -138,6 +138,9 @@ pub struct Conn {
     pub mss: u32,
     /// The window, not the application, limited the last sending opportunity.
     pub cwnd_limited: bool,
+    /// Earliest departure time of the next paced packet, seconds (Linux
+    /// `max(tp->tcp_wstamp_ns, now)`; `now` when nothing is held back).
+    pub edt: f64,
 }
 
 /// The window the sender enforces, shared with the algorithm.

@@ -181,12 +181,13 @@ impl RateSampler {
         rs.losses = losses;
         rs.rtt = rtt;
         rs.prior_in_flight = prior_in_flight;
-        rs.lost = lost - rs.lost;
         let Some(prior_time) = self.prior_time else {
             rs.delivered = -1;
             rs.interval = -1.0;
+            rs.lost = 0;
             return rs;
         };
+        rs.lost = lost - rs.lost;
         rs.delivered = (delivered - rs.prior_delivered) as i64;
         // Sending and ACKing are separate pipeline phases of a window; with
         // ACK compression the send phase can be the longer one.

@@ -532,6 +532,7 @@ impl Sender {
             min_rtt: self.rtt.min_rtt,
             mss: self.cfg.mss,
             cwnd_limited: self.cwnd_limited,
+            edt: to_secs(self.pace_next.max(now)),
         }
     }
 
@@ -673,12 +674,16 @@ impl Sender {
         self.emit_paced(now, seq, cause, rate, map, out)
     }
 
-    fn emit_paced(&mut self, now: Time, seq: u64, cause: Option<RetransmitCause>, pacing: Option<f64>, map: &SegmentMap, out: &mut Vec<Packet>) {
+    fn emit_paced(&mut self, now: Time, seq: u64, cause: Option<RetransmitCause>, mut pacing: Option<f64>, map: &SegmentMap, out: &mut Vec<Packet>) {
         let packets_out = self.high_data - self.snd_una;
-        if self.cc_controls_window() && self.in_flight() == 0 {
-            // Linux `tcp_event_data_sent`: CA_EVENT_TX_START.
+        // New data was already counted in flight (snd_nxt moved past it).
+        let counted = (cause.is_none() && seq < self.snd_nxt) as u64;
+        if self.cc_controls_window() && self.in_flight() == counted {
+            // Linux `tcp_event_data_sent`: CA_EVENT_TX_START, before this
+            // packet's departure is paced.
             let c = self.conn(now);
             self.cc.on_tx_start(&mut self.w, &c);
+            pacing = self.pacing_rate();
         }
         if seq >= self.high_data {
             // The segment just past high_data is new: room for it, no flags.
@@ -852,6 +857,8 @@ impl Sender {
             };
             if pacing.is_some() && now < self.pace_next {
                 self.pace_wanted = Some(self.pace_next);
+                // Linux `tcp_write_xmit`: is_cwnd_limited |= in_flight >= cwnd.
+                self.cwnd_limited = self.in_flight() as f64 >= window;
                 return;
             }
             if seq == self.snd_nxt {
@@ -1011,6 +1018,7 @@ impl Sender {
         let old_una = self.snd_una;
         let after_timeout = self.state == CaState::Loss;
         self.orig_acked = false;
+        let prior_packets = self.high_data - old_una;
         let (lost_total_before, prior_in_flight) = match self.rate.as_mut() {
             Some(r) => {
                 r.begin_ack();
@@ -1112,6 +1120,8 @@ impl Sender {
             }
             sacked_new = newly_sacked;
         }
+        // Linux counts deliveries (sacktag, clean_rtx_queue) before it marks losses.
+        self.delivered += acked;
         if self.lost_high < self.snd_una {
             self.lost_high = self.snd_una;
         }
@@ -1132,7 +1142,6 @@ impl Sender {
         // Segments this ACK marked lost by moving the lost boundary, for
         // PRR (lost retransmissions are counted in `lost_total` only).
         let newly_lost = self.count_lost_since(now, lost_before);
-        self.delivered += acked;
         if a > old_una {
             if let Some(c) = self.classifier.as_mut() {
                 c.on_ack(to_secs(now), self.w.cwnd);
@@ -1164,8 +1173,11 @@ impl Sender {
         } else {
             self.dupack_recovery(now, a > old_una, cum_acked, map, out)
         };
-        if let Some(r) = self.rate.as_mut() {
-            // Linux `tcp_rate_gen` then `cong_control` (BBR's `bbr_main`).
+        // Linux `tcp_rate_gen` then `cong_control` (BBR's `bbr_main`); an
+        // ACK below snd_una (`old_ack`) or with nothing outstanding before
+        // it (`no_queue`) reaches neither.
+        let rate_ack = a >= old_una && prior_packets > 0;
+        if let (true, Some(r)) = (rate_ack, self.rate.as_mut()) {
             let losses = self.lost_total - lost_total_before;
             let rs = r.generate(now, self.delivered, self.lost_total, acked, losses, self.rtt.min_rtt, rtt, prior_in_flight);
             let mut c = self.conn(now);
@@ -1173,7 +1185,7 @@ impl Sender {
             if let Some(r) = self.rate.as_mut() {
                 r.app_limited = c.app_limited;
             }
-        } else if grow && a > old_una {
+        } else if grow && a > old_una && !self.cc_controls_window() {
             sample.in_flight = self.in_flight();
             if after_timeout && !self.sack() {
                 // RFC 3465 2.3: after a timeout, at most one segment of
@@ -1301,7 +1313,9 @@ impl Sender {
                     self.enter_fast_recovery(now);
                     // The first unacknowledged segment is presumed lost (RFC 6675 4.2).
                     if self.lost_high <= self.snd_una {
+                        let before = self.snd_una;
                         self.lost_high = self.snd_una + 1;
+                        self.count_lost_since(now, before);
                     }
                     if self.cc_controls_window() {
                         // The algorithm sets the window (Linux `cong_control`
@@ -1680,10 +1694,13 @@ impl Sender {
             if self.state == CaState::Open {
                 let flight = self.flight_size();
                 self.w.ssthresh = self.cc.ssthresh(&self.w, LossEvent::FastRecovery, flight, to_secs(now));
-                if self.w.ssthresh < INFINITE_SSTHRESH {
-                    self.w.cwnd = self.w.ssthresh;
+                // `tcp_end_cwnd_reduction` leaves a `cong_control` window alone.
+                if !self.cc_controls_window() {
+                    if self.w.ssthresh < INFINITE_SSTHRESH {
+                        self.w.cwnd = self.w.ssthresh;
+                    }
+                    self.cc.on_recovery_exit(&mut self.w, to_secs(now));
                 }
-                self.cc.on_recovery_exit(&mut self.w, to_secs(now));
                 self.stats.tlp_recoveries += 1;
             }
         } else if !progress {
@@ -1723,6 +1740,27 @@ impl Sender {
         self.w.cwnd = (in_flight + sndcnt).max(1.0);
     }
 
+    /// Linux `tcp_timeout_mark_lost` for a SACK sender: every segment not
+    /// SACKed is lost, retransmissions still in flight included (lost
+    /// again: counted, as `tcp_mark_skb_lost` does).
+    fn timeout_mark_lost(&mut self, now: Time) {
+        let before = self.lost_high.max(self.snd_una);
+        for q in self.snd_una..self.high_data {
+            let f = self.meta.flags(q);
+            if f & RETX_OUT != 0 {
+                self.meta.set_flags(q, f & !RETX_OUT);
+                if q < before {
+                    self.packet_lost(now, q);
+                }
+            }
+        }
+        self.retrans_out = 0;
+        self.rtx_order.clear();
+        self.lost_high = self.high_data;
+        self.count_lost_since(now, before);
+        self.rtx_next = self.snd_una;
+    }
+
     /// The retransmission timer fired and its deadline has passed.
     pub fn on_timeout(&mut self, now: Time, map: &SegmentMap, out: &mut Vec<Packet>) {
         if self.snd_una >= self.high_data {
@@ -1735,6 +1773,13 @@ impl Sender {
             Timer::Rto => {}
         }
         self.stats.timeouts += 1;
+        // Linux `tcp_enter_loss` marks the losses first, so a window-
+        // controlling algorithm hears of each before `ssthresh` and
+        // `set_state`; the other senders keep the RFC order (marks last).
+        let mark_first = self.sack() && self.cc_controls_window();
+        if mark_first {
+            self.timeout_mark_lost(now);
+        }
         // RFC 5681: "when ... the given segment has already been retransmitted
         // by way of the retransmission timer at least once, the value of
         // ssthresh is held constant"; inside fast recovery it is already reduced.
@@ -1768,19 +1813,10 @@ impl Sender {
         self.recover = self.high_data;
         self.last_cut_by_rto = true;
         self.dupacks = 0;
-        if self.sack() {
-            for q in self.snd_una..self.high_data {
-                let f = self.meta.flags(q);
-                self.meta.set_flags(q, f & !RETX_OUT);
-            }
-            self.retrans_out = 0;
-            self.rtx_order.clear();
-            let before = self.lost_high.max(self.snd_una);
-            self.lost_high = self.high_data;
-            self.count_lost_since(now, before);
-            self.rtx_next = self.snd_una;
-        } else {
+        if !self.sack() {
             self.snd_nxt = self.snd_una;
+        } else if !mark_first {
+            self.timeout_mark_lost(now);
         }
         self.rtt.on_timeout();
         self.rto_deadline = Some(now + from_secs(self.rtt.rto()));
