@@ -27,7 +27,7 @@ import pandas as pd
 import pytest
 
 import tcplab
-from tcplab.experiments import jm_knn, mv_buffers, reproduce
+from tcplab.experiments import bbr_coexistence, jm_knn, mv_buffers, reproduce
 from tcplab.experiments.runner import EXTRACTS, RunsFailed, run_all
 from tcplab.sweep import Campaign, CampaignError, run_key
 from tcplab.sweep.grid import canonical_json
@@ -75,6 +75,10 @@ def extract_jobs() -> list:
     for key, spec, ex, a in mv_buffers._fig4_jobs(setup)[:1] + mv_buffers._fig5_jobs(setup)[:1] + \
             mv_buffers._real_jobs(setup)[:1]:
         jobs.append((f"mv_buffers {key}", spec, ex, a))
+    # one short BBR-against-CUBIC point of the bbr-coexistence study
+    coex = bbr_coexistence.Setup(True, protocols=["bbr"], duration=4.0)
+    key, spec, ex, a = bbr_coexistence._jobs(coex)[0]
+    jobs.append((f"bbr_coexistence {key}", spec, ex, a))
     return jobs
 
 
