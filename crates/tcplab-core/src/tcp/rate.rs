@@ -82,6 +82,8 @@ pub struct RateSampler {
     /// with the send time and segment of the packet it is taken from.
     rs: RateSample,
     prior_time: Option<Time>,
+    /// `tp->lost` when the sampled packet was sent.
+    prior_lost: u64,
     last_seq: u64,
 }
 
@@ -100,6 +102,7 @@ impl RateSampler {
             app_limited: 0,
             rs: RateSample::default(),
             prior_time: None,
+            prior_lost: 0,
             last_seq: 0,
         }
     }
@@ -157,7 +160,7 @@ impl RateSampler {
             self.rs.is_app_limited = s.is_app_limited;
             self.rs.is_retrans = is_retrans;
             self.rs.tx_in_flight = s.in_flight;
-            self.rs.lost = s.lost;
+            self.prior_lost = s.lost;
             self.last_seq = q;
             self.first_tx = sent;
             // The send phase: from the first to the last transmission of the window.
@@ -184,10 +187,9 @@ impl RateSampler {
         let Some(prior_time) = self.prior_time else {
             rs.delivered = -1;
             rs.interval = -1.0;
-            rs.lost = 0;
             return rs;
         };
-        rs.lost = lost - rs.lost;
+        rs.lost = lost - self.prior_lost;
         rs.delivered = (delivered - rs.prior_delivered) as i64;
         // Sending and ACKing are separate pipeline phases of a window; with
         // ACK compression the send phase can be the longer one.
