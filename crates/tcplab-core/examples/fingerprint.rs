@@ -76,7 +76,7 @@ fn scenarios() -> Vec<(String, RunSpec)> {
     });
     s.links[0].loss = Some(LossSpec::Bernoulli { p: 0.003 });
     s.links[1].loss = Some(LossSpec::GilbertElliott { p_gb: 0.01, p_bg: 0.3, loss_good: 0.0, loss_bad: 1.0 });
-    s.links[0].queue = QueueSpec { limit_packets: None, limit_bytes: Some(60_000) };
+    s.links[0].queue = QueueSpec { limit_bytes: Some(60_000), ..Default::default() };
     v.push(("sack-random-loss".into(), s));
     // Files, scripted loss, restart after idle, a loss classifier.
     let s = with_flows(dumbbell(2, 10e6, 0.05, 20, "newreno", Recovery::Sack, 20.0).spec(), |i, f| {

@@ -94,7 +94,7 @@ impl Dumbbell {
             dst,
             rate_bps: rate,
             delay,
-            queue: QueueSpec { limit_packets: limit, limit_bytes: None },
+            queue: QueueSpec { limit_packets: limit, ..Default::default() },
             loss: None,
         };
         let mut links = vec![

@@ -118,6 +118,14 @@ pub struct QueueSpec {
     pub limit_packets: Option<u64>,
     #[serde(default)]
     pub limit_bytes: Option<u64>,
+    /// Queue discipline (`droptail`, `red`, `codel`, `fq_codel`, `pie`,
+    /// `dualpi2`; see `crate::net::qdisc`). `None`: the fast drop-tail FIFO
+    /// of `crate::net::Link` (no sojourn statistics, no marks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discipline: Option<String>,
+    /// The discipline's parameters (times in seconds), by name.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub params: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -35,7 +35,7 @@ fn packets_are_conserved_across_scenarios_with_losses_and_timeouts() {
     s.flows[0].app = AppSpec::Files {
         files: (0..20).map(|i| FileSpec { size: 5000 + 37_000 * i, start: 0.3 * i as f64 }).collect(),
     };
-    s.links[1].queue = QueueSpec { limit_packets: None, limit_bytes: Some(15_000) };
+    s.links[1].queue = QueueSpec { limit_bytes: Some(15_000), ..Default::default() };
     specs.push(s);
     let mut saw_timeout = false;
     let mut saw_drop = false;

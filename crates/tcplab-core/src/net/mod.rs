@@ -3,7 +3,8 @@
 pub mod link;
 pub mod loss;
 pub mod packet;
+pub mod qdisc;
 pub mod routing;
 
 pub use link::{BlockPool, Enqueued, Link, LinkShared, LinkStats};
-pub use packet::{FirstHop, Packet, PacketKind, SackBlock, MAX_SACK_BLOCKS};
+pub use packet::{Ecn, FirstHop, Packet, PacketKind, SackBlock, MAX_SACK_BLOCKS};

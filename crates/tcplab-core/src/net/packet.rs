@@ -91,6 +91,57 @@ pub enum PacketKind {
     Ack,
 }
 
+/// The ECN field of the IP header (RFC 3168 section 5), with its codepoint
+/// values: 00 Not-ECT, 01 ECT(1), 10 ECT(0), 11 CE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0,
+    /// L4S traffic (RFC 9331) and ECN nonce history.
+    Ect1 = 1,
+    /// Classic ECN-capable traffic (RFC 3168).
+    Ect0 = 2,
+    /// Congestion Experienced: set by an AQM instead of dropping.
+    Ce = 3,
+}
+
+impl Ecn {
+    /// From the two-bit codepoint (only the low two bits are read).
+    #[inline(always)]
+    pub const fn from_bits(b: u8) -> Ecn {
+        match b & 3 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// ECT(0), ECT(1) or CE: a queue may mark this packet instead of dropping it.
+    #[inline(always)]
+    pub const fn capable(self) -> bool {
+        !matches!(self, Ecn::NotEct)
+    }
+}
+
+/// TCP header flags a packet carries, in [`Packet::tcp_flags`]: classic
+/// ECN's two (RFC 3168 section 6.1) and Accurate ECN's ACE counter.
+pub mod tcp_flags {
+    /// ECN-Echo: on an ACK, the receiver saw CE (RFC 3168).
+    pub const ECE: u8 = 1;
+    /// Congestion Window Reduced: on data, the sender has reacted (RFC 3168).
+    pub const CWR: u8 = 2;
+    /// Accurate ECN's ACE field (draft-ietf-tcpm-accurate-ecn section 3.2.2):
+    /// on an ACK, the number of CE-marked packets received modulo 8, in
+    /// bits 2..5 (ACE_SHIFT) of the flags.
+    pub const ACE_SHIFT: u32 = 2;
+    pub const ACE_MASK: u8 = 7 << ACE_SHIFT;
+    /// Every flag bit (five; a link's FIFO entry packs them with the
+    /// retransmit bit and the ECN codepoint into one byte).
+    pub const ALL: u8 = ECE | CWR | ACE_MASK;
+}
+
 /// A packet. Sequence numbers count segments (as in ns-2 and Linux's
 /// packet-counted cwnd); the flow knows each segment's payload. Its flow is
 /// not stored: the path it is on says (`World`), and a link's FIFO entry
@@ -113,6 +164,10 @@ pub struct Packet {
     pub kind: PacketKind,
     /// Data: this is a retransmission (for accounting only; the receiver does not look).
     pub retransmit: bool,
+    /// The IP header's ECN field: set by the sender, CE by a marking queue.
+    pub ecn: Ecn,
+    /// TCP flags ([`tcp_flags`]): ECE and CWR, or an ACK's ACE counter.
+    pub tcp_flags: u8,
 }
 
 /// Where an endpoint's packets enter the network: the position in the
@@ -135,13 +190,13 @@ impl Packet {
     #[inline]
     pub const fn data(seq: u64, size: u32, retransmit: bool) -> Self {
         debug_assert!(size <= MAX_PACKET_SIZE);
-        Packet { seq, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Data, retransmit }
+        Packet { seq, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Data, retransmit, ecn: Ecn::NotEct, tcp_flags: 0 }
     }
 
     #[inline]
     pub fn ack(ack: u64, size: u32) -> Self {
         debug_assert!(size <= MAX_PACKET_SIZE);
-        Packet { seq: ack, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Ack, retransmit: false }
+        Packet { seq: ack, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Ack, retransmit: false, ecn: Ecn::NotEct, tcp_flags: 0 }
     }
 }
 

@@ -17,6 +17,8 @@ pub enum StreamKind {
     Flow = 1,
     Link = 2,
     Workload = 3,
+    /// A link's queue discipline (RED's and PIE's coin, FQ-CoDel's hash salt).
+    Qdisc = 4,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

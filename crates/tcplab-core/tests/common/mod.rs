@@ -15,7 +15,7 @@ pub fn line(rate: f64, buffer: u64, recovery: Recovery, duration: f64) -> RunSpe
         dst: d.into(),
         rate_bps: r,
         delay,
-        queue: QueueSpec { limit_packets: lim, limit_bytes: None },
+        queue: QueueSpec { limit_packets: lim, ..Default::default() },
         loss: None,
     };
     let flow: FlowSpec = serde_json::from_value(serde_json::json!({
