@@ -99,8 +99,18 @@ fn fingerprint(spec: RunSpec) -> (u64, u64, u64) {
     w.run();
     let mut r = w.results();
     r.meta.wall_s = 0.0;
-    let text = format!("{r:?}");
+    let text = without_defaults_of_later_fields(format!("{r:?}"));
     (fnv1a(text.as_bytes()), r.meta.events, r.links[0].data_packets_out)
+}
+
+/// Result fields added after the fingerprint was first taken are hashed
+/// only when they differ from what a run without them returns, so the
+/// hashes of the built-in scenarios stay comparable across versions: the
+/// queue-discipline columns of a link without a discipline, an empty
+/// discipline series.
+fn without_defaults_of_later_fields(text: String) -> String {
+    text.replace(", discipline: \"droptail\", marks: 0, aqm_drops: 0, sojourn_mean: NaN, sojourn_p50: NaN, sojourn_p95: NaN, sojourn_p99: NaN", "")
+        .replace(", qdisc_ts: QdiscSeries { time: [], link: [], variable: [], value: [], names: [] }", "")
 }
 
 fn main() {

@@ -1,7 +1,7 @@
 //! Results of one run: per-flow, per-link and per-file rows, sampled time
 //! series and run metadata. Units: seconds, bit/s, bytes, segments.
 
-use crate::trace::{CcSeries, DropTrace, FlowSeries, QueueSeries, RetransmitTrace};
+use crate::trace::{CcSeries, DropTrace, FlowSeries, QdiscSeries, QueueSeries, RetransmitTrace};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowResult {
@@ -67,6 +67,20 @@ pub struct LinkResult {
     pub queue_mean_packets: f64,
     pub queue_max_packets: u64,
     pub queue_mean_bytes: f64,
+    /// The queue discipline (`droptail` for the fast FIFO as well).
+    pub discipline: String,
+    /// Packets marked CE by the discipline.
+    pub marks: u64,
+    /// Of `drops`, those the discipline's AQM decided (not its limit).
+    pub aqm_drops: u64,
+    /// Sojourn time in the queue (enqueue to start of service) of the
+    /// packets that started service in the window: mean and percentiles
+    /// (seconds; within 1.6 %). NaN for a link without a `discipline` (the
+    /// fast FIFO keeps no per-packet record) or when no packet passed.
+    pub sojourn_mean: f64,
+    pub sojourn_p50: f64,
+    pub sojourn_p95: f64,
+    pub sojourn_p99: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -106,6 +120,8 @@ pub struct RunResults {
     pub queue_ts: QueueSeries,
     /// Congestion-control internal variables (see `CongestionControl::trace_vars`).
     pub cc_ts: CcSeries,
+    /// Links with a queue discipline: sojourn time and the discipline's state.
+    pub qdisc_ts: QdiscSeries,
     /// Every drop and loss (empty unless the run traced them: `RunSpec::loss_trace`).
     pub drop_trace: DropTrace,
     /// Every retransmission with its cause (empty unless traced).

@@ -76,6 +76,40 @@ impl CcSeries {
     }
 }
 
+/// Sampled state of the links with a queue discipline (long format: one
+/// row per (time, link, variable)): `sojourn_s`, the mean sojourn time of
+/// the packets that started service since the last sample (NaN if none),
+/// and the discipline's own variables (`Qdisc::trace_vars`).
+#[derive(Debug, Default, Clone)]
+pub struct QdiscSeries {
+    pub time: Vec<f64>,
+    pub link: Vec<u32>,
+    pub variable: Vec<u16>,
+    pub value: Vec<f64>,
+    pub names: Vec<&'static str>,
+}
+
+impl QdiscSeries {
+    /// Index of `name` in `names`, adding it on first use.
+    pub fn intern(&mut self, name: &'static str) -> u16 {
+        match self.names.iter().position(|n| *n == name) {
+            Some(i) => i as u16,
+            None => {
+                self.names.push(name);
+                (self.names.len() - 1) as u16
+            }
+        }
+    }
+
+    pub fn push(&mut self, time: f64, link: u32, name: &'static str, value: f64) {
+        let v = self.intern(name);
+        self.time.push(time);
+        self.link.push(link);
+        self.variable.push(v);
+        self.value.push(value);
+    }
+}
+
 /// Why a segment was sent again (a row of [`RetransmitTrace`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -116,11 +150,14 @@ pub enum DropCause {
     Wire = 1,
     /// Scripted loss (`drop_segments`), as it left the sender.
     Scripted = 2,
+    /// A queue discipline's active queue management dropped it (RED, CoDel,
+    /// PIE, DualPI2), not its limit.
+    Aqm = 3,
 }
 
 impl DropCause {
     /// Names of the causes, indexed by their codes.
-    pub const NAMES: [&'static str; 3] = ["queue", "wire", "scripted"];
+    pub const NAMES: [&'static str; 4] = ["queue", "wire", "scripted", "aqm"];
 }
 
 /// Every data packet or ACK that was dropped or lost, in the order it

@@ -6,6 +6,8 @@ use crate::cc;
 use crate::error::SpecError;
 use crate::net::loss::LossModel;
 use crate::net::packet::SackStore;
+use crate::net::qdisc::{self, DropReason};
+use crate::net::qlink::QdiscLink;
 use crate::net::{routing, Enqueued, FirstHop, Link, LinkShared, Packet, PacketKind};
 use crate::sim::rng::{self, StreamKind};
 use crate::results::{FileResult, FlowResult, LinkResult, RunMeta, RunResults};
@@ -14,7 +16,7 @@ use crate::sim::event::LANES;
 use crate::sim::{EventKind, EventQueue};
 use crate::spec::{AppSpec, Recovery, RunSpec};
 use crate::tcp::{Receiver, SegmentMap, Sender, SenderConfig};
-use crate::trace::{CcSeries, DropCause, DropTrace, FlowSeries, QueueSeries, RetransmitTrace};
+use crate::trace::{CcSeries, DropCause, DropTrace, FlowSeries, QdiscSeries, QueueSeries, RetransmitTrace};
 
 struct Flow {
     sender: Sender,
@@ -45,6 +47,9 @@ struct Flow {
 const PATH_END: u32 = 1 << 31;
 const PATH_ACK: u32 = 1 << 30;
 const FLOW_MASK: u32 = PATH_ACK - 1;
+
+/// `World::qlink_of` of a link without a queue discipline.
+const NO_QDISC: u32 = u32::MAX;
 
 /// The `LANES` links on the most paths (ties to the lower index), for the
 /// radix heap's lanes (`EventQueue::set_lanes`): with one bottleneck, its
@@ -111,6 +116,13 @@ pub struct World {
     links: Vec<Link>,
     /// The links' free blocks and the measurement window.
     link_shared: LinkShared,
+    /// Some link has a queue discipline: only then is `qlink_of` looked
+    /// at, so drop-tail runs pay one predictable branch per packet-hop.
+    any_qdisc: bool,
+    /// Per link, the index in `qlinks` of its discipline link, or
+    /// `NO_QDISC` (the fast FIFO in `links`).
+    qlink_of: Vec<u32>,
+    qlinks: Vec<QdiscLink>,
     flows: Vec<Flow>,
     traced_links: Vec<u32>,
     /// Some flow has scripted losses (`drop_segments`).
@@ -128,6 +140,7 @@ pub struct World {
     queue_ts: QueueSeries,
     cc_ts: CcSeries,
     cc_vars: Vec<(&'static str, f64)>,
+    qdisc_ts: QdiscSeries,
     /// Every drop and loss, when the run traces them (`RunSpec::loss_trace`).
     drop_trace: Option<Box<DropTrace>>,
     wall_s: f64,
@@ -168,7 +181,24 @@ impl World {
             let loss = l.loss.clone().map(|m| LossModel::new(m, rng::stream(spec.seed, StreamKind::Link, i as u64)));
             Link::new(l.rate_bps, from_secs(l.delay), l.queue.limit_packets, l.queue.limit_bytes).with_loss(loss)
         }));
+        let mut qlink_of = vec![NO_QDISC; spec.links.len()];
+        let mut qlinks = Vec::new();
+        for (i, l) in spec.links.iter().enumerate() {
+            if l.queue.discipline.is_some() {
+                let field = format!("links[{i}].queue");
+                let q = qdisc::build(&l.queue, l.rate_bps, rng::stream(spec.seed, StreamKind::Qdisc, i as u64), &field)?;
+                let loss = l.loss.clone().map(|m| LossModel::new(m, rng::stream(spec.seed, StreamKind::Link, i as u64)));
+                qlink_of[i] = qlinks.len() as u32;
+                qlinks.push(QdiscLink::new(q, l.rate_bps, from_secs(l.delay), loss));
+            }
+        }
         let mut events = EventQueue::with_links(links.len());
+        for (i, q) in qlinks.iter().enumerate() {
+            if let Some(dt) = q.qdisc.update_interval() {
+                let l = qlink_of.iter().position(|&x| x == i as u32).unwrap() as u32;
+                events.schedule(dt, EventKind::QdiscTimer(l));
+            }
+        }
         if events.is_radix() {
             events.set_lanes(busiest_links(links.len(), paths.iter().flatten()));
         }
@@ -253,7 +283,7 @@ impl World {
                 .links
                 .iter()
                 .enumerate()
-                .filter(|(_, l)| l.queue.limit_packets.is_some() || l.queue.limit_bytes.is_some())
+                .filter(|(_, l)| l.queue.limit_packets.is_some() || l.queue.limit_bytes.is_some() || l.queue.discipline.is_some())
                 .map(|(i, _)| i as u32)
                 .collect(),
         };
@@ -277,6 +307,9 @@ impl World {
             events,
             links,
             link_shared: LinkShared { window, ..Default::default() },
+            any_qdisc: !qlinks.is_empty(),
+            qlink_of,
+            qlinks,
             flows,
             traced_links,
             scripted_loss,
@@ -287,6 +320,7 @@ impl World {
             queue_ts,
             cc_ts: CcSeries::default(),
             cc_vars: Vec::new(),
+            qdisc_ts: QdiscSeries::default(),
             drop_trace,
             wall_s: 0.0,
             finished: false,
@@ -331,7 +365,15 @@ impl World {
 
     /// Each link's counters so far, in the spec's order of links.
     pub fn link_stats(&self) -> impl Iterator<Item = crate::net::LinkStats> + '_ {
-        self.links.iter().map(|l| l.stats())
+        self.links.iter().enumerate().map(|(i, l)| self.qlink_of(i).map_or_else(|| l.stats(), |q| q.link_stats()))
+    }
+
+    /// Link `i`'s discipline link, if it has a discipline.
+    pub fn qlink_of(&self, i: usize) -> Option<&QdiscLink> {
+        match self.qlink_of[i] {
+            NO_QDISC => None,
+            q => Some(&self.qlinks[q as usize]),
+        }
     }
 
     /// The event loop with the radix heap (`run_until` and
@@ -405,6 +447,10 @@ impl World {
         for l in &mut self.links {
             l.advance(self.end);
         }
+        let window = self.link_shared.window;
+        for q in &mut self.qlinks {
+            q.finish(self.end, window);
+        }
         self.finished = true;
         self.wall_s += t0.elapsed().as_secs_f64();
         progress(1.0);
@@ -450,6 +496,13 @@ impl World {
                 for fl in &mut self.flows {
                     fl.delivered_at_measure_start = fl.receiver.delivered_bytes;
                 }
+            }
+            EventKind::LinkService(l) => self.start_service::<R>(l),
+            EventKind::QdiscTimer(l) => {
+                let q = &mut self.qlinks[self.qlink_of[l as usize] as usize];
+                q.qdisc.on_timer(self.now);
+                let dt = q.qdisc.update_interval().expect("a timer of a discipline with an update interval");
+                self.events.schedule_in::<R>(self.now + dt, EventKind::QdiscTimer(l));
             }
         }
     }
@@ -543,6 +596,9 @@ impl World {
     /// [`World::enqueue`] with the packet's route after `link` known.
     #[inline(always)]
     fn enqueue_routed<const R: bool>(&mut self, link: u32, p: Packet, route: u32) {
+        if self.any_qdisc && self.qlink_of[link as usize] != NO_QDISC {
+            return self.qdisc_enqueue::<R>(link, p, route);
+        }
         let now = self.now;
         let (l, shared) = self.link_mut(link);
         match l.enqueue(now, p, route, shared) {
@@ -551,6 +607,49 @@ impl World {
             Enqueued::Dropped => {
                 let queue = l.waiting_packets();
                 self.count_gone(&p, link, DropCause::Queue, queue)
+            }
+        }
+    }
+
+    /// [`World::enqueue_routed`] onto a link with a queue discipline.
+    #[inline(never)]
+    fn qdisc_enqueue<const R: bool>(&mut self, link: u32, p: Packet, route: u32) {
+        let window = self.link_shared.window;
+        let q = &mut self.qlinks[self.qlink_of[link as usize] as usize];
+        let idle = q.enqueue(self.now, p, route, window);
+        self.qdisc_drops(link);
+        if idle {
+            self.start_service::<R>(link);
+        }
+    }
+
+    /// Accounts the packets link `link`'s discipline just dropped.
+    fn qdisc_drops(&mut self, link: u32) {
+        let qi = self.qlink_of[link as usize] as usize;
+        if self.qlinks[qi].dropped.is_empty() {
+            return;
+        }
+        let dropped = std::mem::take(&mut self.qlinks[qi].dropped);
+        let queue = self.qlinks[qi].waiting_packets();
+        for d in &dropped {
+            let cause = if d.reason == DropReason::Aqm { DropCause::Aqm } else { DropCause::Queue };
+            self.count_gone(&d.q.pkt, link, cause, queue);
+        }
+        self.qlinks[qi].dropped = dropped;
+    }
+
+    /// The transmitter of link `l` (with a discipline) is free: the next
+    /// packet starts, its completion and (if the delay line was empty) its
+    /// arrival are scheduled.
+    fn start_service<const R: bool>(&mut self, l: u32) {
+        let window = self.link_shared.window;
+        let q = &mut self.qlinks[self.qlink_of[l as usize] as usize];
+        let started = q.start_service(self.now, window);
+        self.qdisc_drops(l);
+        if let Some((depart, arrival)) = started {
+            self.events.schedule_in::<R>(depart, EventKind::LinkService(l));
+            if let Some((t, route)) = arrival {
+                self.schedule_arrival::<R>(t, l, route);
             }
         }
     }
@@ -570,9 +669,10 @@ impl World {
     #[inline(always)]
     fn link_arrival<const R: bool>(&mut self, l: u32, ev_route: u32) {
         let now = self.now;
+        let qi = if self.any_qdisc { self.qlink_of[l as usize] } else { NO_QDISC };
         let (link, shared) = self.link_mut(l);
         let route = if R { ev_route } else { link.route };
-        let (mut p, lost, next) = link.pop_arrival(now, shared);
+        let (mut p, lost, next) = if qi == NO_QDISC { link.pop_arrival(now, shared) } else { self.qlinks[qi as usize].pop_arrival(now) };
         if let Some((t, r)) = next {
             self.schedule_arrival::<R>(t, l, r);
         }
@@ -606,7 +706,7 @@ impl World {
         self.sacks.release(p.sack);
         let f = self.flow_of(p.pos);
         self.trace_drop(p, f, link, cause, queue);
-        let dropped = cause == DropCause::Queue;
+        let dropped = matches!(cause, DropCause::Queue | DropCause::Aqm);
         let fl = &mut self.flows[f as usize];
         *match (p.kind, dropped) {
             (PacketKind::Data, true) => &mut fl.data_dropped,
@@ -629,6 +729,9 @@ impl World {
     /// Packets waiting in link `l`'s queue now (the one in service excluded).
     #[inline(always)]
     fn queue_now(&mut self, l: u32) -> u64 {
+        if self.any_qdisc && self.qlink_of[l as usize] != NO_QDISC {
+            return self.qlinks[self.qlink_of[l as usize] as usize].waiting_packets();
+        }
         let now = self.now;
         self.link_mut(l).0.waiting_packets_at(now)
     }
@@ -703,12 +806,27 @@ impl World {
             }
         }
         for &l in &self.traced_links {
-            let link = &mut self.links[l as usize];
-            link.advance(self.now);
+            let (packets, bytes) = match self.qlink_of[l as usize] {
+                NO_QDISC => {
+                    let link = &mut self.links[l as usize];
+                    link.advance(self.now);
+                    (link.waiting_packets(), link.waiting_bytes())
+                }
+                qi => {
+                    let q = &mut self.qlinks[qi as usize];
+                    self.qdisc_ts.push(t, l, "sojourn_s", q.take_interval_sojourn());
+                    self.cc_vars.clear();
+                    q.qdisc.trace_vars(&mut self.cc_vars);
+                    for &(name, v) in &self.cc_vars {
+                        self.qdisc_ts.push(t, l, name, v);
+                    }
+                    (q.waiting_packets(), q.waiting_bytes())
+                }
+            };
             self.queue_ts.time.push(t);
             self.queue_ts.link.push(l);
-            self.queue_ts.packets.push(link.waiting_packets());
-            self.queue_ts.bytes.push(link.waiting_bytes());
+            self.queue_ts.packets.push(packets);
+            self.queue_ts.bytes.push(bytes);
         }
         let next = self.now + self.sample_interval;
         if next <= self.end {
@@ -723,6 +841,7 @@ impl World {
         r.flow_ts = self.flow_ts.clone();
         r.queue_ts = self.queue_ts.clone();
         r.cc_ts = self.cc_ts.clone();
+        r.qdisc_ts = self.qdisc_ts.clone();
         r.drop_trace = self.drop_trace.as_deref().cloned().unwrap_or_default();
         r.retransmit_trace = self.retransmit_trace();
         r
@@ -756,6 +875,7 @@ impl World {
         r.flow_ts = std::mem::take(&mut self.flow_ts);
         r.queue_ts = std::mem::take(&mut self.queue_ts);
         r.cc_ts = std::mem::take(&mut self.cc_ts);
+        r.qdisc_ts = std::mem::take(&mut self.qdisc_ts);
         r.drop_trace = self.drop_trace.take().map(|t| *t).unwrap_or_default();
         r.retransmit_trace = self.retransmit_trace();
         r
@@ -765,8 +885,12 @@ impl World {
     fn summary(&self) -> RunResults {
         let window = to_secs(self.end - self.measure_start);
         let mut in_net = vec![[0u64; 2]; self.flows.len()];
-        for l in &self.links {
-            for p in l.packets() {
+        for (i, l) in self.links.iter().enumerate() {
+            let packets: Vec<Packet> = match self.qlink_of[i] {
+                NO_QDISC => l.packets().collect(),
+                qi => self.qlinks[qi as usize].packets(),
+            };
+            for p in packets {
                 in_net[self.flow_of(p.pos) as usize][(p.kind == PacketKind::Ack) as usize] += 1;
             }
         }
@@ -826,8 +950,10 @@ impl World {
             .enumerate()
             .map(|(i, l)| {
                 let ls = &self.spec.links[i];
-                let st = l.stats();
+                let q = self.qlink_of(i);
+                let st = q.map_or_else(|| l.stats(), |q| q.link_stats());
                 let wps = (self.end - self.measure_start) as f64;
+                let sojourn = |x: f64| q.map_or(f64::NAN, |q| if x < 0.0 { q.stats.sojourn.mean() } else { q.stats.sojourn.quantile(x) });
                 LinkResult {
                     id: i as u32,
                     name: ls.name.clone(),
@@ -840,12 +966,19 @@ impl World {
                     packets_out: st.packets_out,
                     drops: st.drops,
                     losses: st.losses,
-                    packets_in_link: l.packets_in_link(),
+                    packets_in_link: q.map_or_else(|| l.packets_in_link(), |q| q.packets_in_link()),
                     bytes_out: st.bytes_out,
                     data_packets_out: st.data_packets_out,
                     queue_mean_packets: st.queue_packet_ps as f64 / wps,
                     queue_max_packets: st.max_queue_packets,
                     queue_mean_bytes: st.queue_byte_ps as f64 / wps,
+                    discipline: ls.queue.discipline.clone().unwrap_or_else(|| "droptail".into()),
+                    marks: st.marks,
+                    aqm_drops: st.aqm_drops,
+                    sojourn_mean: sojourn(-1.0),
+                    sojourn_p50: sojourn(0.5),
+                    sojourn_p95: sojourn(0.95),
+                    sojourn_p99: sojourn(0.99),
                 }
             })
             .collect();
@@ -887,6 +1020,7 @@ impl World {
             flow_ts: FlowSeries::default(),
             queue_ts: QueueSeries::default(),
             cc_ts: CcSeries::default(),
+            qdisc_ts: QdiscSeries::default(),
             drop_trace: DropTrace::default(),
             retransmit_trace: RetransmitTrace::default(),
             meta: RunMeta { events: self.events.popped(), sim_time: to_secs(self.now), wall_s: self.wall_s, seed: self.spec.seed },

@@ -434,6 +434,10 @@ pub struct LinkStats {
     /// Integral of waiting packets (resp. bytes) over the measurement window (packet-ps, byte-ps).
     pub queue_packet_ps: u128,
     pub queue_byte_ps: u128,
+    /// Packets marked CE by the queue discipline (0 without one).
+    pub marks: u64,
+    /// Of `drops`, those the discipline's AQM decided (not its limit).
+    pub aqm_drops: u64,
 }
 
 pub enum Enqueued {
@@ -579,6 +583,8 @@ impl Link {
             max_queue_packets: self.max_queue_packets,
             queue_packet_ps: self.queue_packet_ps,
             queue_byte_ps: self.queue_byte_ps,
+            marks: 0,
+            aqm_drops: 0,
         }
     }
 

@@ -4,6 +4,7 @@ pub mod link;
 pub mod loss;
 pub mod packet;
 pub mod qdisc;
+pub mod qlink;
 pub mod routing;
 
 pub use link::{BlockPool, Enqueued, Link, LinkShared, LinkStats};

@@ -116,6 +116,11 @@ pub enum EventKind {
     Sample,
     /// Start of the measurement window.
     MeasureStart,
+    /// The transmitter of link `0` (one with a queue discipline) finishes
+    /// sending a packet.
+    LinkService(u32),
+    /// The periodic update of link `0`'s queue discipline (PIE, DualPI2).
+    QdiscTimer(u32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -398,8 +403,12 @@ impl EventQueue {
                 self.files.push((f, k));
                 (5, (self.files.len() - 1) as u64)
             }
+            // Tags 6 and 7 carry two kinds each, told apart by the
+            // payload's low bit (the tag has three bits, kinds are ten).
             EventKind::Sample => (6, 0),
-            EventKind::MeasureStart => (7, 0),
+            EventKind::MeasureStart => (6, 1),
+            EventKind::LinkService(l) => (7, (l as u64) << 1),
+            EventKind::QdiscTimer(l) => (7, (l as u64) << 1 | 1),
         };
         payload << 3 | tag
     }
@@ -419,8 +428,10 @@ impl EventQueue {
                 let (f, i) = self.files[p as usize];
                 EventKind::FileStart(f, i)
             }
-            6 => EventKind::Sample,
-            _ => EventKind::MeasureStart,
+            6 if p == 0 => EventKind::Sample,
+            6 => EventKind::MeasureStart,
+            _ if p & 1 == 0 => EventKind::LinkService((p >> 1) as u32),
+            _ => EventKind::QdiscTimer((p >> 1) as u32),
         }
     }
 
@@ -1063,6 +1074,10 @@ mod tests {
             EventKind::Sample,
             EventKind::MeasureStart,
             EventKind::LinkArrival(100_000),
+            EventKind::LinkService(0),
+            EventKind::QdiscTimer(0),
+            EventKind::LinkService(u32::MAX),
+            EventKind::QdiscTimer(12_345),
         ];
         for mut q in queues() {
             for (i, k) in kinds.iter().enumerate() {

@@ -65,6 +65,10 @@ impl Qdisc for DropTail {
     fn marks(&self) -> u64 {
         0
     }
+
+    fn for_each(&self, f: &mut dyn FnMut(&Queued)) {
+        self.q.iter().for_each(f)
+    }
 }
 
 #[cfg(test)]

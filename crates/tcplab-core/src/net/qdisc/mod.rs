@@ -132,6 +132,10 @@ pub trait Qdisc: std::fmt::Debug + Send {
     /// Packets marked CE so far.
     fn marks(&self) -> u64;
 
+    /// Calls `f` on every packet the discipline holds (any order): the
+    /// end-of-run accounting of packets still in the network.
+    fn for_each(&self, f: &mut dyn FnMut(&Queued));
+
     /// Period of the discipline's own timer, if it has one (PIE's and
     /// DualPI2's probability update); [`Qdisc::on_timer`] then runs at
     /// every multiple of it from time 0, as the Linux qdisc's timer does.
