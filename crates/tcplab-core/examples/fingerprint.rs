@@ -109,7 +109,7 @@ fn fingerprint(spec: RunSpec) -> (u64, u64, u64) {
 /// queue-discipline columns of a link without a discipline, an empty
 /// discipline series.
 fn without_defaults_of_later_fields(text: String) -> String {
-    text.replace(", discipline: \"droptail\", marks: 0, aqm_drops: 0, sojourn_mean: NaN, sojourn_p50: NaN, sojourn_p95: NaN, sojourn_p99: NaN", "")
+    text.replace(", discipline: \"droptail\", marks: 0, aqm_drops: 0, sojourn_mean: None, sojourn_p50: None, sojourn_p95: None, sojourn_p99: None", "")
         .replace(", qdisc_ts: QdiscSeries { time: [], link: [], variable: [], value: [], names: [] }", "")
 }
 

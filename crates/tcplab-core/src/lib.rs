@@ -18,6 +18,7 @@ pub mod net;
 pub mod results;
 pub mod scenarios;
 pub mod sim;
+pub mod source;
 pub mod spec;
 pub mod tcp;
 pub mod trace;

@@ -75,12 +75,12 @@ pub struct LinkResult {
     pub aqm_drops: u64,
     /// Sojourn time in the queue (enqueue to start of service) of the
     /// packets that started service in the window: mean and percentiles
-    /// (seconds; within 1.6 %). NaN for a link without a `discipline` (the
-    /// fast FIFO keeps no per-packet record) or when no packet passed.
-    pub sojourn_mean: f64,
-    pub sojourn_p50: f64,
-    pub sojourn_p95: f64,
-    pub sojourn_p99: f64,
+    /// (seconds; within 1.6 %). `None` for a link without a `discipline`
+    /// (the fast FIFO keeps no per-packet record) or when no packet passed.
+    pub sojourn_mean: Option<f64>,
+    pub sojourn_p50: Option<f64>,
+    pub sojourn_p95: Option<f64>,
+    pub sojourn_p99: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -236,6 +236,36 @@ pub enum AppSpec {
     /// start time has not come waits, a file that arrives while another is
     /// being sent is queued behind it.
     Files { files: Vec<FileSpec> },
+    /// An unresponsive constant-bit-rate source (UDP-like: no ACKs, no
+    /// congestion control; `crate::source`): full packets at `rate_bps`
+    /// from the flow's start, with ECN codepoint `ecn`.
+    Cbr {
+        rate_bps: f64,
+        #[serde(default)]
+        ecn: SourceEcn,
+    },
+    /// An unresponsive on/off source: CBR at `rate_bps` during on periods
+    /// of mean `on` seconds, silent during off periods of mean `off`;
+    /// periods exponential (default) or fixed.
+    OnOff {
+        rate_bps: f64,
+        on: f64,
+        off: f64,
+        #[serde(default = "d_true")]
+        exponential: bool,
+        #[serde(default)]
+        ecn: SourceEcn,
+    },
+}
+
+/// The ECN codepoint of an unresponsive source's packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceEcn {
+    #[default]
+    NotEct,
+    Ect0,
+    Ect1,
 }
 
 impl Default for AppSpec {
@@ -711,6 +741,15 @@ impl RunSpec {
                     }
                     non_negative(format!("flows[{i}].app.files[{j}].start"), file.start)?;
                 }
+            }
+            match &f.app {
+                AppSpec::Cbr { rate_bps, .. } => positive(format!("flows[{i}].app.rate_bps"), *rate_bps)?,
+                AppSpec::OnOff { rate_bps, on, off, .. } => {
+                    positive(format!("flows[{i}].app.rate_bps"), *rate_bps)?;
+                    positive(format!("flows[{i}].app.on"), *on)?;
+                    non_negative(format!("flows[{i}].app.off"), *off)?;
+                }
+                _ => {}
             }
         }
         Ok(())

@@ -14,12 +14,16 @@ use crate::results::{FileResult, FlowResult, LinkResult, RunMeta, RunResults};
 use crate::sim::time::{from_secs, to_secs, Time};
 use crate::sim::event::LANES;
 use crate::sim::{EventKind, EventQueue};
-use crate::spec::{AppSpec, Recovery, RunSpec};
+use crate::source::Source;
+use crate::spec::{AppSpec, Recovery, RunSpec, SourceEcn};
 use crate::tcp::{Receiver, SegmentMap, Sender, SenderConfig};
 use crate::trace::{CcSeries, DropCause, DropTrace, FlowSeries, QdiscSeries, QueueSeries, RetransmitTrace};
 
 struct Flow {
     sender: Sender,
+    /// An unresponsive source (`app` cbr or on_off) sends instead of the
+    /// sender, and the receiver only counts what arrives.
+    source: Option<Box<Source>>,
     receiver: Receiver,
     map: SegmentMap,
     data_dropped: u64,
@@ -256,8 +260,22 @@ impl World {
                 sender.rtx_trace = Some(Vec::new());
             }
             (sender.first_hop, receiver.first_hop) = (hops[0], hops[1]);
+            let source = match f.app {
+                AppSpec::Cbr { rate_bps, ecn } => Some((rate_bps, ecn, None)),
+                AppSpec::OnOff { rate_bps, on, off, exponential, ecn } => Some((rate_bps, ecn, Some((on, off, exponential)))),
+                _ => None,
+            }
+            .map(|(rate, ecn, on_off)| {
+                let ecn = match ecn {
+                    SourceEcn::NotEct => crate::net::Ecn::NotEct,
+                    SourceEcn::Ect0 => crate::net::Ecn::Ect0,
+                    SourceEcn::Ect1 => crate::net::Ecn::Ect1,
+                };
+                Box::new(Source::new(rate, f.packet_size, ecn, on_off, rng::stream(spec.seed, StreamKind::Source, i as u64)))
+            });
             flows.push(Flow {
                 sender,
+                source,
                 receiver,
                 map,
                 data_dropped: 0,
@@ -474,6 +492,20 @@ impl World {
                 fl.sender.pace_event = None;
                 fl.sender.transmit(self.now, &fl.map, &mut self.scratch);
                 self.flush::<R>(f);
+            }
+            EventKind::FlowStart(f) if self.flows[f as usize].source.is_some() => {
+                let t = self.flows[f as usize].source.as_mut().unwrap().start(self.now);
+                self.events.schedule_in::<R>(t, EventKind::SourceSend(f));
+            }
+            EventKind::SourceSend(f) => {
+                let fl = &mut self.flows[f as usize];
+                let (p, next) = fl.source.as_mut().unwrap().send(self.now);
+                fl.sender.stats.data_sent += 1;
+                self.scratch.push(p);
+                self.flush::<R>(f);
+                if next < self.end {
+                    self.events.schedule_in::<R>(next, EventKind::SourceSend(f));
+                }
             }
             EventKind::FlowStart(f) => {
                 let fl = &mut self.flows[f as usize];
@@ -746,7 +778,10 @@ impl World {
         debug_assert!((f as usize) < self.flows.len());
         // SAFETY: path end entries name flows of the run.
         let fl = unsafe { self.flows.get_unchecked_mut(f as usize) };
-        if end & PATH_ACK == 0 {
+        if end & PATH_ACK == 0 && fl.source.is_some() {
+            fl.receiver.stats.data_received += 1;
+            fl.receiver.delivered_bytes += fl.map.full as u64;
+        } else if end & PATH_ACK == 0 {
             if let Some(ack) = fl.receiver.on_data(self.now, p.seq, &fl.map, &mut self.sacks) {
                 self.scratch.push(ack);
             }
@@ -910,7 +945,11 @@ impl World {
                     name: fs.name.clone(),
                     src: fs.src.clone(),
                     dst: fs.dst.clone(),
-                    algorithm: s.cc.name().to_string(),
+                    algorithm: match (&fl.source, &fs.app) {
+                        (Some(_), AppSpec::Cbr { .. }) => "cbr".to_string(),
+                        (Some(_), _) => "on_off".to_string(),
+                        (None, _) => s.cc.name().to_string(),
+                    },
                     recovery: match fs.recovery {
                         Recovery::Reno => "reno",
                         Recovery::NewReno => "newreno",
@@ -953,7 +992,7 @@ impl World {
                 let q = self.qlink_of(i);
                 let st = q.map_or_else(|| l.stats(), |q| q.link_stats());
                 let wps = (self.end - self.measure_start) as f64;
-                let sojourn = |x: f64| q.map_or(f64::NAN, |q| if x < 0.0 { q.stats.sojourn.mean() } else { q.stats.sojourn.quantile(x) });
+                let sojourn = |x: f64| q.filter(|q| q.stats.sojourn.n > 0).map(|q| if x < 0.0 { q.stats.sojourn.mean() } else { q.stats.sojourn.quantile(x) });
                 LinkResult {
                     id: i as u32,
                     name: ls.name.clone(),

@@ -35,13 +35,14 @@ fn droptail_discipline_reproduces_the_fast_link() {
         assert!((la.queue_mean_packets - lb.queue_mean_packets).abs() < 1e-9 * la.queue_mean_packets.max(1.0), "{la:?} {lb:?}");
         // Sojourn statistics only on the discipline link; Little's law ties
         // them to the mean queue: mean waiting = (packets served / window) x mean sojourn.
-        assert!(la.sojourn_mean.is_nan());
+        assert!(la.sojourn_mean.is_none());
         let served_rate = lb.packets_out as f64 / 30.0;
-        let little = served_rate * lb.sojourn_mean;
+        let little = served_rate * lb.sojourn_mean.unwrap();
         assert!((little - lb.queue_mean_packets).abs() / lb.queue_mean_packets < 0.02, "Little: {little} vs {}", lb.queue_mean_packets);
         assert!(lb.sojourn_p50 <= lb.sojourn_p95 && lb.sojourn_p95 <= lb.sojourn_p99);
+        let p99 = lb.sojourn_p99.unwrap();
         // The largest sojourn is bounded by the buffer: 20 packets of 1500 B at 10 Mbit/s.
-        assert!(lb.sojourn_p99 <= 20.0 * 1500.0 * 8.0 / 10e6 * 1.02);
+        assert!(p99 <= 20.0 * 1500.0 * 8.0 / 10e6 * 1.02);
     }
 }
 
@@ -53,4 +54,26 @@ fn unknown_discipline_and_parameter_name_the_field() {
     let s = with_discipline(line(10e6, 20, Recovery::Sack, 1.0), 1, "droptail", serde_json::json!({"target": 0.005}));
     let e = world::run(s).err().unwrap();
     assert_eq!(e.field, "links[1].queue.params.target");
+}
+
+/// An unresponsive CBR source at 1.2 C through a drop-tail discipline: the
+/// link carries C (utilization 1 to within a packet), a sixth of what is
+/// sent is dropped, packets are conserved, and nothing is ever ACKed.
+#[test]
+fn cbr_overload_fills_the_link_and_drops_the_excess() {
+    let mut s = with_discipline(line(10e6, 50, Recovery::NewReno, 20.0), 1, "droptail", serde_json::json!({}));
+    s.flows[0].app = AppSpec::Cbr { rate_bps: 12e6, ecn: SourceEcn::NotEct };
+    let r = world::run(s).unwrap();
+    assert_conservation(&r);
+    let f = &r.flows[0];
+    assert_eq!(f.algorithm, "cbr");
+    assert_eq!((f.acks_sent, f.retransmits), (0, 0));
+    // 12 Mbit/s of 1500-byte packets for 20 s.
+    assert_eq!(f.data_packets_sent, 20_000);
+    let l = &r.links[1];
+    assert!(l.utilization > 0.99 && l.utilization <= 1.0, "{}", l.utilization);
+    let drop_frac = f.data_packets_dropped as f64 / f.data_packets_sent as f64;
+    assert!((drop_frac - 1.0 / 6.0).abs() < 0.01, "{drop_frac}");
+    // The queue stays full: every sojourn near the full buffer's 50 x 1.2 ms.
+    assert!(l.sojourn_p50.unwrap() > 0.9 * 0.06 && l.sojourn_p99.unwrap() < 1.02 * 0.06, "{l:?}");
 }

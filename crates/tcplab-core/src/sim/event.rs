@@ -121,6 +121,8 @@ pub enum EventKind {
     LinkService(u32),
     /// The periodic update of link `0`'s queue discipline (PIE, DualPI2).
     QdiscTimer(u32),
+    /// Flow `0`'s unresponsive source sends its next packet.
+    SourceSend(u32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -403,12 +405,13 @@ impl EventQueue {
                 self.files.push((f, k));
                 (5, (self.files.len() - 1) as u64)
             }
-            // Tags 6 and 7 carry two kinds each, told apart by the
-            // payload's low bit (the tag has three bits, kinds are ten).
+            // Tags 6 and 7 carry several kinds each, told apart by the
+            // payload's low bits (the tag has three bits, kinds are eleven).
             EventKind::Sample => (6, 0),
             EventKind::MeasureStart => (6, 1),
-            EventKind::LinkService(l) => (7, (l as u64) << 1),
-            EventKind::QdiscTimer(l) => (7, (l as u64) << 1 | 1),
+            EventKind::LinkService(l) => (7, (l as u64) << 2),
+            EventKind::QdiscTimer(l) => (7, (l as u64) << 2 | 1),
+            EventKind::SourceSend(f) => (7, (f as u64) << 2 | 2),
         };
         payload << 3 | tag
     }
@@ -430,8 +433,11 @@ impl EventQueue {
             }
             6 if p == 0 => EventKind::Sample,
             6 => EventKind::MeasureStart,
-            _ if p & 1 == 0 => EventKind::LinkService((p >> 1) as u32),
-            _ => EventKind::QdiscTimer((p >> 1) as u32),
+            _ => match p & 3 {
+                0 => EventKind::LinkService((p >> 2) as u32),
+                1 => EventKind::QdiscTimer((p >> 2) as u32),
+                _ => EventKind::SourceSend((p >> 2) as u32),
+            },
         }
     }
 
@@ -1078,6 +1084,8 @@ mod tests {
             EventKind::QdiscTimer(0),
             EventKind::LinkService(u32::MAX),
             EventKind::QdiscTimer(12_345),
+            EventKind::SourceSend(u32::MAX),
+            EventKind::SourceSend(0),
         ];
         for mut q in queues() {
             for (i, k) in kinds.iter().enumerate() {

@@ -19,6 +19,8 @@ pub enum StreamKind {
     Workload = 3,
     /// A link's queue discipline (RED's and PIE's coin, FQ-CoDel's hash salt).
     Qdisc = 4,
+    /// An unresponsive source's on/off periods.
+    Source = 5,
 }
 
 fn splitmix64(mut z: u64) -> u64 {

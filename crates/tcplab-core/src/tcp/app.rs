@@ -33,7 +33,7 @@ impl SegmentMap {
     pub fn new(f: &FlowSpec) -> Self {
         let full = f.app_bytes_per_segment();
         let files = match &f.app {
-            AppSpec::Bulk => None,
+            AppSpec::Bulk | AppSpec::Cbr { .. } | AppSpec::OnOff { .. } => None,
             AppSpec::Files { files } => {
                 let mut order: Vec<usize> = (0..files.len()).collect();
                 order.sort_by(|&a, &b| files[a].start.total_cmp(&files[b].start).then(a.cmp(&b)));
