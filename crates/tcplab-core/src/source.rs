@@ -60,7 +60,7 @@ impl Source {
     /// Sends the packet due at `now`; returns it and when the next is due.
     pub fn send(&mut self, now: Time) -> (Packet, Time) {
         let mut p = Packet::data(self.next_seq, self.size, false);
-        p.ecn = self.ecn;
+        p.set_ecn(self.ecn);
         self.next_seq += 1;
         let mut next = now + self.gap;
         if next >= self.on_until {
@@ -90,7 +90,7 @@ mod tests {
         let mut t = s.start(0);
         for i in 0..1000 {
             let (p, next) = s.send(t);
-            assert_eq!((p.seq, p.ecn, p.size), (i, Ecn::Ect1, 1500));
+            assert_eq!((p.seq, p.ecn(), p.size), (i, Ecn::Ect1, 1500));
             assert_eq!(next - t, 1_000_000_000);
             t = next;
         }

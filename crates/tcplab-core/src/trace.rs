@@ -192,7 +192,7 @@ impl DropTrace {
         self.flow.push(flow);
         self.seq.push(p.seq);
         self.ack.push(p.kind == PacketKind::Ack);
-        self.retransmit.push(p.retransmit);
+        self.retransmit.push(p.retransmit());
         self.cause.push(cause as u8);
         self.queue_packets.push(queue);
     }

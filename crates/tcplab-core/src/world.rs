@@ -544,7 +544,7 @@ impl World {
     fn flush<const R: bool>(&mut self, f: u32) {
         for i in 0..self.scratch.len() {
             let p = self.scratch[i];
-            if self.scripted_loss && p.kind == PacketKind::Data && !p.retransmit {
+            if self.scripted_loss && p.kind == PacketKind::Data && !p.retransmit() {
                 let fl = &mut self.flows[f as usize];
                 if fl.drop_segments.binary_search(&p.seq).is_ok() {
                     fl.data_lost += 1;

@@ -18,7 +18,7 @@
 //! accepted.
 
 use super::loss::LossModel;
-use super::packet::{Ecn, Packet, PacketKind};
+use super::packet::{Packet, PacketKind};
 use crate::sim::time::{serialization_time, Time, PS_PER_SEC};
 
 /// A packet on a link, and what comes after it: the arrival time and the
@@ -42,8 +42,8 @@ struct InLink {
     next_tag: u32,
     size: u16,
     kind: PacketKind,
-    /// The retransmit bit (bit 0), the ECN codepoint (bits 1-2) and the
-    /// TCP flags (bits 3-7) in one byte: the entry has no room for more.
+    /// The packet's retransmit bit, ECN codepoint and TCP flags, packed
+    /// in one byte as in [`Packet`].
     bits: u8,
 }
 
@@ -53,22 +53,12 @@ const _: () = assert!(crate::net::packet::tcp_flags::ALL < 32);
 impl InLink {
     #[inline(always)]
     fn new(p: Packet) -> Self {
-        let bits = p.retransmit as u8 | (p.ecn as u8) << 1 | p.tcp_flags << 3;
-        InLink { seq: p.seq, next_arrive: 0, sack: p.sack, pos: p.pos, next_tag: 0, size: p.size, kind: p.kind, bits }
+        InLink { seq: p.seq, next_arrive: 0, sack: p.sack, pos: p.pos, next_tag: 0, size: p.size, kind: p.kind, bits: p.bits }
     }
 
     #[inline(always)]
     fn packet(&self) -> Packet {
-        Packet {
-            seq: self.seq,
-            sack: self.sack,
-            pos: self.pos,
-            size: self.size,
-            kind: self.kind,
-            retransmit: self.bits & 1 != 0,
-            ecn: Ecn::from_bits(self.bits >> 1),
-            tcp_flags: self.bits >> 3,
-        }
+        Packet { seq: self.seq, sack: self.sack, pos: self.pos, size: self.size, kind: self.kind, bits: self.bits }
     }
 }
 

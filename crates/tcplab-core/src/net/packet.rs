@@ -162,12 +162,12 @@ pub struct Packet {
     /// and ACK sizes).
     pub size: u16,
     pub kind: PacketKind,
-    /// Data: this is a retransmission (for accounting only; the receiver does not look).
-    pub retransmit: bool,
-    /// The IP header's ECN field: set by the sender, CE by a marking queue.
-    pub ecn: Ecn,
-    /// TCP flags ([`tcp_flags`]): ECE and CWR, or an ACK's ACE counter.
-    pub tcp_flags: u8,
+    /// Bit 0: data, this is a retransmission (for accounting only; the
+    /// receiver does not look). Bits 1-2: the IP header's ECN field, set by
+    /// the sender, CE by a marking queue. Bits 3-7: TCP flags
+    /// ([`tcp_flags`]): ECE and CWR, or an ACK's ACE counter. One byte, so
+    /// a link's FIFO entry copies it as it is (see the accessors).
+    pub(crate) bits: u8,
 }
 
 /// Where an endpoint's packets enter the network: the position in the
@@ -190,13 +190,42 @@ impl Packet {
     #[inline]
     pub const fn data(seq: u64, size: u32, retransmit: bool) -> Self {
         debug_assert!(size <= MAX_PACKET_SIZE);
-        Packet { seq, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Data, retransmit, ecn: Ecn::NotEct, tcp_flags: 0 }
+        Packet { seq, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Data, bits: retransmit as u8 }
+    }
+
+    /// Data: a retransmission.
+    #[inline(always)]
+    pub const fn retransmit(&self) -> bool {
+        self.bits & 1 != 0
+    }
+
+    /// The ECN codepoint of the IP header.
+    #[inline(always)]
+    pub const fn ecn(&self) -> Ecn {
+        Ecn::from_bits(self.bits >> 1)
+    }
+
+    #[inline(always)]
+    pub fn set_ecn(&mut self, e: Ecn) {
+        self.bits = (self.bits & !6) | (e as u8) << 1;
+    }
+
+    /// The TCP flags ([`tcp_flags`]).
+    #[inline(always)]
+    pub const fn tcp_flags(&self) -> u8 {
+        self.bits >> 3
+    }
+
+    #[inline(always)]
+    pub fn set_tcp_flags(&mut self, f: u8) {
+        debug_assert!(f <= tcp_flags::ALL);
+        self.bits = (self.bits & 7) | f << 3;
     }
 
     #[inline]
     pub fn ack(ack: u64, size: u32) -> Self {
         debug_assert!(size <= MAX_PACKET_SIZE);
-        Packet { seq: ack, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Ack, retransmit: false, ecn: Ecn::NotEct, tcp_flags: 0 }
+        Packet { seq: ack, sack: 0, pos: 0, size: size as u16, kind: PacketKind::Ack, bits: 0 }
     }
 }
 
@@ -207,6 +236,20 @@ mod tests {
     #[test]
     fn packets_stay_small() {
         assert_eq!(std::mem::size_of::<Packet>(), 24);
+    }
+
+    #[test]
+    fn ecn_and_flags_share_the_byte_with_the_retransmit_bit() {
+        let mut p = Packet::data(5, 1500, true);
+        assert_eq!((p.retransmit(), p.ecn(), p.tcp_flags()), (true, Ecn::NotEct, 0));
+        for e in [Ecn::Ect1, Ecn::Ect0, Ecn::Ce, Ecn::NotEct, Ecn::Ce] {
+            p.set_ecn(e);
+            p.set_tcp_flags(tcp_flags::CWR | 5 << tcp_flags::ACE_SHIFT);
+            assert_eq!((p.retransmit(), p.ecn(), p.tcp_flags()), (true, e, tcp_flags::CWR | 5 << tcp_flags::ACE_SHIFT));
+            p.set_tcp_flags(0);
+            assert_eq!((p.retransmit(), p.ecn(), p.tcp_flags()), (true, e, 0));
+        }
+        assert!(Ecn::Ect0.capable() && Ecn::Ect1.capable() && Ecn::Ce.capable() && !Ecn::NotEct.capable());
     }
 
     #[test]

@@ -1972,7 +1972,7 @@ mod tests {
             }
             assert_eq!(s.state, CaState::Recovery);
             if k == 3 {
-                retransmitted_first = out.first().map_or(false, |p| p.seq == 0 && p.retransmit);
+                retransmitted_first = out.first().map_or(false, |p| p.seq == 0 && p.retransmit());
             }
             sent_in_recovery += out.len() as u64;
             let prr_delivered = k - 2; // the ACK that began recovery counts its own SACK
@@ -2184,7 +2184,7 @@ mod tests {
         ack_at(&mut s, &map, 100.0, 1, &[]); // min_rtt = srtt = 100 ms
         let out = ack_at(&mut s, &map, 100.1, 1, &[(2, 3)]); // segment 1 missing
         assert_eq!(s.state, CaState::Open);
-        assert!(out.iter().all(|p| !p.retransmit));
+        assert!(out.iter().all(|p| !p.retransmit()));
         // Segment 1 was sent at 0 (before segment 2): overdue at RACK.rtt
         // (100.1 ms) + 25 ms after 0, i.e. in 25 ms.
         assert_eq!(s.timer, Timer::Reo);
@@ -2192,7 +2192,7 @@ mod tests {
         let mut out = vec![];
         s.on_timeout(s.rto_deadline.unwrap(), &map, &mut out);
         assert_eq!((s.state, s.stats.fast_recoveries), (CaState::Recovery, 1));
-        assert_eq!(out.first().map(|p| (p.seq, p.retransmit)), Some((1, true)));
+        assert_eq!(out.first().map(|p| (p.seq, p.retransmit())), Some((1, true)));
         assert_eq!(s.timer, Timer::Rto);
         // Without RACK the same ACKs leave the sender waiting for two more duplicates.
         let (mut c, map) = sender("sack", DupAckGuard::Careful);
@@ -2223,7 +2223,7 @@ mod tests {
         let mut later = None;
         for k in 6..10 {
             let out = ack_at(&mut s, &map, 100.0 + k as f64 * 0.01, 1, &[(2, k)]);
-            if let Some(p) = out.iter().find(|p| !p.retransmit) {
+            if let Some(p) = out.iter().find(|p| !p.retransmit()) {
                 later = Some(p.seq);
                 break;
             }
@@ -2234,7 +2234,7 @@ mod tests {
         let t = to_secs(s.meta.sent(later)) * 1000.0 + 100.0;
         let rtx_before = s.stats.retransmits;
         let out = ack_at(&mut s, &map, t, 1, &[(2, 10), (later, later + 1)]);
-        let resent_again = out.iter().any(|p| p.seq == 1 && p.retransmit)
+        let resent_again = out.iter().any(|p| p.seq == 1 && p.retransmit())
             || s.meta.flags(1) & RETX_OUT == 0 && s.next_segment() == Some((1, true));
         assert!(resent_again, "RACK found the lost retransmission");
         assert_eq!(s.stats.timeouts, 0);
@@ -2263,7 +2263,7 @@ mod tests {
         assert_eq!((s.timer, s.rto_deadline), (Timer::Tlp, Some(now + from_secs(pto))));
         let mut out = vec![];
         s.on_timeout(s.rto_deadline.unwrap(), &map, &mut out);
-        assert_eq!(out.iter().map(|p| (p.seq, p.retransmit)).collect::<Vec<_>>(), vec![(9, true)]);
+        assert_eq!(out.iter().map(|p| (p.seq, p.retransmit())).collect::<Vec<_>>(), vec![(9, true)]);
         assert_eq!((s.stats.tlp_probes, s.stats.timeouts, s.timer), (1, 0, Timer::Rto));
         let cwnd = s.w.cwnd;
         s.app_limit = u64::MAX;
@@ -2301,10 +2301,10 @@ mod tests {
         let mut out = vec![];
         s.on_timeout(from_secs(1.0), &map, &mut out);
         assert_eq!((s.state, s.w.cwnd), (CaState::Loss, 1.0));
-        assert_eq!(out.iter().map(|p| (p.seq, p.retransmit)).collect::<Vec<_>>(), vec![(0, true)]);
+        assert_eq!(out.iter().map(|p| (p.seq, p.retransmit())).collect::<Vec<_>>(), vec![(0, true)]);
         // The ACK of segment 0 (its original): new data, not segment 1, goes out.
         let out = ack_at(&mut s, &map, 1001.0, 1, &[]);
-        assert!(!out.is_empty() && out.iter().all(|p| !p.retransmit && p.seq >= 10), "F-RTO step 2.b sends new data: {out:?}");
+        assert!(!out.is_empty() && out.iter().all(|p| !p.retransmit() && p.seq >= 10), "F-RTO step 2.b sends new data: {out:?}");
         assert_eq!(s.state, CaState::Loss);
         // Segment 1, never retransmitted, is acknowledged: spurious.
         ack_at(&mut s, &map, 1001.1, 2, &[]);
@@ -2328,7 +2328,7 @@ mod tests {
         let out = ack_at(&mut s, &map, 1100.0, 1, &[(new[0], new[0] + 1)]);
         assert_eq!((s.state, s.stats.spurious_rtos, s.stats.undos), (CaState::Loss, 0, 0));
         assert!(!s.frto);
-        assert!(out.iter().any(|p| p.retransmit && p.seq == 1), "conventional recovery resends segment 1: {out:?}");
+        assert!(out.iter().any(|p| p.retransmit() && p.seq == 1), "conventional recovery resends segment 1: {out:?}");
     }
 
     /// Linux `tcp_sacktag_write_queue` + `tcp_try_undo_dsack` (RFC 2883

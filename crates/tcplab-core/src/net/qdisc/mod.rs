@@ -65,8 +65,8 @@ impl Queued {
     /// it was. A packet that is not ECN-capable must be dropped instead.
     #[inline]
     pub fn mark(&mut self) -> bool {
-        if self.pkt.ecn.capable() {
-            self.pkt.ecn = Ecn::Ce;
+        if self.pkt.ecn().capable() {
+            self.pkt.set_ecn(Ecn::Ce);
             true
         } else {
             false
@@ -213,7 +213,7 @@ pub mod testing {
     pub fn q(flow: u32, size: u32, ecn: Ecn, t: Time) -> Queued {
         let mut p = Packet::data(0, size, false);
         p.pos = flow;
-        p.ecn = ecn;
+        p.set_ecn(ecn);
         Queued { pkt: p, route: 0, enqueued: t }
     }
 
