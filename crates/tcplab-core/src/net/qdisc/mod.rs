@@ -30,6 +30,7 @@ use crate::sim::rng::Stream;
 use crate::sim::time::Time;
 use crate::spec::QueueSpec;
 
+pub mod codel;
 pub mod droptail;
 
 /// A packet held by a discipline.
@@ -168,7 +169,7 @@ pub struct DisciplineInfo {
 pub type BuildFn = fn(&Params, LinkInfo, Stream) -> Result<Box<dyn Qdisc>, SpecError>;
 
 /// Every discipline's allowed parameter names come from its `info()`.
-const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[(droptail::info, droptail::build)];
+const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[(droptail::info, droptail::build), (codel::info, codel::build)];
 
 /// Every discipline the core implements.
 pub fn catalog() -> Vec<DisciplineInfo> {
