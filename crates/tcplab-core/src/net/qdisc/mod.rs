@@ -32,6 +32,7 @@ use crate::spec::QueueSpec;
 
 pub mod codel;
 pub mod droptail;
+pub mod fq_codel;
 
 /// A packet held by a discipline.
 #[derive(Debug, Clone, Copy)]
@@ -169,7 +170,7 @@ pub struct DisciplineInfo {
 pub type BuildFn = fn(&Params, LinkInfo, Stream) -> Result<Box<dyn Qdisc>, SpecError>;
 
 /// Every discipline's allowed parameter names come from its `info()`.
-const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[(droptail::info, droptail::build), (codel::info, codel::build)];
+const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[(droptail::info, droptail::build), (codel::info, codel::build), (fq_codel::info, fq_codel::build)];
 
 /// Every discipline the core implements.
 pub fn catalog() -> Vec<DisciplineInfo> {
