@@ -5,7 +5,7 @@
 //!
 //! Sources:
 //! - RFC 8289 (CoDel), sections 3 and 5 (pseudocode: `dodequeue`, `dequeue`,
-//!   `control_law`), section 4.4 (target 5 ms, interval 100 ms).
+//!   `control_law`, constants: TARGET 5 ms, INTERVAL 100 ms, MAXPACKET).
 //! - Linux `include/net/codel.h` (`struct codel_params`, `struct codel_vars`,
 //!   `REC_INV_SQRT_SHIFT`) and `include/net/codel_impl.h`
 //!   (`codel_params_init`, `codel_Newton_step`, `codel_control_law`,
@@ -53,7 +53,7 @@
 //! `interval / sqrt(count)` in floating point, for comparison.
 //!
 //! Parameters (`queue.params`, times in seconds), Linux defaults:
-//! - `target` = 0.005, `interval` = 0.1 (RFC 8289 section 4.4; Linux
+//! - `target` = 0.005, `interval` = 0.1 (RFC 8289's constants; Linux
 //!   `codel_params_init`);
 //! - `ecn` = false (Linux `codel_params_init`; `sch_codel` default noecn):
 //!   mark ECN-capable packets instead of dropping them;
@@ -66,6 +66,8 @@
 //! Limits: `queue.limit_packets` (default 1000, Linux `DEFAULT_CODEL_LIMIT`)
 //! and `queue.limit_bytes` (default none, as `sch_codel`); an arrival that
 //! would exceed either is dropped (`codel_qdisc_enqueue`: `qlen < limit`).
+//! Enqueue stamps `Queued::enqueued = now` (`codel_set_enqueue_time`), so
+//! the sojourn is measured from this queue's enqueue whatever the caller set.
 //!
 //! Deviations: times are exact picoseconds, not Linux's 32-bit 1.024 us
 //! `codel_time_t` (no wrapping, no truncation of target and interval);
@@ -137,10 +139,10 @@ impl CodelParams {
     /// The documented parameters, shared by `codel` and `fq_codel`.
     pub fn infos(ecn_default: bool) -> Vec<ParamInfo> {
         vec![
-            ParamInfo { name: "target", default: "0.005", description: "sojourn time (s) CoDel tolerates as a standing queue", source: "RFC 8289 s4.4; Linux codel_params_init" },
-            ParamInfo { name: "interval", default: "0.1", description: "time (s) the sojourn must stay >= target before the first drop; scale of the control law interval/sqrt(count)", source: "RFC 8289 s4.4; Linux codel_params_init" },
+            ParamInfo { name: "target", default: "0.005", description: "sojourn time (s) CoDel tolerates as a standing queue", source: "RFC 8289 pseudocode constants; Linux codel_params_init" },
+            ParamInfo { name: "interval", default: "0.1", description: "time (s) the sojourn must stay >= target before the first drop; scale of the control law interval/sqrt(count)", source: "RFC 8289 pseudocode constants; Linux codel_params_init" },
             if ecn_default {
-                ParamInfo { name: "ecn", default: "true", description: "CE-mark ECN-capable packets instead of dropping them", source: "Linux fq_codel_init (cparams.ecn = true); RFC 8290 s5.1" }
+                ParamInfo { name: "ecn", default: "true", description: "CE-mark ECN-capable packets instead of dropping them", source: "Linux fq_codel_init (cparams.ecn = true); RFC 8290 parameter defaults" }
             } else {
                 ParamInfo { name: "ecn", default: "false", description: "CE-mark ECN-capable packets instead of dropping them", source: "Linux codel_params_init (tc codel default noecn)" }
             },
@@ -703,7 +705,7 @@ mod tests {
         let drops = drop_times(&log[entry..]);
         // Count 1 -> next drop a whole interval later (y = 0xffff / 2^16).
         let gap = drops[1] - drops[0];
-        assert!(gap >= 100 * MS - 100 * MS / 65536 - 1 && gap <= 101 * MS, "gap {} us", gap / 1_000_000);
+        assert!((100 * MS - 100 * MS / 65536 - 1..=101 * MS).contains(&gap), "gap {} us", gap / 1_000_000);
     }
 
     #[test]
@@ -820,12 +822,13 @@ mod tests {
         assert!(built(serde_json::json!({"quantum": 1514}), None, None).is_err());
     }
 
+    /// (sent: (time, sojourn), drop times, (time, dropping, count) at each dequeue).
+    type LinkRun = (Vec<(Time, Time)>, Vec<Time>, Vec<(Time, bool, f64)>);
+
     /// A link of `service` per packet fed by `arrival(i)` (the i-th arrival
     /// time, increasing) until `until`: the transmitter asks for a packet
     /// when it finishes one, or when a packet arrives while it is idle.
-    /// Returns (sent: (time, sojourn), drops: times, dropping state at each
-    /// dequeue).
-    fn link(c: &mut dyn Qdisc, service: Time, until: Time, arrival: impl Fn(u64) -> Time) -> (Vec<(Time, Time)>, Vec<Time>, Vec<(Time, bool, f64)>) {
+    fn link(c: &mut dyn Qdisc, service: Time, until: Time, arrival: impl Fn(u64) -> Time) -> LinkRun {
         let (mut sent, mut drops, mut state) = (Vec::new(), Vec::new(), Vec::new());
         let mut i = 0;
         let mut busy_until: Option<Time> = None;
@@ -980,7 +983,7 @@ mod tests {
     #[test]
     fn aimd_sources_settle_with_the_standing_sojourn_near_target() {
         // Four AIMD sources, 100 ms of base RTT (the RTT CoDel's interval is
-        // set for, RFC 8289 s4.3), 10 Mbit/s (BDP 83 packets), 1000 packets
+        // set for in RFC 8289), 10 Mbit/s (BDP 83 packets), 1000 packets
         // of buffer: over the second minute the sojourn stays within 2x of
         // target (a drop-tail queue would fill its 1000 packets, 1.2 s) and
         // the link stays busy.

@@ -5,9 +5,9 @@
 //!
 //! Sources:
 //! - RFC 8290 (FQ-CoDel): section 4.1 (enqueue, classification, overflow
-//!   drop from the largest queue), 4.2 (the new and old lists, DRR), 5.1
-//!   (defaults: interval 100 ms, target 5 ms, limit 10240 packets, quantum
-//!   1514 bytes, 1024 flows, ECN on).
+//!   drop from the largest queue), 4.2 (the new and old lists, DRR), and
+//!   its parameter defaults (interval 100 ms, target 5 ms, limit 10240
+//!   packets, quantum 1514 bytes, 1024 flows, ECN on).
 //! - Linux `net/sched/sch_fq_codel.c`: `fq_codel_init` (defaults,
 //!   `memory_limit = 32 << 20`, `drop_batch_size = 64`, `cparams.ecn =
 //!   true`, `quantum = cparams.mtu = psched_mtu(dev)`), `fq_codel_hash`
@@ -45,15 +45,15 @@
 //! Parameters (`queue.params`, times in seconds), defaults from Linux:
 //! - `target` 0.005, `interval` 0.1, `ce_threshold` off, `mtu` 1514,
 //!   `control_law` newton: as `codel` (see `codel.rs`);
-//! - `ecn` = true (Linux `fq_codel_init`; RFC 8290 s5.1);
-//! - `flows` = 1024 (RFC 8290 s5.1; Linux `flows_cnt`);
-//! - `quantum` = 1514 bytes (RFC 8290 s5.1; Linux `psched_mtu(dev)`), at
+//! - `ecn` = true (Linux `fq_codel_init`; RFC 8290 parameter defaults);
+//! - `flows` = 1024 (RFC 8290 parameter defaults; Linux `flows_cnt`);
+//! - `quantum` = 1514 bytes (RFC 8290 parameter defaults; Linux `psched_mtu(dev)`), at
 //!   least 256 (Linux clamps; here a smaller value is refused);
 //! - `drop_batch_size` = 64 (Linux);
 //! - `memory_limit` = 33554432 bytes (32 MiB, Linux `32 << 20`).
 //!
 //! Limits: `queue.limit_packets` (default 10240, Linux `sch->limit =
-//! 10*1024`, RFC 8290 s5.1) and `queue.limit_bytes` (default none), both
+//! 10*1024`, RFC 8290 parameter defaults) and `queue.limit_bytes` (default none), both
 //! enforced by the fattest-flow drop, the byte limit with `memory_limit`.
 //!
 //! Deviations: the memory accounting counts packet bytes, not Linux's
@@ -74,7 +74,7 @@ use crate::error::SpecError;
 use crate::sim::rng::Stream;
 use crate::sim::time::Time;
 
-/// Linux `fq_codel_init`: `sch->limit = 10*1024` (RFC 8290 s5.1).
+/// Linux `fq_codel_init`: `sch->limit = 10*1024` (RFC 8290 parameter defaults).
 pub const DEFAULT_LIMIT: u64 = 10 * 1024;
 /// Linux `fq_codel_init`: `memory_limit = 32 << 20`.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 32 << 20;
@@ -85,8 +85,8 @@ pub const DEFAULT_DROP_BATCH: u32 = 64;
 pub fn info() -> DisciplineInfo {
     let mut params = CodelParams::infos(true);
     params.extend([
-        ParamInfo { name: "flows", default: "1024", description: "number of flow queues packets are hashed into (1..65536)", source: "RFC 8290 s5.1; Linux fq_codel_init flows_cnt" },
-        ParamInfo { name: "quantum", default: "1514", description: "bytes a queue may send per round-robin turn (DRR quantum, >= 256)", source: "RFC 8290 s5.1; Linux fq_codel_init quantum = psched_mtu(dev)" },
+        ParamInfo { name: "flows", default: "1024", description: "number of flow queues packets are hashed into (1..65536)", source: "RFC 8290 parameter defaults; Linux fq_codel_init flows_cnt" },
+        ParamInfo { name: "quantum", default: "1514", description: "bytes a queue may send per round-robin turn (DRR quantum, >= 256)", source: "RFC 8290 parameter defaults; Linux fq_codel_init quantum = psched_mtu(dev)" },
         ParamInfo { name: "drop_batch_size", default: "64", description: "on overflow, most packets dropped from the fattest flow at once (also stops at half its bytes)", source: "Linux fq_codel_init, fq_codel_drop" },
         ParamInfo { name: "memory_limit", default: "33554432", description: "bytes queued beyond which an arrival triggers the fattest-flow drop (Linux counts skb truesize; here packet bytes)", source: "Linux fq_codel_init (32 << 20)" },
     ]);
@@ -248,8 +248,7 @@ impl FqCodel {
         let threshold = max >> 1;
         let flow = &mut self.flows[idx];
         let (mut len, mut n) = (0, 0);
-        loop {
-            let Some(p) = flow.q.pop_front() else { break };
+        while let Some(p) = flow.q.pop_front() {
             len += p.size();
             n += 1;
             drops.push(Dropped { q: p, reason: DropReason::Overflow });
