@@ -30,7 +30,9 @@ use crate::sim::rng::Stream;
 use crate::sim::time::Time;
 use crate::spec::QueueSpec;
 
+pub mod codel;
 pub mod droptail;
+pub mod fq_codel;
 
 /// A packet held by a discipline.
 #[derive(Debug, Clone, Copy)]
@@ -172,7 +174,7 @@ pub struct DisciplineInfo {
 pub type BuildFn = fn(&Params, LinkInfo, Stream) -> Result<Box<dyn Qdisc>, SpecError>;
 
 /// Every discipline's allowed parameter names come from its `info()`.
-const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[(droptail::info, droptail::build)];
+const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[(droptail::info, droptail::build), (codel::info, codel::build), (fq_codel::info, fq_codel::build)];
 
 /// Every discipline the core implements.
 pub fn catalog() -> Vec<DisciplineInfo> {
