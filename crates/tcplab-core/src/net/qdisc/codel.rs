@@ -396,6 +396,10 @@ impl Qdisc for Codel {
         self.stats.ecn_mark + self.stats.ce_mark
     }
 
+    fn for_each(&self, f: &mut dyn FnMut(&Queued)) {
+        self.q.iter().for_each(f)
+    }
+
     fn trace_vars(&self, out: &mut Vec<(&'static str, f64)>) {
         out.push(("codel_dropping", self.vars.dropping as u8 as f64));
         out.push(("codel_count", self.vars.count as f64));

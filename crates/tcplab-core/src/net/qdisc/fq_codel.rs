@@ -329,6 +329,10 @@ impl Qdisc for FqCodel {
         self.stats.ecn_mark + self.stats.ce_mark
     }
 
+    fn for_each(&self, f: &mut dyn FnMut(&Queued)) {
+        self.flows.iter().flat_map(|fl| fl.q.iter()).for_each(f)
+    }
+
     fn trace_vars(&self, out: &mut Vec<(&'static str, f64)>) {
         let listed = || self.new_flows.iter().chain(self.old_flows.iter()).map(|&i| &self.flows[i as usize]);
         out.push(("fq_new_flows", self.new_flows.len() as f64));
