@@ -721,7 +721,7 @@ mod tests {
         let mut marker = codel(params(true));
         let mlog = drive(&mut marker, 0, MS, 3_000, Ecn::Ect0, standing(10));
         assert!(mlog.iter().all(|s| s.dropped.is_empty()));
-        let mark_times: Vec<Time> = mlog.iter().filter(|s| s.sent.iter().any(|p| p.pkt.ecn == Ecn::Ce)).map(|s| s.t).collect();
+        let mark_times: Vec<Time> = mlog.iter().filter(|s| s.sent.iter().any(|p| p.pkt.ecn() == Ecn::Ce)).map(|s| s.t).collect();
         assert_eq!(marker.marks() as usize, mark_times.len());
         let drops = drop_times(&dlog);
         assert!(mark_times.len() > 20);
@@ -731,7 +731,7 @@ mod tests {
         assert!(marker.vars().count >= 20);
         // ecn off: ECT packets are dropped, nothing marked.
         assert_eq!(dropper.marks(), 0);
-        assert!(dlog.iter().all(|s| s.sent.iter().all(|p| p.pkt.ecn == Ecn::Ect0)));
+        assert!(dlog.iter().all(|s| s.sent.iter().all(|p| p.pkt.ecn() == Ecn::Ect0)));
         // ecn on, not-ECT traffic: dropped, and drops are not marks.
         let mut c = codel(params(true));
         let log = drive(&mut c, 0, MS, 3_000, Ecn::NotEct, standing(10));
@@ -763,13 +763,13 @@ mod tests {
         let mut c = codel(p);
         let log = drive(&mut c, 0, MS, 1_000, Ecn::Ect1, standing(2));
         let sent: Vec<&Queued> = log.iter().flat_map(|s| s.sent.iter()).collect();
-        assert!(sent.iter().all(|p| p.pkt.ecn == Ecn::Ce));
+        assert!(sent.iter().all(|p| p.pkt.ecn() == Ecn::Ce));
         assert_eq!(c.marks() as usize, sent.len());
         assert!(drop_times(&log).is_empty());
         // Exactly the threshold: not above it.
         let mut c = codel(p);
         let log = drive(&mut c, 0, MS, 1_000, Ecn::Ect1, standing(1));
-        assert!(log.iter().flat_map(|s| s.sent.iter()).all(|p| p.pkt.ecn == Ecn::Ect1));
+        assert!(log.iter().flat_map(|s| s.sent.iter()).all(|p| p.pkt.ecn() == Ecn::Ect1));
         assert_eq!(c.marks(), 0);
         // Not ECN-capable: left alone.
         let mut c = codel(p);

@@ -643,7 +643,7 @@ mod tests {
                         s.sent += 1;
                         s.sojourn_sum += p.sojourn(t);
                         s.sojourn_max = s.sojourn_max.max(p.sojourn(t));
-                        s.marks += (p.pkt.ecn == Ecn::Ce) as u64;
+                        s.marks += (p.pkt.ecn() == Ecn::Ce) as u64;
                     }
                 }
             }
