@@ -21,7 +21,9 @@ RUN_KEYS = {"seed", "duration", "measure_start", "sample_interval", "nodes", "li
 OPTIONAL_RUN_KEYS = {"loss_trace"}
 NODE_KEYS = {"name", "kind"}
 LINK_KEYS = {"name", "src", "dst", "rate_bps", "delay", "queue", "loss"}
-QUEUE_KEYS = {"limit_packets", "limit_bytes"}
+QUEUE_KEYS = {"limit_packets", "limit_bytes", "discipline", "params"}
+#: Queue keys Python writes only for a link with a ``queue`` discipline (other specs as before).
+OPTIONAL_QUEUE_KEYS = {"discipline", "params"}
 ROUTE_KEYS = {"node", "dst", "link"}
 CC_KEYS = {"algorithm", "params"}
 FILE_KEYS = {"size", "start"}
@@ -66,14 +68,19 @@ def check_spec_keys(spec):
     for n in spec["nodes"]:
         assert set(n) == NODE_KEYS and n["kind"] in ("host", "router")
     for ln in spec["links"]:
-        assert set(ln) == LINK_KEYS and set(ln["queue"]) == QUEUE_KEYS
+        assert set(ln) == LINK_KEYS and QUEUE_KEYS - OPTIONAL_QUEUE_KEYS <= set(ln["queue"]) <= QUEUE_KEYS
+        assert ("discipline" in ln["queue"]) == ("params" in ln["queue"])
     for r in spec["routes"]:
         assert set(r) == ROUTE_KEYS
     for f in spec["flows"]:
         assert FLOW_KEYS - OPTIONAL_FLOW_KEYS <= set(f) <= FLOW_KEYS and set(f["cc"]) == CC_KEYS
-        assert f["app"]["kind"] in ("bulk", "files")
+        assert f["app"]["kind"] in ("bulk", "files", "cbr", "on_off")
         if f["app"]["kind"] == "bulk":
             assert set(f["app"]) == {"kind"}
+        elif f["app"]["kind"] == "cbr":
+            assert set(f["app"]) == {"kind", "rate_bps", "ecn"}
+        elif f["app"]["kind"] == "on_off":
+            assert set(f["app"]) == {"kind", "rate_bps", "on", "off", "exponential", "ecn"}
         else:
             assert set(f["app"]) == {"kind", "files"}
             for fi in f["app"]["files"]:
@@ -81,6 +88,19 @@ def check_spec_keys(spec):
         for k in ("packet_size", "header_size", "ack_size", "dupthresh", "sack_blocks"):
             assert isinstance(f[k], int) and not isinstance(f[k], bool)
     json.dumps(spec)  # JSON-serializable
+
+
+def test_queue_and_source_specs_have_the_keys_of_spec_rs():
+    d = Dumbbell(2, "10Mbps", "20ms", 10, queue={"discipline": "droptail"},
+                 source=[{"kind": "cbr", "rate": "1Mbps"}, {"kind": "on_off", "rate": "1Mbps", "on": 1, "off": 1}])
+    check_spec_keys(d.to_spec())
+    # the core's tags and fields of AppSpec's source variants
+    src = open(SPEC_RS, encoding="utf-8").read()
+    body = re.search(r"pub enum AppSpec \{(.*?)\n\}", src, re.S).group(1)
+    assert re.search(r'rename = "on_off"\)\]\s*OnOff', body) and re.search(r"\bCbr \{", body)
+    for variant, keys in (("Cbr", {"rate_bps", "ecn"}), ("OnOff", {"rate_bps", "on", "off", "exponential", "ecn"})):
+        fields_ = re.search(variant + r" \{(.*?)\n    \}", body, re.S).group(1)
+        assert set(re.findall(r"^\s*(\w+):", fields_, re.M)) == keys
 
 
 def links_by_name(spec):
@@ -334,18 +354,24 @@ def test_dumbbell_lists_are_read_only():
     assert d.flows[0].src == "s1"
 
 
-def rust_enum_variants(name):
+def rust_enum_variants(name, snake=False):
+    """The serde names of an enum's variants: lower case (``rename_all = "lowercase"``), or snake
+    case with ``snake``, unless a variant's own ``#[serde(rename = "...")]`` says otherwise."""
     src = open(SPEC_RS, encoding="utf-8").read()
     m = re.search(rf"pub enum {name} \{{(.*?)\n\}}", src, re.S)
     body = re.sub(r"///.*", "", m.group(1))
-    return {v.lower() for v in re.findall(r"^\s*(\w+)\s*[,{]", body, re.M)}
+    out = set()
+    for rename, v in re.findall(r'^\s*(?:#\[serde\(rename = "(\w+)"\)\]\s*)?(\w+)\s*[,{]', body, re.M):
+        out.add(rename or (re.sub(r"(?<!^)([A-Z])", r"_\1", v).lower() if snake else v.lower()))
+    return out
 
 
 def test_enum_values_match_spec_rs():
-    from tcplab.scenario import ACCOUNTINGS, NODE_KINDS, RECOVERIES, RTO_MODES
+    from tcplab.scenario import ACCOUNTINGS, NODE_KINDS, RECOVERIES, RTO_MODES, SOURCE_ECN, SOURCE_KINDS
 
     assert rust_enum_variants("Recovery") == set(RECOVERIES)
     assert rust_enum_variants("Accounting") == set(ACCOUNTINGS)
     assert rust_enum_variants("RtoMode") == set(RTO_MODES)
     assert rust_enum_variants("NodeKind") == set(NODE_KINDS)
-    assert rust_enum_variants("AppSpec") == {"bulk", "files"}
+    assert rust_enum_variants("AppSpec") == {"bulk", "files"} | set(SOURCE_KINDS)
+    assert rust_enum_variants("SourceEcn", snake=True) == set(SOURCE_ECN)

@@ -48,7 +48,7 @@ def stored_hashes(camp: Campaign) -> dict:
     for key in camp.status():
         res = camp.load(key)
         out[key] = {}
-        for t in ("flows", "links", "files", "flow_ts", "queue_ts"):
+        for t in ("flows", "links", "files", "flow_ts", "queue_ts", "qdisc_ts"):
             df = getattr(res, t)
             h = hashlib.sha256(repr([(c, str(df[c].dtype)) for c in df.columns]).encode())
             h.update(pd.util.hash_pandas_object(df, index=True).to_numpy().tobytes())
@@ -140,7 +140,7 @@ def test_run_missing_extends_a_grid_and_queries(tmp_path):
 
     res = camp.load(df["key"][0])
     direct = tcplab.run(big.scenario({"buffer": 4, "seed": 1}))
-    for t in ("flows", "links", "files", "flow_ts", "queue_ts"):  # every table, every dtype
+    for t in ("flows", "links", "files", "flow_ts", "queue_ts", "cc_ts", "qdisc_ts"):  # every table, every dtype
         pdt.assert_frame_equal(getattr(res, t), getattr(direct, t))
     assert res.spec == big.scenario({"buffer": 4, "seed": 1}).to_spec() and res.meta["events"] == direct.meta["events"]
     assert camp.timeseries(df["key"][0], "flow_ts")["flow_name"].tolist() == direct.flow_ts["flow_name"].tolist()

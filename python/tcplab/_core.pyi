@@ -26,16 +26,25 @@ class AlgorithmInfo(TypedDict):
     description: str
     params: list[ParamInfo]
 
+class DisciplineInfo(TypedDict):
+    name: str
+    aliases: list[str]
+    description: str
+    params: list[ParamInfo]  # times in seconds
+    source: str  # the RFC or paper it implements
+
 Column = (npt.NDArray[np.float64] | npt.NDArray[np.uint64] | npt.NDArray[np.uint32] | npt.NDArray[np.uint16]
           | npt.NDArray[np.uint8] | npt.NDArray[np.bool_] | list[str])
 
 class _RunTables(TypedDict):
     flows: dict[str, Column]
+    # ... queue statistics, then discipline (str), marks, aqm_drops, sojourn_mean/p50/p95/p99 (NaN: no record)
     links: dict[str, Column]
     files: dict[str, Column]
     flow_ts: dict[str, Column]
     queue_ts: dict[str, Column]
     cc_ts: dict[str, Column]  # time, flow, variable (codes), value; variable_names
+    qdisc_ts: dict[str, Column]  # time, link, variable (codes), value; variable_names
     meta: dict[str, Any]
 
 class RunOutput(_RunTables, total=False):
@@ -60,6 +69,9 @@ def paths(spec_json: str) -> list[tuple[list[str], list[str]]]:
 
 def algorithms() -> list[AlgorithmInfo]:
     """The congestion-control algorithms of the core and their parameters."""
+
+def disciplines() -> list[DisciplineInfo]:
+    """The queue disciplines of the core (a link's ``queue.discipline``) and their parameters."""
 
 def version() -> str:
     """Version of the core."""

@@ -4,6 +4,7 @@
 
     tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--progress] [--no-plot] [--loss-trace]
     tcplab algorithms [--json]
+    tcplab disciplines [--json]
     tcplab bench [--quick] [--json [PATH]] [--only S1,S3] [--scaling flows|rate|window|all] [--memory] [--campaign]
     tcplab sweep SWEEP.toml [-o CAMPAIGN] [--workers N | --scheduler ADDRESS] [--retry-failed] [--verify] ...
     tcplab report CAMPAIGN_OR_OUTPUT_DIR [-o REPORT.html]
@@ -77,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("algorithms", help="list congestion-control algorithms and their parameters")
     a.add_argument("--json", action="store_true", help="print the list as JSON")
+
+    qd = sub.add_parser("disciplines", help="list queue disciplines (a link's queue) and their parameters")
+    qd.add_argument("--json", action="store_true", help="print the list as JSON")
 
     b = sub.add_parser("bench", help="benchmark the core (tcplab.bench); see `tcplab bench --help`",
                        add_help=False)
@@ -367,16 +371,26 @@ def _analytic_text(c: Optional[dict]) -> str:
 
 
 def _cmd_algorithms(args: argparse.Namespace) -> int:
-    core = _core()
-    algos = core.algorithms()
-    if args.json:
-        print(json.dumps(algos, indent=2, default=str))
+    return _print_catalog(_core().algorithms(), args.json)
+
+
+def _cmd_disciplines(args: argparse.Namespace) -> int:
+    return _print_catalog(_core().disciplines(), args.json)
+
+
+def _print_catalog(entries: list, as_json: bool) -> int:
+    """A catalog of the core (algorithms, disciplines): name, aliases,
+    description, source if any, and a table of the parameters."""
+    if as_json:
+        print(json.dumps(entries, indent=2, default=str))
         return EXIT_OK
-    for a in algos:
+    for a in entries:
         aliases = f" (aliases: {', '.join(a.get('aliases', []))})" if a.get("aliases") else ""
         print(f"{a['name']}{aliases}")
         if a.get("description"):
             print(f"    {a['description']}")
+        if a.get("source"):
+            print(f"    source: {a['source']}")
         params = a.get("params", [])
         if params:
             rows = [[str(p.get("name")), str(p.get("default")), str(p.get("description", "")), str(p.get("source", ""))]
@@ -532,6 +546,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _cmd_run(args)
         if args.command == "algorithms":
             return _cmd_algorithms(args)
+        if args.command == "disciplines":
+            return _cmd_disciplines(args)
         if args.command == "reproduce":
             return _cmd_reproduce(args)
         if args.command == "generate":

@@ -12,7 +12,15 @@ numpy arrays or lists of strings; SI units: seconds, bit/s, bytes):
 ``links``
     one row per link: ``link``, ``name``, ``src``, ``dst``, ``rate_bps``,
     ``delay``, ``utilization`` (measurement window, 0..1), packet counters,
-    ``drops``, queue statistics.
+    ``drops``, queue statistics, then the queue discipline's:
+    ``discipline`` (``droptail`` for the fast FIFO as well), ``marks``
+    (packets marked CE), ``aqm_drops`` (of ``drops``, those the AQM decided,
+    not the limit), ``sojourn_mean``, ``sojourn_p50``, ``sojourn_p95``,
+    ``sojourn_p99`` (seconds from enqueue to start of service of the packets
+    served in the window, percentiles within 1.6 %; NaN for a link without
+    a ``queue`` discipline, which keeps no per-packet record, or when no
+    packet passed). Runs stored before disciplines existed read as the fast
+    FIFO they had: ``droptail``, 0, 0, NaN.
 ``files``
     one row per file: ``flow``, ``flow_name`` (joined in), ``index``,
     ``size``, ``start`` (handed to TCP), ``finish`` (last byte at the
@@ -32,6 +40,15 @@ numpy arrays or lists of strings; SI units: seconds, bit/s, bytes):
     the algorithm's names, e.g. ``bs_estimate``), ``value``. Empty for
     algorithms that trace nothing. :meth:`Results.cc_vars` pivots one flow's
     variables into columns.
+``qdisc_ts``
+    the links with a queue discipline, sampled with the other series, in
+    long format: ``time``, ``link``, ``link_name`` (categorical, joined
+    in), ``variable`` (categorical: ``sojourn_s``, the mean sojourn time in
+    seconds of the packets that started service since the previous sample,
+    NaN if none; then the discipline's own, e.g. RED's average queue,
+    PIE's drop probability), ``value``. Empty when no link has a
+    discipline. :meth:`Results.qdisc_vars` pivots one link's variables into
+    columns.
 ``drop_trace``
     with ``loss_trace`` on: every packet dropped or lost, in order:
     ``time``, ``link``, ``link_name``, ``flow``, ``flow_name``, ``packet``
@@ -58,7 +75,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -69,7 +86,11 @@ __all__ = ["Results", "TABLES"]
 
 TABLES = ("flows", "links", "files", "flow_ts", "queue_ts")
 #: Tables saved when present and loaded when found (older saves lack them).
-OPTIONAL_TABLES = ("cc_ts", "drop_trace", "retransmit_trace")
+OPTIONAL_TABLES = ("cc_ts", "qdisc_ts", "drop_trace", "retransmit_trace")
+#: Links columns of the queue disciplines, with their value for a run stored or saved before them
+#: (every link was then the fast drop-tail FIFO).
+LINK_DISCIPLINE_DEFAULTS = {"discipline": "droptail", "marks": 0, "aqm_drops": 0, "sojourn_mean": float("nan"),
+                            "sojourn_p50": float("nan"), "sojourn_p95": float("nan"), "sojourn_p99": float("nan")}
 
 
 def _py(v: Any) -> Any:
@@ -110,6 +131,34 @@ def _cc_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
         "variable": pd.Categorical.from_codes(np.asarray(raw["variable"]).astype("int64"), categories=names),
         "value": np.asarray(raw["value"]),
     })
+
+
+def _qdisc_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
+    """The core's qdisc_ts columns (variable as codes plus ``variable_names``)
+    as a long DataFrame with a categorical ``variable``."""
+    import numpy as np
+    import pandas as pd
+
+    names = list(raw.get("variable_names", []))
+    return pd.DataFrame({
+        "time": np.asarray(raw.get("time", []), dtype=float),
+        "link": np.asarray(raw.get("link", []), dtype="uint32"),
+        "variable": pd.Categorical.from_codes(np.asarray(raw.get("variable", []), dtype="int64"), categories=names),
+        "value": np.asarray(raw.get("value", []), dtype=float),
+    })
+
+
+def _with_link_defaults(links: "pd.DataFrame") -> "pd.DataFrame":
+    """The links table with the discipline columns a run of an earlier tcplab lacks."""
+    import numpy as np
+
+    if len(links.columns) == 0:
+        return links
+    for col, v in LINK_DISCIPLINE_DEFAULTS.items():
+        if col not in links:
+            dtype = object if isinstance(v, str) else (np.uint64 if isinstance(v, int) else float)
+            links[col] = np.full(len(links), v, dtype=dtype) if dtype is not object else [v] * len(links)
+    return links
 
 
 def _coded(raw: Mapping[str, Any], col: str, names_key: str) -> "pd.Categorical":
@@ -154,7 +203,8 @@ def _retransmit_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
 
 
 #: An empty frame of each optional table, for runs and saves without it.
-_EMPTY = {"cc_ts": _cc_frame, "drop_trace": _drop_frame, "retransmit_trace": _retransmit_frame}
+_EMPTY = {"cc_ts": _cc_frame, "qdisc_ts": _qdisc_frame, "drop_trace": _drop_frame,
+          "retransmit_trace": _retransmit_frame}
 
 
 class Results:
@@ -162,8 +212,8 @@ class Results:
 
     Build it from the core's dict (``Results(raw, scenario=..., spec=...)``)
     or reload a saved run with :meth:`Results.load`. Attributes ``flows``,
-    ``links``, ``files``, ``flow_ts``, ``queue_ts``, ``cc_ts``, ``drop_trace``
-    and ``retransmit_trace`` are DataFrames, ``meta``
+    ``links``, ``files``, ``flow_ts``, ``queue_ts``, ``cc_ts``, ``qdisc_ts``,
+    ``drop_trace`` and ``retransmit_trace`` are DataFrames, ``meta``
     is a dict (``events``, ``sim_time``, ``wall_s``, ``seed``), ``spec`` the
     run description that produced it and ``scenario`` the Scenario (if any).
     """
@@ -182,11 +232,12 @@ class Results:
         self.name = name or (scenario.name if scenario is not None else "run")
         self.meta: dict = {k: _py(v) for k, v in dict(raw.get("meta", {})).items()}
         self.flows = _frame(raw.get("flows", {}))
-        self.links = _frame(raw.get("links", {}))
+        self.links = _with_link_defaults(_frame(raw.get("links", {})))
         self.files = _frame(raw.get("files", {}))
         self.flow_ts = _frame(raw.get("flow_ts", {}))
         self.queue_ts = _frame(raw.get("queue_ts", {}))
         self.cc_ts = _cc_frame(raw.get("cc_ts", {}))
+        self.qdisc_ts = _qdisc_frame(raw.get("qdisc_ts", {}))
         self.drop_trace = _drop_frame(raw.get("drop_trace", {}))
         self.retransmit_trace = _retransmit_frame(raw.get("retransmit_trace", {}))
         flow_names = list(self.flows["name"]) if "name" in self.flows else []
@@ -204,6 +255,9 @@ class Results:
         if "link" in self.queue_ts and link_names:
             self.queue_ts["link_name"] = pd.Categorical.from_codes(
                 self.queue_ts["link"].to_numpy().astype("int64"), categories=link_names)
+        if link_names:
+            self.qdisc_ts.insert(2, "link_name", pd.Categorical.from_codes(
+                self.qdisc_ts["link"].to_numpy().astype("int64"), categories=link_names))
         if "flow" in self.files and flow_names:
             self.files.insert(1, "flow_name", [flow_names[int(i)] for i in self.files["flow"]])
 
@@ -369,6 +423,38 @@ class Results:
             return pd.DataFrame()
         return d.pivot_table(index="time", columns="variable", values="value", observed=True)
 
+    def _link_id(self, link: Union[int, str]) -> int:
+        if isinstance(link, str):
+            hits = self.links.index[self.links["name"] == link]
+            if len(hits) == 0:
+                raise KeyError(f"no link named {link!r}; links: {', '.join(self.links['name'])}")
+            return int(self.links.loc[hits[0], "link"])
+        if not 0 <= int(link) < len(self.links):
+            raise KeyError(f"no link with id {link}")
+        return int(link)
+
+    def qdisc_vars(self, link: Union[int, str], variable: Union[str, Sequence[str], None] = None) -> "pd.DataFrame":
+        """One link's queue-discipline series (link id or name) as columns
+        indexed by time: ``sojourn_s`` and the discipline's own variables,
+        or only ``variable`` (a name or a list of names). Empty for a link
+        without a discipline; NaN where a sample had no value."""
+        import pandas as pd
+
+        lid = self._link_id(link)
+        d = self.qdisc_ts[self.qdisc_ts["link"] == lid]
+        names = [variable] if isinstance(variable, str) else (list(variable) if variable is not None else None)
+        if names is not None:
+            known = sorted(set(self.qdisc_ts["variable"].astype(str)))
+            for n in names:
+                if n not in known:
+                    raise KeyError(f"no qdisc variable {n!r}; traced: {', '.join(known) or 'none'}")
+            d = d[d["variable"].astype(str).isin(names)]
+        if not len(d):
+            return pd.DataFrame()
+        out = d.assign(variable=d["variable"].astype(str)).pivot(index="time", columns="variable", values="value")
+        out.columns.name = "variable"
+        return out[names] if names is not None else out
+
     def save(self, directory: Union[str, os.PathLike]) -> None:
         """Write ``<table>.parquet`` for each table, ``summary.json``, and
         ``scenario.toml`` (or ``spec.json`` when there is no Scenario)."""
@@ -397,6 +483,7 @@ class Results:
         self = cls.__new__(cls)
         for t in TABLES:
             setattr(self, t, pd.read_parquet(os.path.join(directory, f"{t}.parquet")))
+        self.links = _with_link_defaults(self.links)
         for t in OPTIONAL_TABLES:
             path = os.path.join(directory, f"{t}.parquet")
             setattr(self, t, pd.read_parquet(path) if os.path.exists(path) else _EMPTY[t]({}))

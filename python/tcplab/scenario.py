@@ -39,9 +39,14 @@ a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
     10 x ``bottleneck_rate``), ``access_delay`` (``"spread"`` (default),
     ``"uniform"``, one time for all, or a list of times, one per flow),
     ``packet_size`` (``"1500B"``), ``header_size`` (``40``), ``ack_size``
-    (``40``), ``accounting`` (``"ns2"``), and a sub-table
-    ``[dumbbell.flow_options]`` with any other :class:`Flow` keyword applied to
-    every flow (e.g. ``delayed_ack = true``, ``min_rto = "200ms"``).
+    (``40``), ``accounting`` (``"ns2"``), ``loss`` / ``reverse_loss``,
+    ``queue`` / ``reverse_queue`` (the bottleneck's queue discipline, e.g.
+    ``queue = { discipline = "codel", target = "5ms" }``, see ``[[links]]``;
+    ``buffer`` is its limit), ``source`` (an unresponsive source table for
+    every flow, or a list with one per flow, ``"tcp"`` for a TCP flow; see
+    ``[[flows]]``), and a sub-table ``[dumbbell.flow_options]`` with any
+    other :class:`Flow` keyword applied to every flow (e.g.
+    ``delayed_ack = true``, ``min_rto = "200ms"``).
 
 ``[[nodes]]``
     ``name``, ``kind`` (``"host"`` (default) or ``"router"``).
@@ -49,7 +54,12 @@ a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
 ``[[links]]`` (unidirectional)
     ``name``, ``src``, ``dst``, ``rate``, ``delay``, ``buffer`` (optional;
     packets, or a size in bytes; absent = unlimited; BDP fractions are only
-    meaningful in the dumbbell).
+    meaningful in the dumbbell), ``loss``, ``queue`` (optional: the queue
+    discipline, ``{ discipline = "fq_codel", target = "5ms", ... }``; the
+    other keys are the discipline's parameters as ``tcplab disciplines``
+    lists them, a value with a unit converted (times to seconds, sizes to
+    bytes, rates to bit/s), or ``limit_packets`` / ``limit_bytes`` when
+    ``buffer`` is absent; absent = the fast drop-tail FIFO).
 
 ``[[routes]]`` (optional static routes; otherwise shortest propagation delay)
     ``node``, ``dst``, ``link``.
@@ -62,7 +72,11 @@ a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
     ``init_rto``, ``dupthresh``, ``dupack_guard``, ``limited_transmit``, ``delayed_ack``,
     ``delack_timeout``, ``sack_blocks``, ``ack_policy`` (``"rfc"``|``"linux"``),
     ``delack_min``, ``delack_max``, ``quickacks``, ``dsack``, ``restart_after_idle``, ``files``
-    (array of ``{size = "1MB", start = "0s"}``; absent = bulk, unlimited data).
+    (array of ``{size = "1MB", start = "0s"}``; absent = bulk, unlimited data),
+    ``source`` (instead of TCP, an unresponsive source:
+    ``{ kind = "cbr", rate = "10Mbps", ecn = "ect1" }`` or
+    ``{ kind = "on_off", rate = "10Mbps", on = "1s", off = "2s", exponential = true }``;
+    not with ``files``).
 
 A generic file may also give ``bottleneck = ["link-name", ...]``, the links
 reports and plots should highlight.
@@ -99,6 +113,7 @@ from .units import (
     parse_buffer,
     parse_count,
     parse_number,
+    parse_param,
     parse_rate,
     parse_size,
     parse_time,
@@ -113,6 +128,7 @@ __all__ = [
     "Route",
     "Scenario",
     "algorithm_catalog",
+    "discipline_catalog",
     "load_scenario",
     "scenario_from_dict",
 ]
@@ -155,6 +171,15 @@ PACING_CA_RATIO = 120.0
 NODE_KINDS = ("host", "router")
 #: Algorithms assumed to exist when the core extension is not importable.
 BUILTIN_ALGORITHMS = ["reno", "newreno"]
+#: Queue disciplines assumed to exist when the core extension is not importable.
+BUILTIN_DISCIPLINES = ["droptail"]
+#: Keys of a ``queue`` table that are not the discipline's parameters: its
+#: name and the limit (also given as the link's ``buffer``).
+QUEUE_LIMIT_KEYS = ("limit_packets", "limit_bytes")
+#: Unresponsive sources (``Flow.source``): their kinds and keys.
+SOURCE_KINDS = {"cbr": ("rate", "ecn"), "on_off": ("rate", "on", "off", "exponential", "ecn")}
+#: ECN codepoints of a source's packets.
+SOURCE_ECN = ("not_ect", "ect0", "ect1")
 #: Default time-series sampling interval (seconds) of scenarios built here.
 DEFAULT_SAMPLE_INTERVAL = 0.1
 #: Access-link rate of a Dumbbell when none is given, as a multiple of C.
@@ -306,6 +331,136 @@ def _check_params(params: Any, entry: Optional[dict], algorithm: str, field_path
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _discipline_catalog_cached() -> tuple[tuple[dict, ...], bool]:
+    core = _core()
+    if core is None or not hasattr(core, "disciplines"):
+        return tuple({"name": n, "aliases": [], "description": "", "params": None, "source": ""}
+                     for n in BUILTIN_DISCIPLINES), False
+    return tuple(core.disciplines()), True
+
+
+def discipline_catalog() -> list[dict]:
+    """The queue disciplines the core offers (``_core.disciplines()``: ``name``,
+    ``aliases``, ``description``, ``source``, ``params``), or a built-in
+    fallback (``droptail``, parameters unknown) without the core."""
+    return [dict(d) for d in _discipline_catalog_cached()[0]]
+
+
+def resolve_discipline(name: Any, field_path: str) -> tuple[str, Optional[dict]]:
+    """Check a discipline name (case-insensitive, aliases allowed): the
+    catalog's name for it and its entry (``None`` when parameters are
+    unknown). Unknown names raise a ScenarioError with close matches."""
+    catalog, from_core = _discipline_catalog_cached()
+    if not isinstance(name, str) or not name:
+        raise ScenarioError(field_path, f"expected a queue discipline name, got {name!r}")
+    spelled: dict[str, dict] = {}
+    for entry in catalog:
+        for n in [entry["name"], *entry.get("aliases", [])]:
+            spelled.setdefault(n.lower(), entry)
+    entry = spelled.get(name.lower())
+    if entry is None:
+        names = sorted({n for e in catalog for n in [e["name"], *e.get("aliases", [])]})
+        raise ScenarioError(field_path, f"unknown queue discipline {name!r}{_suggest(name.lower(), list(spelled))}; "
+                                        f"known: {', '.join(names)}")
+    return entry["name"], (entry if from_core else None)
+
+
+def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: Optional[str]) -> dict:
+    """The core's ``QueueSpec``: ``limit`` (``limit_packets``/``limit_bytes``
+    from the buffer) and, when ``queue`` is a table, its ``discipline`` and
+    ``params`` (every other key, each checked against the discipline's
+    parameters and converted by :func:`~tcplab.units.parse_param`: ``"5ms"``
+    becomes 0.005 s). ``queue`` may also give ``limit_packets`` or
+    ``limit_bytes`` itself, unless ``limit_from`` (the key that set the
+    limit, e.g. ``"buffer"``) already did. A string is a discipline with its
+    defaults (``"codel"``, handy in a sweep). Errors name ``path.<key>``."""
+    out = dict(limit)
+    if queue is None:
+        return out
+    if isinstance(queue, str):  # "codel": the discipline with its defaults
+        out["discipline"] = resolve_discipline(queue, path)[0]
+        out["params"] = {}
+        return out
+    if not isinstance(queue, Mapping):
+        raise ScenarioError(path, f"expected a table such as {{discipline = 'codel', target = '5ms'}}, got {queue!r}")
+    if "discipline" not in queue:
+        raise ScenarioError(f"{path}.discipline", "missing (required): the queue discipline, e.g. 'droptail'; "
+                            "known: " + ", ".join(d["name"] for d in discipline_catalog()))
+    name, entry = resolve_discipline(queue["discipline"], f"{path}.discipline")
+    known = None if entry is None or entry.get("params") is None else [p["name"] for p in entry["params"]]
+    params: dict = {}
+    for k, v in queue.items():
+        if not isinstance(k, str):
+            raise ScenarioError(path, f"keys must be strings, got {k!r}")
+        if k == "discipline":
+            continue
+        fp = f"{path}.{k}"
+        if k in QUEUE_LIMIT_KEYS:
+            if limit_from is not None and any(out.get(x) is not None for x in QUEUE_LIMIT_KEYS):
+                raise ScenarioError(fp, f"the limit is already set by {limit_from}; give it in one place")
+            n = parse_count(v, fp) if k == "limit_packets" else parse_size(v, fp)
+            if n < 1:
+                raise ScenarioError(fp, f"must be at least 1, got {v!r}")
+            out[k] = n
+            continue
+        if known is not None and k not in known:
+            listing = ", ".join(known) if known else "none"
+            raise ScenarioError(fp, f"unknown parameter for discipline {name!r}{_suggest(k, [*known, *QUEUE_LIMIT_KEYS])}; "
+                                    f"its parameters: {listing} (and the limit: {', '.join(QUEUE_LIMIT_KEYS)})")
+        params[k] = parse_param(v, fp)
+    out["discipline"] = name
+    out["params"] = params
+    return out
+
+
+def _queue_table(q: Mapping[str, Any]) -> Optional[dict]:
+    """A spec's ``QueueSpec`` back as a ``queue`` table (None without a discipline)."""
+    if not q.get("discipline"):
+        return None
+    return {"discipline": q["discipline"], **dict(q.get("params") or {})}
+
+
+def _source_spec(source: Any, path: str) -> Optional[dict]:
+    """A flow's unresponsive source as the core's ``app``: ``{"kind": "cbr",
+    "rate": "10Mbps", "ecn": "ect1"}`` or ``{"kind": "on_off", "rate": ...,
+    "on": "1s", "off": "2s", "exponential": True}``; None for a TCP flow."""
+    if source is None:
+        return None
+    if not isinstance(source, Mapping):
+        raise ScenarioError(path, f"expected a table such as {{kind = 'cbr', rate = '10Mbps'}}, got {source!r}")
+    kind = source.get("kind")
+    if kind is None:
+        raise ScenarioError(f"{path}.kind", f"missing (required): one of {', '.join(SOURCE_KINDS)}")
+    kind = _choice(kind, list(SOURCE_KINDS), f"{path}.kind", "source kind")
+    _check_keys(source, ["kind", *SOURCE_KINDS[kind]], path)
+    if "rate" not in source:
+        raise ScenarioError(f"{path}.rate", "missing (required): the sending rate, e.g. '10Mbps'")
+    app: dict = {"kind": kind, "rate_bps": _pos_rate(source["rate"], f"{path}.rate")}
+    if kind == "on_off":
+        for k in ("on", "off"):
+            if k not in source:
+                raise ScenarioError(f"{path}.{k}", f"missing (required): the mean {k} period, e.g. '1s'")
+        app["on"] = _pos_time(source["on"], f"{path}.on")
+        app["off"] = _nonneg_time(source["off"], f"{path}.off")
+        app["exponential"] = _bool(source.get("exponential", True), f"{path}.exponential")
+    app["ecn"] = _choice(source.get("ecn", "not_ect"), SOURCE_ECN, f"{path}.ecn", "ECN codepoint")
+    return app
+
+
+def _source_table(app: Mapping[str, Any]) -> Optional[dict]:
+    """A spec's ``app`` back as a ``source`` table (None for bulk or files)."""
+    kind = app.get("kind")
+    if kind not in SOURCE_KINDS:
+        return None
+    out = {"kind": kind, "rate": app["rate_bps"]}
+    if kind == "on_off":
+        out.update(on=app["on"], off=app["off"], exponential=app.get("exponential", True))
+    if app.get("ecn", "not_ect") != "not_ect":
+        out["ecn"] = app["ecn"]
+    return out
+
+
 # --------------------------------------------------------------------------
 # building blocks
 
@@ -331,11 +486,21 @@ class Node:
 
 @dataclass
 class Link:
-    """A unidirectional link from ``src`` to ``dst``: a drop-tail queue at
-    ``src`` (``buffer``: packets, a size in bytes, or ``None`` = unlimited),
-    a transmitter of ``rate`` and a propagation ``delay``. ``loss``: random
+    """A unidirectional link from ``src`` to ``dst``: a queue at ``src``
+    (``buffer``: packets, a size in bytes, or ``None`` = unlimited), a
+    transmitter of ``rate`` and a propagation ``delay``. ``loss``: random
     loss on the wire (see :func:`_loss_spec`), drawn from the link's own
-    seeded stream and counted apart from queue drops."""
+    seeded stream and counted apart from queue drops.
+
+    ``queue``: the queue discipline, a table ``{"discipline": "codel",
+    "target": "5ms", ...}`` (or only its name, ``"codel"``) whose other
+    keys are the discipline's parameters (``tcplab disciplines`` lists
+    them; a value with a unit is converted: times to seconds, sizes to
+    bytes, rates to bit/s). ``buffer`` stays the
+    limit (``None``: the discipline's own default), or the table gives
+    ``limit_packets`` / ``limit_bytes`` instead. ``None`` (the default) is
+    the fast drop-tail FIFO, which keeps no sojourn-time statistics;
+    ``{"discipline": "droptail"}`` is the same queue with them."""
 
     name: str
     src: str
@@ -344,6 +509,7 @@ class Link:
     delay: Quantity
     buffer: Union[Quantity, Buffer, None] = None
     loss: Any = None
+    queue: Optional[Mapping[str, Any]] = None
 
     def to_spec(self, path: str) -> dict:
         buf = parse_buffer(self.buffer, f"{path}.buffer")
@@ -353,7 +519,8 @@ class Link:
             "dst": _str(self.dst, f"{path}.dst"),
             "rate_bps": _pos_rate(self.rate, f"{path}.rate"),
             "delay": _nonneg_time(self.delay, f"{path}.delay"),
-            "queue": buf.resolve(field=f"{path}.buffer"),
+            "queue": _queue_spec(self.queue, buf.resolve(field=f"{path}.buffer"), f"{path}.queue",
+                                 None if self.buffer is None else f"{path}.buffer"),
             "loss": _loss_spec(self.loss, f"{path}.loss"),
         }
 
@@ -485,6 +652,14 @@ class Flow:
     dsack: Optional[bool] = None
     restart_after_idle: bool = True
     files: Optional[list] = None
+    #: An unresponsive source instead of TCP (no ACKs, no congestion
+    #: control): ``{"kind": "cbr", "rate": "10Mbps", "ecn": "ect1"}`` or
+    #: ``{"kind": "on_off", "rate": "10Mbps", "on": "1s", "off": "2s",
+    #: "exponential": True}`` (``ecn``: ``"not_ect"`` (default), ``"ect0"``,
+    #: ``"ect1"``; on/off periods exponential with those means, or fixed).
+    #: Full packets of ``packet_size`` from ``start``; the results' algorithm
+    #: is ``"cbr"`` / ``"on_off"``. Not with ``files``.
+    source: Optional[Mapping] = None
     #: Scripted loss: the first transmission of these data segments is lost.
     drop_segments: Optional[list] = None
     #: Loss classifier, e.g. ``{"kind": "knn", "params": {"max_size": 1000}}``:
@@ -547,6 +722,14 @@ class Flow:
                 raise ScenarioError(f"{fp}.size", f"must be at least 1 byte, got {size!r}")
             out.append({"size": s, "start": _nonneg_time(start, f"{fp}.start")})
         return {"kind": "files", "files": out}
+
+    def _app_spec(self, path: str) -> dict:
+        app = _source_spec(self.source, f"{path}.source")
+        if app is None:
+            return self._files_spec(path)
+        if self.files is not None:
+            raise ScenarioError(f"{path}.source", "a flow sends either files (TCP) or an unresponsive source, not both")
+        return app
 
     def to_spec(self, path: str, default_name: str) -> dict:
         """The core's ``FlowSpec`` dict; errors name fields under ``path``."""
@@ -617,7 +800,7 @@ class Flow:
             "delack_timeout": _pos_time(self.delack_timeout, p("delack_timeout")),
             "sack_blocks": sack_blocks,
             "restart_after_idle": _bool(self.restart_after_idle, p("restart_after_idle")),
-            "app": self._files_spec(path),
+            "app": self._app_spec(path),
             "drop_segments": self._drop_segments(path),
             "loss_classifier": self._loss_classifier(path),
         }
@@ -778,17 +961,19 @@ class Scenario:
         return n
 
     def add_link(self, name: str, src: str, dst: str, rate: Quantity, delay: Quantity,
-                 buffer: Union[Quantity, Buffer, None] = None) -> Link:
-        ln = Link(name, src, dst, rate, delay, buffer)
+                 buffer: Union[Quantity, Buffer, None] = None, queue: Optional[Mapping[str, Any]] = None) -> Link:
+        ln = Link(name, src, dst, rate, delay, buffer, queue=queue)
         self.links.append(ln)
         return ln
 
     def add_duplex_link(self, a: str, b: str, rate: Quantity, delay: Quantity,
                         buffer: Union[Quantity, Buffer, None] = None,
-                        reverse_buffer: Union[Quantity, Buffer, None] = None) -> tuple[Link, Link]:
+                        reverse_buffer: Union[Quantity, Buffer, None] = None,
+                        queue: Optional[Mapping[str, Any]] = None,
+                        reverse_queue: Optional[Mapping[str, Any]] = None) -> tuple[Link, Link]:
         """Two links ``a-b`` and ``b-a`` with the same rate and delay."""
-        return (self.add_link(f"{a}-{b}", a, b, rate, delay, buffer),
-                self.add_link(f"{b}-{a}", b, a, rate, delay, reverse_buffer))
+        return (self.add_link(f"{a}-{b}", a, b, rate, delay, buffer, queue),
+                self.add_link(f"{b}-{a}", b, a, rate, delay, reverse_buffer, reverse_queue))
 
     def add_route(self, node: str, dst: str, link: str) -> Route:
         r = Route(node, dst, link)
@@ -1043,12 +1228,15 @@ _DUMBBELL_DEFAULTS: dict[str, Any] = {
     "ack_size": None,
     "accounting": "ns2",
     "flow_options": None,
+    "queue": None,
+    "reverse_queue": None,
+    "source": None,
 }
 DUMBBELL_KEYS = ["n_flows", "bottleneck_rate", "rtt", "buffer", *_DUMBBELL_DEFAULTS]
 #: Flow keywords that ``flow_options`` may set (the rest are Dumbbell keys).
 FLOW_OPTION_KEYS = [k for k in FLOW_KEYS if k not in
                     ("src", "dst", "name", "algorithm", "params", "recovery", "start",
-                     "packet_size", "header_size", "ack_size", "accounting")]
+                     "packet_size", "header_size", "ack_size", "accounting", "source")]
 RUN_KEYS = ["duration", "measure_window", "measure_start", "sample_interval", "seed", "trace_links", "loss_trace"]
 
 
@@ -1105,6 +1293,16 @@ class Dumbbell(Scenario):
     * ``loss_trace=True`` records every drop, loss and retransmission (the
       results' ``drop_trace`` and ``retransmit_trace``), for diagnosing
       loss recovery.
+    * ``queue`` / ``reverse_queue``: the queue discipline of ``r1-r2`` /
+      ``r2-r1``, a table ``{"discipline": "codel", "target": "5ms"}`` as
+      :class:`Link`'s ``queue``. ``buffer`` stays the bottleneck's limit
+      (``buffer=None``: the discipline's own default, or ``limit_packets``
+      in the table); ``r2-r1`` has no limit unless ``reverse_queue`` gives
+      one. Default: the fast drop-tail FIFO on both.
+    * ``source``: unresponsive sources instead of TCP (:class:`Flow`'s
+      ``source``): one table for every flow, or a list with one entry per
+      flow, ``"tcp"`` (or None) for a TCP flow: ``source=[None, {"kind":
+      "cbr", "rate": "5Mbps"}]`` runs a TCP flow against a CBR one.
     """
 
     kind = "dumbbell"
@@ -1136,6 +1334,9 @@ class Dumbbell(Scenario):
         loss_trace: bool = False,
         loss: Any = None,
         reverse_loss: Any = None,
+        queue: Optional[Mapping[str, Any]] = None,
+        reverse_queue: Optional[Mapping[str, Any]] = None,
+        source: Union[Mapping[str, Any], Sequence[Union[Mapping[str, Any], str, None]], None] = None,
         name: str = "dumbbell",
         description: Optional[str] = None,
     ) -> None:
@@ -1159,6 +1360,9 @@ class Dumbbell(Scenario):
         self.flow_options = dict(flow_options) if flow_options is not None else None
         self.loss = loss
         self.reverse_loss = reverse_loss
+        self.queue = dict(queue) if isinstance(queue, Mapping) else queue
+        self.reverse_queue = dict(reverse_queue) if isinstance(reverse_queue, Mapping) else reverse_queue
+        self.source = source
         # Fail fast: a Dumbbell is complete once constructed. (The spec built to check it is kept for
         # one taker, _first_spec(): a sweep expanding its points builds each scenario once, not twice.)
         self._fresh_spec: Optional[dict] = self.to_spec()
@@ -1166,7 +1370,8 @@ class Dumbbell(Scenario):
     # Generic lists are derived from the builder parameters (read-only views).
     nodes = property(lambda self: [Node(**n) for n in self._build()[0]])  # type: ignore[assignment]
     links = property(lambda self: [Link(l["name"], l["src"], l["dst"], l["rate_bps"], l["delay"],  # type: ignore[assignment]
-                                        _queue_buffer(l["queue"]), l.get("loss")) for l in self._build()[1]])
+                                        _queue_buffer(l["queue"]), l.get("loss"), _queue_table(l["queue"]))
+                                   for l in self._build()[1]])
     routes = property(lambda self: [])  # type: ignore[assignment]
 
     @nodes.setter  # type: ignore[no-redef]
@@ -1290,6 +1495,8 @@ class Dumbbell(Scenario):
             params = [dict(self.params or {})] * n
         else:
             params = self._per_flow(self.params, "params")
+        sources = [None if x is None or (isinstance(x, str) and x.lower() == "tcp") else x
+                   for x in self._per_flow(self.source, "source")]
         opts = self.flow_options or {}
         if not isinstance(opts, Mapping):
             raise ScenarioError("flow_options", f"expected a table of Flow options, got {opts!r}")
@@ -1303,14 +1510,15 @@ class Dumbbell(Scenario):
             src=f"s{i + 1}", dst=f"d{i + 1}", name=f"flow{i + 1}",
             algorithm=algos[i], params=params[i] if params[i] is not None else {}, recovery=recs[i],
             start=starts[i], packet_size=self.packet_size, header_size=self.header_size,
-            ack_size=self.ack_size, accounting=self.accounting, **opts,
+            ack_size=self.ack_size, accounting=self.accounting, source=sources[i], **opts,
         )
 
     def _build(self) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
         n = self._n()
         c = self.capacity_bps
         rtt = self.rtt_s
-        queue = self.buffer_limit
+        queue = _queue_spec(self.queue, self.buffer_limit, "queue", "buffer")
+        reverse_queue = _queue_spec(self.reverse_queue, UNLIMITED_QUEUE, "reverse_queue", None)
         acc = self.access_rate_bps
         delays = self.access_delays
         nodes = [{"name": "r1", "kind": "router"}, {"name": "r2", "kind": "router"}]
@@ -1322,7 +1530,7 @@ class Dumbbell(Scenario):
                     "loss": loss}
 
         links = [link("r1-r2", "r1", "r2", c, rtt / 2, queue, _loss_spec(self.loss, "loss")),
-                 link("r2-r1", "r2", "r1", c, rtt / 2, UNLIMITED_QUEUE, _loss_spec(self.reverse_loss, "reverse_loss"))]
+                 link("r2-r1", "r2", "r1", c, rtt / 2, reverse_queue, _loss_spec(self.reverse_loss, "reverse_loss"))]
         for i in range(1, n + 1):
             ds, dr = delays[i - 1]
             links += [
@@ -1371,11 +1579,15 @@ class Dumbbell(Scenario):
 
     def builder_params(self, skip_defaults: bool = True) -> dict:
         """The ``[dumbbell]`` table: the builder's parameters as given."""
-        out = {"n_flows": self.n_flows, "bottleneck_rate": self.bottleneck_rate, "rtt": self.rtt, "buffer": self.buffer}
+        # (buffer None, which TOML cannot hold, is "unlimited": a discipline's own default limit)
+        out = {"n_flows": self.n_flows, "bottleneck_rate": self.bottleneck_rate, "rtt": self.rtt,
+               "buffer": self.buffer if self.buffer is not None else "unlimited"}
         for k, d in _DUMBBELL_DEFAULTS.items():
             v = getattr(self, k)
             if v is None or (skip_defaults and v == d and type(v) is type(d)):
                 continue
+            if k == "source" and isinstance(v, (list, tuple)):
+                v = ["tcp" if x is None else x for x in v]  # (TOML has no null)
             out[k] = v
         return out
 
@@ -1396,7 +1608,7 @@ def _queue_buffer(q: dict) -> Optional[Buffer]:
     return None
 
 
-_PER_FLOW_KEYS = {"algorithm", "params", "recovery", "start"}
+_PER_FLOW_KEYS = {"algorithm", "params", "recovery", "start", "source"}
 
 
 

@@ -15,6 +15,8 @@ size      ``"1500B"``, ``"2MB"``, ``"1.5KB"``,         int, bytes
 buffer    ``100``, ``"100p"``, ``"100 packets"``,      :class:`Buffer`
           ``"64KB"``, ``"0.1BDP"``, ``"1 BDP"``,
           ``"unlimited"``
+param     ``"5ms"``, ``"1514B"``, ``"10Mbps"``,       seconds, bytes, bit/s
+          ``0.1``, ``true``, ``"auto"``                (by the unit), or as given
 ========  ==========================================  =====================
 
 Conventions (decided here, used everywhere in tcplab):
@@ -63,6 +65,7 @@ __all__ = [
     "parse_buffer",
     "parse_count",
     "parse_number",
+    "parse_param",
     "parse_rate",
     "parse_size",
     "parse_time",
@@ -226,6 +229,47 @@ def parse_size(value: Quantity, field: str = "size") -> int:
     if abs(v - r) > 1e-9 * max(1.0, abs(v)):
         raise UnitError(field, f"{_quote(value)} is not a whole number of bytes ({v:g} B)")
     return int(r)
+
+
+def parse_param(value: object, field: str = "value") -> Union[bool, int, float, str]:
+    """A parameter whose unit the value itself says (a queue discipline's ``target = "5ms"``).
+
+    A string with a time unit gives seconds (``"5ms"`` -> ``0.005``), with a
+    size unit whole bytes (``"1514B"``), with a rate unit bit/s
+    (``"10Mbps"``); a numeric string gives its number. Numbers pass through
+    (an ``int`` stays an ``int``: counts must), as do booleans and strings
+    that do not start with a number (an option such as ``"auto"``). A number
+    followed by a unit none of these know raises :class:`UnitError` naming
+    ``field``, as does a number that is not finite.
+    """
+    if hasattr(value, "item") and not isinstance(value, (str, bytes, bool, int, float)):
+        value = value.item()  # type: ignore[union-attr]  # numpy scalar
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise UnitError(field, f"expected a finite number, got {value!r}")
+        return value
+    if not isinstance(value, str):
+        raise UnitError(field, f"expected a number, a boolean or a string such as '5ms', got {type(value).__name__} "
+                               f"{value!r}")
+    s = _split(value)
+    if s is None:
+        return value
+    num, unit = s
+    if unit == "":
+        if not math.isfinite(num):
+            raise UnitError(field, f"expected a finite number, got {value!r}")
+        return int(num) if re.fullmatch(r"\s*[-+]?\d+\s*", value) else num
+    if unit in _TIME_UNITS or unit.lower() in _TIME_UNITS:
+        return parse_time(value, field)
+    compact = unit.replace(" ", "")
+    if _SIZE_UNIT_RE.match(compact):
+        return parse_size(value, field)
+    if _RATE_UNIT_RE.match(compact):
+        return parse_rate(value, field)
+    raise UnitError(field, f"cannot parse {_quote(value)} as a time, size or rate (expected e.g. '5ms', '1514B', "
+                           f"'10Mbps', or a plain number)")
 
 
 def bdp_packets(rate_bps: float, rtt_s: float, packet_size: int, fraction: float = 1.0) -> int:

@@ -246,7 +246,9 @@ pub enum AppSpec {
     },
     /// An unresponsive on/off source: CBR at `rate_bps` during on periods
     /// of mean `on` seconds, silent during off periods of mean `off`;
-    /// periods exponential (default) or fixed.
+    /// periods exponential (default) or fixed. Tagged `on_off`, the name
+    /// the results give the flow's algorithm (`rename_all` would say `onoff`).
+    #[serde(rename = "on_off")]
     OnOff {
         rate_bps: f64,
         on: f64,

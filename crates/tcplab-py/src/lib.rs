@@ -61,6 +61,12 @@ fn to_python(py: Python<'_>, r: RunResults, traced: bool) -> PyResult<PyObject> 
             $t.set_item($name, $rows.iter().map(|x| x.$field).collect::<Vec<_>>().into_pyarray_bound(py))?
         };
     }
+    // Option<f64> (a statistic a row may lack) as float64 with NaN for None.
+    macro_rules! ocol {
+        ($t:expr, $rows:expr, $name:literal, $field:ident) => {
+            $t.set_item($name, $rows.iter().map(|x| x.$field.unwrap_or(f64::NAN)).collect::<Vec<_>>().into_pyarray_bound(py))?
+        };
+    }
     macro_rules! scol {
         ($t:expr, $rows:expr, $name:literal, $field:ident) => {
             $t.set_item($name, PyList::new_bound(py, $rows.iter().map(|x| x.$field.clone())))?
@@ -117,6 +123,13 @@ fn to_python(py: Python<'_>, r: RunResults, traced: bool) -> PyResult<PyObject> 
     col!(l, ls, "queue_mean_packets", queue_mean_packets);
     col!(l, ls, "queue_max_packets", queue_max_packets);
     col!(l, ls, "queue_mean_bytes", queue_mean_bytes);
+    scol!(l, ls, "discipline", discipline);
+    col!(l, ls, "marks", marks);
+    col!(l, ls, "aqm_drops", aqm_drops);
+    ocol!(l, ls, "sojourn_mean", sojourn_mean);
+    ocol!(l, ls, "sojourn_p50", sojourn_p50);
+    ocol!(l, ls, "sojourn_p95", sojourn_p95);
+    ocol!(l, ls, "sojourn_p99", sojourn_p99);
     out.set_item("links", l)?;
 
     let fi = table(py);
@@ -160,6 +173,16 @@ fn to_python(py: Python<'_>, r: RunResults, traced: bool) -> PyResult<PyObject> 
     // Variable names once (codes above), not one Python string per sample.
     c.set_item("variable_names", PyList::new_bound(py, cs.names.iter().copied()))?;
     out.set_item("cc_ts", c)?;
+
+    // The queue disciplines' series, per link, as cc_ts is per flow.
+    let qd = r.qdisc_ts;
+    let d = table(py);
+    d.set_item("time", qd.time.into_pyarray_bound(py))?;
+    d.set_item("link", qd.link.into_pyarray_bound(py))?;
+    d.set_item("variable", qd.variable.into_pyarray_bound(py))?;
+    d.set_item("value", qd.value.into_pyarray_bound(py))?;
+    d.set_item("variable_names", PyList::new_bound(py, qd.names.iter().copied()))?;
+    out.set_item("qdisc_ts", d)?;
 
     // The loss trace: causes as codes, their names once.
     if traced {
@@ -310,6 +333,32 @@ fn algorithms(py: Python<'_>) -> PyResult<PyObject> {
     Ok(out.into())
 }
 
+/// The queue disciplines of the core (`queue.discipline`), with their
+/// parameters (times in seconds), as `algorithms` lists the algorithms.
+#[pyfunction]
+fn disciplines(py: Python<'_>) -> PyResult<PyObject> {
+    let out = PyList::empty_bound(py);
+    for a in tcplab_core::net::qdisc::catalog() {
+        let d = PyDict::new_bound(py);
+        d.set_item("name", a.name)?;
+        d.set_item("aliases", a.aliases.to_vec())?;
+        d.set_item("description", a.description)?;
+        d.set_item("source", a.source)?;
+        let ps = PyList::empty_bound(py);
+        for p in a.params {
+            let pd = PyDict::new_bound(py);
+            pd.set_item("name", p.name)?;
+            pd.set_item("default", p.default)?;
+            pd.set_item("description", p.description)?;
+            pd.set_item("source", p.source)?;
+            ps.append(pd)?;
+        }
+        d.set_item("params", ps)?;
+        out.append(d)?;
+    }
+    Ok(out.into())
+}
+
 fn bench_rows(py: Python<'_>, list: Vec<tcplab_core::scenarios::bench::Scenario>) -> PyResult<PyObject> {
     let out = PyList::empty_bound(py);
     for sc in list {
@@ -407,6 +456,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(paths, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(disciplines, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(bench_suite, m)?)?;

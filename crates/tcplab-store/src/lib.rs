@@ -2,12 +2,18 @@
 //!
 //! A campaign (python/tcplab/sweep/store.py) keeps every finished run in
 //! **segments**: a directory `segments/<id>/` holding one Parquet file per
-//! table (`flows`, `links`, `files`, `flow_ts`, `queue_ts`, `cc_ts`; every
-//! run's rows, with a leading `run` column, dictionary-encoded, naming the
-//! run key) and `segment.json`, the manifest, written last: per run its key,
-//! parameters, seed, version, status, error, metrics, meta, RunSpec, the row
-//! range of each table and the names of its cc_ts variables; per file its
-//! size and SHA-256. [`segment::commit`] writes everything into a fresh
+//! table (`flows`, `links`, `files`, `flow_ts`, `queue_ts`, `cc_ts`,
+//! `qdisc_ts`; every run's rows, with a leading `run` column,
+//! dictionary-encoded, naming the run key) and `segment.json`, the manifest,
+//! written last: per run its key, parameters, seed, version, status, error,
+//! metrics, meta, RunSpec, the row range of each table and the names of its
+//! cc_ts and qdisc_ts variables; per file its size and SHA-256.
+//!
+//! New tables and columns are added, never changed (the segment format
+//! version stays 2): a reader takes a table a segment lacks (`cc_ts`,
+//! `qdisc_ts` of an earlier tcplab) as absent and a missing links column
+//! (`discipline`, `marks`, ... before queue disciplines) at its value for
+//! the fast drop-tail FIFO every link then was (python/tcplab/results.py). [`segment::commit`] writes everything into a fresh
 //! directory under `tmp/` and renames it into `segments/` in one `rename`, so
 //! a reader sees a whole segment or none of it.
 //!

@@ -143,6 +143,13 @@ mod tests {
             queue_mean_packets: f64::NAN,
             queue_max_packets: 0,
             queue_mean_bytes: 0.0,
+            discipline: "droptail".into(),
+            marks: 0,
+            aqm_drops: 0,
+            sojourn_mean: None,
+            sojourn_p50: None,
+            sojourn_p95: None,
+            sojourn_p99: None,
         }
     }
 
@@ -154,6 +161,7 @@ mod tests {
             flow_ts: Default::default(),
             queue_ts: Default::default(),
             cc_ts: Default::default(),
+            qdisc_ts: Default::default(),
             drop_trace: Default::default(),
             retransmit_trace: Default::default(),
             meta: RunMeta { events: 7, sim_time: 1.0, wall_s: 0.0, seed: 1 },

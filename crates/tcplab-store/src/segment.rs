@@ -55,10 +55,12 @@ pub struct Record {
     pub meta: Option<Meta>,
     pub sim_s: f64,
     pub cc_variables: Option<Vec<&'static str>>,
+    /// The names of the run's qdisc_ts variable codes.
+    pub qdisc_variables: Option<Vec<&'static str>>,
     pub finished: f64,
     pub task_s: f64,
     /// `[start, rows]` in each table, in [`TABLES`] order.
-    pub rows: Option<[[usize; 2]; 6]>,
+    pub rows: Option<[[usize; 2]; TABLES.len()]>,
 }
 
 /// A record as the manifest keeps it (`full`), or as the summary a worker
@@ -98,6 +100,9 @@ impl Serialize for View<'_> {
         if self.full {
             if let Some(v) = &r.cc_variables {
                 m.serialize_entry("cc_variables", v)?;
+            }
+            if let Some(v) = &r.qdisc_variables {
+                m.serialize_entry("qdisc_variables", v)?;
             }
             if let Some(rows) = &r.rows {
                 let mut t = serde_json::Map::new();
@@ -149,7 +154,7 @@ pub struct Segment {
     started: Instant,
     records: Vec<Record>,
     runs: Vec<(i32, RunResults)>,
-    next_row: [usize; 6],
+    next_row: [usize; TABLES.len()],
 }
 
 impl Default for Segment {
@@ -171,7 +176,7 @@ pub struct Built {
 
 impl Segment {
     pub fn new() -> Self {
-        Segment { started: Instant::now(), records: Vec::new(), runs: Vec::new(), next_row: [0; 6] }
+        Segment { started: Instant::now(), records: Vec::new(), runs: Vec::new(), next_row: [0; TABLES.len()] }
     }
 
     /// Runs done (failed ones included).
@@ -216,6 +221,7 @@ impl Segment {
             meta: None,
             sim_s: 0.0,
             cc_variables: None,
+            qdisc_variables: None,
             finished: 0.0,
             task_s: 0.0,
             rows: None,
@@ -233,9 +239,10 @@ impl Segment {
                     version: tcplab_core::VERSION,
                 });
                 rec.cc_variables = Some(r.cc_ts.names.clone());
+                rec.qdisc_variables = Some(r.qdisc_ts.names.clone());
                 let counts = row_counts(&r);
-                let mut rows = [[0usize; 2]; 6];
-                for k in 0..6 {
+                let mut rows = [[0usize; 2]; TABLES.len()];
+                for k in 0..TABLES.len() {
                     rows[k] = [self.next_row[k], counts[k]];
                     self.next_row[k] += counts[k];
                 }
@@ -418,7 +425,7 @@ pub(crate) mod tests {
         assert!(runs[0].get("spec_json").is_none()); // (in specs.parquet)
         assert_eq!(runs[0]["params"], serde_json::json!({"buffer": 1}));
         // every file is listed with its size and checksum; the RunSpecs are compressed
-        assert_eq!(b.files.len(), 7);
+        assert_eq!(b.files.len(), 8);
         let specs_len = b.files.iter().find(|(n, _)| n == SPECS).unwrap().1.len();
         assert!(specs_len < 4 * spec(5, 2.0).len(), "{specs_len}");
         for (name, data) in &b.files {
@@ -446,7 +453,7 @@ pub(crate) mod tests {
         assert_eq!(dir, root.join("segments").join(&b.id));
         let mut names: Vec<String> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         names.sort();
-        assert_eq!(names.len(), 8);
+        assert_eq!(names.len(), 9);
         assert!(names.contains(&MANIFEST.to_string()));
         assert_eq!(fs::read_dir(root.join("tmp")).unwrap().count(), 0);
         assert_eq!(fs::read_to_string(dir.join(MANIFEST)).unwrap(), b.manifest);

@@ -1,8 +1,8 @@
 //! A segment's tables as Parquet files.
 //!
 //! The columns are those of `_core.run`'s tables (crates/tcplab-py), same
-//! names, order and types (uint32 ids, uint64 counts, float64 values, uint16
-//! cc variable codes, strings), behind a leading `run` column: dictionary
+//! names, order and types (uint32 ids, uint64 counts, float64 values (NaN
+//! where the core has None), uint16 cc and qdisc variable codes, strings), behind a leading `run` column: dictionary
 //! (int32 indices into the segment's run keys, string values). The run
 //! records of the manifest give each run's row range in every table.
 //!
@@ -27,19 +27,35 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use tcplab_core::results::RunResults;
 
 /// The tables of a segment, in file order.
-pub const TABLES: [&str; 6] = ["flows", "links", "files", "flow_ts", "queue_ts", "cc_ts"];
+pub const TABLES: [&str; 7] = ["flows", "links", "files", "flow_ts", "queue_ts", "cc_ts", "qdisc_ts"];
 /// Tables bigger than this (in memory) are compressed, bytes.
 pub const COMPRESS_MIN_BYTES: usize = 1 << 20;
 
 /// Rows of each table for one run, in [`TABLES`] order.
-pub fn row_counts(r: &RunResults) -> [usize; 6] {
-    [r.flows.len(), r.links.len(), r.files.len(), r.flow_ts.time.len(), r.queue_ts.time.len(), r.cc_ts.time.len()]
+pub fn row_counts(r: &RunResults) -> [usize; 7] {
+    [
+        r.flows.len(),
+        r.links.len(),
+        r.files.len(),
+        r.flow_ts.time.len(),
+        r.queue_ts.time.len(),
+        r.cc_ts.time.len(),
+        r.qdisc_ts.time.len(),
+    ]
 }
 
 fn columns(runs: &[(i32, RunResults)], table: usize) -> Vec<(&'static str, ArrayRef)> {
     macro_rules! rows {
         ($t:ident, $f:ident, $A:ty) => {
             Arc::new(<$A>::from(runs.iter().flat_map(|(_, r)| r.$t.iter().map(|x| x.$f)).collect::<Vec<_>>())) as ArrayRef
+        };
+    }
+    // A statistic a row may lack (None): NaN, as `_core.run` gives it.
+    macro_rules! orows {
+        ($t:ident, $f:ident) => {
+            Arc::new(Float64Array::from(
+                runs.iter().flat_map(|(_, r)| r.$t.iter().map(|x| x.$f.unwrap_or(f64::NAN))).collect::<Vec<_>>(),
+            )) as ArrayRef
         };
     }
     macro_rules! text {
@@ -108,6 +124,13 @@ fn columns(runs: &[(i32, RunResults)], table: usize) -> Vec<(&'static str, Array
             ("queue_mean_packets", rows!(links, queue_mean_packets, Float64Array)),
             ("queue_max_packets", rows!(links, queue_max_packets, UInt64Array)),
             ("queue_mean_bytes", rows!(links, queue_mean_bytes, Float64Array)),
+            ("discipline", text!(links, discipline)),
+            ("marks", rows!(links, marks, UInt64Array)),
+            ("aqm_drops", rows!(links, aqm_drops, UInt64Array)),
+            ("sojourn_mean", orows!(links, sojourn_mean)),
+            ("sojourn_p50", orows!(links, sojourn_p50)),
+            ("sojourn_p95", orows!(links, sojourn_p95)),
+            ("sojourn_p99", orows!(links, sojourn_p99)),
         ],
         "files" => vec![
             ("flow", rows!(files, flow, UInt32Array)),
@@ -140,6 +163,12 @@ fn columns(runs: &[(i32, RunResults)], table: usize) -> Vec<(&'static str, Array
             ("flow", series!(cc_ts, flow, UInt32Array)),
             ("variable", series!(cc_ts, variable, UInt16Array)),
             ("value", series!(cc_ts, value, Float64Array)),
+        ],
+        "qdisc_ts" => vec![
+            ("time", series!(qdisc_ts, time, Float64Array)),
+            ("link", series!(qdisc_ts, link, UInt32Array)),
+            ("variable", series!(qdisc_ts, variable, UInt16Array)),
+            ("value", series!(qdisc_ts, value, Float64Array)),
         ],
         _ => unreachable!(),
     }

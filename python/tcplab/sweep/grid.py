@@ -14,7 +14,15 @@ Parameter names:
   (``duration``, ``measure_window``, ``sample_interval``, ...);
 - a path into the scenario file for anything else:
   ``dumbbell.flow_options.delayed_ack``, ``flows[0].algorithm``,
-  ``links[2].buffer``, ``dumbbell.params.beta``.
+  ``links[2].buffer``, ``dumbbell.params.beta``, ``links[0].queue.target``;
+  in a dumbbell, a path may start at a key of its table (``params.beta``,
+  ``queue.target`` for ``dumbbell.queue.target``).
+
+The queue discipline is swept like any table: ``queue`` as a whole (a list
+of tables, ``[{discipline = "codel"}, {discipline = "pie"}]``), or one of
+its keys on a base that has a ``queue`` table (``queue.discipline``,
+``queue.target = ["5ms", "10ms"]``; a key a discipline does not take fails
+that point, naming it).
 
 ``seed`` is not a parameter: ``seeds`` is. An integer ``N`` means the base
 scenario's seed and the ``N - 1`` after it; a list gives the seeds exactly.
@@ -220,6 +228,8 @@ class Sweep:
             hint = "" if "dumbbell" in doc else "; for a generic scenario use a path such as flows[0].algorithm"
             raise SweepError(key, f"unknown sweep parameter{_suggest(key, known)}{hint}")
         tokens = _parse_path(key, key)
+        if "dumbbell" in doc and isinstance(tokens[0], str) and tokens[0] in DUMBBELL_KEYS:
+            return ["dumbbell", *tokens]  # queue.target = dumbbell.queue.target
         return tokens
 
     # -- expansion ----------------------------------------------------------

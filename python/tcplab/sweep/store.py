@@ -5,7 +5,7 @@ Layout::
     CAMPAIGN/
       campaign.json          {"format": "tcplab-campaign", "format_version": 2, "created_by": version}
       index.sqlite           the index (a cache: rebuilt from segments/ when lost or corrupt)
-      segments/<id>/         one chunk of runs: flows/links/files/flow_ts/queue_ts/cc_ts.parquet (every
+      segments/<id>/         one chunk of runs: flows/links/files/flow_ts/queue_ts/cc_ts/qdisc_ts.parquet (every
                              run's rows, with a ``run`` key column) and segment.json (the manifest, written last)
       sweeps/<name>.toml     the description of each sweep run into this campaign
       tmp/                   segments being written; never read
@@ -1024,7 +1024,7 @@ class Campaign:
 
     def load_raw(self, key: str, tables: Optional[Sequence[str]] = None, verify: bool = True) -> dict:
         """One stored run in the shape ``tcplab._core.run`` returned it: ``{table: {column: numpy array
-        or list of str}, "meta": {...}}`` (``cc_ts`` with its ``variable_names``), the same values and
+        or list of str}, "meta": {...}}`` (``cc_ts`` and ``qdisc_ts`` with their ``variable_names``), the same values and
         dtypes. ``tables``: which (default: all stored). Checked against the segment's checksums unless
         ``verify=False``; a damaged segment raises :class:`DamagedSegmentError`."""
         return self._raw(key, list(tables) if tables is not None else ALL_TABLES, verify)[3]
@@ -1096,13 +1096,14 @@ class Campaign:
         return Results(raw, spec=self._spec(seg, m, rec, verify), name=rec["key"])
 
     def timeseries(self, key: str, table: str = "flow_ts") -> "pd.DataFrame":
-        """One table of one run, read on demand (``flow_ts``, ``queue_ts``, ``cc_ts``, ``flows``, ...)."""
+        """One table of one run, read on demand (``flow_ts``, ``queue_ts``, ``cc_ts``, ``qdisc_ts``, ``flows``, ...)."""
         from ..results import Results
 
         if table not in ALL_TABLES:
             raise ValueError(f"table: expected one of {', '.join(ALL_TABLES)}, got {table!r}")
         # the name columns come from the flows (links) table, as in Results
-        need = [table] + [t for t in ({"flow_ts": ["flows"], "files": ["flows"], "queue_ts": ["links"]}.get(table, []))]
+        need = [table] + [t for t in ({"flow_ts": ["flows"], "files": ["flows"], "queue_ts": ["links"],
+                                       "qdisc_ts": ["links"]}.get(table, []))]
         seg, m, rec, raw = self._raw(key, need, True)
         return getattr(Results(raw, spec=self._spec(seg, m, rec, True), name=rec["key"]), table)
 

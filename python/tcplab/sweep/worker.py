@@ -16,12 +16,13 @@ job is planned; jobs sent to Dask workers are cut to their key and line.
 
 :func:`execute_chunk` runs a list of jobs and stores their results as one
 **segment**: a directory ``segments/<id>/`` holding one Parquet file per
-table (``flows``, ``links``, ``files``, ``flow_ts``, ``queue_ts``, ``cc_ts``;
-every run's rows, with a leading ``run`` column naming the run key) and
-``specs.parquet`` (each run's RunSpec, zstd-compressed) and
+table (``flows``, ``links``, ``files``, ``flow_ts``, ``queue_ts``, ``cc_ts``,
+``qdisc_ts``; every run's rows, with a leading ``run`` column naming the run
+key) and ``specs.parquet`` (each run's RunSpec, zstd-compressed) and
 ``segment.json``, the manifest, written last: per run its key, parameters,
 seed, version, status, error, metrics, meta, the row range of each table
-and the names of its cc_ts variables; per file its size and SHA-256.
+and the names of its cc_ts and qdisc_ts variables; per file its size and
+SHA-256.
 A segment is written into a fresh directory under ``tmp/`` and renamed into
 ``segments/`` in one ``rename``, so a reader sees a whole segment or none of
 it.
@@ -51,12 +52,14 @@ from typing import Any, Callable, Optional
 #: Table files of a segment (the tables of a Results); every stored run has rows in each.
 TABLES = ("flows", "links", "files", "flow_ts", "queue_ts")
 #: Tables stored when the core returns them: ``cc_ts`` (the congestion controls' variables; its
-#: ``variable_names`` list is kept in each run's record as ``cc_variables``). Segments written
-#: before it was stored lack it.
-OPTIONAL_TABLES = ("cc_ts",)
+#: ``variable_names`` list is kept in each run's record as ``cc_variables``) and ``qdisc_ts`` (the
+#: queue disciplines' series, its names as ``qdisc_variables``). Segments written before one was
+#: stored lack it (its runs load without it). Tables only gain tables and columns: the links
+#: columns of the disciplines are absent from earlier segments, and Results fills them in.
+OPTIONAL_TABLES = ("cc_ts", "qdisc_ts")
 ALL_TABLES = TABLES + OPTIONAL_TABLES
 #: Columns of a core table that are not columns (another length): kept in the run's record instead.
-_NOT_COLUMNS = {"cc_ts": ("variable_names", "cc_variables")}
+_NOT_COLUMNS = {"cc_ts": ("variable_names", "cc_variables"), "qdisc_ts": ("variable_names", "qdisc_variables")}
 #: A segment's manifest, written last.
 MANIFEST = "segment.json"
 SEGMENT_FORMAT = "tcplab-segment"
