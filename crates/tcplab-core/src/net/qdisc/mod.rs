@@ -31,6 +31,7 @@ use crate::sim::time::Time;
 use crate::spec::QueueSpec;
 
 pub mod droptail;
+pub mod pie;
 pub mod red;
 
 /// A packet held by a discipline.
@@ -172,6 +173,7 @@ pub type BuildFn = fn(&Params, LinkInfo, Stream) -> Result<Box<dyn Qdisc>, SpecE
 const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[
     (droptail::info, droptail::build),
     (red::info, red::build),
+    (pie::info, pie::build),
 ];
 
 /// Every discipline the core implements.
