@@ -33,6 +33,8 @@ use crate::spec::QueueSpec;
 pub mod codel;
 pub mod droptail;
 pub mod fq_codel;
+pub mod pie;
+pub mod red;
 
 /// A packet held by a discipline.
 #[derive(Debug, Clone, Copy)]
@@ -174,7 +176,13 @@ pub struct DisciplineInfo {
 pub type BuildFn = fn(&Params, LinkInfo, Stream) -> Result<Box<dyn Qdisc>, SpecError>;
 
 /// Every discipline's allowed parameter names come from its `info()`.
-const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[(droptail::info, droptail::build), (codel::info, codel::build), (fq_codel::info, fq_codel::build)];
+const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[
+    (droptail::info, droptail::build),
+    (red::info, red::build),
+    (codel::info, codel::build),
+    (fq_codel::info, fq_codel::build),
+    (pie::info, pie::build),
+];
 
 /// Every discipline the core implements.
 pub fn catalog() -> Vec<DisciplineInfo> {
