@@ -644,7 +644,7 @@ impl World {
         // SAFETY: path end entries name flows of the run.
         let fl = unsafe { self.flows.get_unchecked_mut(f as usize) };
         if end & PATH_ACK == 0 {
-            fl.receiver.on_segment(self.now, &p, fl.sender.ecn, &fl.map, &mut self.sacks, &mut self.scratch);
+            fl.receiver.on_segment(self.now, &p, &fl.sender.ecn, &fl.map, &mut self.sacks, &mut self.scratch);
         } else {
             let sack = self.sacks.take(p.sack);
             fl.sender.on_ack(self.now, &p, &sack, &fl.map, &mut self.scratch)

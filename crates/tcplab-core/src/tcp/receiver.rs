@@ -101,7 +101,6 @@ const ACE_MAX_DELTA: u32 = 6;
 #[derive(Debug, Clone, Copy, Default)]
 struct RxEcn {
     cfg: EcnConfig,
-    started: bool,
     /// TCP_ECN_DEMAND_CWR: ACKs carry ECE.
     demand_cwr: bool,
     /// Precise echo: the last ECN-capable segment was CE.
@@ -320,7 +319,10 @@ pub struct Receiver {
     dsack_pending: Option<(u64, u64)>,
     /// `ack_policy = "linux"`: its state (boxed: off the default path).
     linux: Option<Box<LinuxAck>>,
-    ecn: RxEcn,
+    /// The flow's ECN configuration has been read (at the first segment).
+    ecn_known: bool,
+    /// ECN state, when the flow uses ECN (boxed: off the default path).
+    ecn: Option<Box<RxEcn>>,
     /// Application bytes delivered in order.
     pub delivered_bytes: u64,
     /// Completion time of each file, by position in the flow's sorted file list.
@@ -349,7 +351,8 @@ impl Receiver {
             dsack: false,
             dsack_pending: None,
             linux: None,
-            ecn: RxEcn::default(),
+            ecn_known: false,
+            ecn: None,
             delivered_bytes: 0,
             file_finish: vec![None; n_files],
             next_file: 0,
@@ -456,36 +459,44 @@ impl Receiver {
     }
 
     /// Data packet `p` arrives at `now` on a flow with ECN configuration
-    /// `ecn`: the ACKs to send at once go to `out` (with a precise echo,
-    /// two when the CE state changes while an ACK is delayed).
+    /// `ecn` (read at the first segment only, as a handshake would settle
+    /// it; a reference, so that a flow without ECN never reads it): the
+    /// ACKs to send at once go to `out` (with a precise echo, two when the
+    /// CE state changes while an ACK is delayed).
     #[inline]
-    pub fn on_segment(&mut self, now: Time, p: &Packet, ecn: EcnConfig, map: &SegmentMap, sacks: &mut SackStore, out: &mut Vec<Packet>) {
-        if ecn.mode == EcnMode::Off {
+    pub fn on_segment(&mut self, now: Time, p: &Packet, ecn: &EcnConfig, map: &SegmentMap, sacks: &mut SackStore, out: &mut Vec<Packet>) {
+        if !self.ecn_known {
+            self.ecn_known = true;
+            if ecn.mode != EcnMode::Off {
+                // prev_field: the SYN's codepoint (Linux `prev_ecnfield = syn_ect_rcv`).
+                self.ecn = Some(Box::new(RxEcn { cfg: *ecn, prev_field: ecn.ect, ..RxEcn::default() }));
+            }
+        }
+        let Some(mut e) = self.ecn.take() else {
             if let Some(a) = self.data(now, p.seq, Force::No, map, sacks) {
                 out.push(a);
             }
             return;
-        }
+        };
         let dup = p.seq < self.rcv_nxt;
-        let force = self.ecn_data(p, ecn, out);
+        let force = self.ecn_data(&mut e, p, out);
+        self.ecn = Some(e);
         if let Some(a) = self.data(now, p.seq, force, map, sacks) {
             out.push(a);
         }
-        if ecn.mode == EcnMode::Classic && ecn.precise_echo && p.ecn.capable() && !dup {
-            // dctcp_ece_ack_update: `*prior_rcv_nxt = tp->rcv_nxt` after the segment.
-            self.ecn.prior_rcv_nxt = self.rcv_nxt;
+        let rcv_nxt = self.rcv_nxt;
+        if let Some(e) = self.ecn.as_deref_mut() {
+            if e.cfg.mode == EcnMode::Classic && e.cfg.precise_echo && p.ecn.capable() && !dup {
+                // dctcp_ece_ack_update: `*prior_rcv_nxt = tp->rcv_nxt` after the segment.
+                e.prior_rcv_nxt = rcv_nxt;
+            }
         }
     }
 
     /// The ECN processing of a data segment, before its ACK decision;
     /// may emit the precise echo's ACK of the data before it.
-    fn ecn_data(&mut self, p: &Packet, cfg: EcnConfig, out: &mut Vec<Packet>) -> Force {
-        let e = &mut self.ecn;
-        if !e.started {
-            e.started = true;
-            e.prev_field = cfg.ect; // the SYN's codepoint (Linux `prev_ecnfield = syn_ect_rcv`)
-        }
-        e.cfg = cfg;
+    fn ecn_data(&mut self, e: &mut RxEcn, p: &Packet, out: &mut Vec<Packet>) -> Force {
+        let cfg = e.cfg;
         let is_ce = p.ecn == Ecn::Ce;
         if is_ce {
             self.stats.ce_received += 1;
@@ -725,18 +736,20 @@ impl Receiver {
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
         let mut ack = Packet::ack(self.rcv_nxt, self.ack_size);
-        match self.ecn.cfg.mode {
-            EcnMode::Off => {}
-            EcnMode::Classic => {
-                if self.ecn.demand_cwr {
-                    ack.tcp_flags |= tcp_flags::ECE;
+        if let Some(e) = self.ecn.as_deref_mut() {
+            match e.cfg.mode {
+                EcnMode::Off => {}
+                EcnMode::Classic => {
+                    if e.demand_cwr {
+                        ack.tcp_flags |= tcp_flags::ECE;
+                    }
                 }
-            }
-            EcnMode::AccEcn => {
-                // tcp_accecn_set_ace; pure ACKs are ECN-capable under AccECN.
-                ack.tcp_flags |= (((self.ecn.received_ce + ACE_INIT) & 7) as u8) << tcp_flags::ACE_SHIFT;
-                ack.ecn = self.ecn.cfg.ect;
-                self.ecn.ce_pending = 0;
+                EcnMode::AccEcn => {
+                    // tcp_accecn_set_ace; pure ACKs are ECN-capable under AccECN.
+                    ack.tcp_flags |= (((e.received_ce + ACE_INIT) & 7) as u8) << tcp_flags::ACE_SHIFT;
+                    ack.ecn = e.cfg.ect;
+                    e.ce_pending = 0;
+                }
             }
         }
         if self.sack && (!self.ooo.is_empty() || self.dsack_pending.is_some()) {
@@ -900,7 +913,7 @@ mod tests {
     /// Feeds one segment; returns the ACKs sent at once.
     fn feed(r: &mut Receiver, t: Time, p: Packet, c: EcnConfig, m: &SegmentMap, st: &mut SackStore) -> Vec<Packet> {
         let mut out = vec![];
-        r.on_segment(t, &p, c, m, st, &mut out);
+        r.on_segment(t, &p, &c, m, st, &mut out);
         out
     }
 
