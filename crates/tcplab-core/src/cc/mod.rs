@@ -350,9 +350,11 @@ pub trait CongestionControl: Send {
     /// included: `tp->lost - tx.lost`), `tx_app_limited` its app-limited
     /// flag. Not called for a packet SACKed or already marked lost.
     fn on_packet_lost(&mut self, _w: &Window, _tx_in_flight: u64, _lost_since_send: u64, _tx_app_limited: bool, _c: &Conn) {}
-    /// ECN-capable connections, every ACK before `cong_control`: segments
-    /// delivered with a CE mark so far (`tp->delivered_ce`) and whether the
-    /// ACK echoed CE (`rs->is_ece`).
+    /// ECN-capable connections, every ACK before `on_ack_sample` and
+    /// `cong_control`: segments delivered with a CE mark so far
+    /// (`tp->delivered_ce`: classic ECN counts every segment an ECE ACK
+    /// delivers, Accurate ECN the ACE deltas) and whether the ACK echoed
+    /// CE (`rs->is_ece`, FLAG_ECE: classic ECE, or a non-zero AccECN delta).
     fn on_ecn(&mut self, _delivered_ce: u64, _ece: bool) {}
 
     // ECN (module docs).

@@ -10,7 +10,8 @@
 //! Linux's names are kept: `first_tx_mstamp`, `delivered_mstamp`,
 //! `app_limited`. Deviations: no SACK reneging (tcplab's receivers never
 //! renege); v3's `tx.in_flight` and `tx.lost` snapshots are kept for every
-//! window-controlling algorithm (BBRv1 ignores them).
+//! window-controlling algorithm (BBRv1 ignores them), and so is
+//! `tx.delivered_ce` (0 on flows without ECN), for `rs->delivered_ce`.
 
 use crate::cc::RateSample;
 use crate::sim::time::{to_secs, Time};

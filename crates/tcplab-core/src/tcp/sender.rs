@@ -57,6 +57,44 @@
 //! `icsk_pending`: its kind ([`Timer`]) says whether it is the RTO, RACK's
 //! reordering timer or the probe timer.
 //!
+//! ECN, per flow ([`Sender::ecn`]: off, classic or Accurate ECN; the
+//! default is the algorithm's, [`crate::cc::CongestionControl::ecn`]):
+//! - Marking (Linux `tcp_ecn_send`): classic (RFC 3168 6.1.5), new data is
+//!   ECT(0) and retransmissions Not-ECT, unless the algorithm needs ECN
+//!   (DCTCP keeps ECT on them); AccECN, every data segment carries the
+//!   algorithm's ECT (Prague's ECT(1)). Classic sends CWR on the first new
+//!   segment after a reduction: a CWR state, a fast recovery or an RTO
+//!   (`tcp_ecn_queue_cwr` in `tcp_init_cwnd_reduction` and `tcp_enter_loss`).
+//! - Feedback (`Sender::ecn_feedback`, Linux `tcp_ecn_rcv_ecn_echo`,
+//!   `tcp_count_delivered`, `__tcp_accecn_process`): classic, ECE on any
+//!   ACK not below `snd_una` is an echo, and every segment it newly
+//!   delivers (cumulatively or by SACK) counts as CE-marked; AccECN, an ACK
+//!   of forward progress gives the CE delta (ACE - 5 - delivered_ce) mod 8,
+//!   or for more than 7 segments Linux's safe delta `delivered - ((delivered
+//!   - delta) mod 8)` (the most marks the field allows); a non-zero delta
+//!   is an echo. The algorithm hears `on_ecn(delivered_ce, echo)` on every
+//!   ACK, before `on_ack_sample`; rate samples carry `delivered_ce`.
+//! - Response, for every algorithm (Linux `tcp_try_to_open` ->
+//!   `tcp_enter_cwr`, RFC 3168 6.1.2): an echo in Open enters CWR, once per
+//!   window: ssthresh from the algorithm (`ecn_ssthresh`, by default its
+//!   loss `ssthresh`, as Linux's single hook), no undo, held until an ACK
+//!   covers more than the highest segment sent when it began (Linux
+//!   `high_seq`; the next echo then starts the next CWR). With PRR (the
+//!   Linux profile) the window follows `tcp_cwnd_reduction`, as a recovery
+//!   without retransmissions; without PRR cwnd = ssthresh at once, as RFC
+//!   3168's "halves cwnd". No growth during CWR; at its end cwnd = ssthresh
+//!   and `on_recovery_exit` (CA_EVENT_COMPLETE_CWR). Loss recovery takes
+//!   precedence: no CWR in Recovery or Loss; a fast recovery entered during
+//!   CWR keeps CWR's ssthresh and PRR counters (`tcp_in_cwnd_reduction`),
+//!   an RTO during CWR's window does not cut ssthresh again (`tcp_enter_loss`),
+//!   and neither can be undone to before the echo. Window-controlling
+//!   algorithms keep their window and hear `on_cwr` (Prague cuts there).
+//!   DCTCP and Prague cut by alpha/2 through these same hooks.
+//! - ECN deviations: no handshake (the mode is given, both ends agree; no
+//!   fallback or codepoint validation), no AccECN TCP option; on entering
+//!   recovery from CWR `recover` is set as usual (Linux keeps CWR's
+//!   `high_seq`); the CWR state is not a [`CaState`] (a flag within Open).
+//!
 //! Deviations (documented in docs/tcp.md): no rescue retransmission (RFC
 //! 6675 NextSeg rule 4) and no rule 3. RTT samples (no timestamps): one per
 //! ACK, from the newest newly acknowledged segment; none from a cumulative ACK whose range includes a
@@ -1616,6 +1654,7 @@ impl Sender {
             self.w.cwnd = self.cc.undo_cwnd(&self.w, self.undo.prior_cwnd);
             if self.undo.prior_ssthresh > self.w.ssthresh {
                 self.w.ssthresh = self.undo.prior_ssthresh;
+                self.cwr_pending = false; // `tcp_ecn_withdraw_cwr`
             }
         }
         self.undo.marker = None;
