@@ -969,6 +969,41 @@ mod tests {
         assert_eq!((a.len(), ece(&a[0])), (1, false));
     }
 
+    /// Under Linux's ACK policy the CE segment that sets the latch enters
+    /// quick-ACK mode with two credits (`tcp_enter_quickack_mode(sk, 2)`):
+    /// it and the next segment are ACKed at once, the one after is delayed
+    /// again; without the mark the first would have been delayed.
+    #[test]
+    fn classic_ce_gives_two_quick_acks_under_the_linux_policy() {
+        let m = map();
+        let ms = crate::sim::time::from_secs(0.001);
+        let linux = || {
+            let cfg = LinuxAckConfig { ato_min: 40 * ms, delack_max: 200 * ms, max_quickacks: 16, window_quickacks: u32::MAX, srtt: 10 * ms, rto: 210 * ms };
+            Receiver::new(0, true, 3, 40, true, 40 * ms, 0).with_linux_acks(cfg)
+        };
+        let c = cfg(EcnMode::Classic, false);
+        let immediate = |marks: [Ecn; 3]| {
+            let mut st = SackStore::default();
+            let mut r = linux();
+            let mut k = 0u64;
+            // Use up the initial quick-ACK credits, ending on an ACK.
+            loop {
+                let n = feed(&mut r, k * ms, seg(k, Ecn::Ect0, 0), c, &m, &mut st).len();
+                k += 1;
+                if r.linux().unwrap().quick() == 0 && n == 1 {
+                    break;
+                }
+            }
+            marks.map(|e| {
+                let a = feed(&mut r, k * ms, seg(k, e, 0), c, &m, &mut st);
+                k += 1;
+                a.first().map(ece)
+            })
+        };
+        assert_eq!(immediate([Ecn::Ce, Ecn::Ect0, Ecn::Ect0]), [Some(true), Some(true), None]);
+        assert_eq!(immediate([Ecn::Ect0, Ecn::Ect0, Ecn::Ect0]), [None, Some(false), None]);
+    }
+
     /// Accurate ECN (draft section 3.2.2, Linux `tcp_accecn_set_ace`):
     /// every ACK carries the count of CE-marked segments received plus 5,
     /// modulo 8, in its ACE field; and is sent with the flow's ECT.
