@@ -468,6 +468,14 @@ pub struct FlowSpec {
     pub pacing_ss_ratio: f64,
     #[serde(default = "d_pacing_ca_ratio", skip_serializing_if = "is_default_ca_ratio")]
     pub pacing_ca_ratio: f64,
+    /// ECN feedback: "off", "classic" (RFC 3168's ECE/CWR) or "accecn"
+    /// (Accurate ECN's ACE counter). Omitted: what the algorithm needs
+    /// (`cc::CongestionControl::ecn`: accecn for dctcp and prague, bbr3's
+    /// own `ecn` parameter, off for the others); an algorithm that needs
+    /// ECN is refused with less. Omitted from the JSON when not given, so
+    /// existing specs serialize (and hash) as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ecn: Option<crate::cc::EcnMode>,
 }
 
 fn d_pacing_ss_ratio() -> f64 {
@@ -708,6 +716,11 @@ impl RunSpec {
                 if !(v.is_finite() && v > 0.0) {
                     return Err(SpecError::new(p(name), format!("must be a positive percentage, got {v}")));
                 }
+            }
+            // An algorithm that needs ECN refuses less (built here for its
+            // needs only; an unknown name is reported when the run is built).
+            if let Ok(cc) = crate::cc::build(&f.cc, &p("cc")) {
+                cc.ecn().resolve(&f.cc.algorithm, f.ecn).map_err(|m| SpecError::new(p("ecn"), m))?;
             }
             if f.frto && !f.undo {
                 return Err(SpecError::new(p("frto"), "needs undo = true (F-RTO's verdict \"spurious\" is acted on by undo)".into()));

@@ -780,11 +780,10 @@ impl World {
         let fl = unsafe { self.flows.get_unchecked_mut(f as usize) };
         if end & PATH_ACK == 0 && fl.source.is_some() {
             fl.receiver.stats.data_received += 1;
+            fl.receiver.stats.ce_received += (p.ecn() == crate::net::Ecn::Ce) as u64;
             fl.receiver.delivered_bytes += fl.map.full as u64;
         } else if end & PATH_ACK == 0 {
-            if let Some(ack) = fl.receiver.on_data(self.now, p.seq, &fl.map, &mut self.sacks) {
-                self.scratch.push(ack);
-            }
+            fl.receiver.on_segment(self.now, &p, &fl.sender.ecn, &fl.map, &mut self.sacks, &mut self.scratch);
         } else {
             let sack = self.sacks.take(p.sack);
             fl.sender.on_ack(self.now, &p, &sack, &fl.map, &mut self.scratch)

@@ -41,13 +41,20 @@
 //!   last hook with a [`Conn`].
 //! - No PLB (flow-label rehash), no TLP recovery (`CA_EVENT_TLP_RECOVERY`),
 //!   `rs->is_ack_delayed` and `rs->is_acking_tlp_retrans_seq` are false,
-//!   snd_cwnd_clamp and sk_max_pacing_rate are unlimited, the receiver-side
-//!   CE state machine (dctcp_ece_ack_update) is not modelled.
-//! - ECN: tcplab has no ECN yet. `ecn = true` stands for Linux's
-//!   `TCP_ECN_OK && TCP_ECN_LOW`; the per-ACK ECE flag and tp->delivered_ce
-//!   come through the new hook `on_ecn` (cc/mod.rs), `rs.delivered_ce`
-//!   through the rate sample. The 5 ms bbr_ecn_max_rtt_us gate is the
-//!   parameter `ecn_max_rtt_ms` (0 = any RTT).
+//!   snd_cwnd_clamp and sk_max_pacing_rate are unlimited.
+//! - ECN: `ecn = true` stands for Linux's `TCP_ECN_OK && TCP_ECN_LOW` (the
+//!   algorithm acts on ECN); the flow then defaults to `ecn = "accecn"`
+//!   ([`CongestionControl::ecn`]; a flow may still choose "classic", whose
+//!   receiver then echoes each segment's CE state as
+//!   `bbr_precise_ece_ack` = true asks, or "off", leaving BBR no marks).
+//!   The per-ACK ECE flag (classic ECE, or a non-zero AccECN delta) and
+//!   tp->delivered_ce come through `on_ecn` before `cong_control`,
+//!   `rs.delivered_ce` through the rate sample. The sender's CWR state
+//!   calls `ssthresh` (`bbr_ssthresh`, as `tcp_init_cwnd_reduction`) but
+//!   is not reported through `on_state` (tcplab's CA states have no CWR;
+//!   Linux's `set_state(TCP_CA_CWR)` changes nothing in BBR but makes
+//!   `icsk_ca_state == TCP_CA_Open` tests false during CWR). The 5 ms
+//!   bbr_ecn_max_rtt_us gate is the parameter `ecn_max_rtt_ms` (0 = any RTT).
 //! - `bbr_skb_marked_lost` is the new hook `on_packet_lost` (cc/mod.rs); a
 //!   sender that does not call it leaves BBR with the per-ACK
 //!   `rs.lost / rs.tx_in_flight` check and `rs.losses`, as with no hook.
@@ -57,7 +64,7 @@
 //!   bw_probe_up_rounds 30, loss_events_in_round 15, extra_acked_win_rtts 31,
 //!   ack_epoch_acked 2^20 - 1); extra_acked is not truncated to u16.
 
-use super::{AlgorithmInfo, CaState, CongestionControl, Conn, LossEvent, ParamInfo, Params, RateSample, Window};
+use super::{AlgorithmInfo, CaState, CongestionControl, Conn, EcnMode, EcnUse, LossEvent, ParamInfo, Params, RateSample, Window};
 use crate::error::SpecError;
 
 const BW_SCALE: u32 = 24;
@@ -1342,6 +1349,16 @@ impl CongestionControl for Bbr3 {
         self.is_ece = ece;
     }
 
+    /// With `ecn`: Accurate ECN by default and a precise classic echo
+    /// (`bbr_precise_ece_ack`); ECN is not needed.
+    fn ecn(&self) -> EcnUse {
+        if self.ecn {
+            EcnUse { default_mode: EcnMode::AccEcn, precise_echo: true, ..EcnUse::NONE }
+        } else {
+            EcnUse::NONE
+        }
+    }
+
     fn on_state(&mut self, w: &mut Window, new: CaState, c: &Conn) {
         self.sync(w, c);
         if new == CaState::Loss {
@@ -1883,6 +1900,13 @@ mod tests {
             }
         }
         panic!("no second ProbeRTT");
+    }
+
+    #[test]
+    fn ecn_param_chooses_the_flows_default_ecn_mode() {
+        assert_eq!(H::with(serde_json::json!({})).b.ecn().default_mode, EcnMode::Off);
+        let e = H::with(serde_json::json!({"ecn": true})).b.ecn();
+        assert_eq!((e.default_mode, e.needs, e.precise_echo), (EcnMode::AccEcn, EcnMode::Off, true));
     }
 
     #[test]

@@ -32,7 +32,15 @@
 //! | [`CongestionControl::on_tx_start`] | data is sent with nothing in flight | `CA_EVENT_TX_START` |
 //! | [`CongestionControl::undo_cwnd`] | a reduction is undone | `undo_cwnd` |
 //! | [`CongestionControl::on_packet_lost`] | a packet is marked lost | `skb_marked_lost` (BBRv3) |
-//! | [`CongestionControl::on_ecn`] | every ACK of an ECN connection, before `cong_control` | `tp->delivered_ce`, `rs->is_ece` |
+//! | [`CongestionControl::on_ecn`] | every ACK of an ECN connection, before `on_ack_sample` and `cong_control` | `tp->delivered_ce`, `rs->is_ece` |
+//!
+//! ECN (RFC 3168, Accurate ECN; see `tcp::sender` and `tcp::receiver`):
+//!
+//! | hook | when | Linux analogue |
+//! |---|---|---|
+//! | [`CongestionControl::ecn`] | once, when the flow is built: what the algorithm needs of ECN | `TCP_CONG_NEEDS_ECN`, `TCP_CONG_NEEDS_ACCECN`, `TCP_CONG_WANTS_ECT_1` |
+//! | [`CongestionControl::ecn_ssthresh`] | entering CWR on an ECN echo (default: [`CongestionControl::ssthresh`] of a fast recovery, as Linux's one `ssthresh` hook) | `ssthresh` from `tcp_init_cwnd_reduction` in `tcp_enter_cwr` |
+//! | [`CongestionControl::on_cwr`] | the sender enters or leaves the CWR state | `set_state(TCP_CA_CWR)`, back to Open |
 
 pub mod reno;
 pub mod bic;
@@ -54,9 +62,76 @@ pub mod compound;
 pub mod areno;
 pub mod bbr;
 pub mod bbr3;
+pub mod dctcp;
+pub mod prague;
 
 use crate::error::SpecError;
+use crate::net::Ecn;
 use crate::spec::CcSpec;
+
+/// A flow's ECN feedback mode (the spec's `flows[i].ecn`): none, RFC 3168's
+/// ECE/CWR ("classic"), or Accurate ECN's ACE counter
+/// (draft-ietf-tcpm-accurate-ecn, Linux 6.18 `tcp_ecn.h`). Ordered: a mode
+/// provides everything the ones below it do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EcnMode {
+    #[default]
+    Off,
+    Classic,
+    AccEcn,
+}
+
+impl EcnMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            EcnMode::Off => "off",
+            EcnMode::Classic => "classic",
+            EcnMode::AccEcn => "accecn",
+        }
+    }
+}
+
+/// What an algorithm needs of ECN ([`CongestionControl::ecn`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EcnUse {
+    /// The mode a flow gets when its spec does not say.
+    pub default_mode: EcnMode,
+    /// The least mode it works with (Linux `TCP_CONG_NEEDS_ECN`: classic;
+    /// `TCP_CONG_NEEDS_ACCECN`: accecn); a flow asking for less is refused.
+    /// Off: none. Needing ECN also keeps ECT on classic retransmissions
+    /// (`tcp_ecn_send`: `!tcp_ca_needs_ecn(sk)` clears it otherwise).
+    pub needs: EcnMode,
+    /// The codepoint of its data: ECT(0), or ECT(1) for L4S (RFC 9331;
+    /// Linux `TCP_CONG_WANTS_ECT_1`).
+    pub ect: Ecn,
+    /// Under classic feedback its receiver echoes each data packet's CE
+    /// state (ECE iff the last data packet was CE, an immediate ACK when it
+    /// changes: Linux `dctcp_ece_ack_update` on CA_EVENT_ECN_IS_CE /
+    /// NO_CE) instead of RFC 3168's latch until CWR. Both ends are taken to
+    /// run the flow's algorithm.
+    pub precise_echo: bool,
+}
+
+impl EcnUse {
+    /// Algorithms that do not use ECN: off unless the spec turns it on.
+    pub const NONE: EcnUse = EcnUse { default_mode: EcnMode::Off, needs: EcnMode::Off, ect: Ecn::Ect0, precise_echo: false };
+
+    /// The flow's mode: `requested`, else the default; an error message if
+    /// the algorithm needs more.
+    pub fn resolve(&self, algorithm: &str, requested: Option<EcnMode>) -> Result<EcnMode, String> {
+        let mode = requested.unwrap_or(self.default_mode);
+        if mode < self.needs {
+            return Err(format!(
+                "{algorithm} needs {} ECN feedback (Linux {}), got {:?}",
+                self.needs.name(),
+                if self.needs == EcnMode::AccEcn { "TCP_CONG_NEEDS_ACCECN" } else { "TCP_CONG_NEEDS_ECN" },
+                mode.name()
+            ));
+        }
+        Ok(mode)
+    }
+}
 
 /// The sender's congestion-avoidance state (Linux `icsk_ca_state`, without
 /// Disorder and CWR, which the sender does not model).
@@ -275,10 +350,29 @@ pub trait CongestionControl: Send {
     /// included: `tp->lost - tx.lost`), `tx_app_limited` its app-limited
     /// flag. Not called for a packet SACKed or already marked lost.
     fn on_packet_lost(&mut self, _w: &Window, _tx_in_flight: u64, _lost_since_send: u64, _tx_app_limited: bool, _c: &Conn) {}
-    /// ECN-capable connections, every ACK before `cong_control`: segments
-    /// delivered with a CE mark so far (`tp->delivered_ce`) and whether the
-    /// ACK echoed CE (`rs->is_ece`).
+    /// ECN-capable connections, every ACK before `on_ack_sample` and
+    /// `cong_control`: segments delivered with a CE mark so far
+    /// (`tp->delivered_ce`: classic ECN counts every segment an ECE ACK
+    /// delivers, Accurate ECN the ACE deltas) and whether the ACK echoed
+    /// CE (`rs->is_ece`, FLAG_ECE: classic ECE, or a non-zero AccECN delta).
     fn on_ecn(&mut self, _delivered_ce: u64, _ece: bool) {}
+
+    // ECN (module docs).
+
+    /// What the algorithm needs of ECN; default: nothing (off unless asked).
+    fn ecn(&self) -> EcnUse {
+        EcnUse::NONE
+    }
+    /// New ssthresh on entering CWR for an ECN echo (once per window).
+    /// Linux has one `ssthresh` hook for both; the default is that of a
+    /// fast recovery. DCTCP's differs (its loss response halves instead).
+    fn ecn_ssthresh(&mut self, w: &Window, in_flight: u64, now: f64) -> f64 {
+        self.ssthresh(w, LossEvent::FastRecovery, in_flight, now)
+    }
+    /// The sender entered (`true`, after `ecn_ssthresh`) or left the CWR
+    /// state of an ECN reduction (Linux `set_state(TCP_CA_CWR)` and the
+    /// return to Open); window-controlling algorithms (Prague) reduce here.
+    fn on_cwr(&mut self, _w: &mut Window, _enter: bool, _c: &Conn) {}
 }
 
 /// A documented parameter of an algorithm.
@@ -320,6 +414,8 @@ const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
     (areno::info, areno::build),
     (bbr::info, bbr::build),
     (bbr3::info, bbr3::build),
+    (dctcp::info, dctcp::build),
+    (prague::info, prague::build),
 ];
 
 /// Every algorithm the core implements.

@@ -10,7 +10,8 @@
 //! Linux's names are kept: `first_tx_mstamp`, `delivered_mstamp`,
 //! `app_limited`. Deviations: no SACK reneging (tcplab's receivers never
 //! renege); v3's `tx.in_flight` and `tx.lost` snapshots are kept for every
-//! window-controlling algorithm (BBRv1 ignores them).
+//! window-controlling algorithm (BBRv1 ignores them), and so is
+//! `tx.delivered_ce` (0 on flows without ECN), for `rs->delivered_ce`.
 
 use crate::cc::RateSample;
 use crate::sim::time::{to_secs, Time};
@@ -27,6 +28,8 @@ struct Snapshot {
     delivered: u64,
     lost: u64,
     in_flight: u64,
+    /// `tp->delivered_ce` when it was sent (`tx.delivered_ce`).
+    delivered_ce: u64,
 }
 
 /// A ring of per-segment values indexed by sequence number modulo a power
@@ -84,6 +87,8 @@ pub struct RateSampler {
     prior_time: Option<Time>,
     /// `tp->lost` when the sampled packet was sent.
     prior_lost: u64,
+    /// `tp->delivered_ce` when the sampled packet was sent (`rs->prior_delivered_ce`).
+    prior_delivered_ce: u64,
     last_seq: u64,
 }
 
@@ -103,6 +108,7 @@ impl RateSampler {
             rs: RateSample::default(),
             prior_time: None,
             prior_lost: 0,
+            prior_delivered_ce: 0,
             last_seq: 0,
         }
     }
@@ -113,6 +119,12 @@ impl RateSampler {
     /// `lost`: the sender's totals; `in_flight`: segments in flight with it.
     #[allow(clippy::too_many_arguments)]
     pub fn on_send(&mut self, q: u64, now: Time, packets_out: u64, una: u64, high: u64, delivered: u64, lost: u64, in_flight: u64) {
+        self.on_send_ce(q, now, packets_out, una, high, delivered, lost, in_flight, 0)
+    }
+
+    /// [`Self::on_send`] with the sender's `tp->delivered_ce` (ECN flows).
+    #[allow(clippy::too_many_arguments)]
+    pub fn on_send_ce(&mut self, q: u64, now: Time, packets_out: u64, una: u64, high: u64, delivered: u64, lost: u64, in_flight: u64, delivered_ce: u64) {
         if packets_out == 0 {
             // Nothing in flight: ACKs from now on measure only what is sent from now on.
             self.first_tx = now;
@@ -127,6 +139,7 @@ impl RateSampler {
             delivered,
             lost,
             in_flight,
+            delivered_ce,
         };
     }
 
@@ -161,6 +174,7 @@ impl RateSampler {
             self.rs.is_retrans = is_retrans;
             self.rs.tx_in_flight = s.in_flight;
             self.prior_lost = s.lost;
+            self.prior_delivered_ce = s.delivered_ce;
             self.last_seq = q;
             self.first_tx = sent;
             // The send phase: from the first to the last transmission of the window.
@@ -173,6 +187,14 @@ impl RateSampler {
     /// newly delivered and marked lost; `min_rtt` in seconds.
     #[allow(clippy::too_many_arguments)]
     pub fn generate(&mut self, now: Time, delivered: u64, lost: u64, acked_sacked: u64, losses: u64, min_rtt: f64, rtt: Option<f64>, prior_in_flight: u64) -> RateSample {
+        self.generate_ce(now, delivered, lost, acked_sacked, losses, min_rtt, rtt, prior_in_flight, 0)
+    }
+
+    /// [`Self::generate`] with the sender's `tp->delivered_ce`: the sample's
+    /// `delivered_ce` is the CE-marked deliveries since the sampled packet
+    /// was sent (`rs->delivered_ce = tp->delivered_ce - rs->prior_delivered_ce`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn generate_ce(&mut self, now: Time, delivered: u64, lost: u64, acked_sacked: u64, losses: u64, min_rtt: f64, rtt: Option<f64>, prior_in_flight: u64, delivered_ce: u64) -> RateSample {
         if self.app_limited != 0 && delivered > self.app_limited {
             self.app_limited = 0; // the bubble is acknowledged and gone
         }
@@ -190,6 +212,7 @@ impl RateSampler {
             return rs;
         };
         rs.lost = lost - self.prior_lost;
+        rs.delivered_ce = delivered_ce - self.prior_delivered_ce;
         rs.delivered = (delivered - rs.prior_delivered) as i64;
         // Sending and ACKing are separate pipeline phases of a window; with
         // ACK compression the send phase can be the longer one.

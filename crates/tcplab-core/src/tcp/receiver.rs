@@ -22,13 +22,46 @@
 //! held out of order) carries that segment as its first SACK block, then the
 //! usual blocks, within `sack_blocks`.
 //!
+//! ECN ([`Receiver::on_segment`], with the flow's [`EcnConfig`]):
+//! - classic (RFC 3168 section 6.1.3, Linux `tcp_ecn_check_ce`,
+//!   `tcp_ecn_accept_cwr`, `tcp_ecn_send`): a CE-marked data segment sets
+//!   the ECE latch (`TCP_ECN_DEMAND_CWR`); every ACK carries ECE until a
+//!   data segment with CWR arrives, which is ACKed at once. The segment
+//!   that sets the latch is ACKed at once: under the Linux ACK policy by
+//!   `tcp_enter_quickack_mode(sk, 2)` (two quick ACKs), under the RFC
+//!   policy by an immediate ACK. Linux's "funny extension" (a Not-ECT
+//!   segment after ECT ones is probably a retransmission: two quick ACKs)
+//!   is applied under the Linux policy only. Duplicates (below `rcv_nxt`)
+//!   are not checked for CE, as `tcp_data_queue`'s retransmit branch.
+//! - classic with an algorithm that asks for a precise echo (DCTCP, BBRv3:
+//!   Linux `dctcp_ece_ack_update`, RFC 8257 section 3.2): ECE reflects the
+//!   CE state of the last ECN-capable data segment; when that state changes
+//!   an ACK goes out at once, preceded, if an ACK was being delayed, by an
+//!   ACK of the data before this segment (`prior_rcv_nxt`) with the old
+//!   state (no SACK blocks: with an ACK delayed there was no hole).
+//! - Accurate ECN (draft-ietf-tcpm-accurate-ecn section 3.2, Linux 6.18
+//!   `tcp_ecn_received_counters`, `tcp_accecn_set_ace`): the receiver
+//!   counts CE-marked segments (`r.cep`, duplicates included: the ACE
+//!   counter counts every segment) and every ACK carries
+//!   (r.cep + 5) mod 8 (TCP_ACCECN_CEP_INIT_OFFSET) in its ACE field; a
+//!   change of the IP-ECN field from one segment to the next is ACKed at
+//!   once (Linux's change-triggered `ICSK_ACK_NOW`), and so is the 6th CE
+//!   mark since the last ACK (TCP_ACCECN_ACE_MAX_DELTA, the draft's
+//!   increment-triggered ACK that keeps the 3-bit counter from wrapping
+//!   unseen; Linux checks this when it processes an ACK). ACKs are sent
+//!   with the flow's ECT codepoint, as Linux's AccECN ("ECN++") does; no
+//!   AccECN TCP option (the byte counters) is modelled.
+//! Both ends are taken to run the flow's algorithm; the sender resolves
+//! the mode (there is no handshake) and hands it over with each segment.
+//!
 //! Deviations: the receive window is not advertised in ACKs (the sender
 //! enforces a fixed receiver window).
 
 use std::collections::VecDeque;
 
-use crate::net::packet::{SackBlocks, SackStore};
-use crate::net::{Packet, SackBlock, MAX_SACK_BLOCKS};
+use crate::cc::EcnMode;
+use crate::net::packet::{tcp_flags, SackBlocks, SackStore};
+use crate::net::{Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::sim::Time;
 use crate::tcp::app::SegmentMap;
 
@@ -40,6 +73,56 @@ pub struct ReceiverStats {
     pub acks_sent: u64,
     /// ACKs that carried a D-SACK block.
     pub dsacks_sent: u64,
+    /// CE-marked data packets received (duplicates included).
+    pub ce_received: u64,
+}
+
+/// A flow's ECN configuration as both ends use it, resolved by the sender
+/// from the spec and its algorithm's needs ([`crate::cc::EcnUse`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EcnConfig {
+    pub mode: EcnMode,
+    /// The codepoint of ECN-capable packets: data, and ACKs under AccECN.
+    pub ect: Ecn,
+    /// Classic feedback echoes each segment's CE state (DCTCP's receiver).
+    pub precise_echo: bool,
+    /// The algorithm needs ECN: classic retransmissions keep ECT.
+    pub needs_ecn: bool,
+}
+
+/// Accurate ECN's initial value of the CE packet counter (draft section
+/// 3.2.1; Linux TCP_ACCECN_CEP_INIT_OFFSET).
+pub const ACE_INIT: u64 = 5;
+/// CE marks since the last ACK that force an ACK (Linux TCP_ACCECN_ACE_MAX_DELTA).
+const ACE_MAX_DELTA: u32 = 6;
+
+/// The receiver's ECN state (Linux `tp->ecn_flags`, `received_ce`,
+/// `received_ce_pending`, `prev_ecnfield`; DCTCP's `ce_state`, `prior_rcv_nxt`).
+#[derive(Debug, Clone, Copy, Default)]
+struct RxEcn {
+    cfg: EcnConfig,
+    /// TCP_ECN_DEMAND_CWR: ACKs carry ECE.
+    demand_cwr: bool,
+    /// Precise echo: the last ECN-capable segment was CE.
+    ce_state: bool,
+    prior_rcv_nxt: u64,
+    /// TCP_ECN_SEEN: an ECN-capable segment has arrived.
+    seen: bool,
+    /// CE-marked segments received (AccECN r.cep less its initial 5).
+    received_ce: u64,
+    /// ... since the last ACK.
+    ce_pending: u32,
+    prev_field: Ecn,
+}
+
+/// What a segment's ECN processing asks of the ACK decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Force {
+    No,
+    /// `ICSK_ACK_NOW`: this segment is ACKed at once.
+    Now,
+    /// `tcp_enter_quickack_mode(sk, 2)` (an immediate ACK under the RFC policy).
+    Quick,
 }
 
 /// The fixed inputs of Linux's delayed-ACK engine (`ack_policy = "linux"`).
@@ -236,6 +319,10 @@ pub struct Receiver {
     dsack_pending: Option<(u64, u64)>,
     /// `ack_policy = "linux"`: its state (boxed: off the default path).
     linux: Option<Box<LinuxAck>>,
+    /// The flow's ECN configuration has been read (at the first segment).
+    ecn_known: bool,
+    /// ECN state, when the flow uses ECN (boxed: off the default path).
+    ecn: Option<Box<RxEcn>>,
     /// Application bytes delivered in order.
     pub delivered_bytes: u64,
     /// Completion time of each file, by position in the flow's sorted file list.
@@ -264,6 +351,8 @@ impl Receiver {
             dsack: false,
             dsack_pending: None,
             linux: None,
+            ecn_known: false,
+            ecn: None,
             delivered_bytes: 0,
             file_finish: vec![None; n_files],
             next_file: 0,
@@ -362,12 +451,121 @@ impl Receiver {
         true
     }
 
-    /// A data segment arrives at `now`. Returns the ACK to send at once, if
-    /// any; its SACK blocks go to `sacks`.
+    /// A data segment arrives at `now` (without ECN). Returns the ACK to
+    /// send at once, if any; its SACK blocks go to `sacks`.
     #[inline]
     pub fn on_data(&mut self, now: Time, seq: u64, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
+        self.data(now, seq, Force::No, map, sacks)
+    }
+
+    /// Data packet `p` arrives at `now` on a flow with ECN configuration
+    /// `ecn` (read at the first segment only, as a handshake would settle
+    /// it; a reference, so that a flow without ECN never reads it): the
+    /// ACKs to send at once go to `out` (with a precise echo, two when the
+    /// CE state changes while an ACK is delayed).
+    #[inline]
+    pub fn on_segment(&mut self, now: Time, p: &Packet, ecn: &EcnConfig, map: &SegmentMap, sacks: &mut SackStore, out: &mut Vec<Packet>) {
+        if !self.ecn_known {
+            self.ecn_known = true;
+            if ecn.mode != EcnMode::Off {
+                // prev_field: the SYN's codepoint (Linux `prev_ecnfield = syn_ect_rcv`).
+                self.ecn = Some(Box::new(RxEcn { cfg: *ecn, prev_field: ecn.ect, ..RxEcn::default() }));
+            }
+        }
+        let Some(mut e) = self.ecn.take() else {
+            if let Some(a) = self.data(now, p.seq, Force::No, map, sacks) {
+                out.push(a);
+            }
+            return;
+        };
+        let dup = p.seq < self.rcv_nxt;
+        let force = self.ecn_data(&mut e, p, out);
+        self.ecn = Some(e);
+        if let Some(a) = self.data(now, p.seq, force, map, sacks) {
+            out.push(a);
+        }
+        let rcv_nxt = self.rcv_nxt;
+        if let Some(e) = self.ecn.as_deref_mut() {
+            if e.cfg.mode == EcnMode::Classic && e.cfg.precise_echo && p.ecn().capable() && !dup {
+                // dctcp_ece_ack_update: `*prior_rcv_nxt = tp->rcv_nxt` after the segment.
+                e.prior_rcv_nxt = rcv_nxt;
+            }
+        }
+    }
+
+    /// The ECN processing of a data segment, before its ACK decision;
+    /// may emit the precise echo's ACK of the data before it.
+    fn ecn_data(&mut self, e: &mut RxEcn, p: &Packet, out: &mut Vec<Packet>) -> Force {
+        let cfg = e.cfg;
+        let is_ce = p.ecn() == Ecn::Ce;
+        if is_ce {
+            self.stats.ce_received += 1;
+        }
+        let mut force = Force::No;
+        match cfg.mode {
+            EcnMode::Off => {}
+            EcnMode::AccEcn => {
+                if is_ce {
+                    e.received_ce += 1;
+                    e.ce_pending = (e.ce_pending + 1).min(15);
+                }
+                let edge = e.prev_field != p.ecn();
+                if edge || is_ce {
+                    e.prev_field = p.ecn();
+                }
+                if edge || e.ce_pending >= ACE_MAX_DELTA {
+                    force = Force::Now;
+                }
+            }
+            EcnMode::Classic => {
+                // tcp_ecn_accept_cwr, at the start of tcp_data_queue.
+                if p.tcp_flags() & tcp_flags::CWR != 0 {
+                    e.demand_cwr = false;
+                    force = Force::Now;
+                }
+                if p.seq < self.rcv_nxt {
+                    return force; // the retransmit branch: no tcp_ecn_check_ce
+                }
+                if !p.ecn().capable() {
+                    // "Funny extension": probably a retransmission (Linux policy only).
+                    if e.seen && self.linux.is_some() && force == Force::No {
+                        force = Force::Quick;
+                    }
+                    return force;
+                }
+                e.seen = true;
+                if cfg.precise_echo {
+                    if is_ce != e.ce_state {
+                        if self.delack_deadline.is_some() {
+                            // "If an ACK was delayed, send that first to reflect the prior CE state."
+                            let mut a = Packet::ack(e.prior_rcv_nxt, self.ack_size);
+                            if e.ce_state {
+                                a.set_tcp_flags(a.tcp_flags() | tcp_flags::ECE);
+                            }
+                            self.stats.acks_sent += 1;
+                            out.push(a);
+                        }
+                        force = Force::Now;
+                    }
+                    e.ce_state = is_ce;
+                    e.demand_cwr = is_ce;
+                } else if is_ce && !e.demand_cwr {
+                    // "Better not delay acks, sender can have a very low cwnd".
+                    e.demand_cwr = true;
+                    if force == Force::No {
+                        force = Force::Quick;
+                    }
+                }
+            }
+        }
+        force
+    }
+
+    /// A data segment's reliability and ACK decision.
+    #[inline]
+    fn data(&mut self, now: Time, seq: u64, force: Force, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
         if self.linux.is_some() {
-            return self.on_data_linux(now, seq, map, sacks);
+            return self.on_data_linux(now, seq, force, map, sacks);
         }
         self.stats.data_received += 1;
         let immediate;
@@ -397,7 +595,7 @@ impl Receiver {
             }
             immediate = true;
         }
-        if immediate {
+        if immediate || force != Force::No {
             return Some(self.make_ack(sacks));
         }
         self.unacked += 1;
@@ -414,14 +612,14 @@ impl Receiver {
     /// (or `tcp_validate_incoming`'s `tcp_send_dupack` for a segment wholly
     /// below `rcv_wup`), then `__tcp_ack_snd_check`.
     #[inline(never)]
-    fn on_data_linux(&mut self, now: Time, seq: u64, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
+    fn on_data_linux(&mut self, now: Time, seq: u64, force: Force, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
         let mut l = self.linux.take().expect("linux ACK policy");
-        let ack = self.linux_data(&mut l, now, seq, map, sacks);
+        let ack = self.linux_data(&mut l, now, seq, force, map, sacks);
         self.linux = Some(l);
         ack
     }
 
-    fn linux_data(&mut self, l: &mut LinuxAck, now: Time, seq: u64, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
+    fn linux_data(&mut self, l: &mut LinuxAck, now: Time, seq: u64, force: Force, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
         self.stats.data_received += 1;
         if seq + 1 < l.rcv_wup {
             // tcp_sequence: end_seq before rcv_wup -> tcp_send_dupack: quick-ACK
@@ -467,6 +665,13 @@ impl Receiver {
             if self.sack {
                 self.note_recent(seq);
             }
+        }
+        // ECN: ICSK_ACK_NOW, or tcp_ecn_check_ce's quick-ACK mode (at the
+        // end of tcp_event_data_recv, after its `ato` update).
+        match force {
+            Force::No => {}
+            Force::Now => ack_now = true,
+            Force::Quick => l.enter_quickack_mode(2),
         }
         // __tcp_ack_snd_check(sk, ofo_possible = 1). "More than one full
         // frame received": rcv_nxt - rcv_wup > rcv_mss, in bytes (a short
@@ -531,6 +736,22 @@ impl Receiver {
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
         let mut ack = Packet::ack(self.rcv_nxt, self.ack_size);
+        if let Some(e) = self.ecn.as_deref_mut() {
+            match e.cfg.mode {
+                EcnMode::Off => {}
+                EcnMode::Classic => {
+                    if e.demand_cwr {
+                        ack.set_tcp_flags(ack.tcp_flags() | tcp_flags::ECE);
+                    }
+                }
+                EcnMode::AccEcn => {
+                    // tcp_accecn_set_ace; pure ACKs are ECN-capable under AccECN.
+                    ack.set_tcp_flags(ack.tcp_flags() | (((e.received_ce + ACE_INIT) & 7) as u8) << tcp_flags::ACE_SHIFT);
+                    ack.set_ecn(e.cfg.ect);
+                    e.ce_pending = 0;
+                }
+            }
+        }
         if self.sack && (!self.ooo.is_empty() || self.dsack_pending.is_some()) {
             let mut b = SackBlocks::NONE;
             let rcv_nxt = self.rcv_nxt;
@@ -676,6 +897,193 @@ mod tests {
             assert!(ranges.windows(2).all(|w| w[0].1 < w[1].0), "{ranges:?}");
         }
         assert!(r.stats.duplicates > 200, "{} duplicates", r.stats.duplicates);
+    }
+
+    fn seg(seq: u64, ecn: Ecn, flags: u8) -> Packet {
+        let mut p = Packet::data(seq, 1500, false);
+        p.set_ecn(ecn);
+        p.set_tcp_flags(flags);
+        p
+    }
+
+    fn cfg(mode: EcnMode, precise_echo: bool) -> EcnConfig {
+        EcnConfig { mode, ect: if mode == EcnMode::AccEcn { Ecn::Ect1 } else { Ecn::Ect0 }, precise_echo, needs_ecn: precise_echo }
+    }
+
+    /// Feeds one segment; returns the ACKs sent at once.
+    fn feed(r: &mut Receiver, t: Time, p: Packet, c: EcnConfig, m: &SegmentMap, st: &mut SackStore) -> Vec<Packet> {
+        let mut out = vec![];
+        r.on_segment(t, &p, &c, m, st, &mut out);
+        out
+    }
+
+    fn ece(a: &Packet) -> bool {
+        a.tcp_flags() & tcp_flags::ECE != 0
+    }
+
+    /// RFC 3168 6.1.3: after a CE data packet the receiver sets ECE on
+    /// every ACK until a data packet with CWR arrives; a CE duplicate
+    /// (below rcv_nxt) sets nothing (Linux checks CE on new data only).
+    #[test]
+    fn classic_ece_latches_from_ce_until_cwr() {
+        let m = map();
+        let mut st = SackStore::default();
+        let mut r = Receiver::new(0, true, 3, 40, false, 40, 0);
+        let c = cfg(EcnMode::Classic, false);
+        let acks: Vec<bool> = [
+            seg(0, Ecn::Ect0, 0),
+            seg(1, Ecn::Ce, 0),
+            seg(2, Ecn::Ect0, 0),
+            seg(3, Ecn::Ect0, 0),
+            seg(4, Ecn::Ect0, tcp_flags::CWR),
+            seg(5, Ecn::Ect0, 0),
+            seg(2, Ecn::Ce, 0), // a duplicate
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(t, p)| ece(&feed(&mut r, t as Time, p, c, &m, &mut st)[0]))
+        .collect();
+        assert_eq!(acks, [false, true, true, true, false, false, false]);
+        assert_eq!(r.stats.ce_received, 2);
+        // A CE segment carrying CWR: the CWR clears the old latch, the CE sets a new one.
+        let a = feed(&mut r, 10, seg(6, Ecn::Ce, tcp_flags::CWR), c, &m, &mut st);
+        assert!(ece(&a[0]));
+    }
+
+    /// Linux `tcp_ecn_check_ce`: the CE segment that sets the latch is not
+    /// delayed (RFC policy: an immediate ACK; Linux policy: two quick ACKs,
+    /// `tcp_enter_quickack_mode(sk, 2)`), and neither is a CWR segment.
+    #[test]
+    fn classic_ce_and_cwr_are_acked_at_once_with_delayed_acks() {
+        let m = map();
+        let mut st = SackStore::default();
+        let c = cfg(EcnMode::Classic, false);
+        let mut r = Receiver::new(0, true, 3, 40, true, 40, 0);
+        assert!(feed(&mut r, 0, seg(0, Ecn::Ect0, 0), c, &m, &mut st).is_empty());
+        assert_eq!(r.on_delack_timer(40, &mut st).map(|a| a.seq), Some(1));
+        let a = feed(&mut r, 50, seg(1, Ecn::Ce, 0), c, &m, &mut st);
+        assert_eq!((a.len(), a[0].seq, ece(&a[0])), (1, 2, true));
+        assert!(feed(&mut r, 60, seg(2, Ecn::Ce, 0), c, &m, &mut st).is_empty(), "latch already set: delayed");
+        assert_eq!(r.on_delack_timer(100, &mut st).map(|a| ece(&a)), Some(true));
+        let a = feed(&mut r, 110, seg(3, Ecn::Ect0, tcp_flags::CWR), c, &m, &mut st);
+        assert_eq!((a.len(), ece(&a[0])), (1, false));
+    }
+
+    /// Under Linux's ACK policy the CE segment that sets the latch enters
+    /// quick-ACK mode with two credits (`tcp_enter_quickack_mode(sk, 2)`):
+    /// it and the next segment are ACKed at once, the one after is delayed
+    /// again; without the mark the first would have been delayed.
+    #[test]
+    fn classic_ce_gives_two_quick_acks_under_the_linux_policy() {
+        let m = map();
+        let ms = crate::sim::time::from_secs(0.001);
+        let linux = || {
+            let cfg = LinuxAckConfig { ato_min: 40 * ms, delack_max: 200 * ms, max_quickacks: 16, window_quickacks: u32::MAX, srtt: 10 * ms, rto: 210 * ms };
+            Receiver::new(0, true, 3, 40, true, 40 * ms, 0).with_linux_acks(cfg)
+        };
+        let c = cfg(EcnMode::Classic, false);
+        let immediate = |marks: [Ecn; 3]| {
+            let mut st = SackStore::default();
+            let mut r = linux();
+            let mut k = 0u64;
+            // Use up the initial quick-ACK credits, ending on an ACK.
+            loop {
+                let n = feed(&mut r, k * ms, seg(k, Ecn::Ect0, 0), c, &m, &mut st).len();
+                k += 1;
+                if r.linux().unwrap().quick() == 0 && n == 1 {
+                    break;
+                }
+            }
+            marks.map(|e| {
+                let a = feed(&mut r, k * ms, seg(k, e, 0), c, &m, &mut st);
+                k += 1;
+                a.first().map(ece)
+            })
+        };
+        assert_eq!(immediate([Ecn::Ce, Ecn::Ect0, Ecn::Ect0]), [Some(true), Some(true), None]);
+        assert_eq!(immediate([Ecn::Ect0, Ecn::Ect0, Ecn::Ect0]), [None, Some(false), None]);
+    }
+
+    /// Accurate ECN (draft section 3.2.2, Linux `tcp_accecn_set_ace`):
+    /// every ACK carries the count of CE-marked segments received plus 5,
+    /// modulo 8, in its ACE field; and is sent with the flow's ECT.
+    #[test]
+    fn ace_counts_ce_segments_modulo_8_from_5() {
+        let m = map();
+        let mut st = SackStore::default();
+        let c = cfg(EcnMode::AccEcn, false);
+        let mut r = Receiver::new(0, true, 3, 40, false, 40, 0);
+        let mut ce = 0u64;
+        for k in 0..40u64 {
+            let marked = k % 3 != 1;
+            ce += marked as u64;
+            let a = feed(&mut r, k, seg(k, if marked { Ecn::Ce } else { Ecn::Ect1 }, 0), c, &m, &mut st);
+            let ace = (a[0].tcp_flags() & tcp_flags::ACE_MASK) >> tcp_flags::ACE_SHIFT;
+            assert_eq!(ace as u64, (5 + ce) % 8, "after {ce} CE segments");
+            assert_eq!((a[0].ecn(), ece(&a[0])), (Ecn::Ect1, false));
+        }
+        assert!(ce > 16, "wrapped twice");
+        assert_eq!(r.stats.ce_received, ce);
+    }
+
+    /// AccECN's change-triggered ACK (Linux `tcp_ecn_received_counters`:
+    /// ICSK_ACK_NOW when the IP-ECN field differs from the last segment's):
+    /// with delayed ACKs, the segment after which the field changes is
+    /// ACKed at once, an unchanged field is delayed as usual.
+    #[test]
+    fn accecn_acks_at_once_when_the_ecn_field_changes() {
+        let m = map();
+        let mut st = SackStore::default();
+        let c = cfg(EcnMode::AccEcn, false);
+        let mut r = Receiver::new(0, true, 3, 40, true, 40, 0);
+        let at_once: Vec<usize> = [Ecn::Ect1, Ecn::Ce, Ecn::Ce, Ecn::Ce, Ecn::Ect1, Ecn::Ect1]
+            .into_iter()
+            .enumerate()
+            .map(|(k, e)| {
+                let n = feed(&mut r, k as Time, seg(k as u64, e, 0), c, &m, &mut st).len();
+                if n == 0 {
+                    r.on_delack_timer(Time::MAX, &mut st); // flush the delayed ACK
+                }
+                n
+            })
+            .collect();
+        assert_eq!(at_once, [0, 1, 0, 0, 1, 0]);
+    }
+
+    /// DCTCP's receiver (RFC 8257 3.2, Linux `dctcp_ece_ack_update`): ECE
+    /// reflects each segment's CE state; when it changes while an ACK is
+    /// delayed, that ACK (of the data before this segment) goes first with
+    /// the old state, then this segment's ACK at once with the new one.
+    #[test]
+    fn precise_echo_acks_the_delayed_data_with_the_old_state() {
+        let m = map();
+        let mut st = SackStore::default();
+        let c = cfg(EcnMode::Classic, true);
+        let mut r = Receiver::new(0, true, 3, 40, true, 40, 0);
+        assert!(feed(&mut r, 0, seg(0, Ecn::Ect0, 0), c, &m, &mut st).is_empty());
+        let a = feed(&mut r, 1, seg(1, Ecn::Ce, 0), c, &m, &mut st);
+        assert_eq!(a.iter().map(|a| (a.seq, ece(a))).collect::<Vec<_>>(), [(1, false), (2, true)]);
+        assert!(feed(&mut r, 2, seg(2, Ecn::Ce, 0), c, &m, &mut st).is_empty());
+        let a = feed(&mut r, 3, seg(3, Ecn::Ect0, 0), c, &m, &mut st);
+        assert_eq!(a.iter().map(|a| (a.seq, ece(a))).collect::<Vec<_>>(), [(3, true), (4, false)]);
+        // No ACK delayed: only the immediate one. No latch: CWR is not needed.
+        let a = feed(&mut r, 4, seg(4, Ecn::Ce, 0), c, &m, &mut st);
+        assert_eq!(a.iter().map(|a| (a.seq, ece(a))).collect::<Vec<_>>(), [(5, true)]);
+        assert_eq!(r.stats.acks_sent, 5);
+    }
+
+    /// ECN off: the same ACKs as `on_data`, no flags.
+    #[test]
+    fn ecn_off_leaves_acks_unchanged() {
+        let m = map();
+        let mut st = SackStore::default();
+        let mut a = Receiver::new(0, true, 3, 40, true, 40, 0);
+        let mut b = Receiver::new(0, true, 3, 40, true, 40, 0);
+        for (t, q) in [0u64, 1, 3, 2, 4, 5, 7].into_iter().enumerate() {
+            let x = a.on_data(t as Time, q, &m, &mut st).map(|p| (p.seq, p.tcp_flags(), p.ecn()));
+            let y = feed(&mut b, t as Time, seg(q, Ecn::NotEct, 0), EcnConfig::default(), &m, &mut st);
+            assert_eq!(x, y.first().map(|p| (p.seq, p.tcp_flags(), p.ecn())));
+        }
     }
 
     #[test]
