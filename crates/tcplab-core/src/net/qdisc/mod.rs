@@ -31,6 +31,7 @@ use crate::sim::time::Time;
 use crate::spec::QueueSpec;
 
 pub mod droptail;
+pub mod dualpi2;
 
 /// A packet held by a discipline.
 #[derive(Debug, Clone, Copy)]
@@ -168,7 +169,7 @@ pub struct DisciplineInfo {
 pub type BuildFn = fn(&Params, LinkInfo, Stream) -> Result<Box<dyn Qdisc>, SpecError>;
 
 /// Every discipline's allowed parameter names come from its `info()`.
-const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[(droptail::info, droptail::build)];
+const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[(droptail::info, droptail::build), (dualpi2::info, dualpi2::build)];
 
 /// Every discipline the core implements.
 pub fn catalog() -> Vec<DisciplineInfo> {
