@@ -3,7 +3,7 @@
 //!
 //! Two FIFOs share one buffer: the L queue holds L4S traffic (ECN field
 //! ECT(1) or CE, RFC 9331 section 5.1), the C queue everything else
-//! (Not-ECT, ECT(0)). Every `tupdate` a PI controller moves the base
+//! (Not-ECT, ECT(0)); RFC 9332 section 2.3. Every `tupdate` a PI controller moves the base
 //! probability p' toward the delay target:
 //!
 //! ```text
@@ -16,19 +16,20 @@
 //! in Hz, the time step already folded in: RFC 9332 figure 2 derives
 //! `alpha = 0.1 * Tupdate / RTT_max^2` and `beta = 0.3 / RTT_max`, and
 //! Linux adds `alpha * (qdelay - target)` (delay in seconds) to p' with no
-//! further factor of tupdate. From p' (RFC 9332 section 2.4, figure 4):
+//! further factor of tupdate. From p' (RFC 9332 sections 2.1 and 2.4,
+//! figure 4):
 //! - the C queue drops (Not-ECT) or marks (ECT(0)) with p_C = p'^2, drawn
 //!   as two independent comparisons `u1 < p' && u2 < p'` (Linux
-//!   `dualpi2_classic_marking`, RFC 9332 appendix A.2's `max(u1, u2) < p'`),
-//!   not by squaring p' first;
+//!   `dualpi2_classic_marking`; the same as comparing p' with the larger of
+//!   two random numbers), not by squaring p' first;
 //! - the L queue marks with the coupled p_CL = k * p' (one comparison,
-//!   Linux `dualpi2_scalable_marking`; random, not RFC appendix A.2's
-//!   deterministic `recur()`), ORed with its native AQM, a step: every L
+//!   Linux `dualpi2_scalable_marking`; a random draw, not the deterministic
+//!   `recur()` of the RFC's pseudocode), ORed with its native AQM, a step: every L
 //!   packet whose sojourn exceeds `step_thresh` (1 ms) is marked whatever p'
 //!   (Linux `do_step_aqm`). Marking on either is the RFC's combining function
 //!   `p_L = max(p'_L, p_CL)` for a step p'_L in {0, 1}.
 //!
-//! Overload (RFC 9332 section 4.2.1; Linux `must_drop`): when p_CL = k p'
+//! Overload (RFC 9332 section 4.2.3, appendix A.1; Linux `must_drop`): when p_CL = k p'
 //! would exceed 1, i.e. p_C = p'^2 > p_Cmax = min(1 / k^2, 1) (25 % for
 //! k = 2), ECN is no longer trusted: with `drop_on_overload` (the default)
 //! C packets are dropped with p_C whether ECN-capable or not, and L packets
@@ -39,7 +40,8 @@
 //! both queues is below two MTUs (Linux `must_drop`); the step marks are.
 //!
 //! Scheduler: Linux's credit-based weighted round robin (`dequeue_packet`),
-//! not the RFC's time-shifted FIFO. The credit starts at
+//! not the RFC's time-shifted FIFO example (RFC 9332 section 4.2.2 allows
+//! either). The credit starts at
 //! `mtu * (wc - wl)` with wc = `c_protection` % and wl = 100 - wc
 //! (`dualpi2_calculate_c_protection`); the L queue is served while the
 //! credit is <= 0 (or the C queue is empty), the C queue otherwise. Serving L
@@ -52,8 +54,8 @@
 //! AQM decisions are taken at dequeue (`drop_early = false`, Linux's
 //! default), or at enqueue with `drop_early`; the step is always at dequeue.
 //!
-//! Sources: RFC 9332 sections 2.4, 2.5.2, 4.2.1 and appendix A (figures 2-4,
-//! A.2); Linux `net/sched/sch_dualpi2.c`: `dualpi2_reset_default` (defaults),
+//! Sources: RFC 9332 sections 2.1-2.4, 2.5.2.1, 4.2.2, 4.2.3 and appendix A
+//! (figures 2-4); RFC 9331 section 5.1 (classification); Linux `net/sched/sch_dualpi2.c`: `dualpi2_reset_default` (defaults),
 //! `dualpi2_skb_classify`, `dualpi2_enqueue_skb`, `dequeue_packet`,
 //! `must_drop`, `dualpi2_classic_marking`, `dualpi2_scalable_marking`,
 //! `do_step_aqm`, `__dualpi2_qdisc_dequeue`, `calculate_probability`,
@@ -67,7 +69,7 @@
 //! - `alpha` 0.16 Hz, `beta` 3.2 Hz: PI gains (Linux `41` and `819`, in
 //!   1/256 Hz: "~0.16 Hz * 256", "~3.20 Hz * 256", a 10 dB stability margin
 //!   at RTT_max = 100 ms);
-//! - `coupling_factor` 2: k (RFC 9332 section 2.5.2.1, Linux);
+//! - `coupling_factor` 2: k (RFC 9332 sections 2.1, 2.5.2.1; Linux);
 //! - `step_thresh` 0.001 s, or `step_thresh_packets` (L queue length after
 //!   the dequeue, Linux `step_in_packets`; unset by default; not both);
 //! - `min_qlen_step` 0: step-mark only packets that found at least this many
@@ -117,11 +119,11 @@ pub fn info() -> DisciplineInfo {
             p("tupdate", "0.016", "PI probability update interval (s)", "Linux dualpi2_reset_default"),
             p("alpha", "0.16", "PI integral gain (Hz): p' += alpha * (qdelay - target)", "Linux dualpi2_reset_default (41/256 Hz); RFC 9332 fig. 2"),
             p("beta", "3.2", "PI proportional gain (Hz): p' += beta * (qdelay - qdelay_old)", "Linux dualpi2_reset_default (819/256 Hz); RFC 9332 fig. 2"),
-            p("coupling_factor", "2", "k: L queue coupled marking p_CL = k p' (integer 1-255)", "RFC 9332 sec. 2.5.2.1; Linux"),
+            p("coupling_factor", "2", "k: L queue coupled marking p_CL = k p' (integer 1-255)", "RFC 9332 sec. 2.1, 2.5.2.1; Linux dualpi2_reset_default"),
             p("step_thresh", "0.001", "L queue step marking threshold on sojourn time (s)", "Linux dualpi2_reset_default"),
             p("step_thresh_packets", "unset", "step threshold on the L queue length instead (packets; not with step_thresh)", "Linux TCA_DUALPI2_STEP_THRESH_PKTS"),
             p("min_qlen_step", "0", "step-mark only packets that found at least this many packets in the L queue", "Linux dualpi2_reset_default"),
-            p("drop_on_overload", "true", "when k p' > 1 (p_C > 1/k^2), drop with p_C in both queues instead of marking; else cap p' at 1/k", "Linux TC_DUALPI2_DROP_OVERLOAD_DROP; RFC 9332 sec. 4.2.1"),
+            p("drop_on_overload", "true", "when k p' > 1 (p_C > 1/k^2), drop with p_C in both queues instead of marking; else cap p' at 1/k", "Linux TC_DUALPI2_DROP_OVERLOAD_DROP; RFC 9332 sec. 4.2.3"),
             p("drop_early", "false", "take the PI decision at enqueue instead of dequeue", "Linux TC_DUALPI2_DROP_EARLY_DROP_DEQUEUE"),
             p("c_protection", "10", "C queue WRR weight wc in % (L gets 100 - wc)", "Linux dualpi2_calculate_c_protection"),
             p("ecn_mask", "l4s_ect", "ECN bits that send a packet to the L queue: l4s_ect (ECT(1), CE), cla_ect (ECT(0), CE), any_ect", "Linux TC_DUALPI2_ECN_MASK_L4S_ECT; RFC 9331 sec. 5.1"),
@@ -850,5 +852,324 @@ mod tests {
         for n in ["target", "tupdate", "alpha", "beta", "coupling_factor", "step_thresh", "drop_on_overload", "c_protection"] {
             assert!(names.contains(&n), "{n}");
         }
+    }
+
+    // ---- End to end: sources, a transmitter and the timer, through the trait.
+
+    /// How a source sends: open-loop Poisson at a mean gap (ps), or a window
+    /// (Reno's halving on loss; DCTCP's cut by alpha / 2 on CE, alpha the
+    /// EWMA (g = 1/16) of the marked fraction per window, RFC 8257 section
+    /// 3.3) clocked by ACKs that come back one base RTT after the packet
+    /// left the queue; a drop is learnt one base RTT after it.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Law {
+        Poisson(f64),
+        Reno,
+        Dctcp,
+    }
+
+    struct Src {
+        law: Law,
+        ecn: Ecn,
+        rtt: Time,
+        next_send: Time,
+        /// (arrives, sent, lost, CE)
+        fb: VecDeque<(Time, Time, bool, bool)>,
+        cwnd: f64,
+        ssthresh: f64,
+        inflight: u64,
+        cut_at: Time,
+        alpha: f64,
+        win_start: Time,
+        acked: u64,
+        ce: u64,
+    }
+
+    const SIZE: u32 = 1500;
+
+    impl Src {
+        fn new(law: Law, ecn: Ecn, rtt: Time) -> Src {
+            Src { law, ecn, rtt, next_send: 0, fb: VecDeque::new(), cwnd: 10.0, ssthresh: f64::INFINITY, inflight: 0, cut_at: 0, alpha: 1.0, win_start: 0, acked: 0, ce: 0 }
+        }
+
+        fn next_event(&self) -> Time {
+            self.next_send.min(self.fb.front().map_or(Time::MAX, |f| f.0))
+        }
+
+        fn send(&self, me: u32, now: Time, out: &mut Vec<Queued>) {
+            let mut p = q(me, SIZE, self.ecn, now);
+            p.pkt.seq = now;
+            out.push(p);
+        }
+
+        /// Once per window of data (packets sent from `cut_at` on).
+        fn cut(&mut self, by: f64, sent: Time, now: Time) {
+            if sent >= self.cut_at {
+                self.cwnd = (self.cwnd * (1.0 - by)).max(2.0);
+                self.ssthresh = self.cwnd;
+                self.cut_at = now + 1;
+            }
+        }
+
+        fn run(&mut self, me: u32, now: Time, rng: &mut Stream, out: &mut Vec<Queued>) {
+            if let Law::Poisson(gap) = self.law {
+                while self.next_send <= now {
+                    self.send(me, now, out);
+                    let u: f64 = rng.gen();
+                    self.next_send += (-(1.0 - u).ln() * gap).max(1.0) as Time;
+                }
+                return;
+            }
+            if self.next_send <= now {
+                self.next_send = Time::MAX;
+            }
+            while let Some(&(at, sent, lost, ce)) = self.fb.front() {
+                if at > now {
+                    break;
+                }
+                self.fb.pop_front();
+                self.inflight -= 1;
+                if lost {
+                    self.cut(0.5, sent, now);
+                    continue;
+                }
+                if self.law == Law::Dctcp {
+                    self.acked += 1;
+                    self.ce += ce as u64;
+                    if sent >= self.win_start {
+                        self.alpha = (1.0 - 1.0 / 16.0) * self.alpha + (self.ce as f64 / self.acked as f64) / 16.0;
+                        (self.acked, self.ce, self.win_start) = (0, 0, now);
+                    }
+                }
+                if ce {
+                    let by = if self.law == Law::Dctcp { self.alpha / 2.0 } else { 0.5 };
+                    self.cut(by, sent, now);
+                } else if self.cwnd < self.ssthresh {
+                    self.cwnd += 1.0;
+                } else {
+                    self.cwnd += 1.0 / self.cwnd;
+                }
+            }
+            while (self.inflight as f64) < self.cwnd.floor() {
+                self.send(me, now, out);
+                self.inflight += 1;
+            }
+        }
+    }
+
+    #[derive(Default)]
+    struct Run {
+        /// At each update: (time, p', p_C, p_CL, C head delay, L head delay).
+        samples: Vec<[f64; 6]>,
+        /// Per leaving packet: (time, sojourn s) by queue, 0 C, 1 L.
+        sojourn: [Vec<(f64, f64)>; 2],
+        /// Bytes each source got through, after `from`.
+        delivered: Vec<u64>,
+        aqm_drops: u64,
+        overflow_drops: u64,
+        /// p' at each AQM drop.
+        drop_p: Vec<f64>,
+        marks: u64,
+    }
+
+    fn run(cfg: Config, rate_bps: f64, mut srcs: Vec<Src>, dur: f64, from: f64, seed: u64) -> Run {
+        let mut d = DualPi2::new(cfg, link(None, None), stream(seed, StreamKind::Qdisc, 0));
+        let mut rng = stream(seed, StreamKind::Workload, 0);
+        let ps_per_byte = 8e12 / rate_bps;
+        let tupdate = d.update_interval().unwrap();
+        let (end, from_t) = (secs(dur), secs(from));
+        let (mut free_at, mut next_timer) = (0, tupdate);
+        let mut r = Run { delivered: vec![0; srcs.len()], ..Run::default() };
+        let (mut out, mut drops) = (Vec::new(), Vec::new());
+        loop {
+            let mut now = next_timer;
+            for s in &srcs {
+                now = now.min(s.next_event());
+            }
+            // A backlog left after an event means the transmitter is busy
+            // (free_at is later): its next packet goes then.
+            if d.backlog().packets > 0 {
+                now = now.min(free_at);
+            }
+            if now > end {
+                break;
+            }
+            if now == next_timer {
+                d.on_timer(now);
+                let v = |n| trace(&d, n);
+                r.samples.push([to_secs(now), v("dualpi2_p_prime"), v("dualpi2_p_c"), v("dualpi2_p_cl"), v("dualpi2_c_sojourn_s"), v("dualpi2_l_sojourn_s")]);
+                next_timer += tupdate;
+            }
+            for (i, s) in srcs.iter_mut().enumerate() {
+                s.run(i as u32, now, &mut rng, &mut out);
+            }
+            for p in out.drain(..) {
+                d.enqueue(now, p, &mut drops);
+            }
+            if free_at <= now {
+                if let Some(p) = d.dequeue(now, &mut drops) {
+                    free_at = now + crate::sim::time::serialization_time(p.pkt.size as u32, ps_per_byte);
+                    let s = &mut srcs[p.flow_key() as usize];
+                    if !matches!(s.law, Law::Poisson(_)) {
+                        s.fb.push_back((now + s.rtt, p.pkt.seq, false, p.pkt.ecn == Ecn::Ce));
+                    }
+                    if now >= from_t {
+                        r.sojourn[(s.ecn as u8 & 1) as usize].push((to_secs(now), to_secs(p.sojourn(now))));
+                        r.delivered[p.flow_key() as usize] += p.size();
+                    }
+                }
+            }
+            for x in drops.drain(..) {
+                match x.reason {
+                    DropReason::Aqm => {
+                        r.aqm_drops += 1;
+                        r.drop_p.push(d.p_prime());
+                    }
+                    DropReason::Overflow => r.overflow_drops += 1,
+                }
+                let s = &mut srcs[x.q.flow_key() as usize];
+                if !matches!(s.law, Law::Poisson(_)) {
+                    s.fb.push_back((now + s.rtt, x.q.pkt.seq, true, false));
+                }
+            }
+        }
+        r.marks = d.marks();
+        r
+    }
+
+    fn mean(v: impl Iterator<Item = f64>) -> f64 {
+        let (s, n) = v.fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+        s / n as f64
+    }
+
+    fn quantile(v: &[(f64, f64)], q: f64) -> f64 {
+        let mut x: Vec<f64> = v.iter().map(|p| p.1).collect();
+        x.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        x[((x.len() - 1) as f64 * q) as usize]
+    }
+
+    /// The series shows one controller behind both queues: p_C = (p_CL / k)^2
+    /// wherever p_CL is below its cap of 1.
+    fn assert_coupled(r: &Run, k: f64) {
+        for s in &r.samples {
+            let (pp, pc, pcl) = (s[1], s[2], s[3]);
+            assert_eq!(pc, pp * pp);
+            if pcl < 1.0 {
+                assert!((pc - (pcl / k).powi(2)).abs() <= 1e-15 * pc.max(1e-300), "at {}: p_C {pc}, p_CL {pcl}", s[0]);
+            }
+        }
+    }
+
+    fn late(r: &Run, from: f64) -> Vec<[f64; 6]> {
+        r.samples.iter().filter(|s| s[0] >= from).copied().collect()
+    }
+
+    const RATE: f64 = 100e6;
+
+    fn pkts_per_s() -> f64 {
+        RATE / (8.0 * SIZE as f64)
+    }
+
+    // The PI's integral term makes the mean of (qdelay - target) over N
+    // updates equal (p'_end - p'_start - beta (q_end - q_start)) / (alpha N)
+    // while p' stays inside (0, 1): over 900+ updates that is well under
+    // 1 ms, the tolerance used below for "converges to the target".
+
+    #[test]
+    fn pi2_holds_an_unresponsive_not_ect_overload_at_the_target_with_p_c_equal_to_the_excess() {
+        let cfg = Config::default();
+        let target = to_secs(cfg.target);
+        let load = 1.25;
+        let r = run(cfg, RATE, vec![Src::new(Law::Poisson(1e12 / (load * pkts_per_s())), Ecn::NotEct, 0)], 30.0, 15.0, 7);
+        let s = late(&r, 15.0);
+        let (c_delay, p_c) = (mean(s.iter().map(|x| x[4])), mean(s.iter().map(|x| x[2])));
+        eprintln!("C head delay {c_delay}, p_C {p_c}, AQM drops {}, overflows {}", r.aqm_drops, r.overflow_drops);
+        assert!((c_delay - target).abs() < 1e-3);
+        // To carry the capacity the queue must shed 1 - 1/load of the arrivals.
+        assert!((p_c - (1.0 - 1.0 / load)).abs() < 0.01);
+        assert_eq!(r.overflow_drops, 0);
+        assert_coupled(&r, 2.0);
+    }
+
+    #[test]
+    fn overload_rule_sheds_an_unresponsive_ect0_excess_by_drops_only_above_p_c_max() {
+        let load = 1.5;
+        for drop_on_overload in [true, false] {
+            let cfg = Config { drop_on_overload, ..Config::default() };
+            let (target, k) = (to_secs(cfg.target), cfg.coupling_factor as f64);
+            let r = run(cfg, RATE, vec![Src::new(Law::Poisson(1e12 / (load * pkts_per_s())), Ecn::Ect0, 0)], 20.0, 10.0, 7);
+            let s = late(&r, 10.0);
+            let c_delay = mean(s.iter().map(|x| x[4]));
+            let max_p = s.iter().map(|x| x[1]).fold(0.0, f64::max);
+            eprintln!("drop_on_overload {drop_on_overload}: C head delay {c_delay}, max p' {max_p}, AQM drops {}, overflows {}, marks {}", r.aqm_drops, r.overflow_drops, r.marks);
+            assert!(r.marks > 0);
+            if drop_on_overload {
+                // Marks cannot shed the excess: p' climbs past 1/k and the
+                // ECT(0) packets are dropped, only there, holding the target.
+                assert!(r.aqm_drops > 0 && r.drop_p.iter().all(|&p| p * k > 1.0));
+                assert!((c_delay - target).abs() < 1e-3);
+                assert_eq!(r.overflow_drops, 0);
+            } else {
+                // p' stops at 1/k, nothing is dropped early: the buffer fills
+                // to its 10000-packet limit and tail-drops.
+                assert!(max_p <= 1.0 / k);
+                assert_eq!(r.aqm_drops, 0);
+                assert!(r.overflow_drops > 0);
+                let full = 10_000.0 * SIZE as f64 * 8.0 / RATE;
+                assert!((c_delay - full).abs() < 0.05 * full, "{c_delay} vs {full}");
+            }
+            assert_coupled(&r, k);
+        }
+    }
+
+    #[test]
+    fn an_l4s_flow_beside_an_overloading_classic_source_stays_under_the_step_while_c_sits_at_target() {
+        // Not-ECT traffic at 90 % of the link, unresponsive, and one DCTCP
+        // flow (ECT(1), 20 ms RTT) that wants the rest and more.
+        let cfg = Config::default();
+        let (target, step) = (to_secs(cfg.target), 1e-3);
+        let srcs = vec![Src::new(Law::Poisson(1e12 / (0.9 * pkts_per_s())), Ecn::NotEct, 0), Src::new(Law::Dctcp, Ecn::Ect1, 20 * MS)];
+        let r = run(cfg, RATE, srcs, 40.0, 20.0, 11);
+        let s = late(&r, 20.0);
+        let c_delay = mean(s.iter().map(|x| x[4]));
+        let l_mean = mean(r.sojourn[1].iter().map(|x| x.1));
+        let l_p99 = quantile(&r.sojourn[1], 0.99);
+        eprintln!("C head delay {c_delay}, L sojourn mean {l_mean} p99 {l_p99}, delivered {:?}, p' {}", r.delivered, mean(s.iter().map(|x| x[1])));
+        assert!((c_delay - target).abs() < 1e-3);
+        assert!(l_mean < step && l_p99 < 2.0 * step);
+        assert!(r.delivered[1] > 0);
+        assert_coupled(&r, 2.0);
+    }
+
+    #[test]
+    fn reno_and_dctcp_flows_share_the_link_with_c_delay_at_target_and_l_delay_under_1_ms() {
+        // Four Reno flows (Not-ECT) and four DCTCP flows (ECT(1)), base RTTs
+        // 15, 20, 25, 30 ms in each class.
+        let cfg = Config::default();
+        let (target, step) = (to_secs(cfg.target), 1e-3);
+        let mut srcs = Vec::new();
+        for i in 0..4 {
+            srcs.push(Src::new(Law::Reno, Ecn::NotEct, (15 + 5 * i) * MS));
+        }
+        for i in 0..4 {
+            srcs.push(Src::new(Law::Dctcp, Ecn::Ect1, (15 + 5 * i) * MS));
+        }
+        let r = run(cfg, RATE, srcs, 60.0, 20.0, 7);
+        let s = late(&r, 20.0);
+        let c_delay = mean(s.iter().map(|x| x[4]));
+        let l_mean = mean(r.sojourn[1].iter().map(|x| x.1));
+        let l_p99 = quantile(&r.sojourn[1], 0.99);
+        let c_bytes: u64 = r.delivered[..4].iter().sum();
+        let l_bytes: u64 = r.delivered[4..].iter().sum();
+        let c_share = c_bytes as f64 / (c_bytes + l_bytes) as f64;
+        eprintln!("C head delay {c_delay}, L sojourn mean {l_mean} p99 {l_p99}, C share {c_share}, delivered {:?}", r.delivered);
+        assert!((c_delay - target).abs() < 1e-3);
+        assert!(l_mean < step && l_p99 < 2.0 * step);
+        // The coupling keeps the scalable flows from starving the Classic
+        // ones (and the reverse): neither class below a quarter.
+        assert!((0.25..=0.75).contains(&c_share));
+        // The link stays busy: 99 % of its capacity carried.
+        assert!((c_bytes + l_bytes) as f64 * 8.0 > 0.99 * RATE * 40.0);
+        assert_coupled(&r, 2.0);
     }
 }
