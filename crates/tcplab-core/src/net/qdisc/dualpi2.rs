@@ -112,7 +112,7 @@ pub fn info() -> DisciplineInfo {
     let p = |name, default, description, source| ParamInfo { name, default, description, source };
     DisciplineInfo {
         name: "dualpi2",
-        aliases: &["dualq", "dualpi"],
+        aliases: &["dualq"],
         description: "DualQ Coupled AQM: an L4S queue (ECT(1), CE) with a 1 ms step and coupled marking k p', a Classic queue with PI2 drop/mark p'^2 at a 15 ms target, WRR scheduler",
         params: vec![
             p("target", "0.015", "PI delay target (s)", "Linux dualpi2_reset_default; RFC 9332 fig. 2"),
