@@ -32,6 +32,7 @@ use crate::spec::QueueSpec;
 
 pub mod codel;
 pub mod droptail;
+pub mod dualpi2;
 pub mod fq_codel;
 pub mod pie;
 pub mod red;
@@ -182,6 +183,7 @@ const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[
     (codel::info, codel::build),
     (fq_codel::info, fq_codel::build),
     (pie::info, pie::build),
+    (dualpi2::info, dualpi2::build),
 ];
 
 /// Every discipline the core implements.
