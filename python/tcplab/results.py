@@ -8,7 +8,10 @@ numpy arrays or lists of strings; SI units: seconds, bit/s, bytes):
     ``dst``, ``algorithm``, ``recovery``, ``goodput_bps`` (over the
     measurement window ``[measure_start, duration]``), ``bytes_delivered``,
     packet and ACK counters, RTT statistics, final ``srtt``, ``cwnd``,
-    ``ssthresh``.
+    ``ssthresh``; ECN: ``ecn`` (``off``, ``classic``, ``accecn``),
+    ``ce_received`` (data packets that arrived CE-marked), ``ce_delivered``
+    (CE marks the sender learned of from ACKs), ``ecn_reductions`` (window
+    reductions caused by ECN echoes).
 ``links``
     one row per link: ``link``, ``name``, ``src``, ``dst``, ``rate_bps``,
     ``delay``, ``utilization`` (measurement window, 0..1), packet counters,
@@ -91,6 +94,8 @@ OPTIONAL_TABLES = ("cc_ts", "qdisc_ts", "drop_trace", "retransmit_trace")
 #: (every link was then the fast drop-tail FIFO).
 LINK_DISCIPLINE_DEFAULTS = {"discipline": "droptail", "marks": 0, "aqm_drops": 0, "sojourn_mean": float("nan"),
                             "sojourn_p50": float("nan"), "sojourn_p95": float("nan"), "sojourn_p99": float("nan")}
+#: Flows columns of ECN, with their value for a run stored or saved before them (ECN was then off).
+FLOW_ECN_DEFAULTS = {"ecn": "off", "ce_received": 0, "ce_delivered": 0, "ecn_reductions": 0}
 
 
 def _py(v: Any) -> Any:
@@ -148,13 +153,14 @@ def _qdisc_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
     })
 
 
-def _with_link_defaults(links: "pd.DataFrame") -> "pd.DataFrame":
-    """The links table with the discipline columns a run of an earlier tcplab lacks."""
+def _with_link_defaults(links: "pd.DataFrame", defaults: Mapping[str, Any] = LINK_DISCIPLINE_DEFAULTS) -> "pd.DataFrame":
+    """The links table with the discipline columns a run of an earlier tcplab lacks (or,
+    with ``defaults=FLOW_ECN_DEFAULTS``, the flows table with the ECN columns)."""
     import numpy as np
 
     if len(links.columns) == 0:
         return links
-    for col, v in LINK_DISCIPLINE_DEFAULTS.items():
+    for col, v in defaults.items():
         if col not in links:
             dtype = object if isinstance(v, str) else (np.uint64 if isinstance(v, int) else float)
             links[col] = np.full(len(links), v, dtype=dtype) if dtype is not object else [v] * len(links)
@@ -231,7 +237,7 @@ class Results:
         self.spec = dict(spec) if spec is not None else None
         self.name = name or (scenario.name if scenario is not None else "run")
         self.meta: dict = {k: _py(v) for k, v in dict(raw.get("meta", {})).items()}
-        self.flows = _frame(raw.get("flows", {}))
+        self.flows = _with_link_defaults(_frame(raw.get("flows", {})), FLOW_ECN_DEFAULTS)
         self.links = _with_link_defaults(_frame(raw.get("links", {})))
         self.files = _frame(raw.get("files", {}))
         self.flow_ts = _frame(raw.get("flow_ts", {}))
@@ -484,6 +490,7 @@ class Results:
         for t in TABLES:
             setattr(self, t, pd.read_parquet(os.path.join(directory, f"{t}.parquet")))
         self.links = _with_link_defaults(self.links)
+        self.flows = _with_link_defaults(self.flows, FLOW_ECN_DEFAULTS)
         for t in OPTIONAL_TABLES:
             path = os.path.join(directory, f"{t}.parquet")
             setattr(self, t, pd.read_parquet(path) if os.path.exists(path) else _EMPTY[t]({}))

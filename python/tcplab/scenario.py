@@ -177,6 +177,7 @@ BUILTIN_DISCIPLINES = ["droptail"]
 #: name and the limit (also given as the link's ``buffer``).
 QUEUE_LIMIT_KEYS = ("limit_packets", "limit_bytes")
 #: Unresponsive sources (``Flow.source``): their kinds and keys.
+ECN_MODES = ("off", "classic", "accecn")
 SOURCE_KINDS = {"cbr": ("rate", "ecn"), "on_off": ("rate", "on", "off", "exponential", "ecn")}
 #: ECN codepoints of a source's packets.
 SOURCE_ECN = ("not_ect", "ect0", "ect1")
@@ -660,6 +661,12 @@ class Flow:
     #: Full packets of ``packet_size`` from ``start``; the results' algorithm
     #: is ``"cbr"`` / ``"on_off"``. Not with ``files``.
     source: Optional[Mapping] = None
+    #: ECN (docs/queues.md): ``"off"``, ``"classic"`` (RFC 3168: ECT(0),
+    #: the receiver echoes ECE until CWR, one window reduction per round
+    #: trip) or ``"accecn"`` (Accurate ECN: the receiver counts CE marks in
+    #: the ACE field). None: the algorithm's need (``accecn`` for dctcp and
+    #: prague, and for bbr3 with ``ecn = true``; ``off`` otherwise).
+    ecn: Optional[str] = None
     #: Scripted loss: the first transmission of these data segments is lost.
     drop_segments: Optional[list] = None
     #: Loss classifier, e.g. ``{"kind": "knn", "params": {"max_size": 1000}}``:
@@ -809,6 +816,8 @@ class Flow:
         spec.update({k: True for k, on in linux.items() if on})
         spec.update(self._ack_policy_spec(path))
         spec.update(self._pacing_spec(path))
+        if self.ecn is not None:
+            spec["ecn"] = _choice(self.ecn, ECN_MODES, p("ecn"), "ECN mode")
         return spec
 
     def _pacing_spec(self, path: str) -> dict:

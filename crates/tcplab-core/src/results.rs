@@ -41,6 +41,14 @@ pub struct FlowResult {
     pub srtt: f64,
     pub cwnd: f64,
     pub ssthresh: f64,
+    /// ECN mode: `off`, `classic` (RFC 3168) or `accecn` (Accurate ECN).
+    pub ecn: String,
+    /// Data packets that reached the receiver marked CE.
+    pub ce_received: u64,
+    /// CE-marked packets the sender learned of from the ACKs' feedback.
+    pub ce_delivered: u64,
+    /// Window reductions caused by ECN echoes (not losses).
+    pub ecn_reductions: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -979,6 +979,10 @@ impl World {
                     srtt: nan_if_none(rtt.srtt),
                     cwnd: s.w.cwnd,
                     ssthresh: s.w.ssthresh,
+                    ecn: s.ecn.mode.name().to_string(),
+                    ce_received: r.stats.ce_received,
+                    ce_delivered: s.stats.ce_delivered,
+                    ecn_reductions: s.stats.ecn_reductions,
                 }
             })
             .collect();

@@ -102,6 +102,10 @@ fn to_python(py: Python<'_>, r: RunResults, traced: bool) -> PyResult<PyObject> 
     col!(f, fl, "srtt", srtt);
     col!(f, fl, "cwnd", cwnd);
     col!(f, fl, "ssthresh", ssthresh);
+    scol!(f, fl, "ecn", ecn);
+    col!(f, fl, "ce_received", ce_received);
+    col!(f, fl, "ce_delivered", ce_delivered);
+    col!(f, fl, "ecn_reductions", ecn_reductions);
     out.set_item("flows", f)?;
 
     let l = table(py);

@@ -121,6 +121,10 @@ mod tests {
             srtt: 0.0,
             cwnd: 0.0,
             ssthresh: 0.0,
+            ecn: "off".into(),
+            ce_received: 0,
+            ce_delivered: 0,
+            ecn_reductions: 0,
         }
     }
 

@@ -105,6 +105,10 @@ fn columns(runs: &[(i32, RunResults)], table: usize) -> Vec<(&'static str, Array
             ("srtt", rows!(flows, srtt, Float64Array)),
             ("cwnd", rows!(flows, cwnd, Float64Array)),
             ("ssthresh", rows!(flows, ssthresh, Float64Array)),
+            ("ecn", text!(flows, ecn)),
+            ("ce_received", rows!(flows, ce_received, UInt64Array)),
+            ("ce_delivered", rows!(flows, ce_delivered, UInt64Array)),
+            ("ecn_reductions", rows!(flows, ecn_reductions, UInt64Array)),
         ],
         "links" => vec![
             ("link", rows!(links, id, UInt32Array)),
