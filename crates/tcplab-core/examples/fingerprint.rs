@@ -12,7 +12,16 @@
 //! ACKs, SACK with several blocks, files, scripted and random loss,
 //! byte-limited queues, a loss classifier, many flows and sampled traces;
 //! extra scenarios can be given as RunSpec JSON files.
+//!
+//! Scenarios added later (at the end of the list, after `knn-classifier`)
+//! have hashes of their own, first taken when they were added: queue
+//! disciplines with their sampled series and sojourn statistics, ECN
+//! marking and feedback, unresponsive sources. Adding one changes only
+//! the "(all)" line; every earlier line must stay identical, so compare a
+//! change's output with the old one line by line, over the scenarios both
+//! have.
 
+use tcplab_core::cc::EcnMode;
 use tcplab_core::scenarios::Dumbbell;
 use tcplab_core::spec::*;
 use tcplab_core::RunSpec;
@@ -91,6 +100,47 @@ fn scenarios() -> Vec<(String, RunSpec)> {
     });
     s.links[0].loss = Some(LossSpec::Bernoulli { p: 0.005 });
     v.push(("knn-classifier".into(), s));
+    // Added with the queue disciplines and ECN (hashes of their own).
+    // FQ-CoDel (ecn on by default) over four CUBIC flows of different RTTs
+    // with AccECN, AccECN, classic ECN and none: marks, CoDel drops of the
+    // flow without ECN, the fattest-flow drop at the 100-packet limit, the
+    // discipline's series (sample_interval 0.01 s) and sojourn statistics.
+    let mut d = dumbbell(4, 20e6, 0.04, 100, "cubic", Recovery::Sack, 20.0);
+    d.seed = 3;
+    let mut s = with_flows(d.spec(), |i, f| {
+        f.ecn = [Some(EcnMode::AccEcn), Some(EcnMode::AccEcn), Some(EcnMode::Classic), None][i];
+        f.start = 0.1 * i as f64;
+    });
+    s.links[0].queue.discipline = Some("fq_codel".into());
+    v.push(("fq_codel-4cubic-ecn".into(), s));
+    // DCTCP (AccECN by default) through RED as a step marker at K = 20
+    // packets: w_q = 1 (the instantaneous queue), max_p = 1, not gentle,
+    // marks instead of forced drops (harddrop off). tcplab's RED wants
+    // max_th > min_th; min_th 19 and max_th 20 mark exactly what Linux's
+    // min = max = 20 does with a whole-packet queue (avg >= 20: hard mark;
+    // avg = 19: p_b = 0).
+    let mut s = with_flows(dumbbell(2, 100e6, 0.02, 200, "dctcp", Recovery::Sack, 10.0).spec(), |i, f| {
+        f.start = 0.05 * i as f64;
+    });
+    s.links[0].queue.discipline = Some("red".into());
+    s.links[0].queue.params = serde_json::json!({
+        "min_th": 19, "max_th": 20, "w_q": 1, "max_p": 1, "gentle": false, "ecn": true, "harddrop": false,
+    })
+    .as_object()
+    .unwrap()
+    .clone();
+    v.push(("red-step-2dctcp".into(), s));
+    // PIE with ECN: a Reno flow with classic ECN against an unresponsive
+    // CBR source sending ECT(1) and an on/off source without ECN (marked
+    // up to PIE's 10 %, dropped otherwise).
+    let mut s = with_flows(dumbbell(3, 10e6, 0.05, 200, "newreno", Recovery::NewReno, 20.0).spec(), |i, f| match i {
+        0 => f.ecn = Some(EcnMode::Classic),
+        1 => f.app = AppSpec::Cbr { rate_bps: 3e6, ecn: SourceEcn::Ect1 },
+        _ => f.app = AppSpec::OnOff { rate_bps: 4e6, on: 0.5, off: 0.5, exponential: true, ecn: SourceEcn::NotEct },
+    });
+    s.links[0].queue.discipline = Some("pie".into());
+    s.links[0].queue.params = serde_json::json!({ "ecn": true }).as_object().unwrap().clone();
+    v.push(("pie-reno-cbr-onoff".into(), s));
     v
 }
 

@@ -33,14 +33,45 @@
 //!    buffer, gets 2 (P + B + alpha). Checked where access links run at least
 //!    twice the bottleneck's rate: slow start sends at twice the ACK rate,
 //!    and a slower unlimited access queue would grow without bound.
+//!
+//! The bottleneck (r1->r2) is the fast drop-tail FIFO in about half the
+//! cases, otherwise a queue discipline of `qdisc::catalog()` (drawn by
+//! index, so a new discipline is drawn without touching this file) with its
+//! default parameters, the case's buffer as `limit_packets` and, where the
+//! discipline has one, its `ecn` parameter drawn; each case draws the
+//! flows' ECN feedback (off, classic, accecn; an algorithm that needs more,
+//! DCTCP or Prague, gets its default, AccECN). The invariants above need no
+//! change for them:
+//! - an ECN echo reduces the window through CWR, counted apart
+//!   (`SenderStats::ecn_reductions`), never as a fast recovery, so 3 still
+//!   bounds fast recoveries by losses alone;
+//! - 1 and 2 read the drop trace, where an AQM drop (cause `aqm`, at
+//!   enqueue or, CoDel's, at dequeue) and FQ-CoDel's overflow drop of
+//!   packets already queued in the fattest flow are rows like any other,
+//!   stamped when the queue gives the packet up; each flow's queue stays
+//!   FIFO, so duplicate ACKs still come only from lost copies, and a loss
+//!   stamped later than its arrival only delays the dupACKs it causes, so
+//!   3's event window still holds;
+//! - 4's B is the discipline's packet limit: a discipline holds at most it.
+//!
+//! 5. Every link's counters agree with each other and with the drop trace:
+//!    marks <= packets in (with default parameters a queue marks a packet
+//!    at most once: CoDel's `ce_threshold` is off), AQM drops <= drops, the trace's `queue` and `aqm` rows are the link's
+//!    drops and its `aqm` rows its AQM drops, its `wire` rows its losses; a
+//!    link without a discipline, or whose discipline does not mark (no
+//!    `ecn`, or `ecn` off), or that no ECN-capable flow crosses, marks
+//!    nothing; a link without a discipline has no AQM drops and no sojourn
+//!    statistics.
 
 mod common;
 
 use common::{assert_conservation, recovery_account};
 use proptest::prelude::*;
-use tcplab_core::cc;
+use tcplab_core::cc::{self, EcnMode};
+use tcplab_core::net::qdisc;
 use tcplab_core::scenarios::Dumbbell;
 use tcplab_core::spec::*;
+use tcplab_core::trace::DropCause;
 
 #[derive(Debug, Clone)]
 struct Case {
@@ -56,12 +87,38 @@ struct Case {
     delack: bool,
     loss: f64,
     iw: f64,
+    /// The bottleneck's discipline, an index into `qdisc::catalog()`
+    /// (modulo its length); `None`: the fast drop-tail FIFO.
+    discipline: Option<usize>,
+    /// The discipline's `ecn` parameter, where it has one.
+    qdisc_ecn: bool,
+    /// The flows' ECN feedback: off, classic, accecn (at least what the
+    /// algorithm needs).
+    ecn: u8,
 }
 
 /// Whether the algorithm sets the window itself (BBR): it runs on SACK only.
 fn controls_window(name: &str) -> bool {
     let spec = CcSpec { algorithm: name.into(), params: Default::default() };
     cc::build(&spec, "cc").unwrap().controls_window()
+}
+
+/// What the algorithm needs of ECN.
+fn ecn_use(name: &str) -> cc::EcnUse {
+    let spec = CcSpec { algorithm: name.into(), params: Default::default() };
+    cc::build(&spec, "cc").unwrap().ecn()
+}
+
+/// Whether the discipline of `q` may mark: it has an `ecn` parameter and it
+/// is on (given, or by default). Other parameters keep their defaults, so
+/// nothing else marks (CoDel's `ce_threshold` is off).
+fn may_mark(q: &QueueSpec) -> bool {
+    let Some(name) = &q.discipline else { return false };
+    let info = qdisc::catalog().into_iter().find(|i| i.name == name.as_str()).unwrap();
+    match info.params.iter().find(|p| p.name == "ecn") {
+        None => false,
+        Some(p) => q.params.get("ecn").and_then(|v| v.as_bool()).unwrap_or(p.default == "true"),
+    }
 }
 
 fn spec(c: &Case) -> RunSpec {
@@ -88,9 +145,24 @@ fn spec(c: &Case) -> RunSpec {
     if c.loss > 0.0 {
         s.links[0].loss = Some(LossSpec::Bernoulli { p: c.loss });
     }
+    if let Some(k) = c.discipline {
+        let all = qdisc::catalog();
+        let info = &all[k % all.len()];
+        let q = &mut s.links[0].queue;
+        q.discipline = Some(info.name.to_string());
+        if info.params.iter().any(|p| p.name == "ecn") {
+            q.params.insert("ecn".into(), c.qdisc_ecn.into());
+        }
+    }
+    // An algorithm that needs more than the draw (DCTCP, Prague) keeps its
+    // default (AccECN).
+    let need = ecn_use(&d.algorithm).needs;
+    let ecn = [EcnMode::Off, EcnMode::Classic, EcnMode::AccEcn][c.ecn as usize % 3];
+    let ecn = if ecn < need { None } else { Some(ecn) };
     for (i, f) in s.flows.iter_mut().enumerate() {
         f.delayed_ack = c.delack;
         f.start = 0.05 * i as f64;
+        f.ecn = ecn;
         if pick == 3 {
             (f.prr, f.rack, f.tlp, f.frto, f.undo, f.dsack) = (true, true, true, true, true, true);
             (f.ack_policy, f.delayed_ack) = (AckPolicy::Linux, false);
@@ -123,9 +195,37 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let s = spec(c);
     let r = tcplab_core::run(s.clone()).unwrap();
     if std::env::var("RI_VERBOSE").is_ok() {
-        eprintln!("{} flows {} {:?} C {:.1e} rtt {:.3} B {} events {}", c.flows, s.flows[0].cc.algorithm, s.flows[0].recovery, c.rate, c.rtt, c.buffer, r.meta.events);
+        let q = &s.links[0].queue;
+        let qd = q.discipline.as_deref().map_or("fifo".to_string(), |d| format!("{d}{}", if may_mark(q) { "+ecn" } else { "" }));
+        let ecn = s.flows[0].ecn.map_or("default", |m| m.name());
+        let l = &r.links[0];
+        eprintln!(
+            "{} flows {} {:?} ecn {ecn} C {:.1e} rtt {:.3} B {} {qd} drops {} aqm {} marks {} events {}",
+            c.flows, s.flows[0].cc.algorithm, s.flows[0].recovery, c.rate, c.rtt, c.buffer, l.drops, l.aqm_drops, l.marks, r.meta.events
+        );
     }
     assert_conservation(&r);
+    // 5: the links' counters, against each other and the drop trace.
+    let ect = s.flows.iter().any(|f| {
+        let u = ecn_use(&f.cc.algorithm);
+        f.ecn.unwrap_or(u.default_mode) != EcnMode::Off
+    });
+    for (k, l) in r.links.iter().enumerate() {
+        let ctx = format!("{c:?}\nlink {l:?}");
+        let rows = |cause: DropCause| (0..r.drop_trace.len()).filter(|&i| r.drop_trace.link[i] == k as u32 && r.drop_trace.cause[i] == cause as u8).count() as u64;
+        let (queue, aqm, wire) = (rows(DropCause::Queue), rows(DropCause::Aqm), rows(DropCause::Wire));
+        prop_assert!(l.marks <= l.packets_in, "more marks than packets in\n{}", ctx);
+        prop_assert!(l.aqm_drops <= l.drops, "more AQM drops than drops\n{}", ctx);
+        prop_assert_eq!((queue + aqm, aqm, wire), (l.drops, l.aqm_drops, l.losses), "drop trace (queue + aqm, aqm, wire rows) and link counters disagree\n{}", ctx);
+        let q = &s.links[k].queue;
+        if !(ect && may_mark(q)) {
+            prop_assert_eq!(l.marks, 0, "marks where nothing may be marked\n{}", ctx);
+        }
+        if q.discipline.is_none() {
+            prop_assert_eq!(l.aqm_drops, 0, "AQM drops without a discipline\n{}", ctx);
+            prop_assert!(l.sojourn_p50.is_none(), "sojourn statistics without a discipline\n{}", ctx);
+        }
+    }
     let buffer = c.buffer as f64;
     for (i, f) in r.flows.iter().enumerate() {
         let rtt = path_rtt(&s, i);
@@ -179,8 +279,10 @@ fn cases() -> impl Strategy<Value = Case> {
             prop_oneof![3 => Just(0.0), 1 => 0.0f64..0.03],
             prop_oneof![Just(2.0), Just(10.0)],
         ),
+        // Drawn last, so the cases above keep their networks.
+        (prop_oneof![Just(None), (0usize..64).prop_map(Some)], proptest::bool::weighted(0.67), 0u8..3),
     )
-        .prop_map(|((flows, algorithm, recovery, rate, rtt, buffer), (access_factor, access_delay, ack_buffer, delack, loss, iw))| Case {
+        .prop_map(|((flows, algorithm, recovery, rate, rtt, buffer), (access_factor, access_delay, ack_buffer, delack, loss, iw), (discipline, qdisc_ecn, ecn))| Case {
             flows,
             algorithm,
             recovery,
@@ -193,6 +295,9 @@ fn cases() -> impl Strategy<Value = Case> {
             delack,
             loss,
             iw,
+            discipline,
+            qdisc_ecn,
+            ecn,
         })
 }
 
