@@ -116,7 +116,10 @@ fn may_mark(q: &QueueSpec) -> bool {
     let Some(name) = &q.discipline else { return false };
     let info = qdisc::catalog().into_iter().find(|i| i.name == name.as_str()).unwrap();
     match info.params.iter().find(|p| p.name == "ecn") {
-        None => false,
+        // Without an `ecn` switch: drop-tail never marks, DualPI2 always
+        // marks ECN-capable packets (RFC 9332: classic ECT(0) with p_C, L4S
+        // with its own probability).
+        None => info.name != "droptail",
         Some(p) => q.params.get("ecn").and_then(|v| v.as_bool()).unwrap_or(p.default == "true"),
     }
 }
@@ -254,8 +257,18 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
         let mut bound = 2.0 * (pipe + buffer + aim) + c.iw + 3.0;
         if controls_window(&s.flows[i].cc.algorithm) {
             // No stall: BBR does not back off on loss (up to 3 % here), so
-            // every BBR flow delivers in the 10-s measurement window.
-            prop_assert!(f.goodput_bps > 0.0, "a BBR flow stalled\n{}", ctx);
+            // every BBR flow delivers in the 10-s measurement window. Not
+            // through a queue that marks ECN-capable packets: BBR v1 does
+            // not answer marks, so they never bring the queue down, and the
+            // marking probability becomes a drop probability for the
+            // packets sent Not-ECT (classic ECN's retransmissions, Linux
+            // tcp_ecn_send): at RED's 0.4-0.6 a flow in timeout recovery
+            // can lose retransmission after retransmission and back off
+            // past the run's end (RI_SEED=3: three BBR flows, classic ECN,
+            // RED with ecn at 1 Mbit/s; the other two flows share the link).
+            if !(ect && may_mark(&s.links[0].queue)) {
+                prop_assert!(f.goodput_bps > 0.0, "a BBR flow stalled\n{}", ctx);
+            }
             // BBR's target: at most the startup gain 2/ln 2 x its BDP (its
             // bandwidth cannot exceed C, its min RTT the path's RTT plus the
             // buffer's drain time) + 3, plus the ACK-aggregation allowance,
