@@ -57,8 +57,10 @@ numpy arrays or lists of strings; SI units: seconds, bit/s, bytes):
     ``time``, ``link``, ``link_name``, ``flow``, ``flow_name``, ``packet``
     (``data`` or ``ack``), ``seq`` (the data segment, or the ACK's
     cumulative ACK), ``retransmit`` (the packet was a retransmission),
-    ``cause`` (``queue``: a full drop-tail queue; ``wire``: the link's loss
-    model; ``scripted``: ``drop_segments``), ``queue_packets`` (packets
+    ``cause`` (``queue``: the queue's limit, including FQ-CoDel's drops from
+    its fattest flow; ``aqm``: the discipline's active queue management;
+    ``wire``: the link's loss model; ``scripted``: ``drop_segments``),
+    ``queue_packets`` (packets
     waiting in the link's queue then). Empty otherwise.
 ``retransmit_trace``
     with ``loss_trace`` on: every retransmission in time order: ``time``,

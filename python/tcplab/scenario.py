@@ -164,7 +164,7 @@ LINUX_QUICKACKS = 16
 #: Algorithms that set the window themselves from delivery-rate samples
 #: (Linux ``cong_control``); they need SACK recovery, which is their
 #: default under either profile.
-WINDOW_CONTROLLING = ("bbr", "bbr3")
+WINDOW_CONTROLLING = ("bbr", "bbr3", "prague")
 #: Linux's net.ipv4.tcp_pacing_ss_ratio and tcp_pacing_ca_ratio (percent).
 PACING_SS_RATIO = 200.0
 PACING_CA_RATIO = 120.0

@@ -63,7 +63,8 @@ pub struct LinkResult {
     pub utilization: f64,
     pub packets_in: u64,
     pub packets_out: u64,
-    /// Queue (drop-tail) drops.
+    /// Packets the queue dropped: its limit's drops and, with a discipline,
+    /// the AQM's (`aqm_drops`).
     pub drops: u64,
     /// Packets transmitted and lost on the wire (the link's loss model).
     pub losses: u64,

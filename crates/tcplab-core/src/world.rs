@@ -1014,7 +1014,7 @@ impl World {
                     queue_mean_packets: st.queue_packet_ps as f64 / wps,
                     queue_max_packets: st.max_queue_packets,
                     queue_mean_bytes: st.queue_byte_ps as f64 / wps,
-                    discipline: ls.queue.discipline.clone().unwrap_or_else(|| "droptail".into()),
+                    discipline: ls.queue.discipline.as_deref().and_then(qdisc::canonical_name).unwrap_or("droptail").to_string(),
                     marks: st.marks,
                     aqm_drops: st.aqm_drops,
                     sojourn_mean: sojourn(-1.0),

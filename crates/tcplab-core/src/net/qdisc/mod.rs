@@ -143,7 +143,8 @@ pub trait Qdisc: std::fmt::Debug + Send {
 
     /// Period of the discipline's own timer, if it has one (PIE's and
     /// DualPI2's probability update); [`Qdisc::on_timer`] then runs at
-    /// every multiple of it from time 0, as the Linux qdisc's timer does.
+    /// every multiple of it from time 0 (a Linux qdisc's timer starts when
+    /// the qdisc is created; its first period may differ: see each file).
     fn update_interval(&self) -> Option<Time> {
         None
     }
@@ -189,6 +190,12 @@ const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[
 /// Every discipline the core implements.
 pub fn catalog() -> Vec<DisciplineInfo> {
     DISCIPLINES.iter().map(|(info, _)| info()).collect()
+}
+
+/// The registered name of discipline `name` (any case, or an alias).
+pub fn canonical_name(name: &str) -> Option<&'static str> {
+    let name = name.to_ascii_lowercase();
+    catalog().into_iter().find(|i| i.name == name || i.aliases.contains(&name.as_str())).map(|i| i.name)
 }
 
 /// Builds the discipline of `spec` (which has one); `field` names the
