@@ -16,7 +16,10 @@ the same ones without Python:
   buffers, 100 short-lived and 40 long-lived flows, 600 s, all Reno with
   SACK, configuration 1). Its generator is Python's (``tcplab.generate``), so
   this module builds it and ``cargo bench`` skips it; its packets/s count
-  data packets over the 8 backbone links.
+  data packets over the 8 backbone links;
+- S6: S3 with FQ-CoDel (RFC 8290, Linux defaults, limit 0.1 BDP) on the
+  bottleneck: a queue discipline's cost per packet against S3's fast
+  drop-tail FIFO (docs/queues.md).
 
 ``--scaling flows|rate|window|algorithm|all`` runs the scaling curves
 instead (cost per packet against the number of flows, 1 to 10,000; the
@@ -409,10 +412,10 @@ def _alone(p: argparse.ArgumentParser, args: argparse.Namespace, mode: str, why:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="tcplab bench",
-        description="Time the standard scenarios S1-S5 (defined in the core, shared with `cargo bench -p "
+        description="Time the standard scenarios S1-S6 (defined in the core, shared with `cargo bench -p "
                     "tcplab-core`), the scaling curves (--scaling) and memory against simulated time (--memory). "
                     "Each run is a fresh child process; figures are printed, never asserted.",
-        epilog="Examples: `tcplab bench` (S1-S5, about 2 minutes); `tcplab bench --only S1 --json s1.json`; "
+        epilog="Examples: `tcplab bench` (S1-S6, about 2.5 minutes); `tcplab bench --only S1 --json s1.json`; "
                "`tcplab bench --scaling all`; `tcplab bench --memory`; `tcplab bench --quick --all` (CI: checks "
                "that everything runs, in seconds); `tcplab bench --compare a.json b.json`; "
                "`tcplab bench --profile flows=10000 --seconds 4`. See docs/performance.md.")
@@ -452,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="compare two `tcplab bench --json` reports instead: each scenario's and point's ns per "
                         "packet-hop and peak memory, before -> after, with the change")
     p.add_argument("--profile", metavar="SCENARIO",
-                   help="profile one scenario (S1-S5 or a scaling point such as flows=10000, algorithm=vegas) "
+                   help="profile one scenario (S1-S6 or a scaling point such as flows=10000, algorithm=vegas) "
                         "under Linux perf instead: a flamegraph (SVG) and the functions with the most samples "
                         "(--seconds T simulated; --quick)")
     p.add_argument("--svg", metavar="PATH", help="with --profile: where to write the flamegraph (default "

@@ -239,7 +239,7 @@ pub mod bench {
     }
 
     /// Names of the standard scenarios, in order.
-    pub const SUITE: &[&str] = &["S1", "S2", "S3", "S4", "S5"];
+    pub const SUITE: &[&str] = &["S1", "S2", "S3", "S4", "S5", "S6"];
     /// Axes of the scaling curves.
     pub const AXES: &[&str] = &["flows", "rate", "window", "algorithm"];
 
@@ -326,6 +326,17 @@ pub mod bench {
                 }
                 let desc = format!("200 NewReno flows, 200 Mbit/s, RTT 100 ms, B = 0.1 BDP, {} (mv-buffers Fig. 8)", secs(&d));
                 entry("S4", desc, d)
+            }
+            "S6" => {
+                // S3 with FQ-CoDel (RFC 8290, Linux defaults) on the
+                // bottleneck, its limit S3's buffer: what a queue
+                // discipline costs per packet against the fast drop-tail
+                // FIFO (issue 28's budget: 1.5x S3).
+                let Some(Scenario { spec: Some(mut spec), .. }) = scenario("S3", len) else { unreachable!() };
+                spec.links[Dumbbell::BOTTLENECK].queue.discipline = Some("fq_codel".into());
+                let desc = format!("S3 with FQ-CoDel on the bottleneck (limit 0.1 BDP), {} s", spec.duration);
+                let bottleneck = spec.links[Dumbbell::BOTTLENECK].name.clone();
+                Scenario { name: "S6".into(), description: desc, spec: Some(spec), skip: None, bottleneck, axis_value: None, warmup: 0.0 }
             }
             "S5" => Scenario {
                 name: "S5".into(),
