@@ -530,6 +530,7 @@ impl World {
                 }
             }
             EventKind::LinkService(l) => self.start_service::<R>(l),
+            EventKind::QdiscArrival(l) => self.qdisc_arrival::<R>(l),
             EventKind::QdiscTimer(l) => {
                 let q = &mut self.qlinks[self.qlink_of[l as usize] as usize];
                 q.qdisc.on_timer(self.now);
@@ -680,8 +681,8 @@ impl World {
         self.qdisc_drops(l);
         if let Some((depart, arrival)) = started {
             self.events.schedule_in::<R>(depart, EventKind::LinkService(l));
-            if let Some((t, route)) = arrival {
-                self.schedule_arrival::<R>(t, l, route);
+            if let Some(t) = arrival {
+                self.events.schedule_in::<R>(t, EventKind::QdiscArrival(l));
             }
         }
     }
@@ -701,13 +702,31 @@ impl World {
     #[inline(always)]
     fn link_arrival<const R: bool>(&mut self, l: u32, ev_route: u32) {
         let now = self.now;
-        let qi = if self.any_qdisc { self.qlink_of[l as usize] } else { NO_QDISC };
         let (link, shared) = self.link_mut(l);
         let route = if R { ev_route } else { link.route };
-        let (mut p, lost, next) = if qi == NO_QDISC { link.pop_arrival(now, shared) } else { self.qlinks[qi as usize].pop_arrival(now) };
+        let (p, lost, next) = link.pop_arrival(now, shared);
         if let Some((t, r)) = next {
             self.schedule_arrival::<R>(t, l, r);
         }
+        self.arrived::<R>(l, route, p, lost);
+    }
+
+    /// The head of link `l`'s delay line (a link with a discipline) reaches
+    /// the far end: a heap event of its own (`QdiscArrival`), so the fast
+    /// links' arrivals need no check for a discipline.
+    fn qdisc_arrival<const R: bool>(&mut self, l: u32) {
+        let q = &mut self.qlinks[self.qlink_of[l as usize] as usize];
+        let (route, p, lost, next) = q.pop_arrival(self.now);
+        if let Some(t) = next {
+            self.events.schedule_in::<R>(t, EventKind::QdiscArrival(l));
+        }
+        self.arrived::<R>(l, route, p, lost);
+    }
+
+    /// Packet `p` came off link `l`, its route after it `route`: on to the
+    /// next link, to its endpoint, or counted lost on the wire.
+    #[inline(always)]
+    fn arrived<const R: bool>(&mut self, l: u32, route: u32, mut p: Packet, lost: bool) {
         debug_assert_eq!(route, self.path_link(p.pos + 1));
         if lost {
             let queue = if self.drop_trace.is_some() { self.queue_now(l) } else { 0 };

@@ -212,9 +212,9 @@ impl QdiscLink {
     /// The transmitter is free at `now`: takes the discipline's next packet
     /// (drops on the way are in `self.dropped`). Returns, if a packet
     /// started, when it leaves the transmitter (the service event) and, if
-    /// the delay line was empty, its arrival time and route (the arrival
-    /// event to schedule).
-    pub fn start_service(&mut self, now: Time, window: (Time, Time)) -> Option<(Time, Option<(Time, u32)>)> {
+    /// the delay line was empty, its arrival time (the arrival event to
+    /// schedule).
+    pub fn start_service(&mut self, now: Time, window: (Time, Time)) -> Option<(Time, Option<Time>)> {
         debug_assert!(!self.busy || self.busy_until <= now);
         self.busy = false;
         self.integrate(now, window);
@@ -237,16 +237,16 @@ impl QdiscLink {
         let arrive = depart + self.delay;
         let was_empty = self.line.is_empty();
         self.line.push_back((arrive, q.pkt, q.route));
-        Some((depart, was_empty.then_some((arrive, q.route))))
+        Some((depart, was_empty.then_some(arrive)))
     }
 
-    /// Removes the head of the delay line, which arrives at `now`: the
-    /// packet, whether the loss model lost it, and the next head's arrival
-    /// and route.
-    pub fn pop_arrival(&mut self, now: Time) -> (Packet, bool, Option<(Time, u32)>) {
-        let (t, p, _) = self.line.pop_front().expect("link arrival event with an empty delay line");
+    /// Removes the head of the delay line, which arrives at `now`: its
+    /// route after the link, the packet, whether the loss model lost it,
+    /// and the next head's arrival time.
+    pub fn pop_arrival(&mut self, now: Time) -> (u32, Packet, bool, Option<Time>) {
+        let (t, p, route) = self.line.pop_front().expect("link arrival event with an empty delay line");
         debug_assert_eq!(t, now);
-        let next = self.line.front().map(|&(t, _, r)| (t, r));
+        let next = self.line.front().map(|&(t, _, _)| t);
         let lost = self.loss.as_mut().is_some_and(|m| m.lose());
         if lost {
             self.stats.losses += 1;
@@ -255,7 +255,7 @@ impl QdiscLink {
             self.stats.bytes_out += p.size as u64;
             self.stats.data_packets_out += (p.kind == PacketKind::Data) as u64;
         }
-        (p, lost, next)
+        (route, p, lost, next)
     }
 
     /// The counters in the fast link's form.
@@ -350,7 +350,7 @@ mod tests {
         let mut l = QdiscLink::new(Box::new(DropTail::new(1, u64::MAX)), 1e6, 10 * MS, None);
         let p = Packet::data(0, 1000, false);
         assert!(l.enqueue(0, p, 7, w));
-        assert_eq!(l.start_service(0, w), Some((8 * MS, Some((18 * MS, 7)))));
+        assert_eq!(l.start_service(0, w), Some((8 * MS, Some(18 * MS))));
         assert!(!l.enqueue(MS, p, 7, w)); // busy: waits
         assert!(!l.enqueue(MS, p, 7, w)); // over the 1-packet limit
         assert_eq!(l.dropped.len(), 1);
@@ -359,9 +359,9 @@ mod tests {
         assert_eq!(l.start_service(8 * MS, w), Some((16 * MS, None)));
         assert_eq!(l.stats.sojourn.n, 2);
         assert!((l.stats.sojourn.mean() - 3.5e-3).abs() < 1e-12); // (0 + 7 ms) / 2
-        let (_, lost, next) = l.pop_arrival(18 * MS);
-        assert!(!lost);
-        assert_eq!(next, Some((26 * MS, 7)));
+        let (route, _, lost, next) = l.pop_arrival(18 * MS);
+        assert!(!lost && route == 7);
+        assert_eq!(next, Some(26 * MS));
         assert_eq!(l.start_service(16 * MS, w), None);
         l.finish(30 * MS, w);
         // One packet waited from 1 ms to 8 ms.

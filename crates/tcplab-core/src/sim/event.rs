@@ -123,6 +123,9 @@ pub enum EventKind {
     QdiscTimer(u32),
     /// Flow `0`'s unresponsive source sends its next packet.
     SourceSend(u32),
+    /// The head of link `0`'s delay line (a link with a queue discipline)
+    /// reaches the far end.
+    QdiscArrival(u32),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -406,12 +409,13 @@ impl EventQueue {
                 (5, (self.files.len() - 1) as u64)
             }
             // Tags 6 and 7 carry several kinds each, told apart by the
-            // payload's low bits (the tag has three bits, kinds are eleven).
+            // payload's low bits (the tag has three bits, kinds are twelve).
             EventKind::Sample => (6, 0),
             EventKind::MeasureStart => (6, 1),
             EventKind::LinkService(l) => (7, (l as u64) << 2),
             EventKind::QdiscTimer(l) => (7, (l as u64) << 2 | 1),
             EventKind::SourceSend(f) => (7, (f as u64) << 2 | 2),
+            EventKind::QdiscArrival(l) => (7, (l as u64) << 2 | 3),
         };
         payload << 3 | tag
     }
@@ -436,7 +440,8 @@ impl EventQueue {
             _ => match p & 3 {
                 0 => EventKind::LinkService((p >> 2) as u32),
                 1 => EventKind::QdiscTimer((p >> 2) as u32),
-                _ => EventKind::SourceSend((p >> 2) as u32),
+                2 => EventKind::SourceSend((p >> 2) as u32),
+                _ => EventKind::QdiscArrival((p >> 2) as u32),
             },
         }
     }
@@ -1086,6 +1091,8 @@ mod tests {
             EventKind::QdiscTimer(12_345),
             EventKind::SourceSend(u32::MAX),
             EventKind::SourceSend(0),
+            EventKind::QdiscArrival(7),
+            EventKind::QdiscArrival(u32::MAX),
         ];
         for mut q in queues() {
             for (i, k) in kinds.iter().enumerate() {

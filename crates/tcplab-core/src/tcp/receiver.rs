@@ -465,6 +465,19 @@ impl Receiver {
     /// CE state changes while an ACK is delayed).
     #[inline]
     pub fn on_segment(&mut self, now: Time, p: &Packet, ecn: &EcnConfig, map: &SegmentMap, sacks: &mut SackStore, out: &mut Vec<Packet>) {
+        // A flow without ECN, after its first segment: the data path alone.
+        if self.ecn_known && self.ecn.is_none() {
+            if let Some(a) = self.data(now, p.seq, Force::No, map, sacks) {
+                out.push(a);
+            }
+            return;
+        }
+        self.on_segment_ecn(now, p, ecn, map, sacks, out)
+    }
+
+    /// [`Receiver::on_segment`] for the first segment and for flows with ECN.
+    #[inline(never)]
+    fn on_segment_ecn(&mut self, now: Time, p: &Packet, ecn: &EcnConfig, map: &SegmentMap, sacks: &mut SackStore, out: &mut Vec<Packet>) {
         if !self.ecn_known {
             self.ecn_known = true;
             if ecn.mode != EcnMode::Off {
