@@ -17,7 +17,7 @@ import pytest
 from tcplab import _core
 from tcplab.bench import AXES, ROW_FIELDS, main as bench_main
 
-SUITE = ["S1", "S2", "S3", "S4", "S5"]
+SUITE = ["S1", "S2", "S3", "S4", "S5", "S6"]
 
 
 @pytest.fixture(scope="module")

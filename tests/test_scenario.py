@@ -33,12 +33,12 @@ FLOW_KEYS = {
     "init_cwnd", "init_ssthresh", "rwnd_packets", "min_rto", "max_rto", "rto_mode", "init_rto", "dupthresh", "dupack_guard",
     "limited_transmit", "delayed_ack", "delack_timeout", "sack_blocks", "restart_after_idle", "app", "drop_segments", "loss_classifier",
     "prr", "rack", "tlp", "frto", "undo", "ack_policy", "delack_min", "delack_max", "quickacks", "dsack",
-    "pacing", "pacing_ss_ratio", "pacing_ca_ratio",
+    "pacing", "pacing_ss_ratio", "pacing_ca_ratio", "ecn",
 }
 #: Flow keys Python writes only when they differ from the defaults (the Linux
-#: sender mechanisms, the receiver's ACK policy, pacing), so a run's identity is as before otherwise.
+#: sender mechanisms, the receiver's ACK policy, pacing, ECN), so a run's identity is as before otherwise.
 OPTIONAL_FLOW_KEYS = {"prr", "rack", "tlp", "frto", "undo", "ack_policy", "delack_min", "delack_max", "quickacks", "dsack",
-                      "pacing", "pacing_ss_ratio", "pacing_ca_ratio"}
+                      "pacing", "pacing_ss_ratio", "pacing_ca_ratio", "ecn"}
 
 
 def rust_struct_fields():

@@ -1,6 +1,6 @@
 """``tcplab bench --profile SCENARIO``: where a run's time goes, as a flamegraph.
 
-Runs one benchmark scenario (S1-S5, or a scaling point such as
+Runs one benchmark scenario (S1-S6, or a scaling point such as
 ``flows=10000``, ``window=1000``, ``algorithm=vegas``) in a child process
 under Linux ``perf`` (sampling the CPU clock, call stacks unwound from DWARF
 debug information: the release build keeps line tables, so functions inlined
@@ -93,7 +93,7 @@ def scenario_row(name: str, quick: bool = False, seconds: Optional[float] = None
     from .bench import AXES, _s5, with_duration
 
     if not name:
-        raise ProfileError("--profile: give a scenario name (S1-S5 or a scaling point such as flows=10000)")
+        raise ProfileError("--profile: give a scenario name (S1-S6 or a scaling point such as flows=10000)")
     rows = {r["name"]: r for r in _core.bench_suite(quick, seconds)}
     if name == "S5":
         return _s5(quick, seconds)

@@ -151,7 +151,7 @@ impl Dumbbell {
 
 /// The benchmark suite of `tcplab bench` and `cargo bench -p tcplab-core`.
 ///
-/// Standard scenarios (S1-S5) and scaling curves (flows, rate, window,
+/// Standard scenarios (S1-S6) and scaling curves (flows, rate, window,
 /// algorithm). Each is a plain [`RunSpec`] plus what the benchmark reports
 /// about it; speed is printed, never asserted.
 pub mod bench {
@@ -161,7 +161,7 @@ pub mod bench {
     /// One benchmark run.
     #[derive(Debug, Clone)]
     pub struct Scenario {
-        /// "S1".."S5", or "flows=100", "rate=1e9", "window=1000" for scaling points.
+        /// "S1".."S6", or "flows=100", "rate=1e9", "window=1000" for scaling points.
         pub name: String,
         pub description: String,
         /// `None`: a placeholder that the suite skips, saying `skip`.

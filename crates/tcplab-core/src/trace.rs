@@ -63,16 +63,22 @@ pub struct CcSeries {
     pub names: Vec<&'static str>,
 }
 
+/// Index of `name` in `names`, adding it on first use (the variable codes
+/// of [`CcSeries`] and [`QdiscSeries`]).
+fn intern(names: &mut Vec<&'static str>, name: &'static str) -> u16 {
+    match names.iter().position(|n| *n == name) {
+        Some(i) => i as u16,
+        None => {
+            names.push(name);
+            (names.len() - 1) as u16
+        }
+    }
+}
+
 impl CcSeries {
     /// Index of `name` in `names`, adding it on first use.
     pub fn intern(&mut self, name: &'static str) -> u16 {
-        match self.names.iter().position(|n| *n == name) {
-            Some(i) => i as u16,
-            None => {
-                self.names.push(name);
-                (self.names.len() - 1) as u16
-            }
-        }
+        intern(&mut self.names, name)
     }
 }
 
@@ -90,19 +96,8 @@ pub struct QdiscSeries {
 }
 
 impl QdiscSeries {
-    /// Index of `name` in `names`, adding it on first use.
-    pub fn intern(&mut self, name: &'static str) -> u16 {
-        match self.names.iter().position(|n| *n == name) {
-            Some(i) => i as u16,
-            None => {
-                self.names.push(name);
-                (self.names.len() - 1) as u16
-            }
-        }
-    }
-
     pub fn push(&mut self, time: f64, link: u32, name: &'static str, value: f64) {
-        let v = self.intern(name);
+        let v = intern(&mut self.names, name);
         self.time.push(time);
         self.link.push(link);
         self.variable.push(v);

@@ -322,19 +322,24 @@ fn algorithms(py: Python<'_>) -> PyResult<PyObject> {
         d.set_item("name", a.name)?;
         d.set_item("aliases", a.aliases.to_vec())?;
         d.set_item("description", a.description)?;
-        let ps = PyList::empty_bound(py);
-        for p in a.params {
-            let pd = PyDict::new_bound(py);
-            pd.set_item("name", p.name)?;
-            pd.set_item("default", p.default)?;
-            pd.set_item("description", p.description)?;
-            pd.set_item("source", p.source)?;
-            ps.append(pd)?;
-        }
-        d.set_item("params", ps)?;
+        d.set_item("params", param_list(py, &a.params)?)?;
         out.append(d)?;
     }
     Ok(out.into())
+}
+
+/// Documented parameters (of an algorithm or a discipline) as a list of dicts.
+fn param_list<'py>(py: Python<'py>, params: &[tcplab_core::cc::ParamInfo]) -> PyResult<Bound<'py, PyList>> {
+    let ps = PyList::empty_bound(py);
+    for p in params {
+        let pd = PyDict::new_bound(py);
+        pd.set_item("name", p.name)?;
+        pd.set_item("default", p.default)?;
+        pd.set_item("description", p.description)?;
+        pd.set_item("source", p.source)?;
+        ps.append(pd)?;
+    }
+    Ok(ps)
 }
 
 /// The queue disciplines of the core (`queue.discipline`), with their
@@ -348,16 +353,7 @@ fn disciplines(py: Python<'_>) -> PyResult<PyObject> {
         d.set_item("aliases", a.aliases.to_vec())?;
         d.set_item("description", a.description)?;
         d.set_item("source", a.source)?;
-        let ps = PyList::empty_bound(py);
-        for p in a.params {
-            let pd = PyDict::new_bound(py);
-            pd.set_item("name", p.name)?;
-            pd.set_item("default", p.default)?;
-            pd.set_item("description", p.description)?;
-            pd.set_item("source", p.source)?;
-            ps.append(pd)?;
-        }
-        d.set_item("params", ps)?;
+        d.set_item("params", param_list(py, &a.params)?)?;
         out.append(d)?;
     }
     Ok(out.into())
