@@ -21,18 +21,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 pytest.importorskip("tcplab._core")
 
-#: A discipline with time, count and option parameters, for the front end's checks (the core
-#: registers only droptail in this version; the others come through the same catalog).
-FAKE_CODEL = {"name": "codel", "aliases": ["codel-rfc8289"], "description": "", "source": "RFC 8289",
-              "params": [{"name": "target", "default": "0.005", "description": "", "source": ""},
-                         {"name": "interval", "default": "0.1", "description": "", "source": ""},
-                         {"name": "ecn", "default": "false", "description": "", "source": ""}]}
-
-
 @pytest.fixture
-def with_codel(monkeypatch):
-    real = scn._discipline_catalog_cached()[0]
-    monkeypatch.setattr(scn, "_discipline_catalog_cached", lambda: ((*real, FAKE_CODEL), True))
+def with_codel():
+    """The core's CoDel (RFC 8289), a discipline with time, count and option parameters."""
+    assert "codel" in [d["name"] for d in scn.discipline_catalog()]
 
 
 def line(queue=None, buffer=20, source=None, rate="10Mbps", duration="4s", files=None):
@@ -361,3 +353,21 @@ def test_the_example_scenario_runs():
     assert list(res.flows["algorithm"]) == ["newreno", "on_off"]
     assert math.isfinite(res.links.set_index("name").loc["r1-r2", "sojourn_mean"])
     assert not res.qdisc_vars("r1-r2").empty
+
+
+def test_real_disciplines_mark_drop_and_trace_from_python():
+    """The FQ-CoDel example: CUBIC and DCTCP with classic ECN are marked, not only
+    dropped; every link conserves packets; the CLI's summary shows the discipline's columns."""
+    sc = load_scenario(os.path.join(ROOT, "examples", "dumbbell-fq_codel-ecn.toml"))
+    sc.duration, sc.measure_window = "8s", "6s"
+    res = tcplab.run(sc)
+    b = res.links.set_index("name").loc["r1-r2"]
+    assert b["discipline"] == "fq_codel" and b["marks"] > 0 and b["aqm_drops"] <= b["drops"]
+    assert 0 < b["sojourn_mean"] <= b["sojourn_p99"]
+    assert list(res.flows["ecn"]) == ["classic"] * 5 and res.flows["algorithm"].iloc[4] == "dctcp"
+    assert (res.flows["ce_received"] > 0).all() and (res.flows["ecn_reductions"] > 0).all()
+    for _, ln in res.links.iterrows():
+        assert ln["packets_in"] == ln["drops"] + ln["losses"] + ln["packets_out"] + ln["packets_in_link"]
+    assert {"sojourn_s", "fq_active_flows"} <= set(res.qdisc_vars("r1-r2").columns)
+    (link,) = [ln for ln in res.summary()["links"] if ln["name"] == "r1-r2"]
+    assert link["discipline"] == "fq_codel" and link["marks"] == b["marks"]

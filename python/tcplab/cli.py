@@ -199,8 +199,17 @@ def _summary_text(res: Any) -> str:
     if links:
         out.append("")
         out.append("links (bottleneck and links with drops)")
-        rows = [[str(l["name"]), _fmt_num(l["utilization"], ".4f"), _fmt_num(l["drops"], "d")] for l in links]
-        out.append(_table(["name", "utilization", "drops"], rows, [False, True, True]))
+        if any(l.get("discipline", "droptail") != "droptail" or l.get("sojourn_mean") is not None for l in links):
+            # Links with a queue discipline: its marks, AQM drops and sojourn times too.
+            ms = lambda v: _fmt_num(None if v is None else v * 1e3, ".2f")  # noqa: E731
+            rows = [[str(l["name"]), str(l.get("discipline", "droptail")), _fmt_num(l["utilization"], ".4f"),
+                     _fmt_num(l["drops"], "d"), _fmt_num(l.get("aqm_drops", 0), "d"), _fmt_num(l.get("marks", 0), "d"),
+                     ms(l.get("sojourn_mean")), ms(l.get("sojourn_p99"))] for l in links]
+            out.append(_table(["name", "discipline", "utilization", "drops", "aqm drops", "marks", "sojourn mean (ms)",
+                               "sojourn p99 (ms)"], rows, [False, False, True, True, True, True, True, True]))
+        else:
+            rows = [[str(l["name"]), _fmt_num(l["utilization"], ".4f"), _fmt_num(l["drops"], "d")] for l in links]
+            out.append(_table(["name", "utilization", "drops"], rows, [False, True, True]))
     return "\n".join(out)
 
 

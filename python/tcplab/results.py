@@ -332,7 +332,9 @@ class Results:
 
             {"scenario": name,
              "flows": [{"id", "name", "algorithm", "goodput_bps", "retransmits", "timeouts"}],
-             "links": [{"name", "utilization", "drops"}],
+             "links": [{"name", "utilization", "drops"} and, for a link with a
+                       queue discipline, {"discipline", "aqm_drops", "marks",
+                       "sojourn_mean", "sojourn_p99"}],
              "meta": {...}}
 
         Goodput is over the measurement window; every link is listed.
@@ -347,8 +349,12 @@ class Results:
                 "retransmits": _py(r.get("retransmits")),
                 "timeouts": _py(r.get("timeouts")),
             })
-        links = [{"name": _py(r.get("name")), "utilization": _py(r.get("utilization")), "drops": _py(r.get("drops"))}
-                 for _, r in self.links.iterrows()]
+        links = []
+        for _, r in self.links.iterrows():
+            link = {"name": _py(r.get("name")), "utilization": _py(r.get("utilization")), "drops": _py(r.get("drops"))}
+            if r.get("discipline", "droptail") != "droptail" or _py(r.get("sojourn_mean")) is not None:
+                link.update({k: _py(r.get(k)) for k in ("discipline", "aqm_drops", "marks", "sojourn_mean", "sojourn_p99")})
+            links.append(link)
         meta = dict(self.meta)
         if self.spec is not None:
             meta.setdefault("duration", _py(self.spec.get("duration")))
