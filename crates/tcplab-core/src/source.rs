@@ -62,12 +62,15 @@ impl Source {
         let mut p = Packet::data(self.next_seq, self.size, false);
         p.set_ecn(self.ecn);
         self.next_seq += 1;
-        let mut next = now + self.gap;
-        if next >= self.on_until {
-            let (on, off, exp) = self.on_off.expect("only on/off sources end their on periods");
-            let resume = self.on_until + self.draw(off, exp);
-            self.on_until = resume + self.draw(on, exp);
-            next = next.max(resume);
+        // Saturating: a rate so low that the next packet is beyond any
+        // run sends one packet.
+        let mut next = now.saturating_add(self.gap);
+        if let Some((on, off, exp)) = self.on_off {
+            if next >= self.on_until {
+                let resume = self.on_until.saturating_add(self.draw(off, exp));
+                self.on_until = resume.saturating_add(self.draw(on, exp));
+                next = next.max(resume);
+            }
         }
         (p, next)
     }
@@ -107,6 +110,17 @@ mod tests {
         }
         let rate = s.sent() as f64 * 1500.0 * 8.0 / 2000.0;
         assert!((rate / 3e6 - 1.0).abs() < 0.1, "mean rate {rate} vs 3 Mbit/s");
+    }
+
+    #[test]
+    fn a_rate_too_low_for_a_second_packet_sends_one() {
+        let mut s = Source::new(1e-9, 1500, Ecn::NotEct, None, stream(4, StreamKind::Flow, 0));
+        let t = s.start(0);
+        let (_, next) = s.send(t);
+        assert!(next > from_secs(1e6));
+        let mut s = Source::new(1e-9, 1500, Ecn::NotEct, Some((1.0, 1.0, true)), stream(4, StreamKind::Flow, 0));
+        let t = s.start(0);
+        assert!(s.send(t).1 > from_secs(1e6));
     }
 
     #[test]

@@ -260,6 +260,21 @@ impl World {
                 sender.rtx_trace = Some(Vec::new());
             }
             (sender.first_hop, receiver.first_hop) = (hops[0], hops[1]);
+            if let AppSpec::Cbr { rate_bps, .. } | AppSpec::OnOff { rate_bps, .. } = f.app {
+                // A source faster than its first link, behind an unlimited
+                // queue, would pile packets up without bound (and exhaust
+                // memory): refused.
+                let first = &spec.links[paths[0][0] as usize];
+                if rate_bps > first.rate_bps && first.queue.limit_packets.is_none() && first.queue.limit_bytes.is_none() {
+                    return Err(SpecError::new(
+                        format!("flows[{i}].app.rate_bps"),
+                        format!(
+                            "{rate_bps} bit/s exceeds the {} bit/s of the flow's first link {:?}, whose queue is unlimited: the packets would pile up without bound; lower the rate or give that link a queue limit",
+                            first.rate_bps, first.name
+                        ),
+                    ));
+                }
+            }
             let source = match f.app {
                 AppSpec::Cbr { rate_bps, ecn } => Some((rate_bps, ecn, None)),
                 AppSpec::OnOff { rate_bps, on, off, exponential, ecn } => Some((rate_bps, ecn, Some((on, off, exponential)))),

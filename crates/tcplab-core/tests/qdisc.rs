@@ -77,3 +77,19 @@ fn cbr_overload_fills_the_link_and_drops_the_excess() {
     // The queue stays full: every sojourn near the full buffer's 50 x 1.2 ms.
     assert!(l.sojourn_p50.unwrap() > 0.9 * 0.06 && l.sojourn_p99.unwrap() < 1.02 * 0.06, "{l:?}");
 }
+
+/// A source faster than its first link, whose queue is unlimited, would
+/// pile packets up without bound: refused, naming the field.
+#[test]
+fn a_source_that_would_flood_an_unlimited_queue_is_refused() {
+    let mut s = line(10e6, 50, Recovery::NewReno, 1.0);
+    s.flows[0].app = AppSpec::Cbr { rate_bps: 1e15, ecn: SourceEcn::NotEct };
+    let e = world::run(s.clone()).err().unwrap();
+    assert_eq!(e.field, "flows[0].app.rate_bps");
+    // With a limit on the first link it runs (the excess is dropped there).
+    s.links[0].queue.limit_packets = Some(100);
+    s.flows[0].app = AppSpec::Cbr { rate_bps: 200e6, ecn: SourceEcn::NotEct };
+    let r = world::run(s).unwrap();
+    assert_conservation(&r);
+    assert!(r.links[0].drops > 0);
+}
