@@ -197,10 +197,9 @@ impl World {
             }
         }
         let mut events = EventQueue::with_links(links.len());
-        for (i, q) in qlinks.iter().enumerate() {
-            if let Some(dt) = q.qdisc.update_interval() {
-                let l = qlink_of.iter().position(|&x| x == i as u32).unwrap() as u32;
-                events.schedule(dt, EventKind::QdiscTimer(l));
+        for (l, &qi) in qlink_of.iter().enumerate() {
+            if let Some(dt) = qlinks.get(qi as usize).and_then(|q: &QdiscLink| q.qdisc.update_interval()) {
+                events.schedule(dt, EventKind::QdiscTimer(l as u32));
             }
         }
         if events.is_radix() {
@@ -398,11 +397,11 @@ impl World {
 
     /// Each link's counters so far, in the spec's order of links.
     pub fn link_stats(&self) -> impl Iterator<Item = crate::net::LinkStats> + '_ {
-        self.links.iter().enumerate().map(|(i, l)| self.qlink_of(i).map_or_else(|| l.stats(), |q| q.link_stats()))
+        self.links.iter().enumerate().map(|(i, l)| self.qdisc_link(i).map_or_else(|| l.stats(), |q| q.link_stats()))
     }
 
     /// Link `i`'s discipline link, if it has a discipline.
-    pub fn qlink_of(&self, i: usize) -> Option<&QdiscLink> {
+    pub fn qdisc_link(&self, i: usize) -> Option<&QdiscLink> {
         match self.qlink_of[i] {
             NO_QDISC => None,
             q => Some(&self.qlinks[q as usize]),
@@ -1026,7 +1025,7 @@ impl World {
             .enumerate()
             .map(|(i, l)| {
                 let ls = &self.spec.links[i];
-                let q = self.qlink_of(i);
+                let q = self.qdisc_link(i);
                 let st = q.map_or_else(|| l.stats(), |q| q.link_stats());
                 let wps = (self.end - self.measure_start) as f64;
                 let sojourn = |x: f64| q.filter(|q| q.stats.sojourn.n > 0).map(|q| if x < 0.0 { q.stats.sojourn.mean() } else { q.stats.sojourn.quantile(x) });

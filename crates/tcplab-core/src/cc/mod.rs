@@ -460,11 +460,11 @@ fn edit_distance(a: &str, b: &str) -> usize {
 pub struct Params<'a> {
     map: &'a serde_json::Map<String, serde_json::Value>,
     field: String,
-    allowed: &'static [&'static str],
+    allowed: &'a [&'static str],
 }
 
 impl<'a> Params<'a> {
-    pub fn new(map: &'a serde_json::Map<String, serde_json::Value>, field: &str, allowed: &'static [&'static str]) -> Result<Self, SpecError> {
+    pub fn new(map: &'a serde_json::Map<String, serde_json::Value>, field: &str, allowed: &'a [&'static str]) -> Result<Self, SpecError> {
         for k in map.keys() {
             if !allowed.contains(&k.as_str()) {
                 return Err(SpecError::new(

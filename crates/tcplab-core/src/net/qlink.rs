@@ -291,16 +291,10 @@ impl QdiscLink {
         self.backlog.packets + self.line.len() as u64
     }
 
-    /// The packets in the delay line (those the discipline holds are not
-    /// listed: see [`QdiscLink::held_packets`]).
-    pub fn line_packets(&self) -> impl Iterator<Item = Packet> + '_ {
-        self.line.iter().map(|&(_, p, _)| p)
-    }
-
     /// Every packet on the link, those the discipline holds included (for
     /// the end-of-run accounting).
     pub fn packets(&self) -> Vec<Packet> {
-        let mut v: Vec<Packet> = self.line_packets().collect();
+        let mut v: Vec<Packet> = self.line.iter().map(|&(_, p, _)| p).collect();
         self.qdisc.for_each(&mut |q| v.push(q.pkt));
         v
     }

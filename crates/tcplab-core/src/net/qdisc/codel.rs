@@ -814,8 +814,7 @@ mod tests {
         let p = |v: serde_json::Value| {
             let map = v.as_object().unwrap().clone();
             let names: Vec<&'static str> = info().params.iter().map(|p| p.name).collect();
-            let names: &'static [&'static str] = Box::leak(names.into_boxed_slice());
-            let p = Params::new(&map, "q", names).unwrap();
+                let p = Params::new(&map, "q", &names).unwrap();
             CodelParams::from_params(&p, false)
         };
         let got = p(serde_json::json!({"target": 0.002, "interval": 0.05, "ce_threshold": 0.001, "control_law": "exact"})).unwrap();

@@ -355,8 +355,7 @@ mod tests {
     fn fq(params: serde_json::Value, limit_packets: Option<u64>, limit_bytes: Option<u64>, seed: u64) -> FqCodel {
         let map = params.as_object().unwrap().clone();
         let names: Vec<&'static str> = info().params.iter().map(|p| p.name).collect();
-        let names: &'static [&'static str] = Box::leak(names.into_boxed_slice());
-        let p = Params::new(&map, "links[0].queue", names).unwrap();
+        let p = Params::new(&map, "links[0].queue", &names).unwrap();
         FqCodel::from_params(&p, LinkInfo { rate_bps: 10e6, limit_packets, limit_bytes }, stream(seed, StreamKind::Qdisc, 0)).unwrap()
     }
 

@@ -207,8 +207,7 @@ pub fn build(spec: &QueueSpec, rate_bps: f64, rng: Stream, field: &str) -> Resul
         let i = info();
         if i.name == name || i.aliases.contains(&name.as_str()) {
             let names: Vec<&'static str> = i.params.iter().map(|p| p.name).collect();
-            let names: &'static [&'static str] = Box::leak(names.into_boxed_slice());
-            let p = Params::new(&spec.params, field, names)?;
+            let p = Params::new(&spec.params, field, &names)?;
             return build(&p, link, rng);
         }
     }

@@ -761,7 +761,7 @@ mod tests {
         // Defaults: Linux's 1000 packets, 15 ms, 15 ms, 150 ms.
         let map = serde_json::Map::new();
         let names: Vec<&'static str> = info().params.iter().map(|p| p.name).collect();
-        let p = Params::new(&map, "links[0].queue", Box::leak(names.into_boxed_slice())).unwrap();
+        let p = Params::new(&map, "links[0].queue", &names).unwrap();
         let d = build_pie(&p, LinkInfo { rate_bps: 10e6, limit_packets: None, limit_bytes: None }, stream(1, StreamKind::Qdisc, 0)).unwrap();
         assert_eq!((d.cfg.limit_packets, d.cfg.target, d.cfg.tupdate, d.cfg.max_burst), (1000, 15 * MS, 15 * MS, 150 * MS));
         assert_eq!(d.update_interval(), Some(15 * MS));

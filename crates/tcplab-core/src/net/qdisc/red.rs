@@ -415,7 +415,7 @@ mod tests {
     fn built(params: serde_json::Value, rate_bps: f64) -> Red {
         let map = params.as_object().unwrap().clone();
         let names: Vec<&'static str> = info().params.iter().map(|p| p.name).collect();
-        let p = Params::new(&map, "links[0].queue", Box::leak(names.into_boxed_slice())).unwrap();
+        let p = Params::new(&map, "links[0].queue", &names).unwrap();
         build_red(&p, LinkInfo { rate_bps, limit_packets: None, limit_bytes: None }, stream(1, StreamKind::Qdisc, 0)).unwrap()
     }
 
@@ -648,7 +648,7 @@ mod tests {
     fn max_th_must_exceed_min_th() {
         let map = serde_json::json!({"min_th": 20, "max_th": 10}).as_object().unwrap().clone();
         let names: Vec<&'static str> = info().params.iter().map(|p| p.name).collect();
-        let p = Params::new(&map, "links[0].queue", Box::leak(names.into_boxed_slice())).unwrap();
+        let p = Params::new(&map, "links[0].queue", &names).unwrap();
         let link = LinkInfo { rate_bps: 10e6, limit_packets: None, limit_bytes: None };
         assert!(build_red(&p, link, stream(1, StreamKind::Qdisc, 0)).is_err());
     }
