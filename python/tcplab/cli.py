@@ -597,7 +597,7 @@ def _add_campaign_commands(sub: Any) -> None:
                         description="Run a sweep (TOML: base scenario, grid, zip, seeds; see docs/campaigns.md) into "
                                     "a campaign directory. Only runs not stored yet are run; an interrupted sweep "
                                     "resumes where it stopped.")
-    sw.add_argument("sweep", help="sweep file (TOML)")
+    sw.add_argument("sweep", nargs="?", help="sweep file (TOML; not needed with --reindex)")
     sw.add_argument("-o", "--out", dest="outdir", help="campaign directory (default: the file's `out`, else "
                                                        "out/<sweep file stem>)")
     sw.add_argument("--workers", type=int, help="local worker processes (default: the file's, else all cores)")
@@ -608,6 +608,9 @@ def _add_campaign_commands(sub: Any) -> None:
     sw.add_argument("--retry-failed", action="store_true", help="run again the runs stored as failed")
     sw.add_argument("--verify", action="store_true",
                     help="check every stored run's checksums first; damaged runs are moved to quarantine/ and rerun")
+    sw.add_argument("--reindex", metavar="CAMPAIGN",
+                    help="rebuild CAMPAIGN's index from its stored segments (each checked byte for byte) and exit; "
+                         "what to do when the index points at the wrong segment")
     sw.add_argument("--no-fsync", action="store_true",
                     help="do not flush results to disk (still atomic and checksummed, but not power-loss safe)")
     sw.add_argument("--dry-run", action="store_true", help="list what would run and exit")
@@ -651,6 +654,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_reindex(path: str) -> int:
+    """``tcplab sweep --reindex CAMPAIGN``: the index rebuilt from the segments (the fix the store's
+    "the index says run ... is here, it is not" message names)."""
+    from .sweep import Campaign, CampaignError
+
+    try:
+        with Campaign(path, create=False) as camp:
+            camp.reindex()
+            n = len(camp)
+    except CampaignError as e:
+        raise _CliError(str(e), EXIT_FAILURE) from None
+    print(f"reindex: {n} run(s) indexed from the segments of {os.path.abspath(path)}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import Campaign, CampaignError, load_sweep
 
@@ -659,7 +677,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     except ModuleNotFoundError:  # pragma: no cover
         import tomli as tomllib  # type: ignore[no-redef]
 
+    if args.reindex is not None:
+        return _cmd_reindex(args.reindex)
     path = args.sweep
+    if path is None:
+        raise _CliError("sweep: give a sweep file (TOML), or --reindex CAMPAIGN")
     if not os.path.isfile(path):
         raise _CliError(f"{path}: no such file" if not os.path.exists(path) else f"{path}: not a sweep file (TOML)")
     try:

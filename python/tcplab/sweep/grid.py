@@ -277,12 +277,40 @@ class Sweep:
             raise SweepError(f"point ({where}): {e.field}" if e.field else f"point ({where})", e.problem) from None
 
     def jobs(self) -> list:
-        """``[(params, RunSpec dict, bottleneck links)]`` for every point, validated."""
+        """``[(params, RunSpec dict, bottleneck links)]`` for every point, validated: each point's scenario
+        by Python, and each distinct run description by the core (:meth:`_validate_in_core`)."""
         out = []
         for p in self.points():
             sc = self.scenario(p)
             out.append((p, sc._first_spec(), sc.bottleneck_links()))
+        self._validate_in_core(out)
         return out
+
+    @staticmethod
+    def _validate_in_core(jobs: list) -> None:
+        """Check every distinct run description as the core will build it (``_core.validate`` builds the
+        simulation: congestion-control and discipline parameters are checked only there), so that an
+        invalid point is refused before anything runs instead of being stored as a failed run.
+
+        Seeds do not change what is valid, so descriptions are compared without theirs: a grid of N
+        configurations and S seeds costs N core validations, not N x S."""
+        try:
+            from tcplab import _core  # type: ignore[attr-defined]
+        except ImportError:  # pragma: no cover - the core is not built: the runs will say it
+            return
+        seen: set = set()
+        for params, spec, _ in jobs:
+            text = canonical_json({k: v for k, v in spec.items() if k != "seed"})
+            if text in seen:
+                continue
+            seen.add(text)
+            try:
+                _core.validate(canonical_json(spec))
+            except _core.SpecError as e:
+                where = ", ".join(f"{k}={v!r}" for k, v in params.items())
+                field = getattr(e, "field", None)
+                problem = getattr(e, "problem", None) or str(e)
+                raise SweepError(f"point ({where}): {field}" if field else f"point ({where})", problem) from None
 
     # -- description --------------------------------------------------------
     def to_dict(self) -> dict:

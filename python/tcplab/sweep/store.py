@@ -936,6 +936,12 @@ class Campaign:
         """Of a key's records in one segment, the one the index keeps: ok over failed, then the later."""
         return max(recs, key=lambda r: (r["status"] == "ok", r.get("finished") or 0))
 
+    def _reindex_hint(self) -> str:
+        """What fixes an index that points at the wrong segment (``--verify`` checks segments, not the index)."""
+        import shlex
+
+        return f"(the index is stale: rebuild it with `tcplab sweep --reindex {shlex.quote(self.path)}` or Campaign.reindex())"
+
     def _record(self, key: str) -> tuple[str, dict, dict]:
         """(segment id, segment manifest, the run's record in it)."""
         key, seg = self._segment_of(key)
@@ -943,7 +949,7 @@ class Campaign:
         recs = [r for r in m["runs"] if r["key"] == key]
         if not recs:
             raise CampaignError(f"{segment_dir(self.path, seg)}: the index says run {key} is here, it is not "
-                                f"(run `tcplab sweep --verify` or Campaign.reindex())")
+                                + self._reindex_hint())
         return seg, m, self._best(recs)
 
     def _table_bytes(self, seg: str, m: dict, table: str, verify: bool) -> bytes:
@@ -1050,7 +1056,7 @@ class Campaign:
             for k in seg_keys:
                 if k not in recs:
                     raise CampaignError(f"{segment_dir(self.path, seg)}: the index says run {k} is here, it is not "
-                                        f"(run `tcplab sweep --verify` or Campaign.reindex())")
+                                        + self._reindex_hint())
                 chosen.append(self._best(recs[k]))
                 if chosen[-1]["status"] != "ok":
                     raise CampaignError(f"run {k} failed, it has no results: {chosen[-1].get('error')}")
