@@ -322,6 +322,8 @@ def test_a_segment_of_an_earlier_tcplab_still_loads(tmp_path):
         r["rows"].pop("qdisc_ts", None)
         r.pop("qdisc_variables", None)
     (d / "segment.json").write_text(json.dumps(m))
+    # as `tcplab sweep --upgrade` checksums an earlier tcplab's manifest
+    (d / "segment.sha256").write_text(hashlib.sha256((d / "segment.json").read_bytes()).hexdigest() + "\n")
     camp = Campaign(camp_dir)
     raw = camp.load_raw(key)
     assert "qdisc_ts" not in raw and "discipline" not in raw["links"]

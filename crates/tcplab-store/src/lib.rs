@@ -7,7 +7,9 @@
 //! dictionary-encoded, naming the run key) and `segment.json`, the manifest,
 //! written last: per run its key, parameters, seed, version, status, error,
 //! metrics, meta, RunSpec, the row range of each table and the names of its
-//! cc_ts and qdisc_ts variables; per file its size and SHA-256.
+//! cc_ts and qdisc_ts variables; per file its size and SHA-256. Last comes
+//! `segment.sha256`, the SHA-256 of the manifest's bytes, so every stored
+//! byte is covered by a checksum.
 //!
 //! New tables and columns are added, never changed (the segment format
 //! version stays 2): a reader takes a table a segment lacks (`cc_ts`,

@@ -31,6 +31,16 @@ pub const FORMAT: &str = "tcplab-segment";
 pub const FORMAT_VERSION: u32 = 2;
 pub const SPECS: &str = "specs.parquet";
 pub const MANIFEST: &str = "segment.json";
+/// The SHA-256 of the manifest's bytes (64 hex digits and a newline),
+/// written after it: with the manifest's checksums of the other files, every
+/// stored byte of a segment is covered (a campaign of format 3 requires it;
+/// python/tcplab/sweep/store.py checks it).
+pub const MANIFEST_SUM: &str = "segment.sha256";
+
+/// The text of [`MANIFEST_SUM`] for a manifest.
+pub fn manifest_sum(manifest: &[u8]) -> String {
+    hex(&Sha256::digest(manifest)) + "\n"
+}
 
 /// What `_core.run` puts in `meta` (and the manifest keeps per run).
 #[derive(Debug, Clone, Serialize)]
@@ -364,6 +374,7 @@ pub fn commit(root: &Path, b: &Built, fsync: bool) -> io::Result<PathBuf> {
             faults::on_store(b.specs.iter().map(|s| s.get()), name);
         }
         write_file(&tmp.join(MANIFEST), b.manifest.as_bytes(), fsync)?;
+        write_file(&tmp.join(MANIFEST_SUM), manifest_sum(b.manifest.as_bytes()).as_bytes(), fsync)?;
         if fsync {
             fsync_dir(&tmp);
         }
@@ -453,8 +464,11 @@ pub(crate) mod tests {
         assert_eq!(dir, root.join("segments").join(&b.id));
         let mut names: Vec<String> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         names.sort();
-        assert_eq!(names.len(), 9);
+        assert_eq!(names.len(), 10);
         assert!(names.contains(&MANIFEST.to_string()));
+        // the manifest's own checksum covers its bytes
+        let sum = fs::read_to_string(dir.join(MANIFEST_SUM)).unwrap();
+        assert_eq!(sum, hex(&Sha256::digest(b.manifest.as_bytes())) + "\n");
         assert_eq!(fs::read_dir(root.join("tmp")).unwrap().count(), 0);
         assert_eq!(fs::read_to_string(dir.join(MANIFEST)).unwrap(), b.manifest);
         fs::remove_dir_all(&root).unwrap();

@@ -3,11 +3,13 @@
 Layout::
 
     CAMPAIGN/
-      campaign.json          {"format": "tcplab-campaign", "format_version": 2, "created_by": version}
+      campaign.json          {"format": "tcplab-campaign", "format_version": 3, "created_by": version}
+      campaign.json.sha256   its SHA-256
       index.sqlite           the index (a cache: rebuilt from segments/ when lost or corrupt)
       segments/<id>/         one chunk of runs: flows/links/files/flow_ts/queue_ts/cc_ts/qdisc_ts.parquet (every
-                             run's rows, with a ``run`` key column) and segment.json (the manifest, written last)
-      sweeps/<name>.toml     the description of each sweep run into this campaign
+                             run's rows, with a ``run`` key column), segment.json (the manifest: every other
+                             file's size and SHA-256) and segment.sha256 (the manifest's SHA-256, written last)
+      sweeps/<name>.toml     the description of each sweep run into this campaign (and <name>.toml.sha256)
       tmp/                   segments being written; never read
       quarantine/            segments found damaged, moved aside (their runs are run again)
 
@@ -18,6 +20,13 @@ The run key is the SHA-256 of the canonical JSON of ``{"spec": RunSpec,
 never points to a missing or partial segment. A segment the index does not
 know (the sweep was killed between the two) is checked byte for byte and
 adopted when the campaign is next opened.
+
+Every stored byte is covered by a checksum (format 3): the tables by the
+manifest, the manifest by ``segment.sha256``, ``campaign.json`` and each sweep
+file by a ``.sha256`` file beside it. A manifest is checked whenever it is
+read; ``verify`` checks everything. A campaign of format 2 (no checksum of
+its manifests) is refused until :meth:`Campaign.upgrade` (``tcplab sweep
+--upgrade DIR``) checksums it as it is.
 
 Failed runs are stored too (a record with ``status = "failed"`` and the
 error). They are not run again unless asked (``retry_failed``). When a key
@@ -41,8 +50,8 @@ import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from .grid import canonical_json
-from .worker import (_NOT_COLUMNS, _json_of, ALL_TABLES, MANIFEST, SEGMENT_FORMAT, TABLES, commit_segment, read_rows, read_table,
-                     segment_dir, syncfs)
+from .worker import (_NOT_COLUMNS, _json_of, ALL_TABLES, MANIFEST, MANIFEST_SUM, SEGMENT_FORMAT, TABLES, commit_segment,
+                     manifest_sum, read_rows, read_table, segment_dir, syncfs)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -53,8 +62,12 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["Campaign", "CampaignError", "CampaignWarning", "DamagedSegmentError", "RunReport", "run_key"]
 
 FORMAT = "tcplab-campaign"
-FORMAT_VERSION = 2
+#: 3: every stored file is covered by a checksum (segment.sha256, campaign.json.sha256, sweeps/*.toml.sha256).
+#: 2 differs only in lacking them: :meth:`Campaign.upgrade` adds them.
+FORMAT_VERSION = 3
 MARKER = "campaign.json"
+#: The suffix of the file holding the SHA-256 of a campaign file (campaign.json, a sweep file).
+SUM = ".sha256"
 INDEX = "index.sqlite"
 KEY_LEN = 32
 #: Segments of format version 2 keep their runs' RunSpecs here (row i: run record i), not in the manifest.
@@ -226,14 +239,53 @@ def _read_json(path: str) -> Any:
         return json.load(fh)
 
 
-def _atomic_text(path: str, text: str, fsync: bool = True) -> None:
+def _atomic_bytes(path: str, data: bytes, fsync: bool = True) -> None:
+    """Write ``path`` under a temporary name in its directory and rename it: a reader sees the old file or
+    the whole new one, never part of it; on an error (a full disk) the temporary file is removed."""
     tmp = f"{path}.tmp.{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        if fsync:
-            fh.flush()
-            os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _atomic_text(path: str, text: str, fsync: bool = True) -> None:
+    _atomic_bytes(path, text.encode("utf-8"), fsync)
+
+
+def _sha256_text(data: bytes) -> bytes:
+    return (hashlib.sha256(data).hexdigest() + "\n").encode()
+
+
+def _write_checked(path: str, text: str, fsync: bool = True) -> None:
+    """Write a campaign file and, beside it, its SHA-256 (``path + SUM``). The checksum goes first: a
+    crash between the two leaves a mismatch that ``verify`` reports, never a file nothing covers."""
+    data = text.encode("utf-8")
+    _atomic_bytes(path + SUM, _sha256_text(data), fsync)
+    _atomic_bytes(path, data, fsync)
+
+
+def _checksum_problem(path: str, data: bytes, sum_path: str) -> Optional[str]:
+    """Why ``data`` (the bytes of ``path``) does not match the checksum in ``sum_path``; None if it does."""
+    try:
+        with open(sum_path, "rb") as fh:
+            want = fh.read()
+    except FileNotFoundError:
+        return f"{path}: no checksum ({os.path.basename(sum_path)} missing)"
+    except OSError as e:
+        return f"{sum_path}: unreadable checksum ({e.strerror or e})"
+    if want != _sha256_text(data):
+        return f"{path}: checksum mismatch (edited or damaged: {os.path.basename(sum_path)} does not match it)"
+    return None
 
 
 _CHECKPOINT: dict = {}  # (asks the committer's thread to checkpoint the index)
@@ -391,6 +443,13 @@ class Campaign:
                                     f"{FORMAT_VERSION}}}") from None
             if not isinstance(doc, dict) or doc.get("format") != FORMAT:
                 raise CampaignError(f"{marker}: not a tcplab campaign (format {doc.get('format') if isinstance(doc, dict) else doc!r})")
+            if doc.get("format_version") == 2:
+                import shlex
+
+                raise CampaignError(f"{marker}: campaign format version 2, written by an earlier tcplab: its segment "
+                                    f"manifests have no checksum. Run `tcplab sweep --upgrade "
+                                    f"{shlex.quote(self.path)}` to checksum its files as they are now (after "
+                                    f"checking its tables), or run the sweep into a new directory")
             if doc.get("format_version") != FORMAT_VERSION:
                 raise CampaignError(f"{marker}: campaign format version {doc.get('format_version')!r}; "
                                     f"this tcplab reads version {FORMAT_VERSION}"
@@ -406,10 +465,10 @@ class Campaign:
 
             os.makedirs(self.path, exist_ok=True)
             # made durable as the sweep file is (see save_sweep): by the first flush, or when closed
-            _atomic_text(marker, json.dumps({"format": FORMAT, "format_version": FORMAT_VERSION,
-                                             "created_by": tcplab.__version__, "created": time.time()}) + "\n",
-                         fsync=False)
-            unsynced = {marker: time.time()}
+            _write_checked(marker, json.dumps({"format": FORMAT, "format_version": FORMAT_VERSION,
+                                               "created_by": tcplab.__version__, "created": time.time()}) + "\n",
+                           fsync=False)
+            unsynced = {marker: time.time(), marker + SUM: time.time()}
         for d in ("segments", "tmp", "sweeps"):
             os.makedirs(os.path.join(self.path, d), exist_ok=True)
         self._manifests: dict[str, dict] = {}
@@ -519,10 +578,19 @@ class Campaign:
         """The manifest of segment directory ``d``; raises CampaignError if the segment is damaged."""
         mpath = os.path.join(d, MANIFEST)
         try:
-            m = _read_json(mpath)
+            with open(mpath, "rb") as fh:
+                text = fh.read()
         except FileNotFoundError:
             raise CampaignError(f"{d}: no {MANIFEST} (not a stored segment)") from None
-        except (OSError, ValueError) as e:
+        except OSError as e:
+            raise CampaignError(f"{mpath}: unreadable manifest ({e})") from None
+        # the manifest's own checksum first: an edited metric must not be indexed or shown
+        problem = _checksum_problem(mpath, text, os.path.join(d, MANIFEST_SUM))
+        if problem is not None:
+            raise CampaignError(problem)
+        try:
+            m = json.loads(text)
+        except ValueError as e:
             raise CampaignError(f"{mpath}: unreadable manifest ({e})") from None
         if not isinstance(m, dict) or m.get("format") != SEGMENT_FORMAT or m.get("id") != seg:
             raise CampaignError(f"{mpath}: not the manifest of segment {seg}")
@@ -620,7 +688,7 @@ class Campaign:
         ``quarantine/`` and their runs dropped from the index, so the next
         sweep runs them again.
         """
-        problems = []
+        problems = self._verify_campaign_files()
         for seg, d in sorted(self._scan().items()):
             try:
                 self._check_segment(d, seg, deep=True)
@@ -630,6 +698,69 @@ class Campaign:
                     self._quarantine(d, str(e))
                     self._drop_segment(seg)
         return problems
+
+    def _campaign_files(self) -> list[str]:
+        """The campaign's own files covered by a ``.sha256`` beside them: the marker and the sweep files."""
+        d = os.path.join(self.path, "sweeps")
+        return [os.path.join(self.path, MARKER)] + [os.path.join(d, n) for n in sorted(os.listdir(d))
+                                                     if n.endswith(".toml")]
+
+    def _verify_campaign_files(self) -> list[str]:
+        """Problems with campaign.json and the sweep files (reported; a sweep file is rewritten by the next
+        sweep of that name, the marker is the user's to restore)."""
+        problems = []
+        for p in self._campaign_files():
+            try:
+                with open(p, "rb") as fh:
+                    data = fh.read()
+            except OSError as e:
+                problems.append(f"{p}: unreadable ({e.strerror or e})")
+                continue
+            problem = _checksum_problem(p, data, p + SUM)
+            if problem is not None:
+                problems.append(problem)
+        return problems
+
+    @staticmethod
+    def upgrade(path: Union[str, os.PathLike]) -> int:
+        """Bring a campaign of format 2 to format 3: check every segment's tables against its manifest,
+        then write the checksums format 3 adds (of each manifest, campaign.json and the sweep files) for the
+        files as they are now. Returns the number of segments checksummed. A damaged segment is reported
+        (CampaignError) and nothing is changed: move it aside or delete it first."""
+        root = os.path.abspath(os.fspath(path))
+        marker = os.path.join(root, MARKER)
+        try:
+            doc = _read_json(marker)
+        except (OSError, ValueError) as e:
+            raise CampaignError(f"{marker}: not a readable tcplab campaign marker ({e})") from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise CampaignError(f"{marker}: not a tcplab campaign")
+        if doc.get("format_version") == FORMAT_VERSION:
+            return 0
+        if doc.get("format_version") != 2:
+            raise CampaignError(f"{marker}: campaign format version {doc.get('format_version')!r}; only version 2 "
+                                f"can be upgraded")
+        segs = os.path.join(root, "segments")
+        dirs = sorted(e.path for e in os.scandir(segs) if e.is_dir() and _SEG_RE.match(e.name)) \
+            if os.path.isdir(segs) else []
+        for d in dirs:  # everything checked before anything is written
+            m = _read_json(os.path.join(d, MANIFEST))
+            for name, info in (m.get("files") or {}).items():
+                with open(os.path.join(d, name), "rb") as fh:
+                    if hashlib.sha256(fh.read()).hexdigest() != info.get("sha256"):
+                        raise CampaignError(f"{os.path.join(d, name)}: checksum mismatch (damaged); nothing "
+                                            f"upgraded: move {d} aside first")
+        for d in dirs:
+            with open(os.path.join(d, MANIFEST), "rb") as fh:
+                _atomic_bytes(os.path.join(d, MANIFEST_SUM), manifest_sum(fh.read()))
+        sweeps = os.path.join(root, "sweeps")
+        for n in sorted(os.listdir(sweeps)) if os.path.isdir(sweeps) else []:
+            if n.endswith(".toml"):
+                with open(os.path.join(sweeps, n), "rb") as fh:
+                    _atomic_bytes(os.path.join(sweeps, n + SUM), _sha256_text(fh.read()))
+        doc["format_version"] = FORMAT_VERSION
+        _write_checked(marker, json.dumps(doc) + "\n")  # last: the campaign opens only once all is checksummed
+        return len(dirs)
 
     def reindex(self) -> None:
         """Rebuild the index from the segment directories."""
@@ -819,9 +950,22 @@ class Campaign:
         path = os.path.join(self.path, "sweeps", f"{name}.toml")
         # written atomically; made durable by the next flush of the filesystem (the one that makes the
         # sweep's first segments durable), or when the campaign is closed if no flush came
-        _atomic_text(path, sweep.to_toml(), fsync=False)
-        self._unsynced[path] = time.time()
+        text = sweep.to_toml()
+        if self._same_text(path, text):  # (already there: nothing to write, e.g. in a read-only campaign)
+            return path
+        _write_checked(path, text, fsync=False)
+        self._unsynced[path] = self._unsynced[path + SUM] = time.time()
         return path
+
+    @staticmethod
+    def _same_text(path: str, text: str) -> bool:
+        """Whether ``path`` holds ``text`` and its checksum matches."""
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return False
+        return data == text.encode("utf-8") and _checksum_problem(path, data, path + SUM) is None
 
     def sweeps(self) -> dict[str, str]:
         """``{name: TOML text}`` of the sweeps run into this campaign."""

@@ -19,10 +19,10 @@ job is planned; jobs sent to Dask workers are cut to their key and line.
 table (``flows``, ``links``, ``files``, ``flow_ts``, ``queue_ts``, ``cc_ts``,
 ``qdisc_ts``; every run's rows, with a leading ``run`` column naming the run
 key) and ``specs.parquet`` (each run's RunSpec, zstd-compressed) and
-``segment.json``, the manifest, written last: per run its key, parameters,
+``segment.json``, the manifest: per run its key, parameters,
 seed, version, status, error, metrics, meta, the row range of each table
 and the names of its cc_ts and qdisc_ts variables; per file its size and
-SHA-256.
+SHA-256; and last ``segment.sha256``, the SHA-256 of the manifest's bytes.
 A segment is written into a fresh directory under ``tmp/`` and renamed into
 ``segments/`` in one ``rename``, so a reader sees a whole segment or none of
 it.
@@ -60,8 +60,11 @@ OPTIONAL_TABLES = ("cc_ts", "qdisc_ts")
 ALL_TABLES = TABLES + OPTIONAL_TABLES
 #: Columns of a core table that are not columns (another length): kept in the run's record instead.
 _NOT_COLUMNS = {"cc_ts": ("variable_names", "cc_variables"), "qdisc_ts": ("variable_names", "qdisc_variables")}
-#: A segment's manifest, written last.
+#: A segment's manifest, written after the tables.
 MANIFEST = "segment.json"
+#: The SHA-256 of the manifest's bytes (64 hex digits and a newline), written last: the manifest holds the
+#: checksums of the other files, this one the manifest's, so every stored byte is covered (campaign format 3).
+MANIFEST_SUM = "segment.sha256"
 SEGMENT_FORMAT = "tcplab-segment"
 #: The version of the segments Python writes itself (records of runs whose worker died, which keep their
 #: RunSpec in the manifest). The core writes version 2: the RunSpecs in ``specs.parquet``.
@@ -217,9 +220,9 @@ def commit_segment(root: str, manifest: dict, files: dict[str, bytes], fsync: bo
     try:
         for name, data in files.items():
             _write(os.path.join(tmp, name), data, fsync)
-        _write(os.path.join(tmp, MANIFEST),
-               (json.dumps(manifest, separators=(",", ":"), allow_nan=False, check_circular=False) + "\n").encode(),
-               fsync)
+        text = (json.dumps(manifest, separators=(",", ":"), allow_nan=False, check_circular=False) + "\n").encode()
+        _write(os.path.join(tmp, MANIFEST), text, fsync)
+        _write(os.path.join(tmp, MANIFEST_SUM), manifest_sum(text), fsync)
         if fsync:
             _fsync_dir(tmp)
         os.makedirs(os.path.dirname(final), exist_ok=True)
@@ -230,6 +233,13 @@ def commit_segment(root: str, manifest: dict, files: dict[str, bytes], fsync: bo
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return final
+
+
+def manifest_sum(manifest: bytes) -> bytes:
+    """The content of a segment's ``segment.sha256`` for its manifest's bytes (as the core writes it)."""
+    import hashlib
+
+    return (hashlib.sha256(manifest).hexdigest() + "\n").encode()
 
 
 def read_table(data: bytes) -> Any:
