@@ -686,7 +686,10 @@ def _cmd_upgrade(path: str) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import Campaign, CampaignError, load_sweep
+    import sqlite3
+
+    from .sweep import load_sweep
+    from .sweep.envfail import StorageError, storage_error
 
     try:
         import tomllib
@@ -715,14 +718,35 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     outdir = args.outdir or opts.get("out") or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
     jobs = sweep.jobs()  # validates every point before anything runs
     try:
+        return _sweep_into(args, sweep, jobs, outdir, workers, scheduler)
+    except StorageError as e:  # a full disk, a read-only directory, an unreachable scheduler: one line
+        raise _CliError(str(e), EXIT_FAILURE) from None
+    except (OSError, sqlite3.Error) as e:
+        err = storage_error(e, outdir)
+        if err is None:
+            raise
+        raise _CliError(str(err), EXIT_FAILURE) from None
+
+
+def _sweep_into(args: argparse.Namespace, sweep: Any, jobs: list, outdir: str, workers: Optional[int],
+                scheduler: Optional[str]) -> int:
+    from .sweep import Campaign, CampaignError
+    from .sweep.envfail import StorageError
+
+    try:
         camp = Campaign(outdir)
+    except StorageError:
+        raise
     except CampaignError as e:
         raise _CliError(str(e)) from None
     with camp:
         if args.verify:
             problems = camp.verify(fix=True)
-            print(f"verify: {len(problems)} damaged run(s) moved to quarantine/" if problems else
-                  "verify: every stored run matches its checksums", file=sys.stderr)
+            for p in problems:
+                print(f"verify: {p}", file=sys.stderr)
+            where = " (read-only: nothing moved)" if camp.read_only else "; damaged segments moved to quarantine/"
+            print(f"verify: {len(problems)} problem(s){where}" if problems else
+                  "verify: every stored file matches its checksum", file=sys.stderr)
         if args.dry_run:
             _, todo = camp.plan(jobs, args.retry_failed)
             print(f"{sweep.describe()}; {len(todo)} to run, {len(jobs) - len(todo)} stored, in {camp.path}")
@@ -734,6 +758,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         try:
             rep = camp.run(jobs, workers=workers, scheduler=scheduler, progress=args.progress,
                            retry_failed=args.retry_failed, fsync=not args.no_fsync, store_on=args.store_on)
+        except StorageError:
+            raise
         except CampaignError as e:
             raise _CliError(str(e), EXIT_FAILURE) from None
     if args.json:

@@ -426,7 +426,7 @@ class _Round:
         import socket
         import uuid
 
-        self.pool, self.on_segment, self.bar = pool, on_segment, bar
+        self.pool, self.on_segment, self.bar, self.root = pool, on_segment, bar, root
         self.slots = list(range(pool.n)) if slots is None else slots
         self.path = os.path.join(root, "tmp", f"jobs{uuid.uuid4().hex}.{socket.gethostname()}.{os.getpid()}."
                                               f"{uuid.uuid4().hex[:8]}")
@@ -523,6 +523,11 @@ class _Round:
             self.active.discard(slot)
             self.pool.worker(slot).exiting = True
         elif "error" in msg:  # the worker could not store a segment (it exits; its runs are run again)
+            from .envfail import storage_error
+
+            err = storage_error(RuntimeError(str(msg["error"])), self.root)
+            if err is not None:  # a full disk, a read-only directory: the sweep stops, no run is blamed
+                raise err
             self.errors.append(str(msg["error"]))
 
     def died(self, slot: int) -> None:
@@ -574,6 +579,11 @@ def _drive_pool(pool: LocalPool, jobs: Iterable[dict], root: str, fsync: bool,
             rnd.finish()
         except BaseException:
             pool.shared[_CANCEL] = 1
+            try:  # (the round's jobs file: nothing reads it any more)
+                os.close(rnd.fd)
+                os.remove(rnd.path)
+            except OSError:
+                pass
             raise
         again = []
         for job in rnd.jobs:
@@ -648,6 +658,11 @@ def _drive(backend: Any, chunker: Chunker, window: int, dest: Optional[str], fsy
             try:
                 result = backend.result(fut)
             except Exception as e:  # the worker process died (crash, OOM kill, KilledWorker)
+                from .envfail import storage_error
+
+                err = storage_error(e, dest or "the campaign")
+                if err is not None:  # it could not store the chunk (a full disk...): not the runs' fault
+                    raise err from None
                 backend.broken(e)
                 if len(chunk) > 1:
                     chunker.isolate(chunk)  # find the culprit: each run of the chunk alone
@@ -749,7 +764,12 @@ def _run_dask(jobs: list[dict], on_segment: Callable, client: Any, scheduler: Op
 
     own = client is None
     if own:
-        client = Client(scheduler)
+        try:
+            client = Client(scheduler)
+        except (OSError, TimeoutError) as e:  # (distributed raises OSError after its connect timeout)
+            from .envfail import dask_unreachable
+
+            raise dask_unreachable(scheduler, e) from None
     bar = Progress(len(jobs), progress, label)
     try:
         nworkers = max(1, sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()))

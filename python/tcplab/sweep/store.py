@@ -36,6 +36,7 @@ the index keeps an ``ok`` record over a failed one, then the later one.
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -160,6 +161,16 @@ def _key_and_spec_json(spec: Mapping[str, Any], version: Optional[str] = None) -
     spec_json = canonical_json(spec)
     text = '{"spec":' + spec_json + ',"version":' + _version_json(version) + "}"
     return hashlib.sha256(text.encode()).hexdigest()[:KEY_LEN], spec_json
+
+
+def _raise_environment(e: BaseException, where: str) -> None:
+    """Raise the one-line StorageError of an environment failure (full disk, read-only...); return if
+    ``e`` is something else."""
+    from .envfail import storage_error
+
+    err = storage_error(e, where)
+    if err is not None:
+        raise err from None
 
 
 class RunReport:
@@ -430,6 +441,13 @@ class Campaign:
 
     def __init__(self, path: Union[str, os.PathLike], create: bool = True) -> None:
         self.path = os.path.abspath(os.fspath(path))
+        try:
+            self._open(create)
+        except (OSError, sqlite3.Error) as e:
+            _raise_environment(e, self.path)
+            raise
+
+    def _open(self, create: bool) -> None:
         marker = os.path.join(self.path, MARKER)
         if os.path.exists(self.path) and not os.path.isdir(self.path):
             raise CampaignError(f"{self.path}: not a directory")
@@ -469,8 +487,19 @@ class Campaign:
                                                "created_by": tcplab.__version__, "created": time.time()}) + "\n",
                            fsync=False)
             unsynced = {marker: time.time(), marker + SUM: time.time()}
+        #: Nothing can be written here (a read-only mount, no write permission): the campaign is read as it
+        #: is, with an index of its own in memory when the stored one cannot be used as it is (see _reconcile).
+        self.read_only = not os.access(self.path, os.W_OK)
         for d in ("segments", "tmp", "sweeps"):
-            os.makedirs(os.path.join(self.path, d), exist_ok=True)
+            p = os.path.join(self.path, d)
+            if os.path.lexists(p) and not os.path.isdir(p):
+                from .envfail import StorageError
+
+                raise StorageError(f"{p}: a file is where the campaign's {d}/ directory belongs; move that file out "
+                                   f"of the campaign directory (it is not part of a campaign), then run again",
+                                   errno.ENOTDIR)
+            if not self.read_only:
+                os.makedirs(p, exist_ok=True)
         self._manifests: dict[str, dict] = {}
         self._unsynced: dict[str, float] = unsynced  # files written without fsync that no flush has covered yet
         self._db = self._open_index()
@@ -495,10 +524,31 @@ class Campaign:
         db.execute("SELECT count(*) FROM runs").fetchone()
         return db
 
+    def _memory_index(self) -> sqlite3.Connection:
+        """An empty index in memory (a read-only campaign whose stored index cannot be used as it is)."""
+        db = sqlite3.connect(":memory:", check_same_thread=False)
+        db.executescript(_SCHEMA)
+        return db
+
     def _open_index(self) -> sqlite3.Connection:
+        if self.read_only:  # read the stored index without writing to it; else rebuild one in memory
+            try:
+                db = sqlite3.connect(pathlib.Path(self.path, INDEX).as_uri() + "?mode=ro", uri=True,
+                                     check_same_thread=False)
+                if db.execute("PRAGMA user_version").fetchone()[0] == FORMAT_VERSION:
+                    db.execute("SELECT count(*) FROM runs").fetchone()
+                    return db
+                db.close()
+            except sqlite3.Error:
+                pass
+            return self._memory_index()
         try:
             return self._connect()
         except sqlite3.DatabaseError as e:
+            from .envfail import is_environment_sqlite_error
+
+            if is_environment_sqlite_error(e):  # a full disk or a read-only file is not a damaged index
+                raise
             bad = os.path.join(self.path, f"{INDEX}.corrupt-{int(time.time())}")
             for suffix in ("", "-wal", "-shm"):
                 p = os.path.join(self.path, INDEX + suffix)
@@ -624,7 +674,8 @@ class Campaign:
             if e.name not in _ROOT_ENTRIES and not e.name.startswith(INDEX + ".corrupt-") \
                     and not e.name.startswith(MARKER) and not e.name.startswith("report"):
                 _warn(f"{e.path}: not part of a tcplab campaign; ignored")
-        for e in os.scandir(os.path.join(self.path, "segments")):
+        segs = os.path.join(self.path, "segments")
+        for e in os.scandir(segs) if os.path.isdir(segs) else ():
             if e.is_dir() and _SEG_RE.match(e.name):
                 found[e.name] = e.path
             else:
@@ -645,6 +696,11 @@ class Campaign:
         self._clean_tmp()
         on_disk = self._scan()
         known = {s for (s,) in self._db.execute("SELECT id FROM segments")}
+        if self.read_only and known != set(on_disk):
+            # the stored index cannot be brought up to date here: index the segments in memory instead
+            self._db.close()
+            self._db = self._memory_index()
+            known = set()
         for seg, d in sorted(on_disk.items()):
             if seg in known:
                 continue
@@ -665,6 +721,8 @@ class Campaign:
 
     def _clean_tmp(self) -> None:
         tmp = os.path.join(self.path, "tmp")
+        if self.read_only or not os.path.isdir(tmp):
+            return
         host = socket.gethostname()
         for e in os.scandir(tmp):
             parts = e.name.split(".")
@@ -686,8 +744,9 @@ class Campaign:
 
         Returns the problems found; with ``fix``, damaged segments are moved to
         ``quarantine/`` and their runs dropped from the index, so the next
-        sweep runs them again.
+        sweep runs them again (not in a read-only campaign: there they are only reported).
         """
+        fix = fix and not self.read_only
         problems = self._verify_campaign_files()
         for seg, d in sorted(self._scan().items()):
             try:
@@ -703,7 +762,7 @@ class Campaign:
         """The campaign's own files covered by a ``.sha256`` beside them: the marker and the sweep files."""
         d = os.path.join(self.path, "sweeps")
         return [os.path.join(self.path, MARKER)] + [os.path.join(d, n) for n in sorted(os.listdir(d))
-                                                     if n.endswith(".toml")]
+                                                     if n.endswith(".toml")] if os.path.isdir(d) else []
 
     def _verify_campaign_files(self) -> list[str]:
         """Problems with campaign.json and the sweep files (reported; a sweep file is rewritten by the next
@@ -856,6 +915,23 @@ class Campaign:
     def run(self, jobs: Any, workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
             progress: Optional[bool] = None, retry_failed: bool = False, fsync: bool = True,
             store_on: str = "worker", label: str = "sweep") -> RunReport:
+        """Run the jobs not stored yet, store them as they finish, return a :class:`RunReport`
+        (see :meth:`_run`). A failure of the environment (a full disk, a read-only directory, an unreachable
+        Dask scheduler) raises :class:`~tcplab.sweep.envfail.StorageError` and is never stored as a failed
+        run; what was stored before it stays."""
+        try:
+            return self._run(jobs, workers, client, scheduler, progress, retry_failed, fsync, store_on, label)
+        except (OSError, sqlite3.Error, CampaignError) as e:
+            try:  # what killed workers were writing in tmp/ (they are reaped by now): no partial file stays
+                self._clean_tmp()
+            except OSError:
+                pass
+            _raise_environment(e, self.path)
+            raise
+
+    def _run(self, jobs: Any, workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
+             progress: Optional[bool] = None, retry_failed: bool = False, fsync: bool = True,
+             store_on: str = "worker", label: str = "sweep") -> RunReport:
         """Run the jobs not stored yet, store them as they finish, return a :class:`RunReport`.
 
         ``workers``: local processes (default: all cores). ``client`` (a
@@ -892,8 +968,14 @@ class Campaign:
             size_hint = len(jobs) if isinstance(jobs, Sweep) else None
         # the local pool takes the jobs as they are planned: its first runs start while the rest are hashed
         todo: Any = self._plan_iter(jobs, retry_failed, norm)
-        if not (local and n > 1):
+        if not (local and n > 1) or self.read_only:
             todo = list(todo)
+        if self.read_only and todo:
+            from .envfail import StorageError
+
+            raise StorageError(f"{self.path}: not writable (read-only file system or no permission): "
+                               f"{len(todo)} run(s) not stored yet cannot be stored; make it writable or give "
+                               f"another campaign directory (-o)", errno.EROFS)
         failures: list[dict] = []
         state = {"ran": 0, "sim_s": 0.0, "todo": 0}
         committer = _Committer(self, group)
@@ -951,7 +1033,7 @@ class Campaign:
         # written atomically; made durable by the next flush of the filesystem (the one that makes the
         # sweep's first segments durable), or when the campaign is closed if no flush came
         text = sweep.to_toml()
-        if self._same_text(path, text):  # (already there: nothing to write, e.g. in a read-only campaign)
+        if self.read_only or self._same_text(path, text):  # (already there: nothing to write, e.g. in a read-only campaign)
             return path
         _write_checked(path, text, fsync=False)
         self._unsynced[path] = self._unsynced[path + SUM] = time.time()
