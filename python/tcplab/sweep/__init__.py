@@ -24,9 +24,10 @@ from typing import Any
 from .grid import Sweep, SweepError, load_sweep
 from .query import aggregate, t_interval
 from .store import Campaign, CampaignError, CampaignWarning, DamagedSegmentError, RunReport, run_key
+from .envfail import StorageError
 
-__all__ = ["Campaign", "CampaignError", "CampaignWarning", "DamagedSegmentError", "RunReport", "Sweep", "SweepError",
-           "aggregate", "load_sweep", "run_key", "run_sweep", "t_interval"]
+__all__ = ["Campaign", "CampaignError", "CampaignWarning", "DamagedSegmentError", "RunReport", "StorageError", "Sweep",
+           "SweepError", "aggregate", "load_sweep", "run_key", "run_sweep", "t_interval"]
 
 
 def run_sweep(sweep: Sweep, campaign: Any, **kwargs: Any) -> RunReport:

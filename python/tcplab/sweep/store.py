@@ -915,10 +915,21 @@ class Campaign:
     def run(self, jobs: Any, workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
             progress: Optional[bool] = None, retry_failed: bool = False, fsync: bool = True,
             store_on: str = "worker", label: str = "sweep") -> RunReport:
-        """Run the jobs not stored yet, store them as they finish, return a :class:`RunReport`
-        (see :meth:`_run`). A failure of the environment (a full disk, a read-only directory, an unreachable
-        Dask scheduler) raises :class:`~tcplab.sweep.envfail.StorageError` and is never stored as a failed
-        run; what was stored before it stays."""
+        """Run the jobs not stored yet, store them as they finish, return a :class:`RunReport`.
+
+        ``workers``: local processes (default: all cores). ``client`` (a
+        ``distributed.Client``) or ``scheduler`` (its address) runs on Dask
+        instead. ``store_on="worker"`` has Dask workers write into the campaign
+        directory (they must see it: same machine or a shared filesystem);
+        ``"client"`` ships results back to this process to be written (local
+        workers always write into the campaign directory).
+        ``progress``: a progress bar on stderr (default: when it is a terminal),
+        titled ``label``.
+
+        A failure of the environment (a full disk, a read-only directory, an unreachable Dask scheduler)
+        raises :class:`~tcplab.sweep.envfail.StorageError` and is never stored as a failed run; what was
+        stored before it stays.
+        """
         try:
             return self._run(jobs, workers, client, scheduler, progress, retry_failed, fsync, store_on, label)
         except (OSError, sqlite3.Error, CampaignError) as e:
@@ -932,17 +943,7 @@ class Campaign:
     def _run(self, jobs: Any, workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
              progress: Optional[bool] = None, retry_failed: bool = False, fsync: bool = True,
              store_on: str = "worker", label: str = "sweep") -> RunReport:
-        """Run the jobs not stored yet, store them as they finish, return a :class:`RunReport`.
-
-        ``workers``: local processes (default: all cores). ``client`` (a
-        ``distributed.Client``) or ``scheduler`` (its address) runs on Dask
-        instead. ``store_on="worker"`` has Dask workers write into the campaign
-        directory (they must see it: same machine or a shared filesystem);
-        ``"client"`` ships results back to this process to be written (local
-        workers always write into the campaign directory).
-        ``progress``: a progress bar on stderr (default: when it is a terminal),
-        titled ``label``.
-        """
+        """The body of :meth:`run`."""
         from .execute import default_workers, execute_jobs
 
         if store_on not in ("worker", "client"):
@@ -1033,7 +1034,8 @@ class Campaign:
         # written atomically; made durable by the next flush of the filesystem (the one that makes the
         # sweep's first segments durable), or when the campaign is closed if no flush came
         text = sweep.to_toml()
-        if self.read_only or self._same_text(path, text):  # (already there: nothing to write, e.g. in a read-only campaign)
+        # nothing to write when it is there already; a read-only campaign keeps no record of the sweep
+        if self.read_only or self._same_text(path, text):
             return path
         _write_checked(path, text, fsync=False)
         self._unsynced[path] = self._unsynced[path + SUM] = time.time()
@@ -1053,7 +1055,7 @@ class Campaign:
         """``{name: TOML text}`` of the sweeps run into this campaign."""
         d = os.path.join(self.path, "sweeps")
         out = {}
-        for n in sorted(os.listdir(d)):
+        for n in sorted(os.listdir(d)) if os.path.isdir(d) else []:
             if n.endswith(".toml"):
                 with open(os.path.join(d, n), encoding="utf-8") as fh:
                     out[n[:-5]] = fh.read()
@@ -1166,7 +1168,8 @@ class Campaign:
         """What fixes an index that points at the wrong segment (``--verify`` checks segments, not the index)."""
         import shlex
 
-        return f"(the index is stale: rebuild it with `tcplab sweep --reindex {shlex.quote(self.path)}` or Campaign.reindex())"
+        return (f"(the index is stale: rebuild it with `tcplab sweep --reindex {shlex.quote(self.path)}` "
+                f"or Campaign.reindex())")
 
     def _record(self, key: str) -> tuple[str, dict, dict]:
         """(segment id, segment manifest, the run's record in it)."""
