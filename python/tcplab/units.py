@@ -49,6 +49,7 @@ Every parser takes the name of the field being parsed and raises
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Optional, Union
@@ -69,6 +70,7 @@ __all__ = [
     "parse_rate",
     "parse_size",
     "parse_time",
+    "python_scalar",
 ]
 
 Number = Union[int, float]
@@ -112,25 +114,57 @@ def _split(value: str) -> Optional[tuple[float, str]]:
     return float(m.group(1)), m.group(2)
 
 
+def python_scalar(value: object) -> object:
+    """A numpy scalar as the plain Python value it holds: ``numpy.int64(2)``
+    -> ``2``, ``numpy.float32(0.5)`` -> ``0.5``, ``numpy.bool_(True)`` ->
+    ``True``; anything else unchanged. Sweep grids hand numpy values to
+    the scenario model, which then checks the *kind* (a boolean is not a
+    count, a float is not a whole number) as for Python values."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    np = _numpy()
+    if np is None or not isinstance(value, np.generic):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def _numpy():
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        return None
+    return numpy
+
+
+def _numpy_generic() -> tuple:
+    np = _numpy()
+    return (np.generic,) if np is not None else ()
+
+
 def _plain_number(value: object, field: str, what: str, example: str) -> Optional[float]:
     """Return a float for int/float input, None for strings, raise otherwise."""
+    value = python_scalar(value)
     if isinstance(value, bool):
         raise UnitError(field, f"expected a {what}, got a boolean {value} (e.g. {example})")
     if isinstance(value, (int, float)):
-        v = float(value)
+        try:
+            v = float(value)
+        except OverflowError:  # an int beyond the largest float (about 1.8e308)
+            raise UnitError(field, f"expected a {what}, got an integer of {value.bit_length()} bits: "
+                                   f"beyond the largest 64-bit float (about 1.8e308)") from None
         if math.isnan(v):
             raise UnitError(field, f"expected a {what}, got NaN")
         return v
     if isinstance(value, str):
         return None
-    # numpy scalars and the like
-    try:
-        import numbers
-
-        if isinstance(value, numbers.Real):
-            return float(value)  # type: ignore[arg-type]
-    except Exception:  # pragma: no cover - defensive
-        pass
+    if isinstance(value, numbers.Real) and not isinstance(value, _numpy_generic()):
+        return _plain_number(float(value), field, what, example)  # e.g. fractions.Fraction
     raise UnitError(field, f"expected a {what} such as {example}, got {type(value).__name__} {value!r}")
 
 
@@ -147,6 +181,13 @@ def parse_number(value: Quantity, field: str = "value") -> float:
 
 def parse_count(value: Quantity, field: str = "value") -> int:
     """Parse a whole number (e.g. a packet count): ``10``, ``"10"``, ``10.0``."""
+    value = python_scalar(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        # exact: no detour through a float, which rounds above 2^53
+        if not -(2**63) <= value < 2**64:
+            raise UnitError(field, f"expected a whole number of at most 64 bits (the core's counters), "
+                                   f"got an integer of {value.bit_length()} bits")
+        return value
     v = parse_number(value, field)
     if not math.isfinite(v) or v != round(v):
         raise UnitError(field, f"expected a whole number, got {_quote(value)}")
@@ -272,13 +313,26 @@ def parse_param(value: object, field: str = "value") -> Union[bool, int, float, 
                            f"'10Mbps', or a plain number)")
 
 
-def bdp_packets(rate_bps: float, rtt_s: float, packet_size: int, fraction: float = 1.0) -> int:
+#: Largest queue limit in packets: the core holds it in a u64.
+MAX_LIMIT_PACKETS = 2**64 - 1
+
+
+def bdp_packets(rate_bps: float, rtt_s: float, packet_size: int, fraction: float = 1.0,
+                field: str = "buffer") -> int:
     """``fraction`` x the bandwidth-delay product in packets, rounded to nearest, >= 1.
 
     ``C * RTT / (8 * packet_size)``: 200 Mbit/s x 100 ms / (1500 x 8) = 1667.
     The fraction is applied to the exact product before rounding (half up).
+    A packet size below 1 byte, or a product beyond the core's u64 limit,
+    is a :class:`UnitError` naming ``field`` (the buffer being resolved).
     """
+    if not packet_size >= 1:  # (also NaN)
+        raise UnitError(field, f"a buffer in BDP needs a packet size of at least 1 byte to count packets, "
+                               f"got {packet_size!r} B")
     exact = fraction * rate_bps * rtt_s / (8.0 * packet_size)
+    if not (math.isfinite(exact) and exact + 0.5 < MAX_LIMIT_PACKETS):
+        raise UnitError(field, f"{fraction:g} BDP of {rate_bps:g} bit/s x {rtt_s:g} s is {exact:g} packets, "
+                               f"beyond the largest queue limit (2^64 - 1 packets)")
     return max(1, int(math.floor(exact + 0.5)))
 
 
@@ -313,13 +367,16 @@ class Buffer:
                     "a buffer given as a fraction of the BDP is only defined for a "
                     "scenario builder that knows C and RTT (e.g. Dumbbell); give packets or bytes",
                 )
-            return {"limit_packets": bdp_packets(rate_bps, rtt_s, packet_size, self.bdp), "limit_bytes": None}
+            return {"limit_packets": bdp_packets(rate_bps, rtt_s, packet_size, self.bdp, field), "limit_bytes": None}
         return {"limit_packets": self.packets, "limit_bytes": self.bytes}
 
-    def packets_for(self, rate_bps: float, rtt_s: float, packet_size: int) -> Optional[float]:
+    def packets_for(self, rate_bps: float, rtt_s: float, packet_size: int,
+                    field: str = "buffer") -> Optional[float]:
         """The limit in packets (bytes converted with ``packet_size``); None if unlimited."""
+        if not packet_size >= 1:
+            raise UnitError(field, f"needs a packet size of at least 1 byte to count packets, got {packet_size!r} B")
         if self.bdp is not None:
-            return float(bdp_packets(rate_bps, rtt_s, packet_size, self.bdp))
+            return float(bdp_packets(rate_bps, rtt_s, packet_size, self.bdp, field))
         if self.packets is not None:
             return float(self.packets)
         if self.bytes is not None:
