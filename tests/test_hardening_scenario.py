@@ -206,3 +206,114 @@ def test_huge_python_ints_name_the_field():
         with pytest.raises(ScenarioError) as e:
             _dumbbell(**kw)
         assert e.value.field == field, str(e.value)
+
+
+# ---------------------------------------------------------------- item 7: frozen files checked on load
+
+
+@pytest.fixture(scope="module")
+def frozen_doc():
+    from tcplab.generate import parking_lot_scenario
+
+    fz = parking_lot_scenario(3, seed=1, duration="5s", n_short=4, rate="50Mbps", buffer="100KB")
+    return json.loads(json.dumps(fz.to_dict()))
+
+
+def _load_edited(tmp_path, doc, edit):
+    from tcplab.generate import load_frozen
+
+    doc = json.loads(json.dumps(doc))
+    edit(doc)
+    p = tmp_path / "edited.json"
+    p.write_text(json.dumps(doc))
+    with pytest.raises(ScenarioError) as e:
+        fz = load_frozen(p)
+        fz.spec({g: "reno" for g in fz.groups})  # on main the damage showed only here, if at all
+    return p, e.value
+
+
+def test_frozen_file_round_trips_unchanged(tmp_path, frozen_doc):
+    from tcplab.generate import FrozenScenario, load_frozen
+
+    p = tmp_path / "ok.json"
+    FrozenScenario(frozen_doc["spec"], frozen_doc["flows"], frozen_doc["topology"], frozen_doc["meta"]).save(p)
+    assert load_frozen(p).to_dict() == frozen_doc
+
+
+@pytest.mark.parametrize("edit,field", [
+    (lambda d: d["flows"][2].pop("group"), "flows[2].group"),                     # KeyError on main
+    (lambda d: d.__setitem__("spec", [1, 2]), "spec"),                             # TypeError on main
+    (lambda d: d["flows"].__setitem__(1, ["x"]), "flows[1]"),
+    (lambda d: d["flows"][0].__setitem__("hops", "2"), "flows[0].hops"),
+    (lambda d: d["flows"][0].__setitem__("extra", 1), "flows[0].extra"),
+    (lambda d: d["topology"].pop("backbone"), "topology.backbone"),
+    (lambda d: d.__setitem__("meta", {"groups": "AB"}), "meta.groups"),
+    (lambda d: d["spec"]["links"][0].__setitem__("rate_bps", -1.0), "spec.links[0].rate_bps"),
+    (lambda d: d["spec"]["links"][1].__setitem__("delay", float("nan")), "spec.links[1].delay"),
+    (lambda d: d["spec"].pop("flows"), "spec.flows"),
+    (lambda d: d["topology"]["backbone"].insert(0, "no-such-link"), "topology.backbone[0]"),
+    (lambda d: d.__setitem__("surprise", 1), "surprise"),
+])
+def test_frozen_schema_errors_name_the_path(tmp_path, frozen_doc, edit, field):
+    p, err = _load_edited(tmp_path, frozen_doc, edit)
+    assert err.field == f"{p}: {field}", str(err)
+
+
+@pytest.mark.parametrize("key,value", [
+    ("base_rtt", 0.5),
+    ("hops", 7),
+    ("src_router", "r9"),
+    ("path", ["a", "b"]),
+    ("name", "renamed"),
+])
+def test_frozen_facts_that_contradict_the_spec_are_refused(tmp_path, frozen_doc, key, value):
+    # On main these were accepted (and joined into results as if true).
+    p, err = _load_edited(tmp_path, frozen_doc, lambda d: d["flows"][3].__setitem__(key, value))
+    assert err.field == f"{p}: flows[3].{key}", str(err)
+    assert "in the file, but the run description gives" in err.problem
+
+
+def test_frozen_edited_spec_contradicting_facts_is_refused(tmp_path, frozen_doc):
+    # Lengthen one backbone link: the base RTT facts of the flows over it no longer hold.
+    link = frozen_doc["topology"]["backbone"][0]
+
+    def edit(d):
+        for ln in d["spec"]["links"]:
+            if ln["name"] == link:
+                ln["delay"] += 1.0
+
+    p, err = _load_edited(tmp_path, frozen_doc, edit)
+    assert err.field.startswith(f"{p}: flows[") and err.field.endswith(".base_rtt"), str(err)
+
+
+def test_frozen_latin1_bytes_name_the_file(tmp_path, frozen_doc):
+    from tcplab.generate import load_frozen
+
+    p = tmp_path / "latin1.json"
+    text = json.dumps(frozen_doc).replace('"parking-lot', '"caf\u00e9-lot', 1)
+    p.write_bytes(text.encode("latin-1"))
+    with pytest.raises(ScenarioError) as e:  # UnicodeDecodeError on main
+        load_frozen(p)
+    assert e.value.field == str(p) and "not UTF-8" in e.value.problem
+
+
+def test_frozen_deep_nesting_names_the_file(tmp_path):
+    from tcplab.generate import load_frozen
+
+    p = tmp_path / "deep.json"
+    p.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ScenarioError) as e:
+        load_frozen(p)
+    assert e.value.field == str(p)
+
+
+def test_replay_of_a_damaged_frozen_file_is_one_line(tmp_path, frozen_doc):
+    doc = json.loads(json.dumps(frozen_doc))
+    doc["flows"][0].pop("group")
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(doc))
+    r = subprocess.run([sys.executable, "-m", "tcplab", "replay", str(p), "--mix", "all-reno", "-o",
+                        str(tmp_path / "out")], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=PYTHONPATH), timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.stderr.strip() == f"error: {p}: flows[0].group: missing"
