@@ -317,3 +317,131 @@ def test_replay_of_a_damaged_frozen_file_is_one_line(tmp_path, frozen_doc):
                        env=dict(os.environ, PYTHONPATH=PYTHONPATH), timeout=120)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
     assert r.stderr.strip() == f"error: {p}: flows[0].group: missing"
+
+
+# ---------------------------------------------------------------- item 13: output files and directories
+
+SMALL_TOML = ('[dumbbell]\nn_flows = 1\nbottleneck_rate = "10Mbps"\nrtt = "20ms"\nbuffer = "1BDP"\n'
+              '[run]\nduration = "1s"\nsample_interval = "100ms"\n')
+GEN_TOML = ('duration = "2s"\nseed = 1\n[topology]\nkind = "parking_lot"\nn_routers = 3\nrate = "10Mbps"\n'
+            'buffer = "50KB"\ndelay = "5ms"\n[[traffic]]\nname = "long"\ncount = 2\n'
+            'workload = { kind = "long", size = "1MB", interarrival = "10s" }\n')
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "tcplab", *map(str, args)], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=PYTHONPATH), timeout=300, cwd=cwd)
+
+
+def _leftovers(directory) -> list[str]:
+    return sorted(n for n in os.listdir(directory) if ".tmp" in n)
+
+
+def test_generate_into_a_directory_leaves_no_temp_file(tmp_path):
+    spec = tmp_path / "gen.toml"
+    spec.write_text(GEN_TOML)
+    target = tmp_path / "already-a-dir"
+    target.mkdir()
+    r = _cli("generate", spec, "-o", target)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith(f"error: {target}: "), r.stderr
+    assert _leftovers(tmp_path) == []  # main left already-a-dir.tmp<pid>
+
+
+def test_frozen_save_interrupted_leaves_no_temp_file(tmp_path, frozen_doc, monkeypatch):
+    from tcplab.generate import FrozenScenario
+
+    fz = FrozenScenario(frozen_doc["spec"], frozen_doc["flows"], frozen_doc["topology"], frozen_doc["meta"])
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fz.save(tmp_path / "pl.json")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.fixture(scope="module")
+def run_output(tmp_path_factory):
+    d = tmp_path_factory.mktemp("runout")
+    (d / "s.toml").write_text(SMALL_TOML)
+    r = _cli("run", d / "s.toml", "-o", d / "out", "--no-plot")
+    assert r.returncode == 0, r.stderr
+    return d / "out"
+
+
+def test_report_failures_leave_no_temp_file_and_name_the_target(tmp_path, run_output):
+    target = tmp_path / "no-such-dir" / "r.html"
+    r = _cli("report", run_output, "-o", target)
+    assert r.returncode != 0 and "Traceback" not in r.stderr, r.stderr
+    assert str(target) in r.stderr and ".tmp" not in r.stderr, r.stderr  # main named r.html.tmp.<pid>
+    target = tmp_path / "a-dir"
+    target.mkdir()
+    r = _cli("report", run_output, "-o", target)
+    assert r.returncode != 0 and ".tmp" not in r.stderr, r.stderr
+    assert _leftovers(tmp_path) == []  # main left a-dir.tmp.<pid>
+
+
+def test_report_interrupted_leaves_no_temp_file(tmp_path, run_output, monkeypatch):
+    from tcplab.report import write_report
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(run_output, tmp_path / "r.html")
+    assert os.listdir(tmp_path) == []
+
+
+def test_run_refuses_a_directory_with_the_users_files(tmp_path):
+    (tmp_path / "s.toml").write_text(SMALL_TOML)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "scenario.toml").write_text("# my own notes\n")
+    r = _cli("run", tmp_path / "s.toml", "-o", mine, "--no-plot")
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith(f"error: {mine}: exists, is not empty and is not a tcplab run output"), r.stderr
+    assert (mine / "scenario.toml").read_text() == "# my own notes\n"  # main overwrote it
+    assert sorted(os.listdir(mine)) == ["scenario.toml"]
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    r = _cli("run", tmp_path / "s.toml", "-o", afile, "--no-plot")
+    assert r.returncode == 2 and "is not a directory" in r.stderr, r.stderr
+
+
+def test_run_again_into_its_own_output_replaces_every_old_file(tmp_path):
+    (tmp_path / "s.toml").write_text(SMALL_TOML)
+    out = tmp_path / "out"
+    r = _cli("run", tmp_path / "s.toml", "-o", out, "--loss-trace", "--no-plot")
+    assert r.returncode == 0, r.stderr
+    assert (out / "retransmit_trace.parquet").exists() or (out / "drop_trace.parquet").exists()
+    (out / "notes.txt").write_text("kept")
+    r = _cli("run", tmp_path / "s.toml", "-o", out, "--no-plot")
+    assert r.returncode == 0, r.stderr
+    # the trace of the first run must not pass for the second's
+    assert not (out / "retransmit_trace.parquet").exists() and not (out / "drop_trace.parquet").exists()
+    assert (out / "notes.txt").read_text() == "kept"
+    res = tcplab.Results.load(out)
+    assert len(res.drop_trace) == 0
+
+
+def test_results_save_refuses_a_foreign_directory(tmp_path, run_output):
+    res = tcplab.Results.load(run_output)
+    (tmp_path / "summary.json").write_text("{}")
+    with pytest.raises(FileExistsError) as e:
+        res.save(tmp_path)
+    assert e.value.filename == str(tmp_path)
+    assert (tmp_path / "summary.json").read_text() == "{}"
+
+
+def test_replay_refuses_a_directory_with_the_users_files(tmp_path, frozen_doc):
+    p = tmp_path / "pl.json"
+    p.write_text(json.dumps(frozen_doc))
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "summary.json").write_text("mine")
+    r = _cli("replay", p, "--mix", "all-reno", "-o", mine)
+    assert r.returncode == 2 and "is not a tcplab run output" in r.stderr, r.stderr
+    assert (mine / "summary.json").read_text() == "mine"

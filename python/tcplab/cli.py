@@ -289,6 +289,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         spec = sc.to_spec()
     except ScenarioError as e:  # after --seed/--duration: name the field as the file does
         raise _CliError(str(_file_field(e, sc))) from None
+    outdir = args.outdir or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
+    _check_outdir(outdir)  # before the run, not after it
 
     _core()  # a clear error if the compiled core is missing
     import tcplab
@@ -299,7 +301,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     res.scenario = sc
     res.name = sc.name
 
-    outdir = args.outdir or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
     try:
         res.save(outdir)
         png = os.path.join(outdir, "cwnd_queue.png")
@@ -410,6 +411,17 @@ def _print_catalog(entries: list, as_json: bool) -> int:
     return EXIT_OK
 
 
+def _check_outdir(outdir: str) -> None:
+    """A run's -o directory must be new, empty or an earlier run's output
+    (tcplab.results.check_output_dir): never a user's files overwritten."""
+    from .results import check_output_dir
+
+    try:
+        check_output_dir(outdir)
+    except FileExistsError as e:
+        raise _CliError(f"{e.filename}: {e.strerror}") from None
+
+
 def _load_toml(path: str) -> dict:
     try:
         import tomllib
@@ -464,9 +476,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         spec = fz.spec(mix, seed=args.seed)
     except ScenarioError as e:
         raise _CliError(str(e)) from None
+    name = f"{os.path.splitext(os.path.basename(args.frozen))[0]}-{mix.name}"
+    outdir = args.outdir or os.path.join("out", name)
+    _check_outdir(outdir)
     res = tcplab.run(spec)
-    res.name = f"{os.path.splitext(os.path.basename(args.frozen))[0]}-{mix.name}"
-    outdir = args.outdir or os.path.join("out", res.name)
+    res.name = name
     try:
         res.save(outdir)
     except OSError as e:

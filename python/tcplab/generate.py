@@ -213,12 +213,11 @@ class FrozenScenario:
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the frozen scenario as JSON (atomically: a temporary file
-        renamed into place)."""
-        tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-        with open(tmp, "w") as fh:
-            json.dump(self.to_dict(), fh, indent=1, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, path)
+        renamed into place, removed again if anything fails; a directory
+        is refused with IsADirectoryError)."""
+        from ._files import write_text_atomically
+
+        write_text_atomically(path, json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n")
 
 
 #: The per-flow facts of a frozen file, each with the JSON type it must have.
