@@ -105,7 +105,7 @@ import os
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from .errors import ScenarioError, UnitError
+from .errors import ScenarioError, UnitError, shown
 from .units import (
     Buffer,
     Quantity,
@@ -118,6 +118,7 @@ from .units import (
     parse_size,
     parse_time,
     python_scalar,
+    check_text,
 )
 
 __all__ = [
@@ -220,21 +221,21 @@ def _check_keys(table: Mapping[str, Any], allowed: Sequence[str], prefix: str) -
 def _nonneg_time(v: Quantity, f: str) -> float:
     t = parse_time(v, f)
     if not math.isfinite(t) or t < 0:
-        raise ScenarioError(f, f"must not be negative, got {v!r}")
+        raise ScenarioError(f, f"must not be negative, got {shown(v)}")
     return t
 
 
 def _pos_time(v: Quantity, f: str) -> float:
     t = parse_time(v, f)
     if not math.isfinite(t) or t <= 0:
-        raise ScenarioError(f, f"must be positive, got {v!r}")
+        raise ScenarioError(f, f"must be positive, got {shown(v)}")
     return t
 
 
 def _pos_rate(v: Quantity, f: str) -> float:
     r = parse_rate(v, f)
     if not math.isfinite(r) or r <= 0:
-        raise ScenarioError(f, f"must be a positive rate, got {v!r}")
+        raise ScenarioError(f, f"must be a positive rate, got {shown(v)}")
     return r
 
 
@@ -242,20 +243,20 @@ def _bool(v: Any, f: str) -> bool:
     v = python_scalar(v)  # numpy.bool_ is a boolean too (a numpy integer is not)
     if isinstance(v, bool):
         return v
-    raise ScenarioError(f, f"expected true or false, got {v!r}")
+    raise ScenarioError(f, f"expected true or false, got {shown(v)}")
 
 
 def _str(v: Any, f: str) -> str:
     if isinstance(v, str) and v:
-        return v
-    raise ScenarioError(f, f"expected a non-empty string, got {v!r}")
+        return check_text(v, f)
+    raise ScenarioError(f, f"expected a non-empty string, got {shown(v)}")
 
 
 def _choice(v: Any, choices: Sequence[str], f: str, what: str) -> str:
     if isinstance(v, str) and v.lower() in choices:
         return v.lower()
     s = _suggest(v, choices) if isinstance(v, str) else ""
-    raise ScenarioError(f, f"unknown {what} {v!r}{s}; expected one of {', '.join(choices)}")
+    raise ScenarioError(f, f"unknown {what} {shown(v)}{s}; expected one of {', '.join(choices)}")
 
 
 def _core():
@@ -299,7 +300,7 @@ def resolve_algorithm(name: Any, field_path: str) -> tuple[str, Optional[dict]]:
     """
     from_core = _catalog_cached()[1]
     if not isinstance(name, str) or not name:
-        raise ScenarioError(field_path, f"expected an algorithm name, got {name!r}")
+        raise ScenarioError(field_path, f"expected an algorithm name, got {shown(name)}")
     spelled = _spellings()
     hit = spelled.get(name.lower())
     if hit is None:
@@ -308,7 +309,7 @@ def resolve_algorithm(name: Any, field_path: str) -> tuple[str, Optional[dict]]:
         hint = ""
         if matches:
             hint = " (did you mean " + " or ".join(repr(spelled[m][0]) for m in matches) + "?)"
-        raise ScenarioError(field_path, f"unknown algorithm {name!r}{hint}; known: {', '.join(sorted(names))}")
+        raise ScenarioError(field_path, f"unknown algorithm {shown(name)}{hint}; known: {', '.join(sorted(names))}")
     return hit[0], (hit[1] if from_core else None)
 
 
@@ -316,7 +317,7 @@ def _check_params(params: Any, entry: Optional[dict], algorithm: str, field_path
     if params is None:
         return {}
     if not isinstance(params, Mapping):
-        raise ScenarioError(field_path, f"expected a table of algorithm parameters, got {params!r}")
+        raise ScenarioError(field_path, f"expected a table of algorithm parameters, got {shown(params)}")
     out = {}
     known = None if entry is None or entry.get("params") is None else [p["name"] for p in entry["params"]]
     for k, v in params.items():
@@ -324,14 +325,23 @@ def _check_params(params: Any, entry: Optional[dict], algorithm: str, field_path
             listing = ", ".join(known) if known else "none"
             raise ScenarioError(
                 f"{field_path}.{k}",
-                f"unknown parameter for {algorithm!r}{_suggest(k, known)}; its parameters: {listing}",
+                f"unknown parameter for {shown(algorithm)}{_suggest(k, known)}; its parameters: {listing}",
             )
-        if hasattr(v, "item") and not isinstance(v, (str, bytes)):
-            v = v.item()  # numpy scalar
-        if not isinstance(v, (bool, int, float, str)) or (isinstance(v, float) and not math.isfinite(v)):
-            raise ScenarioError(f"{field_path}.{k}", f"expected a finite number, boolean or string, got {v!r}")
-        out[k] = v
+        out[k] = _param_value(v, f"{field_path}.{k}")
     return out
+
+
+def _param_value(v: Any, path: str) -> Union[bool, int, float, str]:
+    """A parameter value the core can read: a finite number (an integer of
+    at most 64 bits), a boolean or valid text; numpy scalars as Python's."""
+    v = python_scalar(v)
+    if isinstance(v, str):
+        return check_text(v, path)
+    if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**64:
+        raise ScenarioError(path, f"an integer of {v.bit_length()} bits is beyond the core's 64-bit numbers")
+    if not isinstance(v, (bool, int, float)) or (isinstance(v, float) and not math.isfinite(v)):
+        raise ScenarioError(path, f"expected a finite number, boolean or string, got {shown(v)}")
+    return v
 
 
 @functools.lru_cache(maxsize=1)
@@ -356,7 +366,7 @@ def resolve_discipline(name: Any, field_path: str) -> tuple[str, Optional[dict]]
     unknown). Unknown names raise a ScenarioError with close matches."""
     catalog, from_core = _discipline_catalog_cached()
     if not isinstance(name, str) or not name:
-        raise ScenarioError(field_path, f"expected a queue discipline name, got {name!r}")
+        raise ScenarioError(field_path, f"expected a queue discipline name, got {shown(name)}")
     spelled: dict[str, dict] = {}
     for entry in catalog:
         for n in [entry["name"], *entry.get("aliases", [])]:
@@ -364,7 +374,7 @@ def resolve_discipline(name: Any, field_path: str) -> tuple[str, Optional[dict]]
     entry = spelled.get(name.lower())
     if entry is None:
         names = sorted({n for e in catalog for n in [e["name"], *e.get("aliases", [])]})
-        raise ScenarioError(field_path, f"unknown queue discipline {name!r}{_suggest(name.lower(), list(spelled))}; "
+        raise ScenarioError(field_path, f"unknown queue discipline {shown(name)}{_suggest(name.lower(), list(spelled))}; "
                                         f"known: {', '.join(names)}")
     return entry["name"], (entry if from_core else None)
 
@@ -386,7 +396,7 @@ def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: Opt
         out["params"] = {}
         return out
     if not isinstance(queue, Mapping):
-        raise ScenarioError(path, f"expected a table such as {{discipline = 'codel', target = '5ms'}}, got {queue!r}")
+        raise ScenarioError(path, f"expected a table such as {{discipline = 'codel', target = '5ms'}}, got {shown(queue)}")
     if "discipline" not in queue:
         raise ScenarioError(f"{path}.discipline", "missing (required): the queue discipline, e.g. 'droptail'; "
                             "known: " + ", ".join(d["name"] for d in discipline_catalog()))
@@ -395,7 +405,7 @@ def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: Opt
     params: dict = {}
     for k, v in queue.items():
         if not isinstance(k, str):
-            raise ScenarioError(path, f"keys must be strings, got {k!r}")
+            raise ScenarioError(path, f"keys must be strings, got {shown(k)}")
         if k == "discipline":
             continue
         fp = f"{path}.{k}"
@@ -404,12 +414,12 @@ def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: Opt
                 raise ScenarioError(fp, f"the limit is already set by {limit_from}; give it in one place")
             n = parse_count(v, fp) if k == "limit_packets" else parse_size(v, fp)
             if n < 1:
-                raise ScenarioError(fp, f"must be at least 1, got {v!r}")
+                raise ScenarioError(fp, f"must be at least 1, got {shown(v)}")
             out[k] = n
             continue
         if known is not None and k not in known:
             listing = ", ".join(known) if known else "none"
-            raise ScenarioError(fp, f"unknown parameter for discipline {name!r}{_suggest(k, [*known, *QUEUE_LIMIT_KEYS])}; "
+            raise ScenarioError(fp, f"unknown parameter for discipline {shown(name)}{_suggest(k, [*known, *QUEUE_LIMIT_KEYS])}; "
                                     f"its parameters: {listing} (and the limit: {', '.join(QUEUE_LIMIT_KEYS)})")
         params[k] = parse_param(v, fp)
     out["discipline"] = name
@@ -431,7 +441,7 @@ def _source_spec(source: Any, path: str) -> Optional[dict]:
     if source is None:
         return None
     if not isinstance(source, Mapping):
-        raise ScenarioError(path, f"expected a table such as {{kind = 'cbr', rate = '10Mbps'}}, got {source!r}")
+        raise ScenarioError(path, f"expected a table such as {{kind = 'cbr', rate = '10Mbps'}}, got {shown(source)}")
     kind = source.get("kind")
     if kind is None:
         raise ScenarioError(f"{path}.kind", f"missing (required): one of {', '.join(SOURCE_KINDS)}")
@@ -584,14 +594,14 @@ def _loss_spec(v: Any, path: str) -> Optional[dict]:
         return None
     v = python_scalar(v)
     if isinstance(v, bool):
-        raise ScenarioError(path, f"expected a probability or a loss table, got {v!r}")
+        raise ScenarioError(path, f"expected a probability or a loss table, got {shown(v)}")
     if isinstance(v, (int, float)):
         v = {"kind": "bernoulli", "p": v}
     if not isinstance(v, Mapping):
-        raise ScenarioError(path, f"expected a probability or a loss table, got {v!r}")
+        raise ScenarioError(path, f"expected a probability or a loss table, got {shown(v)}")
     kind = v.get("kind", "bernoulli")
     if kind not in LOSS_KINDS:
-        raise ScenarioError(f"{path}.kind", f"must be one of {', '.join(LOSS_KINDS)}, got {kind!r}")
+        raise ScenarioError(f"{path}.kind", f"must be one of {', '.join(LOSS_KINDS)}, got {shown(kind)}")
     fields_ = {"bernoulli": (["p"], []), "gilbert_elliott": (["p_gb", "p_bg"], ["loss_good", "loss_bad"])}[kind]
     _check_keys(v, ["kind", *fields_[0], *fields_[1]], path)
     out: dict = {"kind": kind}
@@ -602,7 +612,7 @@ def _loss_spec(v: Any, path: str) -> Optional[dict]:
             continue
         x = python_scalar(v[k])
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not (0.0 <= x <= 1.0):
-            raise ScenarioError(f"{path}.{k}", f"must be a probability in [0, 1], got {x!r}")
+            raise ScenarioError(f"{path}.{k}", f"must be a probability in [0, 1], got {shown(x)}")
         out[k] = float(x)
     return out
 
@@ -757,7 +767,7 @@ class Flow:
         if self.files is None:
             return {"kind": "bulk"}
         if isinstance(self.files, (str, bytes)) or not isinstance(self.files, Iterable):
-            raise ScenarioError(f"{path}.files", f"expected a list of files, got {self.files!r}")
+            raise ScenarioError(f"{path}.files", f"expected a list of files, got {shown(self.files)}")
         out = []
         for j, f in enumerate(self.files):
             fp = f"{path}.files[{j}]"
@@ -771,10 +781,10 @@ class Flow:
             elif isinstance(f, (tuple, list)) and len(f) == 2:
                 size, start = f
             else:
-                raise ScenarioError(fp, f"expected {{size, start}} or (size, start), got {f!r}")
+                raise ScenarioError(fp, f"expected {{size, start}} or (size, start), got {shown(f)}")
             s = parse_size(size, f"{fp}.size")
             if s < 1:
-                raise ScenarioError(f"{fp}.size", f"must be at least 1 byte, got {size!r}")
+                raise ScenarioError(f"{fp}.size", f"must be at least 1 byte, got {shown(size)}")
             out.append({"size": s, "start": _nonneg_time(start, f"{fp}.start")})
         return {"kind": "files", "files": out}
 
@@ -794,34 +804,35 @@ class Flow:
         packet_size = parse_size(self.packet_size, p("packet_size"))
         header_size = parse_size(self._resolved("header_size", path), p("header_size"))
         if header_size < 0:
-            raise ScenarioError(p("header_size"), f"must not be negative, got {header_size!r}")
+            raise ScenarioError(p("header_size"), f"must not be negative, got {shown(header_size)}")
         if packet_size <= header_size:
             raise ScenarioError(p("packet_size"), f"must exceed header_size ({header_size} B), got {packet_size} B")
         ack_size = parse_size(self._resolved("ack_size", path), p("ack_size"))
         if ack_size < 1:
-            raise ScenarioError(p("ack_size"), f"must be at least 1 byte, got {ack_size!r}")
+            raise ScenarioError(p("ack_size"), f"must be at least 1 byte, got {shown(ack_size)}")
         for name, v in (("packet_size", packet_size), ("ack_size", ack_size)):
             if v > MAX_PACKET_SIZE:
                 raise ScenarioError(p(name), f"must be at most {MAX_PACKET_SIZE} B (IP's largest packet), got {v} B")
         init_cwnd = parse_number(self.init_cwnd, p("init_cwnd"))
         if not (math.isfinite(init_cwnd) and init_cwnd >= 1):
-            raise ScenarioError(p("init_cwnd"), f"must be at least 1 segment, got {self.init_cwnd!r}")
+            raise ScenarioError(p("init_cwnd"), f"must be at least 1 segment, got {shown(self.init_cwnd)}")
         init_ssthresh = None
         if self.init_ssthresh is not None:
             init_ssthresh = parse_number(self.init_ssthresh, p("init_ssthresh"))
             if not (math.isfinite(init_ssthresh) and init_ssthresh >= 2):
-                raise ScenarioError(p("init_ssthresh"), f"must be at least 2 segments, got {self.init_ssthresh!r}")
+                raise ScenarioError(p("init_ssthresh"), f"must be at least 2 segments, got {shown(self.init_ssthresh)}")
         rwnd = None
         if self.rwnd is not None:
             rwnd = parse_count(self.rwnd, p("rwnd"))
             if rwnd < 1:
-                raise ScenarioError(p("rwnd"), f"must be at least 1 packet, got {self.rwnd!r}")
+                raise ScenarioError(p("rwnd"), f"must be at least 1 packet, got {shown(self.rwnd)}")
         dupthresh = parse_count(self.dupthresh, p("dupthresh"))
-        if dupthresh < 1:
-            raise ScenarioError(p("dupthresh"), f"must be at least 1, got {self.dupthresh!r}")
+        if not 1 <= dupthresh <= 2**32 - 1:
+            raise ScenarioError(p("dupthresh"), f"must be 1 to 4294967295 (the core holds it in 32 bits), "
+                                                f"got {shown(self.dupthresh)}")
         sack_blocks = parse_count(self.sack_blocks, p("sack_blocks"))
         if not 1 <= sack_blocks <= 4:
-            raise ScenarioError(p("sack_blocks"), f"must be 1 to 4 (RFC 2018), got {self.sack_blocks!r}")
+            raise ScenarioError(p("sack_blocks"), f"must be 1 to 4 (RFC 2018), got {shown(self.sack_blocks)}")
         min_rto = _pos_time(self.min_rto, p("min_rto"))
         max_rto = _pos_time(self.max_rto, p("max_rto"))
         if max_rto < min_rto:
@@ -876,7 +887,7 @@ class Flow:
         for name in ("pacing_ss_ratio", "pacing_ca_ratio"):
             v = parse_number(getattr(self, name), p(name))
             if not (math.isfinite(v) and v > 0):
-                raise ScenarioError(p(name), f"must be a positive percentage, got {getattr(self, name)!r}")
+                raise ScenarioError(p(name), f"must be a positive percentage, got {shown(getattr(self, name))}")
             ratios[name] = v
         if _bool(self.pacing, p("pacing")):
             out["pacing"] = True
@@ -897,7 +908,7 @@ class Flow:
             raise ScenarioError(p("delack_max"), f"must be at least delack_min ({delack_min} s), got {delack_max} s")
         quickacks = parse_count(self.quickacks, p("quickacks"))
         if not 0 <= quickacks <= 2**32 - 1:
-            raise ScenarioError(p("quickacks"), f"must be 0 to 4294967295, got {self.quickacks!r}")
+            raise ScenarioError(p("quickacks"), f"must be 0 to 4294967295, got {shown(self.quickacks)}")
         out: dict = {}
         if policy == "linux":
             out.update(ack_policy="linux", delack_min=delack_min, delack_max=delack_max, quickacks=quickacks)
@@ -916,26 +927,33 @@ class Flow:
         if lc is None:
             return None
         if not isinstance(lc, Mapping):
-            raise ScenarioError(f"{path}.loss_classifier", f"expected a table with kind and params, got {lc!r}")
+            raise ScenarioError(f"{path}.loss_classifier", f"expected a table with kind and params, got {shown(lc)}")
         _check_keys(lc, ["kind", "params"], f"{path}.loss_classifier")
         kind = lc.get("kind")
         if not isinstance(kind, str) or not kind:
-            raise ScenarioError(f"{path}.loss_classifier.kind", f"must name a classifier (e.g. 'knn'), got {kind!r}")
+            raise ScenarioError(f"{path}.loss_classifier.kind", f"must name a classifier (e.g. 'knn'), got {shown(kind)}")
+        check_text(kind, f"{path}.loss_classifier.kind")
         params = lc.get("params", {})
         if not isinstance(params, Mapping):
-            raise ScenarioError(f"{path}.loss_classifier.params", f"expected a table, got {params!r}")
-        return {"kind": kind, "params": dict(params)}
+            raise ScenarioError(f"{path}.loss_classifier.params", f"expected a table, got {shown(params)}")
+        out = {}
+        for k, v in params.items():
+            if not isinstance(k, str):
+                raise ScenarioError(f"{path}.loss_classifier.params", f"keys must be strings, got {shown(k)}")
+            fp = f"{path}.loss_classifier.params.{check_text(k, f'{path}.loss_classifier.params')}"
+            out[k] = _param_value(v, fp)
+        return {"kind": kind, "params": out}
 
     def _drop_segments(self, path: str) -> list:
         if self.drop_segments is None:
             return []
         if isinstance(self.drop_segments, (str, bytes)) or not isinstance(self.drop_segments, Iterable):
-            raise ScenarioError(f"{path}.drop_segments", f"expected a list of segment numbers, got {self.drop_segments!r}")
+            raise ScenarioError(f"{path}.drop_segments", f"expected a list of segment numbers, got {shown(self.drop_segments)}")
         out = []
         for j, x in enumerate(self.drop_segments):
             x = python_scalar(x)
             if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 2**64:
-                raise ScenarioError(f"{path}.drop_segments[{j}]", f"must be a non-negative integer, got {x!r}")
+                raise ScenarioError(f"{path}.drop_segments[{j}]", f"must be a non-negative integer, got {shown(x)}")
             out.append(int(x))
         return out
 
@@ -954,7 +972,7 @@ def _coerce(obj: Any, cls: type, path: str) -> Any:
             if r not in obj:
                 raise ScenarioError(f"{path}.{r}", "missing (required)")
         return cls(**obj)
-    raise ScenarioError(path, f"expected a {cls.__name__} or a table, got {obj!r}")
+    raise ScenarioError(path, f"expected a {cls.__name__} or a table, got {shown(obj)}")
 
 
 # --------------------------------------------------------------------------
@@ -997,7 +1015,8 @@ class Scenario:
         trace_links: Optional[Sequence[str]] = None,
         loss_trace: bool = False,
     ) -> None:
-        self.trace_links = list(trace_links) if trace_links is not None else None
+        # (lists copied; anything else is kept as given for to_spec() to name)
+        self.trace_links = list(trace_links) if isinstance(trace_links, (list, tuple)) else trace_links
         self.loss_trace = loss_trace
         self.nodes: list = list(nodes)
         self.links: list = list(links)
@@ -1010,7 +1029,7 @@ class Scenario:
         self.seed = seed
         self.name = name
         self.description = description
-        self.bottleneck = list(bottleneck) if bottleneck is not None else None
+        self.bottleneck = list(bottleneck) if isinstance(bottleneck, (list, tuple)) else bottleneck
 
     # -- building helpers ---------------------------------------------------
     def add_node(self, name: str, kind: str = "host") -> Node:
@@ -1048,6 +1067,7 @@ class Scenario:
         return 0.0
 
     def _run_settings(self) -> dict:
+        self._check_labels()
         if self.duration is None:
             raise ScenarioError("duration", "missing: how long to simulate (e.g. '100s')")
         duration = _pos_time(self.duration, "duration")
@@ -1074,16 +1094,24 @@ class Scenario:
             out["loss_trace"] = True
         return out
 
+    def _check_labels(self) -> None:
+        """``name`` and ``description`` are not part of the run, but they are
+        saved with its results (scenario.toml): text, checked here rather
+        than failing once the run is over."""
+        _str(self.name, "name")
+        if self.description is not None and not isinstance(self.description, str):
+            raise ScenarioError("description", f"expected a string, got {shown(self.description)}")
+
     def _trace_links(self, links: list[dict]) -> Optional[list[str]]:
         if self.trace_links is None:
             return None
         if isinstance(self.trace_links, str) or not isinstance(self.trace_links, Iterable):
-            raise ScenarioError("trace_links", f"expected a list of link names, got {self.trace_links!r}")
+            raise ScenarioError("trace_links", f"expected a list of link names, got {shown(self.trace_links)}")
         names = [ln["name"] for ln in links]
         out = []
         for i, t in enumerate(self.trace_links):
             if not isinstance(t, str) or t not in names:
-                raise ScenarioError(f"trace_links[{i}]", f"unknown link {t!r}{_suggest(str(t), names)}")
+                raise ScenarioError(f"trace_links[{i}]", f"unknown link {shown(t)}{_suggest(str(t), names)}")
             out.append(t)
         return out
 
@@ -1093,9 +1121,9 @@ class Scenario:
             try:
                 seed = parse_count(seed, "seed")
             except ScenarioError:
-                raise ScenarioError("seed", f"expected a non-negative integer, got {self.seed!r}") from None
+                raise ScenarioError("seed", f"expected a non-negative integer, got {shown(self.seed)}") from None
         if not 0 <= seed < 2**64:
-            raise ScenarioError("seed", f"expected a non-negative 64-bit integer, got {self.seed!r}")
+            raise ScenarioError("seed", f"expected a non-negative 64-bit integer, got {shown(self.seed)}")
         return int(seed)
 
     # -- topology -----------------------------------------------------------
@@ -1111,17 +1139,17 @@ class Scenario:
         kinds: dict[str, str] = {}
         for i, n in enumerate(nodes):
             if n["name"] in kinds:
-                raise ScenarioError(f"nodes[{i}].name", f"duplicate node name {n['name']!r}")
+                raise ScenarioError(f"nodes[{i}].name", f"duplicate node name {shown(n['name'])}")
             kinds[n["name"]] = n["kind"]
 
         def node_ref(name: str, path: str) -> None:
             if name not in kinds:
-                raise ScenarioError(path, f"unknown node {name!r}{_suggest(name, kinds)}")
+                raise ScenarioError(path, f"unknown node {shown(name)}{_suggest(name, kinds)}")
 
         seen: set[str] = set()
         for i, ln in enumerate(links):
             if ln["name"] in seen:
-                raise ScenarioError(f"links[{i}].name", f"duplicate link name {ln['name']!r}")
+                raise ScenarioError(f"links[{i}].name", f"duplicate link name {shown(ln['name'])}")
             seen.add(ln["name"])
             node_ref(ln["src"], f"links[{i}].src")
             node_ref(ln["dst"], f"links[{i}].dst")
@@ -1131,18 +1159,18 @@ class Scenario:
             node_ref(r["node"], f"routes[{i}].node")
             node_ref(r["dst"], f"routes[{i}].dst")
             if r["link"] not in seen:
-                raise ScenarioError(f"routes[{i}].link", f"unknown link {r['link']!r}{_suggest(r['link'], seen)}")
+                raise ScenarioError(f"routes[{i}].link", f"unknown link {shown(r['link'])}{_suggest(r['link'], seen)}")
         names: set[str] = set()
         if not flows:
             raise ScenarioError("flows", "no flows: nothing to simulate")
         for i, f in enumerate(flows):
             if f["name"] in names:
-                raise ScenarioError(f"flows[{i}].name", f"duplicate flow name {f['name']!r}")
+                raise ScenarioError(f"flows[{i}].name", f"duplicate flow name {shown(f['name'])}")
             names.add(f["name"])
             for end in ("src", "dst"):
                 node_ref(f[end], f"flows[{i}].{end}")
                 if kinds[f[end]] != "host":
-                    raise ScenarioError(f"flows[{i}].{end}", f"{f[end]!r} is a router; flows start and end at hosts")
+                    raise ScenarioError(f"flows[{i}].{end}", f"{shown(f[end])} is a router; flows start and end at hosts")
             if f["src"] == f["dst"]:
                 raise ScenarioError(f"flows[{i}].dst", "must differ from src")
 
@@ -1224,7 +1252,7 @@ class Scenario:
             fh.write(self.to_toml())
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name!r}>"
+        return f"<{type(self).__name__} {shown(self.name)}>"
 
 
 def _dataclass_table(obj: Any, skip_defaults: bool = False) -> dict:
@@ -1416,7 +1444,7 @@ class Dumbbell(Scenario):
         self.header_size = header_size
         self.ack_size = ack_size
         self.accounting = accounting
-        self.flow_options = dict(flow_options) if flow_options is not None else None
+        self.flow_options = dict(flow_options) if isinstance(flow_options, Mapping) else flow_options
         self.loss = loss
         self.reverse_loss = reverse_loss
         self.queue = dict(queue) if isinstance(queue, Mapping) else queue
@@ -1464,10 +1492,10 @@ class Dumbbell(Scenario):
     def _n(self) -> int:
         n = python_scalar(self.n_flows)  # numpy.int64(2) is 2
         if isinstance(n, bool) or not isinstance(n, (int, float, str)):
-            raise ScenarioError("n_flows", f"expected a positive integer, got {n!r}")
+            raise ScenarioError("n_flows", f"expected a positive integer, got {shown(n)}")
         n = parse_count(n, "n_flows")
         if n < 1:
-            raise ScenarioError("n_flows", f"must be at least 1, got {self.n_flows!r}")
+            raise ScenarioError("n_flows", f"must be at least 1, got {shown(self.n_flows)}")
         if n > MAX_DUMBBELL_FLOWS:
             raise ScenarioError("n_flows", f"at most {MAX_DUMBBELL_FLOWS:,} flows: the core numbers links in 29 bits "
                                            f"and a dumbbell of N flows has 4N + 2 links; got {n:,}")
@@ -1498,7 +1526,7 @@ class Dumbbell(Scenario):
         size = parse_size(self.packet_size, "packet_size")
         if size < 1:
             raise ScenarioError("packet_size", f"must be at least 1 byte (a BDP buffer is counted in packets "
-                                               f"of this size), got {self.packet_size!r}")
+                                               f"of this size), got {shown(self.packet_size)}")
         if size > MAX_PACKET_SIZE:
             raise ScenarioError("packet_size", f"must be at most {MAX_PACKET_SIZE} B (IP's largest packet), "
                                                f"got {size} B")
@@ -1546,7 +1574,7 @@ class Dumbbell(Scenario):
             v = _nonneg_time(ad, "access_delay")
         except UnitError:
             raise UnitError("access_delay", f"expected 'spread', 'uniform', a time such as '2.5ms' "
-                                            f"or a list of {n} times, got {ad!r}") from None
+                                            f"or a list of {n} times, got {shown(ad)}") from None
         return [(v, v)] * n
 
     def path_rtt(self, i: int) -> float:
@@ -1566,12 +1594,12 @@ class Dumbbell(Scenario):
         """``flow_options``, checked: only Flow keys the dumbbell leaves to it."""
         opts = self.flow_options or {}
         if not isinstance(opts, Mapping):
-            raise ScenarioError("flow_options", f"expected a table of Flow options, got {opts!r}")
+            raise ScenarioError("flow_options", f"expected a table of Flow options, got {shown(opts)}")
         for k in opts:
             if k not in FLOW_OPTION_KEYS:
                 if k in FLOW_KEYS:
                     raise ScenarioError(f"flow_options.{k}", "set by the dumbbell itself" + (
-                        f"; use the dumbbell key {k!r}" if k in DUMBBELL_KEYS else ""))
+                        f"; use the dumbbell key {shown(k)}" if k in DUMBBELL_KEYS else ""))
                 raise ScenarioError(f"flow_options.{k}", f"unknown Flow option{_suggest(k, FLOW_OPTION_KEYS)}")
         return opts
 
@@ -1730,7 +1758,7 @@ def scenario_from_dict(doc: Mapping[str, Any], name: Optional[str] = None) -> Sc
     _check_keys(doc, TOP_KEYS, "")
     sname = doc.get("name", name or "scenario")
     if not isinstance(sname, str):
-        raise ScenarioError("name", f"expected a string, got {sname!r}")
+        raise ScenarioError("name", f"expected a string, got {shown(sname)}")
     desc = doc.get("description")
     run = doc.get("run", {})
     _check_keys(run, RUN_KEYS, "run")
@@ -1779,7 +1807,7 @@ def scenario_from_dict(doc: Mapping[str, Any], name: Optional[str] = None) -> Sc
         names = {ln.name for ln in lists["links"]}
         for b in bottleneck:
             if b not in names:
-                raise ScenarioError("bottleneck", f"unknown link {b!r}{_suggest(b, names)}")
+                raise ScenarioError("bottleneck", f"unknown link {shown(b)}{_suggest(b, names)}")
     return sc
 
 

@@ -54,7 +54,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from .errors import UnitError
+from .errors import UnitError, shown
 
 __all__ = [
     "Buffer",
@@ -71,6 +71,7 @@ __all__ = [
     "parse_size",
     "parse_time",
     "python_scalar",
+    "check_text",
 ]
 
 Number = Union[int, float]
@@ -95,6 +96,9 @@ _TIME_UNITS = {
     "h": 3600.0, "hour": 3600.0, "hours": 3600.0,
 }
 
+#: Largest size in bytes: the core holds sizes (file sizes, byte limits) in a u64.
+MAX_SIZE = 2**64 - 1
+
 _SIZE_DEC = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _SIZE_BIN = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 _SIZE_UNIT_RE = re.compile(r"^(?:([kKmMgGtT]?)(i?)B|([kKmMgGtT]?)(i?)bytes?|bytes?)$")
@@ -104,7 +108,7 @@ _UNLIMITED = {"unlimited", "inf", "infinite", "none"}
 
 
 def _quote(value: object) -> str:
-    return repr(value) if isinstance(value, str) else str(value)
+    return shown(value) if isinstance(value, (str, int, float)) else str(value)
 
 
 def _split(value: str) -> Optional[tuple[float, str]]:
@@ -131,6 +135,18 @@ def python_scalar(value: object) -> object:
         return int(value)
     if isinstance(value, np.floating):
         return float(value)
+    return value
+
+
+def check_text(value: str, field: str) -> str:
+    """``value`` if it is valid Unicode text; a lone surrogate (which Python
+    strings may hold, from a file name or ``surrogateescape``) cannot be
+    written as UTF-8 JSON or TOML, so it is a UnitError naming ``field``."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise UnitError(field, f"not valid Unicode text (a lone surrogate {value[e.start]!a} at position "
+                               f"{e.start})") from None
     return value
 
 
@@ -165,7 +181,7 @@ def _plain_number(value: object, field: str, what: str, example: str) -> Optiona
         return None
     if isinstance(value, numbers.Real) and not isinstance(value, _numpy_generic()):
         return _plain_number(float(value), field, what, example)  # e.g. fractions.Fraction
-    raise UnitError(field, f"expected a {what} such as {example}, got {type(value).__name__} {value!r}")
+    raise UnitError(field, f"expected a {what} such as {example}, got {type(value).__name__} {shown(value)}")
 
 
 def parse_number(value: Quantity, field: str = "value") -> float:
@@ -180,18 +196,21 @@ def parse_number(value: Quantity, field: str = "value") -> float:
 
 
 def parse_count(value: Quantity, field: str = "value") -> int:
-    """Parse a whole number (e.g. a packet count): ``10``, ``"10"``, ``10.0``."""
+    """Parse a whole number (e.g. a packet count): ``10``, ``"10"``, ``10.0``.
+
+    At most 64 bits (-2^63 to 2^64 - 1): every count the core holds is a
+    u64 or smaller; callers check their own tighter ranges."""
     value = python_scalar(value)
     if isinstance(value, int) and not isinstance(value, bool):
-        # exact: no detour through a float, which rounds above 2^53
-        if not -(2**63) <= value < 2**64:
-            raise UnitError(field, f"expected a whole number of at most 64 bits (the core's counters), "
-                                   f"got an integer of {value.bit_length()} bits")
-        return value
-    v = parse_number(value, field)
-    if not math.isfinite(v) or v != round(v):
-        raise UnitError(field, f"expected a whole number, got {_quote(value)}")
-    return int(round(v))
+        n = value  # exact: no detour through a float, which rounds above 2^53
+    else:
+        v = parse_number(value, field)
+        if not math.isfinite(v) or v != round(v):
+            raise UnitError(field, f"expected a whole number, got {_quote(value)}")
+        n = int(round(v))
+    if not -(2**63) <= n < 2**64:
+        raise UnitError(field, f"expected a whole number of at most 64 bits (the core's counters), got {_quote(value)}")
+    return n
 
 
 def parse_rate(value: Quantity, field: str = "rate") -> float:
@@ -269,6 +288,8 @@ def parse_size(value: Quantity, field: str = "size") -> int:
     r = round(v)
     if abs(v - r) > 1e-9 * max(1.0, abs(v)):
         raise UnitError(field, f"{_quote(value)} is not a whole number of bytes ({v:g} B)")
+    if abs(r) > MAX_SIZE:
+        raise UnitError(field, f"{_quote(value)} is beyond the largest size the core holds (2^64 - 1 bytes)")
     return int(r)
 
 
@@ -289,18 +310,20 @@ def parse_param(value: object, field: str = "value") -> Union[bool, int, float, 
         return value
     if isinstance(value, (int, float)):
         if not math.isfinite(value):
-            raise UnitError(field, f"expected a finite number, got {value!r}")
+            raise UnitError(field, f"expected a finite number, got {shown(value)}")
         return value
+    if isinstance(value, str):
+        check_text(value, field)
     if not isinstance(value, str):
         raise UnitError(field, f"expected a number, a boolean or a string such as '5ms', got {type(value).__name__} "
-                               f"{value!r}")
+                               f"{shown(value)}")
     s = _split(value)
     if s is None:
         return value
     num, unit = s
     if unit == "":
         if not math.isfinite(num):
-            raise UnitError(field, f"expected a finite number, got {value!r}")
+            raise UnitError(field, f"expected a finite number, got {shown(value)}")
         return int(num) if re.fullmatch(r"\s*[-+]?\d+\s*", value) else num
     if unit in _TIME_UNITS or unit.lower() in _TIME_UNITS:
         return parse_time(value, field)
@@ -328,7 +351,7 @@ def bdp_packets(rate_bps: float, rtt_s: float, packet_size: int, fraction: float
     """
     if not packet_size >= 1:  # (also NaN)
         raise UnitError(field, f"a buffer in BDP needs a packet size of at least 1 byte to count packets, "
-                               f"got {packet_size!r} B")
+                               f"got {shown(packet_size)} B")
     exact = fraction * rate_bps * rtt_s / (8.0 * packet_size)
     if not (math.isfinite(exact) and exact + 0.5 < MAX_LIMIT_PACKETS):
         raise UnitError(field, f"{fraction:g} BDP of {rate_bps:g} bit/s x {rtt_s:g} s is {exact:g} packets, "
@@ -374,7 +397,7 @@ class Buffer:
                     field: str = "buffer") -> Optional[float]:
         """The limit in packets (bytes converted with ``packet_size``); None if unlimited."""
         if not packet_size >= 1:
-            raise UnitError(field, f"needs a packet size of at least 1 byte to count packets, got {packet_size!r} B")
+            raise UnitError(field, f"needs a packet size of at least 1 byte to count packets, got {shown(packet_size)} B")
         if self.bdp is not None:
             return float(bdp_packets(rate_bps, rtt_s, packet_size, self.bdp, field))
         if self.packets is not None:
@@ -401,11 +424,11 @@ def parse_buffer(value: Union[Quantity, Buffer, None], field: str = "buffer") ->
         if m:
             frac = float(m.group(1)) if m.group(1) is not None else 1.0
             if not (math.isfinite(frac) and frac > 0):
-                raise UnitError(field, f"buffer must be a positive fraction of the BDP, got {value!r}")
+                raise UnitError(field, f"buffer must be a positive fraction of the BDP, got {shown(value)}")
             return Buffer(bdp=frac)
         s = _split(text)
         if s is None:
-            raise UnitError(field, f"cannot parse {value!r} as a buffer size {expected}")
+            raise UnitError(field, f"cannot parse {shown(value)} as a buffer size {expected}")
         num, unit = s
         if unit == "" or _PACKETS_RE.match(unit.replace(" ", "")):
             n = num
@@ -414,7 +437,7 @@ def parse_buffer(value: Union[Quantity, Buffer, None], field: str = "buffer") ->
             try:
                 n = parse_size(text, field)
             except UnitError:
-                raise UnitError(field, f"cannot parse {value!r} as a buffer size {expected}") from None
+                raise UnitError(field, f"cannot parse {shown(value)} as a buffer size {expected}") from None
             kind = "bytes"
     else:
         n = parse_number(value, field)
