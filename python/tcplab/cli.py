@@ -47,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run one scenario file", description="Run one scenario (TOML) and write its results.")
     r.add_argument("scenario", help="scenario file (TOML)")
-    r.add_argument("-o", "--out", dest="outdir", help="output directory (default: out/<scenario stem>)")
+    r.add_argument("-o", "--out", dest="outdir", help="output directory: new, empty or an earlier run's output, "
+                                                      "whose files are replaced (default: out/<scenario stem>)")
     r.add_argument("--json", action="store_true", help="print only the summary JSON to stdout")
     r.add_argument("--seed", type=int, help="override the scenario's seed")
     r.add_argument("--duration", help="override the run duration (e.g. '100s')")
@@ -72,7 +73,8 @@ def _parser() -> argparse.ArgumentParser:
                                     "'all-X', 'BASE+X' (group A BASE, group B X) or 'A=alg,B=alg'.")
     rr.add_argument("frozen", help="frozen scenario (JSON)")
     rr.add_argument("--mix", required=True, help="e.g. all-reno, reno+cubic, A=reno,B=htcp")
-    rr.add_argument("-o", "--out", dest="outdir", help="output directory (default: out/<stem>-<mix>)")
+    rr.add_argument("-o", "--out", dest="outdir", help="output directory: new, empty or an earlier run's output "
+                                                       "(default: out/<stem>-<mix>)")
     rr.add_argument("--seed", type=int, help="override the run seed (random link loss)")
     rr.add_argument("--json", action="store_true", help="print only the summary JSON to stdout")
 

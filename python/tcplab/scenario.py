@@ -1111,7 +1111,7 @@ class Scenario:
         out = []
         for i, t in enumerate(self.trace_links):
             if not isinstance(t, str) or t not in names:
-                raise ScenarioError(f"trace_links[{i}]", f"unknown link {shown(t)}{_suggest(str(t), names)}")
+                raise ScenarioError(f"trace_links[{i}]", f"unknown link {shown(t)}{_suggest(t, names) if isinstance(t, str) else ''}")
             out.append(t)
         return out
 
@@ -1716,10 +1716,22 @@ class Dumbbell(Scenario):
             v = getattr(self, k)
             if v is None or (skip_defaults and v == d and type(v) is type(d)):
                 continue
-            if k == "source" and isinstance(v, (list, tuple)):
-                v = ["tcp" if x is None else x for x in v]  # (TOML has no null)
+            if isinstance(v, (list, tuple)) and any(x is None for x in v):
+                v = self._per_flow_nulls_for_toml(k, v)  # (TOML has no null)
             out[k] = v
         return out
+
+    def _per_flow_nulls_for_toml(self, key: str, values: Sequence[Any]) -> list:
+        """A per-flow list's ``None`` entries ("this flow's default") as the
+        value TOML can hold that builds the same flow."""
+        if key == "source":
+            return ["tcp" if x is None else x for x in values]
+        if key == "params":
+            return [{} if x is None else x for x in values]
+        if key == "recovery":  # the default depends on the profile and the algorithm: take what was built
+            used = [f["recovery"] for f in self._build()[3]]
+            return [used[i] if x is None else x for i, x in enumerate(values)]
+        return list(values)
 
     def to_toml_dict(self) -> dict:
         doc: dict = {"name": self.name}
