@@ -53,6 +53,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Iterable, Union
 
+from .errors import UnitError
 from .units import Quantity, parse_rate, parse_size, parse_time
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -77,6 +78,8 @@ def bdp_packets(rate: Quantity, rtt: Quantity, packet_size: Quantity = 1500, exa
     c = parse_rate(rate, "rate")
     t = parse_time(rtt, "rtt")
     s = parse_size(packet_size, "packet_size")
+    if s < 1:
+        raise UnitError("packet_size", f"must be at least 1 byte to count packets, got {packet_size!r}")
     x = c * t / (8.0 * s)
     if exact:
         return x

@@ -48,7 +48,8 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run one scenario file", description="Run one scenario (TOML) and write its results.")
     r.add_argument("scenario", help="scenario file (TOML)")
-    r.add_argument("-o", "--out", dest="outdir", help="output directory (default: out/<scenario stem>)")
+    r.add_argument("-o", "--out", dest="outdir", help="output directory: new, empty or an earlier run's output, "
+                                                      "whose files are replaced (default: out/<scenario stem>)")
     r.add_argument("--json", action="store_true", help="print only the summary JSON to stdout")
     r.add_argument("--seed", type=int, help="override the scenario's seed")
     r.add_argument("--duration", help="override the run duration (e.g. '100s')")
@@ -73,7 +74,8 @@ def _parser() -> argparse.ArgumentParser:
                                     "'all-X', 'BASE+X' (group A BASE, group B X) or 'A=alg,B=alg'.")
     rr.add_argument("frozen", help="frozen scenario (JSON)")
     rr.add_argument("--mix", required=True, help="e.g. all-reno, reno+cubic, A=reno,B=htcp")
-    rr.add_argument("-o", "--out", dest="outdir", help="output directory (default: out/<stem>-<mix>)")
+    rr.add_argument("-o", "--out", dest="outdir", help="output directory: new, empty or an earlier run's output "
+                                                       "(default: out/<stem>-<mix>)")
     rr.add_argument("--seed", type=int, help="override the run seed (random link loss)")
     rr.add_argument("--json", action="store_true", help="print only the summary JSON to stdout")
 
@@ -290,6 +292,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         spec = sc.to_spec()
     except ScenarioError as e:  # after --seed/--duration: name the field as the file does
         raise _CliError(str(_file_field(e, sc))) from None
+    outdir = args.outdir or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
+    _check_outdir(outdir)  # before the run, not after it
 
     _core()  # a clear error if the compiled core is missing
     import tcplab
@@ -300,7 +304,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     res.scenario = sc
     res.name = sc.name
 
-    outdir = args.outdir or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
     try:
         res.save(outdir)
         png = os.path.join(outdir, "cwnd_queue.png")
@@ -411,6 +414,17 @@ def _print_catalog(entries: list, as_json: bool) -> int:
     return EXIT_OK
 
 
+def _check_outdir(outdir: str) -> None:
+    """A run's -o directory must be new, empty or an earlier run's output
+    (tcplab.results.check_output_dir): never a user's files overwritten."""
+    from .results import check_output_dir
+
+    try:
+        check_output_dir(outdir)
+    except FileExistsError as e:
+        raise _CliError(f"{e.filename}: {e.strerror}") from None
+
+
 def _load_toml(path: str) -> dict:
     try:
         import tomllib
@@ -465,9 +479,11 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         spec = fz.spec(mix, seed=args.seed)
     except ScenarioError as e:
         raise _CliError(str(e)) from None
+    name = f"{os.path.splitext(os.path.basename(args.frozen))[0]}-{mix.name}"
+    outdir = args.outdir or os.path.join("out", name)
+    _check_outdir(outdir)
     res = tcplab.run(spec)
-    res.name = f"{os.path.splitext(os.path.basename(args.frozen))[0]}-{mix.name}"
-    outdir = args.outdir or os.path.join("out", res.name)
+    res.name = name
     try:
         res.save(outdir)
     except OSError as e:

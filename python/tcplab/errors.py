@@ -16,7 +16,7 @@ re-exported from :mod:`tcplab` when the core extension is importable.
 
 from __future__ import annotations
 
-__all__ = ["ScenarioError", "UnitError"]
+__all__ = ["ScenarioError", "UnitError", "shown"]
 
 
 class ScenarioError(ValueError):
@@ -45,3 +45,18 @@ class ScenarioError(ValueError):
 
 class UnitError(ScenarioError):
     """A value with units (rate, time, size, buffer) could not be parsed."""
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` for an error message, kept printable and short.
+
+    An integer too large for ``repr`` (Python refuses beyond 4300 digits)
+    is shown by its size, a container holding one by its type, and a long
+    text is cut: an error about a value must never fail to print it."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"<an integer of {value.bit_length()} bits>"
+    try:
+        text = repr(value)
+    except Exception:  # (a huge integer inside a container, a broken __repr__)
+        return f"<a {type(value).__name__}>"
+    return text if len(text) <= 200 else text[:197] + "..."

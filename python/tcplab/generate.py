@@ -213,33 +213,199 @@ class FrozenScenario:
 
     def save(self, path: Union[str, os.PathLike]) -> None:
         """Writes the frozen scenario as JSON (atomically: a temporary file
-        renamed into place)."""
-        tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-        with open(tmp, "w") as fh:
-            json.dump(self.to_dict(), fh, indent=1, sort_keys=True)
-            fh.write("\n")
-        os.replace(tmp, path)
+        renamed into place, removed again if anything fails; a directory
+        is refused with IsADirectoryError)."""
+        from ._files import write_text_atomically
+
+        write_text_atomically(path, json.dumps(self.to_dict(), indent=1, sort_keys=True) + "\n")
+
+
+#: The per-flow facts of a frozen file, each with the JSON type it must have.
+FACT_TYPES = {"name": str, "cls": str, "group": str, "src_router": str, "dst_router": str,
+              "path": list, "reverse_path": list, "hops": int, "base_rtt": float}
+#: The topology summary of a frozen file: what replay reads and its type.
+TOPOLOGY_TYPES = {"kind": str, "params": dict, "routers": list, "edge": list, "backbone": list, "access": list}
+FROZEN_KEYS = ("format", "version", "meta", "topology", "flows", "spec")
 
 
 def load_frozen(path: Union[str, os.PathLike]) -> FrozenScenario:
-    """Reads a frozen scenario written by :meth:`FrozenScenario.save`."""
+    """Reads a frozen scenario written by :meth:`FrozenScenario.save`.
+
+    The whole file is checked before anything uses it: UTF-8 JSON, every
+    key of its schema with its type, the run description through the core
+    (``SpecError`` paths become ``spec.<path>``), and the per-flow facts
+    against the description they were derived from (path, reverse path,
+    routers, backbone hops and base RTT recomputed and compared). Every
+    problem is a :class:`ScenarioError` whose field is ``<file>: <path>``,
+    e.g. ``pl.json: flows[2].base_rtt``."""
     p = os.fspath(path)
-    try:
-        with open(p) as fh:
-            doc = json.load(fh)
-    except json.JSONDecodeError as e:
-        raise ScenarioError(p, f"not a frozen scenario (invalid JSON: {e})") from None
+    doc = _read_json(p)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ScenarioError(p, f"not a frozen scenario (format {doc.get('format') if isinstance(doc, dict) else None!r})")
     if doc.get("version") != FORMAT_VERSION:
         raise ScenarioError(f"{p}: version", f"unsupported frozen-scenario version {doc.get('version')!r} "
                                               f"(this tcplab reads version {FORMAT_VERSION})")
+    try:
+        _check_frozen(doc)
+    except ScenarioError as e:
+        raise ScenarioError(f"{p}: {e.field}" if e.field else p, e.problem) from None
+    return FrozenScenario(doc["spec"], doc["flows"], doc["topology"], doc.get("meta", {}))
+
+
+def _read_json(p: str) -> Any:
+    """The file's JSON; undecodable bytes, bad syntax or absurd nesting are
+    a ScenarioError naming the file (not a UnicodeDecodeError or
+    RecursionError from the parser)."""
+    with open(p, "rb") as fh:
+        raw = fh.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ScenarioError(p, f"not a frozen scenario (not UTF-8 text: byte 0x{raw[e.start]:02x} at offset "
+                               f"{e.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ScenarioError(p, f"not a frozen scenario (invalid JSON: {e})") from None
+    except RecursionError:
+        raise ScenarioError(p, "not a frozen scenario (invalid JSON: nested too deeply)") from None
+
+
+def _check_frozen(doc: dict) -> None:
+    """Every key of a frozen file against its schema; errors name the path."""
+    for k in doc:
+        if k not in FROZEN_KEYS:
+            raise ScenarioError(k, f"unknown key; a frozen scenario has {', '.join(FROZEN_KEYS)}")
     for k in ("spec", "flows", "topology"):
         if k not in doc:
-            raise ScenarioError(f"{p}: {k}", "missing")
-    if len(doc["flows"]) != len(doc["spec"]["flows"]):
-        raise ScenarioError(f"{p}: flows", "flow facts and run description disagree on the number of flows")
-    return FrozenScenario(doc["spec"], doc["flows"], doc["topology"], doc.get("meta", {}))
+            raise ScenarioError(k, "missing")
+    _check_finite(doc, "")
+    meta = _typed(doc.get("meta", {}), dict, "meta")
+    if "groups" in meta:
+        _names(meta["groups"], "meta.groups")
+    topo = _typed(doc["topology"], dict, "topology")
+    for k, t in TOPOLOGY_TYPES.items():
+        if k not in topo:
+            raise ScenarioError(f"topology.{k}", "missing")
+        _typed(topo[k], t, f"topology.{k}")
+        if t is list:
+            _names(topo[k], f"topology.{k}")
+    facts = _typed(doc["flows"], list, "flows")
+    for i, f in enumerate(facts):
+        _check_facts(f, f"flows[{i}]")
+    spec = _typed(doc["spec"], dict, "spec")
+    flows = _typed(spec.get("flows"), list, "spec.flows")
+    if len(facts) != len(flows):
+        raise ScenarioError("flows", f"{len(facts)} flow facts but the run description (spec.flows) has "
+                                     f"{len(flows)} flows")
+    for i, f in enumerate(flows):
+        _typed(f, dict, f"spec.flows[{i}]")
+    probe = _checked_probe(spec)
+    _check_topology_names(topo, spec)
+    _check_derived_facts(facts, spec, probe, topo["backbone"])
+
+
+def _typed(v: Any, t: type, path: str) -> Any:
+    ok = isinstance(v, t) and not (t in (int, float) and isinstance(v, bool))
+    if t is float:
+        ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+    if not ok:
+        names = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number"}
+        raise ScenarioError(path, f"expected {names[t]}, got {type(v).__name__} {_short(v)}")
+    return v
+
+
+def _short(v: Any) -> str:
+    text = json.dumps(v) if not isinstance(v, float) else repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _names(v: Any, path: str) -> None:
+    for j, x in enumerate(_typed(v, list, path)):
+        if not isinstance(x, str) or not x:
+            raise ScenarioError(f"{path}[{j}]", f"expected a non-empty name, got {_short(x)}")
+
+
+def _check_finite(v: Any, path: str) -> None:
+    """No NaN or infinity anywhere (Python's JSON reader accepts them)."""
+    if isinstance(v, float) and not np.isfinite(v):
+        raise ScenarioError(path.lstrip(".") or "(top)", f"not a finite number ({v!r})")
+    if isinstance(v, dict):
+        for k, x in v.items():
+            _check_finite(x, f"{path}.{k}")
+    elif isinstance(v, list):
+        for j, x in enumerate(v):
+            _check_finite(x, f"{path}[{j}]")
+
+
+def _check_facts(f: Any, path: str) -> None:
+    """One flow's facts: exactly the keys of FACT_TYPES, each of its type."""
+    _typed(f, dict, path)
+    for k in f:
+        if k not in FACT_TYPES:
+            raise ScenarioError(f"{path}.{k}", f"unknown key; a flow's facts are {', '.join(FACT_TYPES)}")
+    for k, t in FACT_TYPES.items():
+        if k not in f:
+            raise ScenarioError(f"{path}.{k}", "missing")
+        _typed(f[k], t, f"{path}.{k}")
+    for k in ("path", "reverse_path"):
+        _names(f[k], f"{path}.{k}")
+    for k in FACT_TYPES:
+        if FACT_TYPES[k] is str and not f[k]:
+            raise ScenarioError(f"{path}.{k}", "expected a non-empty name")
+    if f["hops"] < 0:
+        raise ScenarioError(f"{path}.hops", f"must not be negative, got {f['hops']}")
+
+
+def _checked_probe(spec: dict) -> str:
+    """The run description as the core sees it (a placeholder congestion
+    control per flow, as replay puts the mix's), validated by the core;
+    its errors become ``spec.<path>``."""
+    from . import _core
+
+    probe = dict(spec)
+    probe["flows"] = [{**f, "cc": {"algorithm": "reno", "params": {}}, "recovery": DEFAULT_RECOVERY}
+                      for f in spec["flows"]]
+    try:
+        text = json.dumps(probe)
+        _core.validate(text)
+    except (ValueError, OverflowError, RecursionError) as e:  # SpecError is a ValueError
+        msg = str(e)
+        head, sep, rest = msg.partition(": ")
+        if sep and " " not in head:  # "<path>: <problem>"
+            raise ScenarioError(f"spec.{head}", rest) from None
+        raise ScenarioError("spec", msg) from None
+    return text
+
+
+def _check_topology_names(topo: dict, spec: dict) -> None:
+    """The topology summary names links and routers of the run description."""
+    links = {ln.get("name") for ln in spec.get("links", []) if isinstance(ln, dict)}
+    nodes = {n.get("name") for n in spec.get("nodes", []) if isinstance(n, dict)}
+    for k, known, what in (("backbone", links, "link"), ("access", links, "link"), ("routers", nodes, "node"),
+                           ("edge", nodes, "node")):
+        for j, name in enumerate(topo[k]):
+            if name not in known:
+                raise ScenarioError(f"topology.{k}[{j}]", f"{name!r} is not a {what} of the run description")
+
+
+def _check_derived_facts(facts: list, spec: dict, probe: str, backbone: Sequence[str]) -> None:
+    """Recompute what generate() derived from the run description (names,
+    paths, routers, backbone hops, base RTT) and name the first fact that
+    disagrees: an edited file must not replay something else than it says."""
+    from . import _core
+
+    derived: list[dict] = [{"name": f["name"]} for f in spec["flows"]]
+    _add_paths(spec, derived, backbone, paths=_core.paths(probe))
+    links = {ln["name"]: ln for ln in spec["links"]}
+    for d in derived:
+        d["src_router"] = links[d["path"][0]]["dst"] if d["path"] else None
+        d["dst_router"] = links[d["path"][-1]]["src"] if d["path"] else None
+    for i, (f, d) in enumerate(zip(facts, derived)):
+        for k in ("name", "path", "reverse_path", "src_router", "dst_router", "hops", "base_rtt"):
+            if f[k] != d[k]:
+                raise ScenarioError(f"flows[{i}].{k}", f"{_short(f[k])} in the file, but the run description "
+                                                       f"gives {_short(d[k])} (edited by hand?)")
 
 
 def spec_differences(a: dict, b: dict, path: str = "") -> list[str]:
@@ -391,16 +557,18 @@ def generate(topology: Topology, traffic: Sequence[TrafficClass], *, duration: Q
     return FrozenScenario(spec, facts, topo, _jsonable(meta))
 
 
-def _add_paths(spec: dict, facts: list[dict], backbone: Sequence[str]) -> None:
-    """Per flow: forward/reverse path (from the core's router), backbone
-    hops and base RTT (propagation only, both directions)."""
+def _add_paths(spec: dict, facts: list[dict], backbone: Sequence[str], paths: Optional[list] = None) -> None:
+    """Per flow: forward/reverse path (from the core's router, or ``paths``
+    when the caller has them), backbone hops and base RTT (propagation
+    only, both directions). load_frozen recomputes these to check a file."""
     from . import _core
 
-    probe = json.loads(json.dumps(spec))
-    for f in probe["flows"]:
-        f["cc"] = {"algorithm": "reno", "params": {}}
-        f["recovery"] = DEFAULT_RECOVERY
-    paths = _core.paths(json.dumps(probe))
+    if paths is None:
+        probe = json.loads(json.dumps(spec))
+        for f in probe["flows"]:
+            f["cc"] = {"algorithm": "reno", "params": {}}
+            f["recovery"] = DEFAULT_RECOVERY
+        paths = _core.paths(json.dumps(probe))
     delay = {ln["name"]: ln["delay"] for ln in spec["links"]}
     b = set(backbone)
     for f, (fwd, rev) in zip(facts, paths):

@@ -92,6 +92,31 @@ __all__ = ["Results", "TABLES"]
 TABLES = ("flows", "links", "files", "flow_ts", "queue_ts")
 #: Tables saved when present and loaded when found (older saves lack them).
 OPTIONAL_TABLES = ("cc_ts", "qdisc_ts", "drop_trace", "retransmit_trace")
+#: Every file a run's output directory may hold (Results.save, the CLI's
+#: plot, tcplab report): what saving again into that directory replaces.
+RUN_OUTPUT_FILES = (*(f"{t}.parquet" for t in (*TABLES, *OPTIONAL_TABLES)), "summary.json", "scenario.toml",
+                    "spec.json", "cwnd_queue.png", "report.html")
+
+
+def is_run_output(directory: Union[str, os.PathLike]) -> bool:
+    """Whether ``directory`` holds a saved run (summary.json and flows.parquet)."""
+    return all(os.path.isfile(os.path.join(directory, n)) for n in ("summary.json", "flows.parquet"))
+
+
+def check_output_dir(directory: Union[str, os.PathLike]) -> None:
+    """Refuse (``FileExistsError`` naming it) an output directory that exists
+    and is neither empty nor an earlier run's output: saving there would
+    overwrite a user's own ``scenario.toml`` or ``summary.json``. The rule of
+    ``tcplab run -o`` and ``tcplab replay -o``, as ``tcplab sweep`` refuses
+    a non-empty directory that is not a campaign."""
+    d = os.fspath(directory)
+    if not os.path.exists(d):
+        return
+    if not os.path.isdir(d):
+        raise FileExistsError(17, "exists and is not a directory; give a new or empty directory", d)
+    if os.listdir(d) and not is_run_output(d):
+        raise FileExistsError(17, "exists, is not empty and is not a tcplab run output (summary.json + "
+                                  "flows.parquet); give a new or empty directory, or delete what is in it", d)
 #: Links columns of the queue disciplines, with their value for a run stored or saved before them
 #: (every link was then the fast drop-tail FIFO).
 LINK_DISCIPLINE_DEFAULTS = {"discipline": "droptail", "marks": 0, "aqm_drops": 0, "sojourn_mean": float("nan"),
@@ -471,8 +496,18 @@ class Results:
 
     def save(self, directory: Union[str, os.PathLike]) -> None:
         """Write ``<table>.parquet`` for each table, ``summary.json``, and
-        ``scenario.toml`` (or ``spec.json`` when there is no Scenario)."""
+        ``scenario.toml`` (or ``spec.json`` when there is no Scenario).
+
+        ``directory`` must be new, empty, or an earlier run's output (see
+        :func:`check_output_dir`); an earlier run's files are removed first,
+        so none of them (a trace table this run has not) passes for this
+        run's. Other files in it are left alone."""
+        check_output_dir(directory)
         os.makedirs(directory, exist_ok=True)
+        for name in RUN_OUTPUT_FILES:
+            path = os.path.join(directory, name)
+            if os.path.isfile(path):
+                os.remove(path)
         for t in TABLES:
             getattr(self, t).to_parquet(os.path.join(directory, f"{t}.parquet"), index=False)
         for t in OPTIONAL_TABLES:

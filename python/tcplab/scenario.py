@@ -105,7 +105,7 @@ import os
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from .errors import ScenarioError, UnitError
+from .errors import ScenarioError, UnitError, shown
 from .units import (
     Buffer,
     Quantity,
@@ -117,6 +117,8 @@ from .units import (
     parse_rate,
     parse_size,
     parse_time,
+    python_scalar,
+    check_text,
 )
 
 __all__ = [
@@ -219,41 +221,42 @@ def _check_keys(table: Mapping[str, Any], allowed: Sequence[str], prefix: str) -
 def _nonneg_time(v: Quantity, f: str) -> float:
     t = parse_time(v, f)
     if not math.isfinite(t) or t < 0:
-        raise ScenarioError(f, f"must not be negative, got {v!r}")
+        raise ScenarioError(f, f"must not be negative, got {shown(v)}")
     return t
 
 
 def _pos_time(v: Quantity, f: str) -> float:
     t = parse_time(v, f)
     if not math.isfinite(t) or t <= 0:
-        raise ScenarioError(f, f"must be positive, got {v!r}")
+        raise ScenarioError(f, f"must be positive, got {shown(v)}")
     return t
 
 
 def _pos_rate(v: Quantity, f: str) -> float:
     r = parse_rate(v, f)
     if not math.isfinite(r) or r <= 0:
-        raise ScenarioError(f, f"must be a positive rate, got {v!r}")
+        raise ScenarioError(f, f"must be a positive rate, got {shown(v)}")
     return r
 
 
 def _bool(v: Any, f: str) -> bool:
+    v = python_scalar(v)  # numpy.bool_ is a boolean too (a numpy integer is not)
     if isinstance(v, bool):
         return v
-    raise ScenarioError(f, f"expected true or false, got {v!r}")
+    raise ScenarioError(f, f"expected true or false, got {shown(v)}")
 
 
 def _str(v: Any, f: str) -> str:
     if isinstance(v, str) and v:
-        return v
-    raise ScenarioError(f, f"expected a non-empty string, got {v!r}")
+        return check_text(v, f)
+    raise ScenarioError(f, f"expected a non-empty string, got {shown(v)}")
 
 
 def _choice(v: Any, choices: Sequence[str], f: str, what: str) -> str:
     if isinstance(v, str) and v.lower() in choices:
         return v.lower()
     s = _suggest(v, choices) if isinstance(v, str) else ""
-    raise ScenarioError(f, f"unknown {what} {v!r}{s}; expected one of {', '.join(choices)}")
+    raise ScenarioError(f, f"unknown {what} {shown(v)}{s}; expected one of {', '.join(choices)}")
 
 
 def _core():
@@ -297,7 +300,7 @@ def resolve_algorithm(name: Any, field_path: str) -> tuple[str, Optional[dict]]:
     """
     from_core = _catalog_cached()[1]
     if not isinstance(name, str) or not name:
-        raise ScenarioError(field_path, f"expected an algorithm name, got {name!r}")
+        raise ScenarioError(field_path, f"expected an algorithm name, got {shown(name)}")
     spelled = _spellings()
     hit = spelled.get(name.lower())
     if hit is None:
@@ -306,7 +309,7 @@ def resolve_algorithm(name: Any, field_path: str) -> tuple[str, Optional[dict]]:
         hint = ""
         if matches:
             hint = " (did you mean " + " or ".join(repr(spelled[m][0]) for m in matches) + "?)"
-        raise ScenarioError(field_path, f"unknown algorithm {name!r}{hint}; known: {', '.join(sorted(names))}")
+        raise ScenarioError(field_path, f"unknown algorithm {shown(name)}{hint}; known: {', '.join(sorted(names))}")
     return hit[0], (hit[1] if from_core else None)
 
 
@@ -314,7 +317,7 @@ def _check_params(params: Any, entry: Optional[dict], algorithm: str, field_path
     if params is None:
         return {}
     if not isinstance(params, Mapping):
-        raise ScenarioError(field_path, f"expected a table of algorithm parameters, got {params!r}")
+        raise ScenarioError(field_path, f"expected a table of algorithm parameters, got {shown(params)}")
     out = {}
     known = None if entry is None or entry.get("params") is None else [p["name"] for p in entry["params"]]
     for k, v in params.items():
@@ -322,14 +325,23 @@ def _check_params(params: Any, entry: Optional[dict], algorithm: str, field_path
             listing = ", ".join(known) if known else "none"
             raise ScenarioError(
                 f"{field_path}.{k}",
-                f"unknown parameter for {algorithm!r}{_suggest(k, known)}; its parameters: {listing}",
+                f"unknown parameter for {shown(algorithm)}{_suggest(k, known)}; its parameters: {listing}",
             )
-        if hasattr(v, "item") and not isinstance(v, (str, bytes)):
-            v = v.item()  # numpy scalar
-        if not isinstance(v, (bool, int, float, str)) or (isinstance(v, float) and not math.isfinite(v)):
-            raise ScenarioError(f"{field_path}.{k}", f"expected a finite number, boolean or string, got {v!r}")
-        out[k] = v
+        out[k] = _param_value(v, f"{field_path}.{k}")
     return out
+
+
+def _param_value(v: Any, path: str) -> Union[bool, int, float, str]:
+    """A parameter value the core can read: a finite number (an integer of
+    at most 64 bits), a boolean or valid text; numpy scalars as Python's."""
+    v = python_scalar(v)
+    if isinstance(v, str):
+        return check_text(v, path)
+    if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**64:
+        raise ScenarioError(path, f"an integer of {v.bit_length()} bits is beyond the core's 64-bit numbers")
+    if not isinstance(v, (bool, int, float)) or (isinstance(v, float) and not math.isfinite(v)):
+        raise ScenarioError(path, f"expected a finite number, boolean or string, got {shown(v)}")
+    return v
 
 
 @functools.lru_cache(maxsize=1)
@@ -354,7 +366,7 @@ def resolve_discipline(name: Any, field_path: str) -> tuple[str, Optional[dict]]
     unknown). Unknown names raise a ScenarioError with close matches."""
     catalog, from_core = _discipline_catalog_cached()
     if not isinstance(name, str) or not name:
-        raise ScenarioError(field_path, f"expected a queue discipline name, got {name!r}")
+        raise ScenarioError(field_path, f"expected a queue discipline name, got {shown(name)}")
     spelled: dict[str, dict] = {}
     for entry in catalog:
         for n in [entry["name"], *entry.get("aliases", [])]:
@@ -362,7 +374,7 @@ def resolve_discipline(name: Any, field_path: str) -> tuple[str, Optional[dict]]
     entry = spelled.get(name.lower())
     if entry is None:
         names = sorted({n for e in catalog for n in [e["name"], *e.get("aliases", [])]})
-        raise ScenarioError(field_path, f"unknown queue discipline {name!r}{_suggest(name.lower(), list(spelled))}; "
+        raise ScenarioError(field_path, f"unknown queue discipline {shown(name)}{_suggest(name.lower(), list(spelled))}; "
                                         f"known: {', '.join(names)}")
     return entry["name"], (entry if from_core else None)
 
@@ -384,7 +396,7 @@ def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: Opt
         out["params"] = {}
         return out
     if not isinstance(queue, Mapping):
-        raise ScenarioError(path, f"expected a table such as {{discipline = 'codel', target = '5ms'}}, got {queue!r}")
+        raise ScenarioError(path, f"expected a table such as {{discipline = 'codel', target = '5ms'}}, got {shown(queue)}")
     if "discipline" not in queue:
         raise ScenarioError(f"{path}.discipline", "missing (required): the queue discipline, e.g. 'droptail'; "
                             "known: " + ", ".join(d["name"] for d in discipline_catalog()))
@@ -393,7 +405,7 @@ def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: Opt
     params: dict = {}
     for k, v in queue.items():
         if not isinstance(k, str):
-            raise ScenarioError(path, f"keys must be strings, got {k!r}")
+            raise ScenarioError(path, f"keys must be strings, got {shown(k)}")
         if k == "discipline":
             continue
         fp = f"{path}.{k}"
@@ -402,12 +414,12 @@ def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: Opt
                 raise ScenarioError(fp, f"the limit is already set by {limit_from}; give it in one place")
             n = parse_count(v, fp) if k == "limit_packets" else parse_size(v, fp)
             if n < 1:
-                raise ScenarioError(fp, f"must be at least 1, got {v!r}")
+                raise ScenarioError(fp, f"must be at least 1, got {shown(v)}")
             out[k] = n
             continue
         if known is not None and k not in known:
             listing = ", ".join(known) if known else "none"
-            raise ScenarioError(fp, f"unknown parameter for discipline {name!r}{_suggest(k, [*known, *QUEUE_LIMIT_KEYS])}; "
+            raise ScenarioError(fp, f"unknown parameter for discipline {shown(name)}{_suggest(k, [*known, *QUEUE_LIMIT_KEYS])}; "
                                     f"its parameters: {listing} (and the limit: {', '.join(QUEUE_LIMIT_KEYS)})")
         params[k] = parse_param(v, fp)
     out["discipline"] = name
@@ -429,7 +441,7 @@ def _source_spec(source: Any, path: str) -> Optional[dict]:
     if source is None:
         return None
     if not isinstance(source, Mapping):
-        raise ScenarioError(path, f"expected a table such as {{kind = 'cbr', rate = '10Mbps'}}, got {source!r}")
+        raise ScenarioError(path, f"expected a table such as {{kind = 'cbr', rate = '10Mbps'}}, got {shown(source)}")
     kind = source.get("kind")
     if kind is None:
         raise ScenarioError(f"{path}.kind", f"missing (required): one of {', '.join(SOURCE_KINDS)}")
@@ -472,6 +484,51 @@ MAX_PACKET_SIZE = 65535
 #: Longest run (seconds): the core counts time in picoseconds and keeps a
 #: segment's send time below three flag bits, so times stay under 2^61 ps.
 MAX_DURATION = (2**61 - 1) / 1e12
+
+#: Most flows of a Dumbbell: the core numbers links in 29 bits (at most
+#: 2^29 links) and a dumbbell of N flows has 4N + 2 links.
+MAX_DUMBBELL_FLOWS = (2**29 - 2) // 4
+
+#: Memory one dumbbell flow takes while its run description is built:
+#: its FlowSpec dict, four access-link dicts, two hosts, the lists of
+#: per-flow values and its share of the JSON text handed to the core.
+#: Measured with tracemalloc at the peak of building 20,000 bulk flows
+#: (7.3 KB per flow), rounded up. Used to refuse, before allocating, a
+#: flow count the process could not hold (:func:`_memory_budget`).
+DUMBBELL_BYTES_PER_FLOW = 8_000
+
+
+def _memory_budget() -> tuple[Optional[int], str]:
+    """The bytes this process could ever allocate, and what sets it: the
+    smaller of the machine's physical memory and the address-space limit
+    (``ulimit -v``, RLIMIT_AS); (None, "") where neither is known."""
+    budget: Optional[int] = None
+    what = ""
+    try:
+        budget = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        what = "this machine's physical memory"
+    except (ValueError, OSError, AttributeError):  # not POSIX
+        pass
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if soft != resource.RLIM_INFINITY and (budget is None or soft < budget):
+            budget, what = soft, "the process's address-space limit (ulimit -v)"
+    except (ImportError, ValueError, OSError):
+        pass
+    return budget, what
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.3g} GB"
+
+
+def _out_of_memory(field: str, count: int, what: str) -> ScenarioError:
+    """The error for a scenario too large to build in this process."""
+    return ScenarioError(field, f"{count:,} {what}: out of memory while building the run description "
+                                f"(about {_gb(count * DUMBBELL_BYTES_PER_FLOW)} at {DUMBBELL_BYTES_PER_FLOW:,} B "
+                                f"per flow); use fewer")
 
 
 @dataclass
@@ -535,15 +592,16 @@ def _loss_spec(v: Any, path: str) -> Optional[dict]:
     ``{kind = "gilbert_elliott", p_gb = ..., p_bg = ..., loss_good = 0, loss_bad = 1}``."""
     if v is None:
         return None
+    v = python_scalar(v)
     if isinstance(v, bool):
-        raise ScenarioError(path, f"expected a probability or a loss table, got {v!r}")
+        raise ScenarioError(path, f"expected a probability or a loss table, got {shown(v)}")
     if isinstance(v, (int, float)):
         v = {"kind": "bernoulli", "p": v}
     if not isinstance(v, Mapping):
-        raise ScenarioError(path, f"expected a probability or a loss table, got {v!r}")
+        raise ScenarioError(path, f"expected a probability or a loss table, got {shown(v)}")
     kind = v.get("kind", "bernoulli")
     if kind not in LOSS_KINDS:
-        raise ScenarioError(f"{path}.kind", f"must be one of {', '.join(LOSS_KINDS)}, got {kind!r}")
+        raise ScenarioError(f"{path}.kind", f"must be one of {', '.join(LOSS_KINDS)}, got {shown(kind)}")
     fields_ = {"bernoulli": (["p"], []), "gilbert_elliott": (["p_gb", "p_bg"], ["loss_good", "loss_bad"])}[kind]
     _check_keys(v, ["kind", *fields_[0], *fields_[1]], path)
     out: dict = {"kind": kind}
@@ -552,9 +610,9 @@ def _loss_spec(v: Any, path: str) -> Optional[dict]:
             if k in fields_[0]:
                 raise ScenarioError(f"{path}.{k}", "missing (required)")
             continue
-        x = v[k]
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not (0.0 <= float(x) <= 1.0):
-            raise ScenarioError(f"{path}.{k}", f"must be a probability in [0, 1], got {x!r}")
+        x = python_scalar(v[k])
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or not (0.0 <= x <= 1.0):
+            raise ScenarioError(f"{path}.{k}", f"must be a probability in [0, 1], got {shown(x)}")
         out[k] = float(x)
     return out
 
@@ -709,7 +767,7 @@ class Flow:
         if self.files is None:
             return {"kind": "bulk"}
         if isinstance(self.files, (str, bytes)) or not isinstance(self.files, Iterable):
-            raise ScenarioError(f"{path}.files", f"expected a list of files, got {self.files!r}")
+            raise ScenarioError(f"{path}.files", f"expected a list of files, got {shown(self.files)}")
         out = []
         for j, f in enumerate(self.files):
             fp = f"{path}.files[{j}]"
@@ -723,10 +781,10 @@ class Flow:
             elif isinstance(f, (tuple, list)) and len(f) == 2:
                 size, start = f
             else:
-                raise ScenarioError(fp, f"expected {{size, start}} or (size, start), got {f!r}")
+                raise ScenarioError(fp, f"expected {{size, start}} or (size, start), got {shown(f)}")
             s = parse_size(size, f"{fp}.size")
             if s < 1:
-                raise ScenarioError(f"{fp}.size", f"must be at least 1 byte, got {size!r}")
+                raise ScenarioError(f"{fp}.size", f"must be at least 1 byte, got {shown(size)}")
             out.append({"size": s, "start": _nonneg_time(start, f"{fp}.start")})
         return {"kind": "files", "files": out}
 
@@ -746,34 +804,35 @@ class Flow:
         packet_size = parse_size(self.packet_size, p("packet_size"))
         header_size = parse_size(self._resolved("header_size", path), p("header_size"))
         if header_size < 0:
-            raise ScenarioError(p("header_size"), f"must not be negative, got {header_size!r}")
+            raise ScenarioError(p("header_size"), f"must not be negative, got {shown(header_size)}")
         if packet_size <= header_size:
             raise ScenarioError(p("packet_size"), f"must exceed header_size ({header_size} B), got {packet_size} B")
         ack_size = parse_size(self._resolved("ack_size", path), p("ack_size"))
         if ack_size < 1:
-            raise ScenarioError(p("ack_size"), f"must be at least 1 byte, got {ack_size!r}")
+            raise ScenarioError(p("ack_size"), f"must be at least 1 byte, got {shown(ack_size)}")
         for name, v in (("packet_size", packet_size), ("ack_size", ack_size)):
             if v > MAX_PACKET_SIZE:
                 raise ScenarioError(p(name), f"must be at most {MAX_PACKET_SIZE} B (IP's largest packet), got {v} B")
         init_cwnd = parse_number(self.init_cwnd, p("init_cwnd"))
         if not (math.isfinite(init_cwnd) and init_cwnd >= 1):
-            raise ScenarioError(p("init_cwnd"), f"must be at least 1 segment, got {self.init_cwnd!r}")
+            raise ScenarioError(p("init_cwnd"), f"must be at least 1 segment, got {shown(self.init_cwnd)}")
         init_ssthresh = None
         if self.init_ssthresh is not None:
             init_ssthresh = parse_number(self.init_ssthresh, p("init_ssthresh"))
             if not (math.isfinite(init_ssthresh) and init_ssthresh >= 2):
-                raise ScenarioError(p("init_ssthresh"), f"must be at least 2 segments, got {self.init_ssthresh!r}")
+                raise ScenarioError(p("init_ssthresh"), f"must be at least 2 segments, got {shown(self.init_ssthresh)}")
         rwnd = None
         if self.rwnd is not None:
             rwnd = parse_count(self.rwnd, p("rwnd"))
             if rwnd < 1:
-                raise ScenarioError(p("rwnd"), f"must be at least 1 packet, got {self.rwnd!r}")
+                raise ScenarioError(p("rwnd"), f"must be at least 1 packet, got {shown(self.rwnd)}")
         dupthresh = parse_count(self.dupthresh, p("dupthresh"))
-        if dupthresh < 1:
-            raise ScenarioError(p("dupthresh"), f"must be at least 1, got {self.dupthresh!r}")
+        if not 1 <= dupthresh <= 2**32 - 1:
+            raise ScenarioError(p("dupthresh"), f"must be 1 to 4294967295 (the core holds it in 32 bits), "
+                                                f"got {shown(self.dupthresh)}")
         sack_blocks = parse_count(self.sack_blocks, p("sack_blocks"))
         if not 1 <= sack_blocks <= 4:
-            raise ScenarioError(p("sack_blocks"), f"must be 1 to 4 (RFC 2018), got {self.sack_blocks!r}")
+            raise ScenarioError(p("sack_blocks"), f"must be 1 to 4 (RFC 2018), got {shown(self.sack_blocks)}")
         min_rto = _pos_time(self.min_rto, p("min_rto"))
         max_rto = _pos_time(self.max_rto, p("max_rto"))
         if max_rto < min_rto:
@@ -828,7 +887,7 @@ class Flow:
         for name in ("pacing_ss_ratio", "pacing_ca_ratio"):
             v = parse_number(getattr(self, name), p(name))
             if not (math.isfinite(v) and v > 0):
-                raise ScenarioError(p(name), f"must be a positive percentage, got {getattr(self, name)!r}")
+                raise ScenarioError(p(name), f"must be a positive percentage, got {shown(getattr(self, name))}")
             ratios[name] = v
         if _bool(self.pacing, p("pacing")):
             out["pacing"] = True
@@ -849,7 +908,7 @@ class Flow:
             raise ScenarioError(p("delack_max"), f"must be at least delack_min ({delack_min} s), got {delack_max} s")
         quickacks = parse_count(self.quickacks, p("quickacks"))
         if not 0 <= quickacks <= 2**32 - 1:
-            raise ScenarioError(p("quickacks"), f"must be 0 to 4294967295, got {self.quickacks!r}")
+            raise ScenarioError(p("quickacks"), f"must be 0 to 4294967295, got {shown(self.quickacks)}")
         out: dict = {}
         if policy == "linux":
             out.update(ack_policy="linux", delack_min=delack_min, delack_max=delack_max, quickacks=quickacks)
@@ -868,25 +927,33 @@ class Flow:
         if lc is None:
             return None
         if not isinstance(lc, Mapping):
-            raise ScenarioError(f"{path}.loss_classifier", f"expected a table with kind and params, got {lc!r}")
+            raise ScenarioError(f"{path}.loss_classifier", f"expected a table with kind and params, got {shown(lc)}")
         _check_keys(lc, ["kind", "params"], f"{path}.loss_classifier")
         kind = lc.get("kind")
         if not isinstance(kind, str) or not kind:
-            raise ScenarioError(f"{path}.loss_classifier.kind", f"must name a classifier (e.g. 'knn'), got {kind!r}")
+            raise ScenarioError(f"{path}.loss_classifier.kind", f"must name a classifier (e.g. 'knn'), got {shown(kind)}")
+        check_text(kind, f"{path}.loss_classifier.kind")
         params = lc.get("params", {})
         if not isinstance(params, Mapping):
-            raise ScenarioError(f"{path}.loss_classifier.params", f"expected a table, got {params!r}")
-        return {"kind": kind, "params": dict(params)}
+            raise ScenarioError(f"{path}.loss_classifier.params", f"expected a table, got {shown(params)}")
+        out = {}
+        for k, v in params.items():
+            if not isinstance(k, str):
+                raise ScenarioError(f"{path}.loss_classifier.params", f"keys must be strings, got {shown(k)}")
+            fp = f"{path}.loss_classifier.params.{check_text(k, f'{path}.loss_classifier.params')}"
+            out[k] = _param_value(v, fp)
+        return {"kind": kind, "params": out}
 
     def _drop_segments(self, path: str) -> list:
         if self.drop_segments is None:
             return []
         if isinstance(self.drop_segments, (str, bytes)) or not isinstance(self.drop_segments, Iterable):
-            raise ScenarioError(f"{path}.drop_segments", f"expected a list of segment numbers, got {self.drop_segments!r}")
+            raise ScenarioError(f"{path}.drop_segments", f"expected a list of segment numbers, got {shown(self.drop_segments)}")
         out = []
         for j, x in enumerate(self.drop_segments):
-            if isinstance(x, bool) or not isinstance(x, int) or x < 0:
-                raise ScenarioError(f"{path}.drop_segments[{j}]", f"must be a non-negative integer, got {x!r}")
+            x = python_scalar(x)
+            if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < 2**64:
+                raise ScenarioError(f"{path}.drop_segments[{j}]", f"must be a non-negative integer, got {shown(x)}")
             out.append(int(x))
         return out
 
@@ -905,7 +972,7 @@ def _coerce(obj: Any, cls: type, path: str) -> Any:
             if r not in obj:
                 raise ScenarioError(f"{path}.{r}", "missing (required)")
         return cls(**obj)
-    raise ScenarioError(path, f"expected a {cls.__name__} or a table, got {obj!r}")
+    raise ScenarioError(path, f"expected a {cls.__name__} or a table, got {shown(obj)}")
 
 
 # --------------------------------------------------------------------------
@@ -948,7 +1015,8 @@ class Scenario:
         trace_links: Optional[Sequence[str]] = None,
         loss_trace: bool = False,
     ) -> None:
-        self.trace_links = list(trace_links) if trace_links is not None else None
+        # (lists copied; anything else is kept as given for to_spec() to name)
+        self.trace_links = list(trace_links) if isinstance(trace_links, (list, tuple)) else trace_links
         self.loss_trace = loss_trace
         self.nodes: list = list(nodes)
         self.links: list = list(links)
@@ -961,7 +1029,7 @@ class Scenario:
         self.seed = seed
         self.name = name
         self.description = description
-        self.bottleneck = list(bottleneck) if bottleneck is not None else None
+        self.bottleneck = list(bottleneck) if isinstance(bottleneck, (list, tuple)) else bottleneck
 
     # -- building helpers ---------------------------------------------------
     def add_node(self, name: str, kind: str = "host") -> Node:
@@ -999,6 +1067,7 @@ class Scenario:
         return 0.0
 
     def _run_settings(self) -> dict:
+        self._check_labels()
         if self.duration is None:
             raise ScenarioError("duration", "missing: how long to simulate (e.g. '100s')")
         duration = _pos_time(self.duration, "duration")
@@ -1021,34 +1090,40 @@ class Scenario:
             ms = self._default_measure_start(duration)
         si = _nonneg_time(self.sample_interval, "sample_interval")
         out = {"seed": self._seed(), "duration": duration, "measure_start": ms, "sample_interval": si}
-        if not isinstance(self.loss_trace, bool):
-            raise ScenarioError("loss_trace", f"expected true or false, got {self.loss_trace!r}")
-        if self.loss_trace:  # absent when off, so the run's identity is as before
+        if _bool(self.loss_trace, "loss_trace"):  # absent when off, so the run's identity is as before
             out["loss_trace"] = True
         return out
+
+    def _check_labels(self) -> None:
+        """``name`` and ``description`` are not part of the run, but they are
+        saved with its results (scenario.toml): text, checked here rather
+        than failing once the run is over."""
+        _str(self.name, "name")
+        if self.description is not None and not isinstance(self.description, str):
+            raise ScenarioError("description", f"expected a string, got {shown(self.description)}")
 
     def _trace_links(self, links: list[dict]) -> Optional[list[str]]:
         if self.trace_links is None:
             return None
         if isinstance(self.trace_links, str) or not isinstance(self.trace_links, Iterable):
-            raise ScenarioError("trace_links", f"expected a list of link names, got {self.trace_links!r}")
+            raise ScenarioError("trace_links", f"expected a list of link names, got {shown(self.trace_links)}")
         names = [ln["name"] for ln in links]
         out = []
         for i, t in enumerate(self.trace_links):
             if not isinstance(t, str) or t not in names:
-                raise ScenarioError(f"trace_links[{i}]", f"unknown link {t!r}{_suggest(str(t), names)}")
+                raise ScenarioError(f"trace_links[{i}]", f"unknown link {shown(t)}{_suggest(t, names) if isinstance(t, str) else ''}")
             out.append(t)
         return out
 
     def _seed(self) -> int:
-        seed = self.seed
+        seed = python_scalar(self.seed)
         if isinstance(seed, bool) or not isinstance(seed, int):
             try:
                 seed = parse_count(seed, "seed")
             except ScenarioError:
-                raise ScenarioError("seed", f"expected a non-negative integer, got {self.seed!r}") from None
+                raise ScenarioError("seed", f"expected a non-negative integer, got {shown(self.seed)}") from None
         if not 0 <= seed < 2**64:
-            raise ScenarioError("seed", f"expected a non-negative 64-bit integer, got {self.seed!r}")
+            raise ScenarioError("seed", f"expected a non-negative 64-bit integer, got {shown(self.seed)}")
         return int(seed)
 
     # -- topology -----------------------------------------------------------
@@ -1064,17 +1139,17 @@ class Scenario:
         kinds: dict[str, str] = {}
         for i, n in enumerate(nodes):
             if n["name"] in kinds:
-                raise ScenarioError(f"nodes[{i}].name", f"duplicate node name {n['name']!r}")
+                raise ScenarioError(f"nodes[{i}].name", f"duplicate node name {shown(n['name'])}")
             kinds[n["name"]] = n["kind"]
 
         def node_ref(name: str, path: str) -> None:
             if name not in kinds:
-                raise ScenarioError(path, f"unknown node {name!r}{_suggest(name, kinds)}")
+                raise ScenarioError(path, f"unknown node {shown(name)}{_suggest(name, kinds)}")
 
         seen: set[str] = set()
         for i, ln in enumerate(links):
             if ln["name"] in seen:
-                raise ScenarioError(f"links[{i}].name", f"duplicate link name {ln['name']!r}")
+                raise ScenarioError(f"links[{i}].name", f"duplicate link name {shown(ln['name'])}")
             seen.add(ln["name"])
             node_ref(ln["src"], f"links[{i}].src")
             node_ref(ln["dst"], f"links[{i}].dst")
@@ -1084,28 +1159,31 @@ class Scenario:
             node_ref(r["node"], f"routes[{i}].node")
             node_ref(r["dst"], f"routes[{i}].dst")
             if r["link"] not in seen:
-                raise ScenarioError(f"routes[{i}].link", f"unknown link {r['link']!r}{_suggest(r['link'], seen)}")
+                raise ScenarioError(f"routes[{i}].link", f"unknown link {shown(r['link'])}{_suggest(r['link'], seen)}")
         names: set[str] = set()
         if not flows:
             raise ScenarioError("flows", "no flows: nothing to simulate")
         for i, f in enumerate(flows):
             if f["name"] in names:
-                raise ScenarioError(f"flows[{i}].name", f"duplicate flow name {f['name']!r}")
+                raise ScenarioError(f"flows[{i}].name", f"duplicate flow name {shown(f['name'])}")
             names.add(f["name"])
             for end in ("src", "dst"):
                 node_ref(f[end], f"flows[{i}].{end}")
                 if kinds[f[end]] != "host":
-                    raise ScenarioError(f"flows[{i}].{end}", f"{f[end]!r} is a router; flows start and end at hosts")
+                    raise ScenarioError(f"flows[{i}].{end}", f"{shown(f[end])} is a router; flows start and end at hosts")
             if f["src"] == f["dst"]:
                 raise ScenarioError(f"flows[{i}].dst", "must differ from src")
 
     def to_spec(self) -> dict:
         """Validate and return the core's ``RunSpec`` as a JSON-ready dict."""
         run = self._run_settings()
-        nodes, links, routes, flows = self._parts()
-        self._check_references(nodes, links, routes, flows)
-        return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows,
-                "trace_links": self._trace_links(links)}
+        try:
+            nodes, links, routes, flows = self._parts()
+            self._check_references(nodes, links, routes, flows)
+            trace = self._trace_links(links)
+        except MemoryError:
+            raise _out_of_memory("flows", len(self.flows), "flows") from None
+        return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows, "trace_links": trace}
 
     def validate(self) -> None:
         """Check the scenario; raises :class:`ScenarioError` naming the field."""
@@ -1174,7 +1252,7 @@ class Scenario:
             fh.write(self.to_toml())
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name!r}>"
+        return f"<{type(self).__name__} {shown(self.name)}>"
 
 
 def _dataclass_table(obj: Any, skip_defaults: bool = False) -> dict:
@@ -1366,7 +1444,7 @@ class Dumbbell(Scenario):
         self.header_size = header_size
         self.ack_size = ack_size
         self.accounting = accounting
-        self.flow_options = dict(flow_options) if flow_options is not None else None
+        self.flow_options = dict(flow_options) if isinstance(flow_options, Mapping) else flow_options
         self.loss = loss
         self.reverse_loss = reverse_loss
         self.queue = dict(queue) if isinstance(queue, Mapping) else queue
@@ -1400,7 +1478,7 @@ class Dumbbell(Scenario):
 
     @property  # type: ignore[no-redef]
     def flows(self) -> list:  # type: ignore[override]
-        return [self._flow(i) for i in range(self._n())]
+        return self._flows_built()
 
     @flows.setter
     def flows(self, v: Any) -> None:
@@ -1412,12 +1490,15 @@ class Dumbbell(Scenario):
 
     # -- parameter resolution ------------------------------------------------
     def _n(self) -> int:
-        n = self.n_flows
+        n = python_scalar(self.n_flows)  # numpy.int64(2) is 2
         if isinstance(n, bool) or not isinstance(n, (int, float, str)):
-            raise ScenarioError("n_flows", f"expected a positive integer, got {n!r}")
+            raise ScenarioError("n_flows", f"expected a positive integer, got {shown(n)}")
         n = parse_count(n, "n_flows")
         if n < 1:
-            raise ScenarioError("n_flows", f"must be at least 1, got {self.n_flows!r}")
+            raise ScenarioError("n_flows", f"must be at least 1, got {shown(self.n_flows)}")
+        if n > MAX_DUMBBELL_FLOWS:
+            raise ScenarioError("n_flows", f"at most {MAX_DUMBBELL_FLOWS:,} flows: the core numbers links in 29 bits "
+                                           f"and a dumbbell of N flows has 4N + 2 links; got {n:,}")
         return n
 
     def _per_flow(self, value: Any, key: str) -> list:
@@ -1440,7 +1521,16 @@ class Dumbbell(Scenario):
 
     @property
     def packet_bytes(self) -> int:
-        return parse_size(self.packet_size, "packet_size")
+        """``packet_size`` in bytes: 1 to 65535 (IP's largest packet); the
+        BDP buffer is counted in packets of this size."""
+        size = parse_size(self.packet_size, "packet_size")
+        if size < 1:
+            raise ScenarioError("packet_size", f"must be at least 1 byte (a BDP buffer is counted in packets "
+                                               f"of this size), got {shown(self.packet_size)}")
+        if size > MAX_PACKET_SIZE:
+            raise ScenarioError("packet_size", f"must be at most {MAX_PACKET_SIZE} B (IP's largest packet), "
+                                               f"got {size} B")
+        return size
 
     @property
     def bdp_packets(self) -> int:
@@ -1484,7 +1574,7 @@ class Dumbbell(Scenario):
             v = _nonneg_time(ad, "access_delay")
         except UnitError:
             raise UnitError("access_delay", f"expected 'spread', 'uniform', a time such as '2.5ms' "
-                                            f"or a list of {n} times, got {ad!r}") from None
+                                            f"or a list of {n} times, got {shown(ad)}") from None
         return [(v, v)] * n
 
     def path_rtt(self, i: int) -> float:
@@ -1496,6 +1586,30 @@ class Dumbbell(Scenario):
         return ["r1-r2"]
 
     def _flow(self, i: int) -> Flow:
+        """Flow i (0-based). For all flows use :meth:`_flows_built`, which
+        resolves the per-flow lists once (this resolves them for one flow)."""
+        return self._flows_built(only=i)[0]
+
+    def _flow_options(self) -> Mapping[str, Any]:
+        """``flow_options``, checked: only Flow keys the dumbbell leaves to it."""
+        opts = self.flow_options or {}
+        if not isinstance(opts, Mapping):
+            raise ScenarioError("flow_options", f"expected a table of Flow options, got {shown(opts)}")
+        for k in opts:
+            if k not in FLOW_OPTION_KEYS:
+                if k in FLOW_KEYS:
+                    raise ScenarioError(f"flow_options.{k}", "set by the dumbbell itself" + (
+                        f"; use the dumbbell key {shown(k)}" if k in DUMBBELL_KEYS else ""))
+                raise ScenarioError(f"flow_options.{k}", f"unknown Flow option{_suggest(k, FLOW_OPTION_KEYS)}")
+        return opts
+
+    def _flows_built(self, only: Optional[int] = None) -> list[Flow]:
+        """Every flow (or flow ``only``) as a :class:`Flow`.
+
+        The per-flow lists (algorithm, recovery, start, params, source) are
+        resolved once here, not once per flow: building N flows is O(N)
+        (it was O(N^2) when each flow re-expanded every list, 18 s for
+        20,000 flows)."""
         n = self._n()
         algos = self._per_flow(self.algorithm, "algorithm")
         recs = self._per_flow(self.recovery, "recovery")
@@ -1506,24 +1620,27 @@ class Dumbbell(Scenario):
             params = self._per_flow(self.params, "params")
         sources = [None if x is None or (isinstance(x, str) and x.lower() == "tcp") else x
                    for x in self._per_flow(self.source, "source")]
-        opts = self.flow_options or {}
-        if not isinstance(opts, Mapping):
-            raise ScenarioError("flow_options", f"expected a table of Flow options, got {opts!r}")
-        for k in opts:
-            if k not in FLOW_OPTION_KEYS:
-                if k in FLOW_KEYS:
-                    raise ScenarioError(f"flow_options.{k}", "set by the dumbbell itself" + (
-                        f"; use the dumbbell key {k!r}" if k in DUMBBELL_KEYS else ""))
-                raise ScenarioError(f"flow_options.{k}", f"unknown Flow option{_suggest(k, FLOW_OPTION_KEYS)}")
-        return Flow(
-            src=f"s{i + 1}", dst=f"d{i + 1}", name=f"flow{i + 1}",
-            algorithm=algos[i], params=params[i] if params[i] is not None else {}, recovery=recs[i],
-            start=starts[i], packet_size=self.packet_size, header_size=self.header_size,
-            ack_size=self.ack_size, accounting=self.accounting, source=sources[i], **opts,
-        )
+        opts = self._flow_options()
+        indices = range(n) if only is None else [only]
+        return [Flow(src=f"s{i + 1}", dst=f"d{i + 1}", name=f"flow{i + 1}",
+                     algorithm=algos[i], params=params[i] if params[i] is not None else {}, recovery=recs[i],
+                     start=starts[i], packet_size=self.packet_size, header_size=self.header_size,
+                     ack_size=self.ack_size, accounting=self.accounting, source=sources[i], **opts)
+                for i in indices]
+
+    def _check_memory(self, n: int) -> None:
+        """Refuse, before allocating anything, a flow count whose run
+        description cannot fit in this process's memory."""
+        need = n * DUMBBELL_BYTES_PER_FLOW
+        budget, what = _memory_budget()
+        if budget is not None and need > budget:
+            raise ScenarioError("n_flows", f"{n:,} flows need about {_gb(need)} to build the run description "
+                                           f"({DUMBBELL_BYTES_PER_FLOW:,} B per flow), more than {what} "
+                                           f"({_gb(budget)}); use fewer flows")
 
     def _build(self) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
         n = self._n()
+        self._check_memory(n)
         c = self.capacity_bps
         rtt = self.rtt_s
         queue = _queue_spec(self.queue, self.buffer_limit, "queue", "buffer")
@@ -1549,9 +1666,9 @@ class Dumbbell(Scenario):
                 link(f"d{i}-r2", f"d{i}", "r2", acc, dr, UNLIMITED_QUEUE),
             ]
         flows = []
-        for i in range(n):
+        for i, flow in enumerate(self._flows_built()):
             try:
-                flows.append(self._flow(i).to_spec(f"flows[{i}]", f"flow{i + 1}"))
+                flows.append(flow.to_spec(f"flows[{i}]", f"flow{i + 1}"))
             except ScenarioError as e:
                 raise self._field_for(e, i) from None
         return nodes, links, [], flows
@@ -1562,7 +1679,7 @@ class Dumbbell(Scenario):
         if not e.field.startswith(prefix):
             return e
         rest = e.field[len(prefix):]
-        key = rest.split(".")[0]
+        key = rest.split(".")[0].split("[")[0]  # "drop_segments[0]" is about drop_segments
         if key in FLOW_OPTION_KEYS:
             return type(e)(f"flow_options.{rest}", e.problem)
         if key in DUMBBELL_KEYS:
@@ -1573,10 +1690,14 @@ class Dumbbell(Scenario):
 
     def to_spec(self) -> dict:
         run = self._run_settings()
-        nodes, links, routes, flows = self._build()
-        self._check_references(nodes, links, routes, flows)
-        return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows,
-                "trace_links": self._trace_links(links)}
+        try:
+            nodes, links, routes, flows = self._build()
+            self._check_references(nodes, links, routes, flows)
+            trace = self._trace_links(links)
+        except MemoryError:
+            # (the lists built so far are garbage now: there is room for the message)
+            raise _out_of_memory("n_flows", self._n(), "flows") from None
+        return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows, "trace_links": trace}
 
     def to_generic(self) -> Scenario:
         """An equivalent generic :class:`Scenario` whose lists can be edited."""
@@ -1595,10 +1716,22 @@ class Dumbbell(Scenario):
             v = getattr(self, k)
             if v is None or (skip_defaults and v == d and type(v) is type(d)):
                 continue
-            if k == "source" and isinstance(v, (list, tuple)):
-                v = ["tcp" if x is None else x for x in v]  # (TOML has no null)
+            if isinstance(v, (list, tuple)) and any(x is None for x in v):
+                v = self._per_flow_nulls_for_toml(k, v)  # (TOML has no null)
             out[k] = v
         return out
+
+    def _per_flow_nulls_for_toml(self, key: str, values: Sequence[Any]) -> list:
+        """A per-flow list's ``None`` entries ("this flow's default") as the
+        value TOML can hold that builds the same flow."""
+        if key == "source":
+            return ["tcp" if x is None else x for x in values]
+        if key == "params":
+            return [{} if x is None else x for x in values]
+        if key == "recovery":  # the default depends on the profile and the algorithm: take what was built
+            used = [f["recovery"] for f in self._build()[3]]
+            return [used[i] if x is None else x for i, x in enumerate(values)]
+        return list(values)
 
     def to_toml_dict(self) -> dict:
         doc: dict = {"name": self.name}
@@ -1637,7 +1770,7 @@ def scenario_from_dict(doc: Mapping[str, Any], name: Optional[str] = None) -> Sc
     _check_keys(doc, TOP_KEYS, "")
     sname = doc.get("name", name or "scenario")
     if not isinstance(sname, str):
-        raise ScenarioError("name", f"expected a string, got {sname!r}")
+        raise ScenarioError("name", f"expected a string, got {shown(sname)}")
     desc = doc.get("description")
     run = doc.get("run", {})
     _check_keys(run, RUN_KEYS, "run")
@@ -1686,7 +1819,7 @@ def scenario_from_dict(doc: Mapping[str, Any], name: Optional[str] = None) -> Sc
         names = {ln.name for ln in lists["links"]}
         for b in bottleneck:
             if b not in names:
-                raise ScenarioError("bottleneck", f"unknown link {b!r}{_suggest(b, names)}")
+                raise ScenarioError("bottleneck", f"unknown link {shown(b)}{_suggest(b, names)}")
     return sc
 
 

@@ -49,11 +49,12 @@ Every parser takes the name of the field being parsed and raises
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from .errors import UnitError
+from .errors import UnitError, shown
 
 __all__ = [
     "Buffer",
@@ -69,6 +70,8 @@ __all__ = [
     "parse_rate",
     "parse_size",
     "parse_time",
+    "python_scalar",
+    "check_text",
 ]
 
 Number = Union[int, float]
@@ -93,6 +96,9 @@ _TIME_UNITS = {
     "h": 3600.0, "hour": 3600.0, "hours": 3600.0,
 }
 
+#: Largest size in bytes: the core holds sizes (file sizes, byte limits) in a u64.
+MAX_SIZE = 2**64 - 1
+
 _SIZE_DEC = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _SIZE_BIN = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 _SIZE_UNIT_RE = re.compile(r"^(?:([kKmMgGtT]?)(i?)B|([kKmMgGtT]?)(i?)bytes?|bytes?)$")
@@ -102,7 +108,7 @@ _UNLIMITED = {"unlimited", "inf", "infinite", "none"}
 
 
 def _quote(value: object) -> str:
-    return repr(value) if isinstance(value, str) else str(value)
+    return shown(value) if isinstance(value, (str, int, float)) else str(value)
 
 
 def _split(value: str) -> Optional[tuple[float, str]]:
@@ -112,26 +118,70 @@ def _split(value: str) -> Optional[tuple[float, str]]:
     return float(m.group(1)), m.group(2)
 
 
+def python_scalar(value: object) -> object:
+    """A numpy scalar as the plain Python value it holds: ``numpy.int64(2)``
+    -> ``2``, ``numpy.float32(0.5)`` -> ``0.5``, ``numpy.bool_(True)`` ->
+    ``True``; anything else unchanged. Sweep grids hand numpy values to
+    the scenario model, which then checks the *kind* (a boolean is not a
+    count, a float is not a whole number) as for Python values."""
+    if value is None or type(value) in (bool, int, float, str):
+        return value
+    np = _numpy()
+    if np is None or not isinstance(value, np.generic):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def check_text(value: str, field: str) -> str:
+    """``value`` if it is valid Unicode text; a lone surrogate (which Python
+    strings may hold, from a file name or ``surrogateescape``) cannot be
+    written as UTF-8 JSON or TOML, so it is a UnitError naming ``field``."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise UnitError(field, f"not valid Unicode text (a lone surrogate {value[e.start]!a} at position "
+                               f"{e.start})") from None
+    return value
+
+
+def _numpy():
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        return None
+    return numpy
+
+
+def _numpy_generic() -> tuple:
+    np = _numpy()
+    return (np.generic,) if np is not None else ()
+
+
 def _plain_number(value: object, field: str, what: str, example: str) -> Optional[float]:
     """Return a float for int/float input, None for strings, raise otherwise."""
+    value = python_scalar(value)
     if isinstance(value, bool):
         raise UnitError(field, f"expected a {what}, got a boolean {value} (e.g. {example})")
     if isinstance(value, (int, float)):
-        v = float(value)
+        try:
+            v = float(value)
+        except OverflowError:  # an int beyond the largest float (about 1.8e308)
+            raise UnitError(field, f"expected a {what}, got an integer of {value.bit_length()} bits: "
+                                   f"beyond the largest 64-bit float (about 1.8e308)") from None
         if math.isnan(v):
             raise UnitError(field, f"expected a {what}, got NaN")
         return v
     if isinstance(value, str):
         return None
-    # numpy scalars and the like
-    try:
-        import numbers
-
-        if isinstance(value, numbers.Real):
-            return float(value)  # type: ignore[arg-type]
-    except Exception:  # pragma: no cover - defensive
-        pass
-    raise UnitError(field, f"expected a {what} such as {example}, got {type(value).__name__} {value!r}")
+    if isinstance(value, numbers.Real) and not isinstance(value, _numpy_generic()):
+        return _plain_number(float(value), field, what, example)  # e.g. fractions.Fraction
+    raise UnitError(field, f"expected a {what} such as {example}, got {type(value).__name__} {shown(value)}")
 
 
 def parse_number(value: Quantity, field: str = "value") -> float:
@@ -146,11 +196,21 @@ def parse_number(value: Quantity, field: str = "value") -> float:
 
 
 def parse_count(value: Quantity, field: str = "value") -> int:
-    """Parse a whole number (e.g. a packet count): ``10``, ``"10"``, ``10.0``."""
-    v = parse_number(value, field)
-    if not math.isfinite(v) or v != round(v):
-        raise UnitError(field, f"expected a whole number, got {_quote(value)}")
-    return int(round(v))
+    """Parse a whole number (e.g. a packet count): ``10``, ``"10"``, ``10.0``.
+
+    At most 64 bits (-2^63 to 2^64 - 1): every count the core holds is a
+    u64 or smaller; callers check their own tighter ranges."""
+    value = python_scalar(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        n = value  # exact: no detour through a float, which rounds above 2^53
+    else:
+        v = parse_number(value, field)
+        if not math.isfinite(v) or v != round(v):
+            raise UnitError(field, f"expected a whole number, got {_quote(value)}")
+        n = int(round(v))
+    if not -(2**63) <= n < 2**64:
+        raise UnitError(field, f"expected a whole number of at most 64 bits (the core's counters), got {_quote(value)}")
+    return n
 
 
 def parse_rate(value: Quantity, field: str = "rate") -> float:
@@ -228,6 +288,8 @@ def parse_size(value: Quantity, field: str = "size") -> int:
     r = round(v)
     if abs(v - r) > 1e-9 * max(1.0, abs(v)):
         raise UnitError(field, f"{_quote(value)} is not a whole number of bytes ({v:g} B)")
+    if abs(r) > MAX_SIZE:
+        raise UnitError(field, f"{_quote(value)} is beyond the largest size the core holds (2^64 - 1 bytes)")
     return int(r)
 
 
@@ -248,18 +310,20 @@ def parse_param(value: object, field: str = "value") -> Union[bool, int, float, 
         return value
     if isinstance(value, (int, float)):
         if not math.isfinite(value):
-            raise UnitError(field, f"expected a finite number, got {value!r}")
+            raise UnitError(field, f"expected a finite number, got {shown(value)}")
         return value
+    if isinstance(value, str):
+        check_text(value, field)
     if not isinstance(value, str):
         raise UnitError(field, f"expected a number, a boolean or a string such as '5ms', got {type(value).__name__} "
-                               f"{value!r}")
+                               f"{shown(value)}")
     s = _split(value)
     if s is None:
         return value
     num, unit = s
     if unit == "":
         if not math.isfinite(num):
-            raise UnitError(field, f"expected a finite number, got {value!r}")
+            raise UnitError(field, f"expected a finite number, got {shown(value)}")
         return int(num) if re.fullmatch(r"\s*[-+]?\d+\s*", value) else num
     if unit in _TIME_UNITS or unit.lower() in _TIME_UNITS:
         return parse_time(value, field)
@@ -272,13 +336,26 @@ def parse_param(value: object, field: str = "value") -> Union[bool, int, float, 
                            f"'10Mbps', or a plain number)")
 
 
-def bdp_packets(rate_bps: float, rtt_s: float, packet_size: int, fraction: float = 1.0) -> int:
+#: Largest queue limit in packets: the core holds it in a u64.
+MAX_LIMIT_PACKETS = 2**64 - 1
+
+
+def bdp_packets(rate_bps: float, rtt_s: float, packet_size: int, fraction: float = 1.0,
+                field: str = "buffer") -> int:
     """``fraction`` x the bandwidth-delay product in packets, rounded to nearest, >= 1.
 
     ``C * RTT / (8 * packet_size)``: 200 Mbit/s x 100 ms / (1500 x 8) = 1667.
     The fraction is applied to the exact product before rounding (half up).
+    A packet size below 1 byte, or a product beyond the core's u64 limit,
+    is a :class:`UnitError` naming ``field`` (the buffer being resolved).
     """
+    if not packet_size >= 1:  # (also NaN)
+        raise UnitError(field, f"a buffer in BDP needs a packet size of at least 1 byte to count packets, "
+                               f"got {shown(packet_size)} B")
     exact = fraction * rate_bps * rtt_s / (8.0 * packet_size)
+    if not (math.isfinite(exact) and exact + 0.5 < MAX_LIMIT_PACKETS):
+        raise UnitError(field, f"{fraction:g} BDP of {rate_bps:g} bit/s x {rtt_s:g} s is {exact:g} packets, "
+                               f"beyond the largest queue limit (2^64 - 1 packets)")
     return max(1, int(math.floor(exact + 0.5)))
 
 
@@ -313,13 +390,16 @@ class Buffer:
                     "a buffer given as a fraction of the BDP is only defined for a "
                     "scenario builder that knows C and RTT (e.g. Dumbbell); give packets or bytes",
                 )
-            return {"limit_packets": bdp_packets(rate_bps, rtt_s, packet_size, self.bdp), "limit_bytes": None}
+            return {"limit_packets": bdp_packets(rate_bps, rtt_s, packet_size, self.bdp, field), "limit_bytes": None}
         return {"limit_packets": self.packets, "limit_bytes": self.bytes}
 
-    def packets_for(self, rate_bps: float, rtt_s: float, packet_size: int) -> Optional[float]:
+    def packets_for(self, rate_bps: float, rtt_s: float, packet_size: int,
+                    field: str = "buffer") -> Optional[float]:
         """The limit in packets (bytes converted with ``packet_size``); None if unlimited."""
+        if not packet_size >= 1:
+            raise UnitError(field, f"needs a packet size of at least 1 byte to count packets, got {shown(packet_size)} B")
         if self.bdp is not None:
-            return float(bdp_packets(rate_bps, rtt_s, packet_size, self.bdp))
+            return float(bdp_packets(rate_bps, rtt_s, packet_size, self.bdp, field))
         if self.packets is not None:
             return float(self.packets)
         if self.bytes is not None:
@@ -344,11 +424,11 @@ def parse_buffer(value: Union[Quantity, Buffer, None], field: str = "buffer") ->
         if m:
             frac = float(m.group(1)) if m.group(1) is not None else 1.0
             if not (math.isfinite(frac) and frac > 0):
-                raise UnitError(field, f"buffer must be a positive fraction of the BDP, got {value!r}")
+                raise UnitError(field, f"buffer must be a positive fraction of the BDP, got {shown(value)}")
             return Buffer(bdp=frac)
         s = _split(text)
         if s is None:
-            raise UnitError(field, f"cannot parse {value!r} as a buffer size {expected}")
+            raise UnitError(field, f"cannot parse {shown(value)} as a buffer size {expected}")
         num, unit = s
         if unit == "" or _PACKETS_RE.match(unit.replace(" ", "")):
             n = num
@@ -357,7 +437,7 @@ def parse_buffer(value: Union[Quantity, Buffer, None], field: str = "buffer") ->
             try:
                 n = parse_size(text, field)
             except UnitError:
-                raise UnitError(field, f"cannot parse {value!r} as a buffer size {expected}") from None
+                raise UnitError(field, f"cannot parse {shown(value)} as a buffer size {expected}") from None
             kind = "bytes"
     else:
         n = parse_number(value, field)

@@ -412,10 +412,9 @@ def report_html(path: Union[str, os.PathLike]) -> str:
 
 def write_report(path: Union[str, os.PathLike], out: Optional[Union[str, os.PathLike]] = None) -> str:
     """Write ``report.html`` (or ``out``) for the directory ``path``; returns the file written."""
+    from .._files import write_text_atomically
+
     page = report_html(path)
     out = os.fspath(out) if out is not None else os.path.join(os.fspath(path), "report.html")
-    tmp = f"{out}.tmp.{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(page)
-    os.replace(tmp, out)
+    write_text_atomically(out, page)  # nothing left behind on failure; errors name `out`
     return out

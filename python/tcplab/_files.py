@@ -1,0 +1,39 @@
+"""Writing output files so that a failure leaves nothing behind.
+
+``write_text_atomically`` writes a whole file or nothing: the text goes to a
+temporary file beside the target, which is renamed over the target only when
+complete. Whatever goes wrong (the target is a directory, the disk is full,
+the directory is read-only, Ctrl-C) the temporary file is removed, and an
+``OSError`` names the target the caller asked for, never the temporary name.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Union
+
+
+def write_text_atomically(path: Union[str, os.PathLike], text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` in one step; see the module doc."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "is a directory; give a file name", path)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        _remove_quietly(tmp)
+        # (name what the user asked for: the temporary file no longer exists)
+        raise type(e)(e.errno, e.strerror or str(e), path) from None
+    except BaseException:
+        _remove_quietly(tmp)
+        raise
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
