@@ -585,6 +585,16 @@ fn non_negative(path: String, v: f64) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// `v` for a message: in exponent form when very large or very small
+/// (`1e300`, not 301 digits).
+fn show(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-5..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 /// A time in seconds that may be 0 (a start time, a delay): 0 to
 /// [`limits::MAX_SPAN_S`], the longest span simulated time can represent.
 /// Longer than the run is fine (nothing happens in the run), longer than
@@ -593,7 +603,7 @@ fn time_or_zero(path: String, v: f64) -> Result<(), SpecError> {
     if !(v.is_finite() && (0.0..=limits::MAX_SPAN_S).contains(&v)) {
         return Err(SpecError::new(
             path,
-            format!("must be a time from 0 to {:.6e} s (2^61 ps, simulated time's limit), got {v}", limits::MAX_SPAN_S),
+            format!("must be a time from 0 to {:.6e} s (2^61 ps, simulated time's limit), got {}", limits::MAX_SPAN_S, show(v)),
         ));
     }
     Ok(())
@@ -606,8 +616,9 @@ fn positive_time(path: String, v: f64) -> Result<(), SpecError> {
         return Err(SpecError::new(
             path,
             format!(
-                "must be a time from 1e-12 s (1 ps, the resolution) to {:.6e} s (2^61 ps, simulated time's limit), got {v}",
-                limits::MAX_SPAN_S
+                "must be a time from 1e-12 s (1 ps, the resolution) to {:.6e} s (2^61 ps, simulated time's limit), got {}",
+                limits::MAX_SPAN_S,
+                show(v)
             ),
         ));
     }
@@ -621,9 +632,10 @@ fn rate(path: String, v: f64) -> Result<(), SpecError> {
         return Err(SpecError::new(
             path,
             format!(
-                "must be a rate from {:.4} bit/s (a 65,535-byte packet serializes within 2^61 ps) to {:.0e} bit/s (a byte per ps, the resolution), got {v}",
+                "must be a rate from {:.4} bit/s (a 65,535-byte packet serializes within 2^61 ps) to {:.0e} bit/s (a byte per ps, the resolution), got {}",
                 limits::MIN_RATE_BPS,
-                limits::MAX_RATE_BPS
+                limits::MAX_RATE_BPS,
+                show(v)
             ),
         ));
     }
@@ -631,18 +643,17 @@ fn rate(path: String, v: f64) -> Result<(), SpecError> {
 }
 
 /// The field path of a deserialization error: where the parser was, plus
-/// the field a "missing field" or "unknown field" message names (serde
-/// reports those at the enclosing object). The whole document is `spec`.
+/// the field a "missing field" message names (serde reports it at the
+/// enclosing object; an unknown field is in the path already). The whole
+/// document is `spec`.
 fn error_path(path: &serde_path_to_error::Path, message: &str) -> String {
     let mut p = path.to_string();
     if p == "." || p == "?" {
         p.clear();
     }
-    for prefix in ["missing field `", "unknown field `"] {
-        if let Some(rest) = message.strip_prefix(prefix) {
-            if let Some(name) = rest.split('`').next() {
-                p = if p.is_empty() { name.to_string() } else { format!("{p}.{name}") };
-            }
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        if let Some(name) = rest.split('`').next() {
+            p = if p.is_empty() { name.to_string() } else { format!("{p}.{name}") };
         }
     }
     if p.is_empty() {
@@ -670,6 +681,19 @@ impl RunSpec {
             return Err(SpecError::new(
                 "measure_start".into(),
                 format!("must be before the end of the run ({} s), got {}", self.duration, self.measure_start),
+            ));
+        }
+        // Both are rounded to picoseconds: a window that rounds to nothing
+        // would divide 0 by 0 in every rate.
+        use crate::sim::time::from_secs;
+        if from_secs(self.measure_start) >= from_secs(self.duration) {
+            return Err(SpecError::new(
+                "measure_start".into(),
+                format!(
+                    "must be at least 1 ps (the resolution) before the end of the run ({} s), got {}",
+                    show(self.duration),
+                    show(self.measure_start)
+                ),
             ));
         }
         if self.sample_interval != 0.0 {
