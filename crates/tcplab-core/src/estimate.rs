@@ -22,8 +22,9 @@ const QUEUE_ROW: u64 = 8 + 4 + 8 + 8;
 /// Bytes of one row of the algorithm or discipline variables' series
 /// (time, flow or link, variable u16, value).
 const VAR_ROW: u64 = 8 + 4 + 2 + 8;
-/// The time series are copied once into the caller's arrays (Python's
-/// numpy columns) while the core's are alive: counted twice.
+/// The time series are counted twice: columns that grow by doubling hold
+/// up to twice their rows (and copy on growth), and Python's DataFrames
+/// copy the numpy columns the core's vectors become.
 const SERIES_COPIES: u64 = 2;
 /// A packet in flight: its link entry (32 B), the sender's per-segment
 /// send time and flags (8 B), the receiver's and scoreboard's share, and
