@@ -85,14 +85,26 @@ pub fn estimate_with_paths(spec: &RunSpec, paths: &[[Vec<u32>; 2]]) -> Estimate 
     // Time series: rows per sampling instant.
     let end_ps = crate::sim::time::from_secs(spec.duration);
     let interval = crate::sim::time::from_secs(spec.sample_interval);
-    let samples = if interval > 0 { end_ps / interval + 1 } else { 0 };
+    // A sample at 0 and at every multiple of the interval up to the end.
+    let samples = end_ps.checked_div(interval).map_or(0, |n| n + 1);
     let mut row_bytes: u64 = 0;
+    // Variables each algorithm traces, by (algorithm, parameters): a run
+    // has few distinct ones, and building one per flow of a million would
+    // not be cheap.
+    let mut traced_vars: Vec<(&crate::spec::CcSpec, u64)> = Vec::new();
     for f in &spec.flows {
-        let vars = crate::cc::build(&f.cc, "").map_or(0, |cc| {
-            let mut v = Vec::new();
-            cc.trace_vars(&mut v);
-            v.len() as u64
-        });
+        let vars = match traced_vars.iter().find(|(cc, _)| cc.algorithm == f.cc.algorithm && cc.params == f.cc.params) {
+            Some(&(_, n)) => n,
+            None => {
+                let n = crate::cc::build(&f.cc, "").map_or(0, |cc| {
+                    let mut v = Vec::new();
+                    cc.trace_vars(&mut v);
+                    v.len() as u64
+                });
+                traced_vars.push((&f.cc, n));
+                n
+            }
+        };
         row_bytes = add(row_bytes, FLOW_ROW + vars * VAR_ROW);
     }
     let traced = match &spec.trace_links {
@@ -183,8 +195,9 @@ fn traffic(spec: &RunSpec, paths: &[[Vec<u32>; 2]], samples: u64) -> (f64, f64) 
                 let bytes: f64 = files.iter().map(|x| x.size as f64).sum();
                 pk = pk.min(bytes / f.app_bytes_per_segment() as f64 + files.len() as f64);
             }
-            AppSpec::Cbr { rate_bps, .. } => pk = pk.max(rate_bps * active / bits_per_packet),
-            AppSpec::OnOff { rate_bps, on, off, .. } => pk = pk.max(rate_bps * active * on / (on + off) / bits_per_packet),
+            // A source delivers what it sends, up to its path's rate.
+            AppSpec::Cbr { rate_bps, .. } => pk = pk.min(rate_bps * active / bits_per_packet),
+            AppSpec::OnOff { rate_bps, on, off, .. } => pk = pk.min(rate_bps * active * on / (on + off) / bits_per_packet),
             AppSpec::Bulk => {}
         }
         offered.push(pk);
@@ -237,7 +250,7 @@ pub fn check_memory(e: &Estimate) -> Result<(), SpecError> {
             e.samples,
             human(*part)
         ),
-        f if f.ends_with("init_cwnd") || f == "flows" && e.window_bytes == *part => {
+        f if f.ends_with("init_cwnd") || (f == "flows" && e.window_bytes == *part) => {
             format!("the initial windows put {} of packets in flight at once; lower init_cwnd or set rwnd_packets", human(*part))
         }
         _ => format!("{} of it for this field", human(*part)),

@@ -103,7 +103,8 @@ fn a_queue_of_largest_packets_at_the_slowest_rate_stays_exact() {
 
 #[test]
 fn every_time_field_is_bounded_and_named() {
-    let cases: Vec<(&str, Box<dyn Fn(&mut RunSpec)>)> = vec![
+    type Case = (&'static str, Box<dyn Fn(&mut RunSpec)>);
+    let cases: Vec<Case> = vec![
         ("flows[0].start", Box::new(|s| s.flows[0].start = 1e300)),
         ("flows[0].min_rto", Box::new(|s| s.flows[0].min_rto = 1e300)),
         ("flows[0].max_rto", Box::new(|s| s.flows[0].max_rto = 1e300)),
