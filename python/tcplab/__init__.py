@@ -15,9 +15,9 @@ re-exported here.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping, Union
 
+from ._specjson import spec_to_json
 from .errors import ScenarioError, UnitError
 from .results import Results
 from .scenario import Dumbbell, File, Flow, Link, Node, Route, Scenario, load_scenario
@@ -67,6 +67,13 @@ def _require_core():
     return _CORE
 
 
+def _spec_error(field: str, problem: str) -> Exception:
+    """The core's SpecError for a RunSpec dict refused before it reaches the core."""
+    err = _require_core().SpecError(f"{field}: {problem}")
+    err.field, err.problem = field, problem
+    return err
+
+
 def run(scenario: Union[Scenario, Mapping[str, Any]], progress: bool = False) -> Results:
     """Simulate one run and return its :class:`Results`.
 
@@ -86,5 +93,5 @@ def run(scenario: Union[Scenario, Mapping[str, Any]], progress: bool = False) ->
         sc = None
     else:
         raise TypeError(f"run() takes a Scenario or a RunSpec dict, got {type(scenario).__name__}")
-    raw = core.run(json.dumps(spec), progress=progress)
+    raw = core.run(spec_to_json(spec, _spec_error), progress=progress)
     return Results(raw, scenario=sc, spec=spec)

@@ -67,6 +67,22 @@ def validate(spec_json: str) -> None:
 def paths(spec_json: str) -> list[tuple[list[str], list[str]]]:
     """Per flow, the (forward, reverse) link names the core routes it over."""
 
+class Estimate(TypedDict):
+    memory_bytes: int       # bytes the run will allocate, about (docs/limits.md)
+    memory_limit: int       # the RunSpec's memory_limit, or the default (4 GiB)
+    series_bytes: int       # of which the sampled time series
+    window_bytes: int       # of which the initial windows in flight
+    samples: int            # sampling instants (0 without time series)
+    packets: float          # data packets the flows can deliver, at most
+    events: float           # events to simulate, about
+    memory_driver: str      # the field whose cost is the largest part of memory_bytes
+    over_limit: bool        # memory_bytes > memory_limit: run() and validate() refuse it
+
+def estimate(spec_json: str) -> Estimate:
+    """What the RunSpec will cost (memory, packets, events), from its description
+    alone: cheap, no simulation is built. Raises SpecError if it is invalid; an
+    estimate over the memory limit is returned with over_limit = True."""
+
 def algorithms() -> list[AlgorithmInfo]:
     """The congestion-control algorithms of the core and their parameters."""
 

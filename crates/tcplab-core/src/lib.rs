@@ -9,10 +9,12 @@
 //! - [`cc`]: the congestion-control trait and one file per algorithm;
 //! - [`trace`], [`results`]: sampled time series and per-run results;
 //! - [`spec`]: the serde description of a run, the boundary's contract;
+//! - [`estimate`]: a run's memory and events from its description, checked against its memory limit;
 //! - [`world`]: builds a run from a spec and drives the event loop.
 
 pub mod cc;
 pub mod error;
+pub mod estimate;
 pub mod mem;
 pub mod net;
 pub mod results;

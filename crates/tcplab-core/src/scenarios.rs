@@ -145,6 +145,7 @@ impl Dumbbell {
             flows,
             trace_links: None,
             loss_trace: false,
+            memory_limit: None,
         }
     }
 }

@@ -52,7 +52,9 @@ impl Source {
     /// The source starts at `now`: returns when its first packet goes.
     pub fn start(&mut self, now: Time) -> Time {
         if let Some((on, _, exp)) = self.on_off {
-            self.on_until = now + self.draw(on, exp);
+            // An exponential draw can be ~37 times its mean (at most 2^61
+            // ps): saturating keeps "on past the end of the run" exact.
+            self.on_until = now.saturating_add(self.draw(on, exp));
         }
         now
     }

@@ -44,6 +44,42 @@ pub struct RunSpec {
     /// millions of rows.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub loss_trace: bool,
+    /// Most bytes the run may allocate by the estimate of
+    /// [`crate::estimate::estimate`] (`None`: [`limits::DEFAULT_MEMORY_LIMIT`]).
+    /// A run estimated above it is refused before anything is allocated,
+    /// naming the field that drives the cost. Omitted from the JSON when
+    /// not given, so existing specs serialize (and hash) as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
+}
+
+/// The bounds of the inputs, derived from the representation of simulated
+/// time (integer picoseconds in a u64, of which a sender keeps 61 bits) and
+/// from the memory budget. docs/limits.md lists them with their reasons.
+pub mod limits {
+    use crate::net::packet::MAX_PACKET_SIZE;
+    use crate::sim::time::PS_PER_SEC;
+
+    /// Longest span of simulated time any input may name, in picoseconds:
+    /// 2^61 - 1 ps (about 26.7 days), the send times a sender keeps
+    /// (`tcp::sender::MAX_TIME`). Every time a run computes is a time at
+    /// most the end of the run (< 2^61 ps) plus a few such spans, so it
+    /// stays far below 2^64 ps and never wraps.
+    pub const MAX_SPAN_PS: u64 = crate::tcp::sender::MAX_TIME;
+    /// [`MAX_SPAN_PS`] in seconds.
+    pub const MAX_SPAN_S: f64 = MAX_SPAN_PS as f64 / PS_PER_SEC as f64;
+    /// The time resolution: a positive time shorter than this rounds to 0.
+    pub const MIN_TIME_S: f64 = 1.0 / PS_PER_SEC as f64;
+    /// Slowest rate (bit/s) of a link or a source: the largest packet
+    /// (65,535 B) still serializes within [`MAX_SPAN_PS`] (about 0.23 bit/s).
+    pub const MIN_RATE_BPS: f64 = MAX_PACKET_SIZE as f64 * 8.0 * PS_PER_SEC as f64 / MAX_SPAN_PS as f64;
+    /// Fastest rate (bit/s) of a link or a source: one byte per picosecond,
+    /// 8 Tbit/s. Faster, a 1-byte packet would serialize in less than the
+    /// smallest representable increment (1 ps) and be rounded up to it.
+    pub const MAX_RATE_BPS: f64 = 8.0 * PS_PER_SEC as f64;
+    /// Default of `RunSpec::memory_limit`: 4 GiB, what a run may take on
+    /// a machine that runs a few at once.
+    pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -549,9 +585,91 @@ fn non_negative(path: String, v: f64) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// `v` for a message: in exponent form when very large or very small
+/// (`1e300`, not 301 digits).
+fn show(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-5..1e15).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A time in seconds that may be 0 (a start time, a delay): 0 to
+/// [`limits::MAX_SPAN_S`], the longest span simulated time can represent.
+/// Longer than the run is fine (nothing happens in the run), longer than
+/// that is not representable.
+fn time_or_zero(path: String, v: f64) -> Result<(), SpecError> {
+    if !(v.is_finite() && (0.0..=limits::MAX_SPAN_S).contains(&v)) {
+        return Err(SpecError::new(
+            path,
+            format!("must be a time from 0 to {:.6e} s (2^61 ps, simulated time's limit), got {}", limits::MAX_SPAN_S, show(v)),
+        ));
+    }
+    Ok(())
+}
+
+/// A positive time in seconds (a timer, a period): 1 ps (the resolution;
+/// less rounds to 0) to [`limits::MAX_SPAN_S`].
+fn positive_time(path: String, v: f64) -> Result<(), SpecError> {
+    if !(v.is_finite() && (limits::MIN_TIME_S..=limits::MAX_SPAN_S).contains(&v)) {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "must be a time from 1e-12 s (1 ps, the resolution) to {:.6e} s (2^61 ps, simulated time's limit), got {}",
+                limits::MAX_SPAN_S,
+                show(v)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A rate in bit/s of a link or a source, within
+/// [`limits::MIN_RATE_BPS`, `limits::MAX_RATE_BPS`].
+fn rate(path: String, v: f64) -> Result<(), SpecError> {
+    if !(v.is_finite() && (limits::MIN_RATE_BPS..=limits::MAX_RATE_BPS).contains(&v)) {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "must be a rate from {:.4} bit/s (a 65,535-byte packet serializes within 2^61 ps) to {:.0e} bit/s (a byte per ps, the resolution), got {}",
+                limits::MIN_RATE_BPS,
+                limits::MAX_RATE_BPS,
+                show(v)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The field path of a deserialization error: where the parser was, plus
+/// the field a "missing field" message names (serde reports it at the
+/// enclosing object; an unknown field is in the path already). The whole
+/// document is `spec`.
+fn error_path(path: &serde_path_to_error::Path, message: &str) -> String {
+    let mut p = path.to_string();
+    if p == "." || p == "?" {
+        p.clear();
+    }
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        if let Some(name) = rest.split('`').next() {
+            p = if p.is_empty() { name.to_string() } else { format!("{p}.{name}") };
+        }
+    }
+    if p.is_empty() {
+        "spec".into()
+    } else {
+        p
+    }
+}
+
 impl RunSpec {
     pub fn from_json(s: &str) -> Result<Self, SpecError> {
-        serde_json::from_str(s).map_err(|e| SpecError::new("spec".into(), format!("invalid run description: {e}")))
+        let de = &mut serde_json::Deserializer::from_str(s);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let message = e.inner().to_string();
+            SpecError::new(error_path(e.path(), &message), format!("invalid run description: {message}"))
+        })
     }
 
     /// Checks the description; the error names the field and the problem.
@@ -565,7 +683,22 @@ impl RunSpec {
                 format!("must be before the end of the run ({} s), got {}", self.duration, self.measure_start),
             ));
         }
-        non_negative("sample_interval".into(), self.sample_interval)?;
+        // Both are rounded to picoseconds: a window that rounds to nothing
+        // would divide 0 by 0 in every rate.
+        use crate::sim::time::from_secs;
+        if from_secs(self.measure_start) >= from_secs(self.duration) {
+            return Err(SpecError::new(
+                "measure_start".into(),
+                format!(
+                    "must be at least 1 ps (the resolution) before the end of the run ({} s), got {}",
+                    show(self.duration),
+                    show(self.measure_start)
+                ),
+            ));
+        }
+        if self.sample_interval != 0.0 {
+            positive_time("sample_interval".into(), self.sample_interval)?;
+        }
         // Senders keep a segment's send time and flags in one word: times
         // up to 2^61 ps.
         let max = crate::tcp::sender::MAX_TIME as f64 / 1e12;
@@ -597,8 +730,8 @@ impl RunSpec {
             if l.src == l.dst {
                 return Err(SpecError::new(format!("links[{i}].dst"), "a link must join two different nodes".into()));
             }
-            positive(format!("links[{i}].rate_bps"), l.rate_bps)?;
-            non_negative(format!("links[{i}].delay"), l.delay)?;
+            rate(format!("links[{i}].rate_bps"), l.rate_bps)?;
+            time_or_zero(format!("links[{i}].delay"), l.delay)?;
             if l.queue.limit_packets == Some(0) {
                 return Err(SpecError::new(format!("links[{i}].queue.limit_packets"), "must be at least 1 packet, got 0".into()));
             }
@@ -662,7 +795,7 @@ impl RunSpec {
             if f.src == f.dst {
                 return Err(SpecError::new(p("dst"), "must differ from src".into()));
             }
-            non_negative(p("start"), f.start)?;
+            time_or_zero(p("start"), f.start)?;
             if f.header_size >= f.packet_size {
                 return Err(SpecError::new(
                     p("packet_size"),
@@ -691,16 +824,16 @@ impl RunSpec {
             if f.rwnd_packets == Some(0) {
                 return Err(SpecError::new(p("rwnd_packets"), "must be at least 1 segment".into()));
             }
-            positive(p("min_rto"), f.min_rto)?;
-            positive(p("init_rto"), f.init_rto)?;
-            positive(p("max_rto"), f.max_rto)?;
+            positive_time(p("min_rto"), f.min_rto)?;
+            positive_time(p("init_rto"), f.init_rto)?;
+            positive_time(p("max_rto"), f.max_rto)?;
             if f.max_rto < f.min_rto {
                 return Err(SpecError::new(p("max_rto"), format!("must be at least min_rto ({} s)", f.min_rto)));
             }
             if f.dupthresh == 0 {
                 return Err(SpecError::new(p("dupthresh"), "must be at least 1".into()));
             }
-            positive(p("delack_timeout"), f.delack_timeout)?;
+            positive_time(p("delack_timeout"), f.delack_timeout)?;
             if f.sack_blocks == 0 || f.sack_blocks > 4 {
                 return Err(SpecError::new(p("sack_blocks"), format!("must be 1 to 4 (RFC 2018), got {}", f.sack_blocks)));
             }
@@ -725,8 +858,8 @@ impl RunSpec {
             if f.frto && !f.undo {
                 return Err(SpecError::new(p("frto"), "needs undo = true (F-RTO's verdict \"spurious\" is acted on by undo)".into()));
             }
-            positive(p("delack_min"), f.delack_min)?;
-            positive(p("delack_max"), f.delack_max)?;
+            positive_time(p("delack_min"), f.delack_min)?;
+            positive_time(p("delack_max"), f.delack_max)?;
             if f.delack_max < f.delack_min {
                 return Err(SpecError::new(
                     p("delack_max"),
@@ -754,15 +887,15 @@ impl RunSpec {
                     if file.size == 0 {
                         return Err(SpecError::new(format!("flows[{i}].app.files[{j}].size"), "must be at least 1 byte".into()));
                     }
-                    non_negative(format!("flows[{i}].app.files[{j}].start"), file.start)?;
+                    time_or_zero(format!("flows[{i}].app.files[{j}].start"), file.start)?;
                 }
             }
             match &f.app {
-                AppSpec::Cbr { rate_bps, .. } => positive(format!("flows[{i}].app.rate_bps"), *rate_bps)?,
+                AppSpec::Cbr { rate_bps, .. } => rate(format!("flows[{i}].app.rate_bps"), *rate_bps)?,
                 AppSpec::OnOff { rate_bps, on, off, .. } => {
-                    positive(format!("flows[{i}].app.rate_bps"), *rate_bps)?;
-                    positive(format!("flows[{i}].app.on"), *on)?;
-                    non_negative(format!("flows[{i}].app.off"), *off)?;
+                    rate(format!("flows[{i}].app.rate_bps"), *rate_bps)?;
+                    positive_time(format!("flows[{i}].app.on"), *on)?;
+                    time_or_zero(format!("flows[{i}].app.off"), *off)?;
                 }
                 _ => {}
             }

@@ -41,7 +41,35 @@ impl FlowSeries {
     }
 }
 
+/// An empty vector with room for `n`, or `None` when the allocator
+/// refuses (instead of aborting the process).
+fn try_vec<T>(n: usize) -> Option<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).ok()?;
+    Some(v)
+}
+
+impl FlowSeries {
+    /// [`FlowSeries::with_capacity`], or `None` when memory runs out.
+    pub fn try_with_capacity(n: usize) -> Option<Self> {
+        Some(FlowSeries {
+            time: try_vec(n)?,
+            flow: try_vec(n)?,
+            cwnd: try_vec(n)?,
+            ssthresh: try_vec(n)?,
+            srtt: try_vec(n)?,
+            in_flight: try_vec(n)?,
+            delivered_bytes: try_vec(n)?,
+        })
+    }
+}
+
 impl QueueSeries {
+    /// [`QueueSeries::with_capacity`], or `None` when memory runs out.
+    pub fn try_with_capacity(n: usize) -> Option<Self> {
+        Some(QueueSeries { time: try_vec(n)?, link: try_vec(n)?, packets: try_vec(n)?, bytes: try_vec(n)? })
+    }
+
     pub fn with_capacity(n: usize) -> Self {
         QueueSeries {
             time: Vec::with_capacity(n),

@@ -175,6 +175,8 @@ impl World {
         spec.validate()?;
         check_counts(spec.links.len(), spec.flows.len())?;
         let paths = routing::resolve_paths(&spec)?;
+        // Refuse what would exhaust memory before allocating any of it.
+        crate::estimate::check_memory(&crate::estimate::estimate_with_paths(&spec, &paths))?;
         let end = from_secs(spec.duration);
         let measure_start = from_secs(spec.measure_start);
         let window = (measure_start, end);
@@ -323,8 +325,18 @@ impl World {
         let (mut flow_ts, mut queue_ts) = (FlowSeries::default(), QueueSeries::default());
         if sample_interval > 0 {
             let n = (end / sample_interval + 1) as usize;
-            flow_ts = FlowSeries::with_capacity(n * flows.len());
-            queue_ts = QueueSeries::with_capacity(n * traced_links.len());
+            // try_reserve: an allocation the estimate let through can still
+            // fail on a machine with less memory; that is an error, not an abort.
+            let no_memory = |what: &str, rows: usize| {
+                SpecError::new(
+                    "sample_interval".into(),
+                    format!("cannot allocate the {what} time series ({rows} rows): out of memory; use a longer sample_interval"),
+                )
+            };
+            let rows = n.saturating_mul(flows.len());
+            flow_ts = FlowSeries::try_with_capacity(rows).ok_or_else(|| no_memory("flow", rows))?;
+            let rows = n.saturating_mul(traced_links.len());
+            queue_ts = QueueSeries::try_with_capacity(rows).ok_or_else(|| no_memory("queue", rows))?;
             events.schedule(0, EventKind::Sample);
         }
         events.schedule(measure_start, EventKind::MeasureStart);

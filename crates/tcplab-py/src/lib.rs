@@ -313,6 +313,27 @@ fn paths(spec_json: &str) -> PyResult<Vec<(Vec<String>, Vec<String>)>> {
     Ok(resolved.iter().map(|[f, r]| (name(f), name(r))).collect())
 }
 
+/// What a run will cost, from its description alone (validated and routed,
+/// not built): see `tcplab_core::estimate`. Raises SpecError if the
+/// description is invalid; an estimate over `memory_limit` is returned, not
+/// raised (`run` and `validate` refuse it).
+#[pyfunction]
+fn estimate(py: Python<'_>, spec_json: &str) -> PyResult<PyObject> {
+    let spec = RunSpec::from_json(spec_json).map_err(spec_err)?;
+    let e = tcplab_core::estimate::estimate(&spec).map_err(spec_err)?;
+    let d = PyDict::new_bound(py);
+    d.set_item("memory_bytes", e.memory_bytes)?;
+    d.set_item("memory_limit", e.memory_limit)?;
+    d.set_item("series_bytes", e.series_bytes)?;
+    d.set_item("window_bytes", e.window_bytes)?;
+    d.set_item("samples", e.samples)?;
+    d.set_item("packets", e.packets)?;
+    d.set_item("events", e.events)?;
+    d.set_item("memory_driver", e.driver.0)?;
+    d.set_item("over_limit", e.memory_bytes > e.memory_limit)?;
+    Ok(d.into())
+}
+
 /// The congestion-control algorithms of the core, with their parameters.
 #[pyfunction]
 fn algorithms(py: Python<'_>) -> PyResult<PyObject> {
@@ -455,6 +476,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(paths, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(disciplines, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;

@@ -423,7 +423,7 @@ pub(crate) mod tests {
         assert_eq!((m["format"].as_str(), m["format_version"].as_u64()), (Some(FORMAT), Some(2)));
         let runs = m["runs"].as_array().unwrap();
         assert_eq!(runs.iter().map(|r| r["status"].as_str().unwrap()).collect::<Vec<_>>(), ["ok", "failed", "failed", "ok"]);
-        assert!(runs[1]["error"].as_str().unwrap().starts_with("_core.SpecError: spec: invalid run description"));
+        assert!(runs[1]["error"].as_str().unwrap().starts_with("_core.SpecError: nonsense: invalid run description"));
         assert!(runs[2]["error"].as_str().unwrap().contains("the client 0.0.0-other"));
         assert!(runs[1].get("rows").is_none() && runs[1]["metrics"].is_null());
         // row ranges follow one another; the flow_ts table has one row per flow and sample

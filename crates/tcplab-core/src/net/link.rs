@@ -636,7 +636,8 @@ impl Link {
         while self.entries.waiting < self.entries.len && self.wait_start <= now {
             let size = self.entries.first_waiting().size;
             self.waiting_bytes -= size as u64;
-            self.wait_start += self.ser_of(size as u32);
+            // Saturating: see `enqueue`.
+            self.wait_start = self.wait_start.saturating_add(self.ser_of(size as u32));
             self.entries.started();
         }
     }
@@ -677,13 +678,19 @@ impl Link {
             t
         };
         debug_assert_eq!(ser, self.ser_of(pkt.size as u32));
-        let depart = start + ser;
+        // Behind an unlimited queue, `busy_until` adds up the serialization
+        // of every packet waiting, which can pass 2^64 ps on a slow link.
+        // Saturating is exact: every time past 2^62 ps is after the end of
+        // any run (spec::limits::MAX_SPAN_PS), so such a packet never leaves
+        // within it either way, and every statistic below is clipped to the
+        // measurement window, which ends before then.
+        let depart = start.saturating_add(ser);
         self.busy_until = depart;
         let window = shared.window;
         self.busy_in_window += overlap(start, depart, window);
         self.accepted_bytes += pkt.size as u64;
         self.accepted_data += (pkt.kind == PacketKind::Data) as u64;
-        let arrive = depart + self.delay;
+        let arrive = depart.saturating_add(self.delay);
         let was_empty = self.entries.is_empty();
         // A packet that waits gets the cursor if it is the first to.
         let first_to_wait = !idle && self.entries.waiting == self.entries.len;

@@ -13,14 +13,16 @@ use crate::error::SpecError;
 use crate::spec::RunSpec;
 
 /// Next-hop link of every node toward `dst`, by Dijkstra on reversed links
-/// from `dst`. `dist` is in picoseconds of propagation delay.
+/// from `dst`. `dist` is in picoseconds of propagation delay, summed in
+/// u128: a path of many links of up to 2^61 ps each overflows a u64, and
+/// a wrapped (or saturated) sum would pick the wrong shortest path.
 fn next_hops_toward(dst: usize, incoming: &[Vec<usize>], links: &[(usize, usize, u64)]) -> Vec<Option<usize>> {
     let n_nodes = incoming.len();
-    let mut dist = vec![u64::MAX; n_nodes];
+    let mut dist = vec![u128::MAX; n_nodes];
     let mut hop: Vec<Option<usize>> = vec![None; n_nodes];
     let mut heap = BinaryHeap::new();
     dist[dst] = 0;
-    heap.push(Reverse((0u64, dst)));
+    heap.push(Reverse((0u128, dst)));
     while let Some(Reverse((d, v))) = heap.pop() {
         if d > dist[v] {
             continue;
@@ -28,7 +30,7 @@ fn next_hops_toward(dst: usize, incoming: &[Vec<usize>], links: &[(usize, usize,
         for &li in &incoming[v] {
             let (u, _, w) = links[li];
             // Each hop costs at least 1 so zero-delay loops cannot tie.
-            let nd = d + w + 1;
+            let nd = d + w as u128 + 1;
             let better = nd < dist[u] || (nd == dist[u] && hop[u].map_or(true, |h| li < h));
             if better {
                 let improved = nd < dist[u];

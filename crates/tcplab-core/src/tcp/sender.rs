@@ -810,7 +810,10 @@ impl Sender {
             } else {
                 len = 0;
             }
-            self.pace_next = stamp + len;
+            // A pacing rate near 0 makes `len` saturate at u64::MAX: the
+            // next departure is after the end of the run, which saturating
+            // keeps (a wrapping add would send at once).
+            self.pace_next = stamp.saturating_add(len);
         }
         let mut p = Packet::data(seq, size, retransmit);
         if self.ecn.mode != EcnMode::Off {

@@ -133,9 +133,12 @@ pub fn info() -> DisciplineInfo {
     }
 }
 
+/// Longest time a parameter may be: simulated time's span (spec::limits).
+const MAX_S: f64 = crate::spec::limits::MAX_SPAN_S;
+
 pub fn build(p: &Params, link: LinkInfo, rng: Stream) -> Result<Box<dyn Qdisc>, SpecError> {
     let d = Config::default();
-    let step_time = p.f64("step_thresh", f64::NAN, |x| x >= 0.0, "a time >= 0 (s)")?;
+    let step_time = p.f64("step_thresh", f64::NAN, |x| (0.0..=MAX_S).contains(&x), "a time from 0 to 2.305843e6 s (2^61 ps) (s)")?;
     let step_pkts = p.u64("step_thresh_packets", u64::MAX, |x| x < u64::MAX, "a packet count")?;
     let step = match (step_time.is_nan(), step_pkts == u64::MAX) {
         // Both given: Linux rejects "multiple step thresh attributes"
@@ -146,8 +149,8 @@ pub fn build(p: &Params, link: LinkInfo, rng: Stream) -> Result<Box<dyn Qdisc>, 
         (true, true) => d.step,
     };
     let cfg = Config {
-        target: secs(p.f64("target", to_secs(d.target), |x| x >= 0.0, "a time >= 0 (s)")?),
-        tupdate: secs(p.f64("tupdate", to_secs(d.tupdate), |x| x >= 1e-6, "a time >= 1 us (s)")?),
+        target: secs(p.f64("target", to_secs(d.target), |x| (0.0..=MAX_S).contains(&x), "a time from 0 to 2.305843e6 s (2^61 ps) (s)")?),
+        tupdate: secs(p.f64("tupdate", to_secs(d.tupdate), |x| (1e-6..=MAX_S).contains(&x), "a time from 1 us to 2.305843e6 s (2^61 ps) (s)")?),
         alpha: p.f64("alpha", d.alpha, |x| x > 0.0, "a gain > 0 (Hz)")?,
         beta: p.f64("beta", d.beta, |x| x > 0.0, "a gain > 0 (Hz)")?,
         coupling_factor: p.u64("coupling_factor", d.coupling_factor, |x| (1..=255).contains(&x), "an integer from 1 to 255")?,

@@ -109,14 +109,17 @@ pub fn build(p: &Params, link: LinkInfo, rng: Stream) -> Result<Box<dyn Qdisc>, 
     Ok(Box::new(build_pie(p, link, rng)?))
 }
 
+/// Longest time a parameter may be: simulated time's span (spec::limits).
+const MAX_S: f64 = crate::spec::limits::MAX_SPAN_S;
+
 /// [`build`], returning the discipline itself.
 pub fn build_pie(p: &Params, link: LinkInfo, rng: Stream) -> Result<Pie, SpecError> {
     let cfg = PieConfig {
-        target: secs(p.f64("target", 0.015, |x| x > 0.0, "a positive time in seconds")?),
-        tupdate: secs(p.f64("tupdate", 0.015, |x| x >= 1e-6, "a time in seconds of at least 1 us")?),
+        target: secs(p.f64("target", 0.015, |x| x > 0.0 && x <= MAX_S, "a positive time in seconds up to 2.305843e6 s (2^61 ps)")?),
+        tupdate: secs(p.f64("tupdate", 0.015, |x| (1e-6..=MAX_S).contains(&x), "a time in seconds from 1 us to 2.305843e6 s (2^61 ps)")?),
         alpha: p.f64("alpha", 0.125, |x| x >= 0.0, "a non-negative gain (1/s)")?,
         beta: p.f64("beta", 1.25, |x| x >= 0.0, "a non-negative gain (1/s)")?,
-        max_burst: secs(p.f64("max_burst", 0.15, |x| x >= 0.0, "a non-negative time in seconds")?),
+        max_burst: secs(p.f64("max_burst", 0.15, |x| (0.0..=MAX_S).contains(&x), "a time in seconds from 0 to 2.305843e6 s (2^61 ps)")?),
         ecn: p.bool("ecn", false)?,
         bytemode: p.bool("bytemode", false)?,
         dq_rate_estimator: p.bool("dq_rate_estimator", false)?,

@@ -153,7 +153,7 @@ pub fn build(p: &Params, link: LinkInfo, rng: Stream) -> Result<Box<dyn Qdisc>, 
 pub fn build_red(p: &Params, link: LinkInfo, rng: Stream) -> Result<Red, SpecError> {
     let mean_pktsize = p.u64("mean_pktsize", 1500, |x| (1..=65535).contains(&x), "a packet size in bytes (1..=65535)")? as f64;
     let c = packets_per_sec(link.rate_bps, mean_pktsize);
-    let target_delay = p.f64("target_delay", 0.005, |x| x > 0.0, "a positive time in seconds")?;
+    let target_delay = p.f64("target_delay", 0.005, |x| x > 0.0 && x <= crate::spec::limits::MAX_SPAN_S, "a positive time in seconds up to 2.305843e6 s (2^61 ps)")?;
     let (auto_min, _) = auto_thresholds(c, target_delay);
     let min_th = p.f64("min_th", 0.0, |x| x >= 0.0, "a non-negative number of packets (0: automatic)")?;
     let min_th = if min_th == 0.0 { auto_min } else { min_th };
