@@ -246,8 +246,8 @@ class Sweep:
         """The swept parameter names, in axis order."""
         return list(self.grid) + [k for g in self.zip for k in g]
 
-    def points(self) -> Iterator[dict]:
-        """Each point: ``{param: value, ..., "seed": s}``."""
+    def points(self, seeds: Optional[Sequence[int]] = None) -> Iterator[dict]:
+        """Each point: ``{param: value, ..., "seed": s}`` (for each of ``seeds``, default the sweep's)."""
         axes: list[list[dict]] = [[{k: v} for v in vals] for k, vals in self.grid.items()]
         for g in self.zip:
             n = len(next(iter(g.values())))
@@ -256,7 +256,7 @@ class Sweep:
             params: dict = {}
             for part in combo:
                 params.update(part)
-            for s in self.seeds:
+            for s in self.seeds if seeds is None else seeds:
                 yield {**params, "seed": s}
 
     def scenario(self, point: Mapping[str, Any]) -> Any:
@@ -278,11 +278,22 @@ class Sweep:
 
     def jobs(self) -> list:
         """``[(params, RunSpec dict, bottleneck links)]`` for every point, validated."""
-        out = []
-        for p in self.points():
+        return list(self.iter_jobs())
+
+    def iter_jobs(self, points: Optional[Iterable[dict]] = None) -> Iterator[tuple]:
+        """As :meth:`jobs`, one at a time, each validated as it comes (of ``points``, default every
+        point): a sweep of millions of runs is never held whole (about 12 KB a run)."""
+        for p in self.points() if points is None else points:
             sc = self.scenario(p)
-            out.append((p, sc._first_spec(), sc.bottleneck_links()))
-        return out
+            yield (p, sc._first_spec(), sc.bottleneck_links())
+
+    def validate(self) -> None:
+        """Raise :class:`SweepError` for the first invalid point, holding none of them: each combination
+        of parameter values is built once, with the first seed (a seed changes no value that can be
+        invalid; the seeds themselves were checked when the sweep was made). What ``tcplab sweep`` checks
+        before anything runs."""
+        for _ in self.iter_jobs(self.points(seeds=self.seeds[:1])):
+            pass
 
     # -- description --------------------------------------------------------
     def to_dict(self) -> dict:
