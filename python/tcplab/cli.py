@@ -722,7 +722,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             total, todo = camp.count_plan(sweep.iter_jobs(), args.retry_failed)
             print(f"{sweep.describe()}; {todo} to run, {total - todo} stored, in {camp.path}")
             return EXIT_OK
-        camp.save_sweep(sweep)
         if not args.json:
             print(f"{sweep.describe()} -> {camp.path}" + (f" on Dask at {scheduler}" if scheduler else ""),
                   file=sys.stderr)
