@@ -148,7 +148,12 @@ AXES = ("flows", "rate", "window", "algorithm")
 def _run_child(spec_json: str, warmup: float = 0.0) -> dict:
     proc = subprocess.Popen([sys.executable, "-c", _CHILD, repr(float(warmup))], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out, err = proc.communicate(spec_json)
+    try:
+        out, err = proc.communicate(spec_json)
+    except BaseException:  # Ctrl-C sent to this process alone: the child's run must not go on without it
+        proc.kill()
+        proc.wait()
+        raise
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark child failed: {err.strip()}")
     return json.loads(out)

@@ -33,6 +33,8 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 #: `tcplab validate`: the kernel side cannot run on this machine.
 EXIT_UNAVAILABLE = 3
+#: Ctrl-C (SIGINT): 128 + 2, as a shell reports a command that SIGINT ended.
+EXIT_INTERRUPTED = 130
 
 
 class _CliError(Exception):
@@ -541,7 +543,17 @@ def _cmd_bench(argv: Sequence[str]) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the ``tcplab`` command; returns the exit code."""
+    """Entry point of the ``tcplab`` command; returns the exit code. Ctrl-C, whatever the command does
+    then, ends it within about a second with one line on stderr and exit code 130 (a run in the core
+    polls for it: crates/tcplab-py/src/interrupt.rs)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # (while parsing or importing; a command's own is caught in _main)
+        _err("interrupted")
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     # `bench` owns its flags (tcplab.bench.main parses them); every other
@@ -603,7 +615,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_FAILURE
     except KeyboardInterrupt:
         _err("interrupted")
-        return 130
+        return EXIT_INTERRUPTED
     return EXIT_OK
 
 
@@ -623,6 +635,9 @@ def _add_campaign_commands(sub: Any) -> None:
                     help="who writes results: the workers (default; they must see the campaign directory) "
                          "or this process (workers without a shared filesystem)")
     sw.add_argument("--retry-failed", action="store_true", help="run again the runs stored as failed")
+    sw.add_argument("--wait", action="store_true",
+                    help="if another sweep is running into the campaign, wait for it to finish and then run what "
+                         "it leaves (default: refuse at once, naming it)")
     sw.add_argument("--verify", action="store_true",
                     help="check every stored run's checksums first; damaged runs are moved to quarantine/ and rerun")
     sw.add_argument("--reindex", metavar="CAMPAIGN",
@@ -702,6 +717,20 @@ def _cmd_upgrade(path: str) -> int:
     return EXIT_OK
 
 
+def _cap_workers(workers: Optional[int], scheduler: Optional[str]) -> Optional[int]:
+    """Local workers above the CPUs this process may use: capped to them, with a note. A run is one
+    CPU-bound thread, so more processes than CPUs finish no sooner and each holds a run's memory; the
+    cap to the runs to do is the sweep's own (Campaign.run)."""
+    from .sweep.execute import default_workers
+
+    cpus = default_workers()
+    if workers is None or scheduler or workers <= cpus:
+        return workers
+    print(f"workers: {workers} asked for, {cpus} used (the CPUs this process may use; a run uses one CPU, "
+          "more processes would only share them)", file=sys.stderr)
+    return cpus
+
+
 def _cmd_sweep(args: argparse.Namespace) -> int:
     import sqlite3
 
@@ -733,9 +762,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise _CliError(f"--workers: must be at least 1, got {workers}")
     scheduler = args.scheduler or opts.get("scheduler")
     outdir = args.outdir or opts.get("out") or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
-    jobs = sweep.jobs()  # validates every point before anything runs
+    sweep.validate()  # every point before anything runs (none is held: a sweep may have millions)
+    workers = _cap_workers(workers, scheduler)
     try:
-        return _sweep_into(args, sweep, jobs, outdir, workers, scheduler)
+        return _sweep_into(args, sweep, outdir, workers, scheduler)
     except StorageError as e:  # a full disk, a read-only directory, an unreachable scheduler: one line
         raise _CliError(str(e), EXIT_FAILURE) from None
     except (OSError, sqlite3.Error) as e:
@@ -745,7 +775,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise _CliError(str(err), EXIT_FAILURE) from None
 
 
-def _sweep_into(args: argparse.Namespace, sweep: Any, jobs: list, outdir: str, workers: Optional[int],
+def _sweep_into(args: argparse.Namespace, sweep: Any, outdir: str, workers: Optional[int],
                 scheduler: Optional[str]) -> int:
     from .sweep import Campaign, CampaignError
     from .sweep.envfail import StorageError
@@ -757,6 +787,11 @@ def _sweep_into(args: argparse.Namespace, sweep: Any, jobs: list, outdir: str, w
     except CampaignError as e:
         raise _CliError(str(e)) from None
     with camp:
+        if args.verify or not args.dry_run:  # (one sweep at a time: a second refuses, or --wait waits)
+            try:
+                camp.lock(wait=args.wait)
+            except CampaignError as e:
+                raise _CliError(str(e), EXIT_FAILURE) from None
         if args.verify:
             problems = camp.verify(fix=True)
             for p in problems:
@@ -764,21 +799,25 @@ def _sweep_into(args: argparse.Namespace, sweep: Any, jobs: list, outdir: str, w
             where = " (read-only: nothing moved)" if camp.read_only else "; damaged segments moved to quarantine/"
             print(f"verify: {len(problems)} problem(s){where}" if problems else
                   "verify: every stored file matches its checksum", file=sys.stderr)
-        if args.dry_run:
-            _, todo = camp.plan(jobs, args.retry_failed)
-            print(f"{sweep.describe()}; {len(todo)} to run, {len(jobs) - len(todo)} stored, in {camp.path}")
+        if args.dry_run:  # (counted as the runs are planned, none held)
+            total, todo = camp.count_plan(sweep.iter_jobs(), args.retry_failed)
+            print(f"{sweep.describe()}; {todo} to run, {total - todo} stored, in {camp.path}")
             return EXIT_OK
-        camp.save_sweep(sweep)
         if not args.json:
             print(f"{sweep.describe()} -> {camp.path}" + (f" on Dask at {scheduler}" if scheduler else ""),
                   file=sys.stderr)
         try:
-            rep = camp.run(jobs, workers=workers, scheduler=scheduler, progress=args.progress,
+            rep = camp.run(sweep, workers=workers, scheduler=scheduler, progress=args.progress,
                            retry_failed=args.retry_failed, fsync=not args.no_fsync, store_on=args.store_on)
         except StorageError:
             raise
         except CampaignError as e:
             raise _CliError(str(e), EXIT_FAILURE) from None
+        except KeyboardInterrupt:
+            raise _CliError(f"interrupted: the runs stored so far are kept in {camp.path}; run the same command "
+                            "again to finish the sweep", EXIT_INTERRUPTED) from None
+    if workers and not scheduler and rep.ran and rep.workers < workers:
+        print(f"workers: {rep.workers} of the {workers} asked for ran (one per run to do)", file=sys.stderr)
     if args.json:
         print(json.dumps({"campaign": camp.path, **rep.as_dict()}, indent=2))
     else:

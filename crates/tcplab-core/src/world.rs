@@ -387,7 +387,7 @@ impl World {
     pub fn run_until(&mut self, t: Time) {
         let t = t.min(self.end);
         if self.events.is_radix() {
-            self.radix_loop(t, Some(&mut |_| {}));
+            self.radix_loop(t, Some(&mut |_| true));
         } else {
             let mut next_trim = self.events.popped() + (1 << 20);
             while let Some(ev) = self.events.take_tree_until(t) {
@@ -424,9 +424,10 @@ impl World {
     /// `run_with_progress` have the tree's inline; see
     /// `EventQueue::is_radix`), up to `limit`; with `progress`, reports and
     /// trims every 2^20 events as `run_with_progress` does (`run_until`
-    /// passes one that ignores the reports).
+    /// passes one that ignores the reports). Returns false, right after a
+    /// report, if `progress` returned false (asked to stop).
     #[inline(never)]
-    fn radix_loop(&mut self, limit: Time, mut progress: Option<&mut dyn FnMut(f64)>) {
+    fn radix_loop(&mut self, limit: Time, mut progress: Option<&mut dyn FnMut(f64) -> bool>) -> bool {
         let mut next_report = self.events.popped() + (1 << 20);
         while let Some((time, k)) = self.events.take_radix_word_until(limit) {
             self.now = time;
@@ -439,11 +440,15 @@ impl World {
             if self.events.popped() >= next_report {
                 next_report += 1 << 20;
                 if let Some(p) = progress.as_mut() {
-                    p(self.now as f64 / self.end as f64);
+                    let go_on = p(self.now as f64 / self.end as f64);
                     self.trim();
+                    if !go_on {
+                        return false;
+                    }
                 }
             }
         }
+        true
     }
 
     /// Gives back the memory of send windows that shrank a lot since the
@@ -472,20 +477,43 @@ impl World {
     /// Runs to the end, calling `progress(fraction of simulated time done)`
     /// now and then (about every million events).
     pub fn run_with_progress(&mut self, mut progress: impl FnMut(f64)) {
+        self.run_or_stop(|f| {
+            progress(f);
+            true
+        });
+    }
+
+    /// Runs to the end as [`World::run_with_progress`] does, unless
+    /// `progress` returns false: then it stops there (within 2^20 events,
+    /// a few tens of milliseconds of wall time) and returns false, and the
+    /// run is left unfinished (its results are not to be used). This is how
+    /// a caller polls for an interrupt (Ctrl-C) at no cost per event: the
+    /// loops already count events for the reports.
+    pub fn run_or_stop(&mut self, mut progress: impl FnMut(f64) -> bool) -> bool {
         let t0 = Instant::now();
         let mut next_report = self.events.popped() + (1 << 20);
-        if self.events.is_radix() {
-            self.radix_loop(self.end, Some(&mut progress));
+        let completed = if self.events.is_radix() {
+            self.radix_loop(self.end, Some(&mut progress))
         } else {
+            // the tree's loop inline, as before (see `radix_loop`)
+            let mut go_on = true;
             while let Some(ev) = self.events.take_tree_until(self.end) {
                 self.now = ev.time;
                 self.dispatch::<false>(ev.kind);
                 if self.events.popped() >= next_report {
                     next_report += 1 << 20;
-                    progress(self.now as f64 / self.end as f64);
+                    go_on = progress(self.now as f64 / self.end as f64);
                     self.trim();
+                    if !go_on {
+                        break;
+                    }
                 }
             }
+            go_on
+        };
+        if !completed {
+            self.wall_s += t0.elapsed().as_secs_f64();
+            return false;
         }
         self.now = self.end;
         for l in &mut self.links {
@@ -498,6 +526,7 @@ impl World {
         self.finished = true;
         self.wall_s += t0.elapsed().as_secs_f64();
         progress(1.0);
+        true
     }
 
     /// Handles one event. `R`: the queue is the radix heap. Each event loop
@@ -1125,6 +1154,57 @@ pub fn run(spec: RunSpec) -> Result<RunResults, SpecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A dumbbell long enough for several progress reports (2^20 events
+    /// each); `flows` = 600 has more than `TREE_MAX_LINKS` links, so its
+    /// queue is the radix heap, while one flow runs on the tree.
+    fn long_world(flows: usize) -> World {
+        let mut d = crate::scenarios::Dumbbell::new(flows, 100e6, 0.02, 200);
+        d.duration = 40.0;
+        d.measure_start = 0.0;
+        let w = World::new(d.spec()).unwrap();
+        assert_eq!(w.events.is_radix(), flows > 1, "the test must cover both event loops");
+        w
+    }
+
+    /// Asked to stop at its first report, a run stops right there, on both
+    /// event loops: 2^20 events done, simulated time short of the end, not
+    /// finished; the progress callback is not called again.
+    #[test]
+    fn a_run_stops_when_progress_says_so() {
+        for flows in [1, 600] {
+            let mut w = long_world(flows);
+            let mut calls = 0;
+            let completed = w.run_or_stop(|_| {
+                calls += 1;
+                false
+            });
+            assert!(!completed, "flows = {flows}: {} events", w.events_done());
+            assert_eq!(calls, 1);
+            assert_eq!(w.events_done(), 1 << 20, "flows = {flows}");
+            assert!(w.now() < w.end && !w.finished, "flows = {flows}");
+        }
+    }
+
+    /// A run that is never asked to stop gives exactly what `run` gives.
+    #[test]
+    fn a_run_not_stopped_is_the_plain_run() {
+        for flows in [1, 600] {
+            let mut a = long_world(flows);
+            a.run();
+            let mut b = long_world(flows);
+            let mut last = 0.0;
+            assert!(b.run_or_stop(|f| {
+                last = f;
+                true
+            }));
+            assert_eq!(last, 1.0);
+            assert_eq!(a.events_done(), b.events_done());
+            let (ra, rb) = (a.into_results(), b.into_results());
+            let goodput = |r: &RunResults| r.flows.iter().map(|f| f.goodput_bps.to_bits()).collect::<Vec<_>>();
+            assert_eq!(goodput(&ra), goodput(&rb));
+        }
+    }
 
     /// Lanes go to the links on the most paths, ties to the lower index;
     /// with fewer links than lanes the rest name no link.

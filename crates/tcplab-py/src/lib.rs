@@ -17,6 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 mod canon;
+mod interrupt;
 mod netem;
 mod store;
 
@@ -43,6 +44,8 @@ enum Outcome {
     Ok(Box<(RunResults, Option<WarmUp>, bool)>),
     Spec(CoreSpecError),
     Panic(String),
+    /// Stopped by a signal handler's exception (Ctrl-C: KeyboardInterrupt).
+    Interrupted(PyErr),
 }
 
 fn table<'py>(py: Python<'py>) -> Bound<'py, PyDict> {
@@ -249,29 +252,31 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> 
     let show = progress && std::io::stderr().is_terminal();
     let json = spec_json.to_owned();
     let outcome = py.allow_threads(move || {
+        let mut interrupt = interrupt::Interrupt::default();
         let r = catch_unwind(AssertUnwindSafe(|| -> Result<(RunResults, Option<WarmUp>, bool), CoreSpecError> {
             let spec = RunSpec::from_json(&json)?;
             let duration = spec.duration;
             let traced = spec.loss_trace;
             let mut w = World::new(spec)?;
             let warm = tcplab_core::scenarios::bench::warm_up(&mut w, warmup.unwrap_or(0.0), duration)?;
-            if show {
-                w.run_with_progress(|f| {
+            // (stopped by Ctrl-C, the unfinished results are dropped below)
+            w.run_or_stop(|f| {
+                if show {
                     let mut e = std::io::stderr();
                     let _ = write!(e, "\r  simulated {:5.1}%", 100.0 * f);
                     if f >= 1.0 {
                         let _ = writeln!(e);
                     }
-                });
-            } else {
-                w.run();
-            }
+                }
+                f >= 1.0 || interrupt.keep_going()
+            });
             Ok((w.into_results(), warm, traced))
         }));
-        match r {
-            Ok(Ok(res)) => Outcome::Ok(Box::new(res)),
-            Ok(Err(e)) => Outcome::Spec(e),
-            Err(p) => Outcome::Panic(panic_message(p)),
+        match (r, interrupt.raised()) {
+            (_, Some(e)) => Outcome::Interrupted(e),
+            (Ok(Ok(res)), None) => Outcome::Ok(Box::new(res)),
+            (Ok(Err(e)), None) => Outcome::Spec(e),
+            (Err(p), None) => Outcome::Panic(panic_message(p)),
         }
     });
     match outcome {
@@ -290,6 +295,7 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> 
         }
         Outcome::Spec(e) => Err(spec_err(e)),
         Outcome::Panic(m) => Err(SimulationError::new_err(format!("internal error in the simulation core: {m}"))),
+        Outcome::Interrupted(e) => Err(e),
     }
 }
 
@@ -473,6 +479,9 @@ fn netem_run(py: Python<'_>, config_json: &str) -> PyResult<String> {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Load NumPy's C API now: loaded on the first results, it runs Python
+    // code, and a Ctrl-C pending then made it panic (PanicException).
+    numpy::PyArray1::<f64>::zeros_bound(m.py(), 0, false);
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(paths, m)?)?;

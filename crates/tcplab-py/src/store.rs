@@ -41,10 +41,18 @@ impl Segment {
         self.inner.as_ref().map_or(0, |s| s.len())
     }
 
+    /// Ctrl-C (a signal handler's exception) stops the run and is raised;
+    /// the run leaves no record, the segment keeps the runs before it.
     fn run(&mut self, py: Python<'_>, job_json: &str) -> PyResult<bool> {
         let job = Job::parse(job_json.as_bytes()).map_err(PyValueError::new_err)?;
         let seg = self.get()?;
-        Ok(py.allow_threads(|| seg.run(job)))
+        py.allow_threads(|| {
+            let mut interrupt = crate::interrupt::Interrupt::default();
+            match seg.run_or_stop(job, &mut || interrupt.keep_going()) {
+                Some(ok) => Ok(ok),
+                None => Err(interrupt.raised().expect("a run stops only when a signal handler raised")),
+            }
+        })
     }
 
     fn commit(&mut self, py: Python<'_>, root: PathBuf, fsync: bool) -> PyResult<String> {

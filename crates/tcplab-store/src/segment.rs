@@ -145,16 +145,23 @@ pub fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 
 /// Builds and runs one RunSpec; the error is the text the run's record keeps.
 pub fn simulate(spec_json: &str) -> Result<RunResults, String> {
-    let r = catch_unwind(AssertUnwindSafe(|| -> Result<RunResults, SpecError> {
+    simulate_or_stop(spec_json, &mut || true).expect("a run never asked to stop completes")
+}
+
+/// As [`simulate`], polling `keep_going` now and then while the run goes
+/// (`World::run_or_stop`); None if it returned false (the run was stopped:
+/// no outcome, nothing to record).
+pub fn simulate_or_stop(spec_json: &str, keep_going: &mut dyn FnMut() -> bool) -> Option<Result<RunResults, String>> {
+    let r = catch_unwind(AssertUnwindSafe(|| -> Result<Option<RunResults>, SpecError> {
         let spec = RunSpec::from_json(spec_json)?;
         let mut w = World::new(spec)?;
-        w.run();
-        Ok(w.into_results())
+        Ok(w.run_or_stop(|_| keep_going()).then(|| w.into_results()))
     }));
     match r {
-        Ok(Ok(res)) => Ok(res),
-        Ok(Err(e)) => Err(format!("_core.SpecError: {e}")),
-        Err(p) => Err(format!("_core.SimulationError: internal error in the simulation core: {}", panic_message(p))),
+        Ok(Ok(Some(res))) => Some(Ok(res)),
+        Ok(Ok(None)) => None,
+        Ok(Err(e)) => Some(Err(format!("_core.SpecError: {e}"))),
+        Err(p) => Some(Err(format!("_core.SimulationError: internal error in the simulation core: {}", panic_message(p)))),
     }
 }
 
@@ -206,6 +213,13 @@ impl Segment {
     /// Runs `job` and keeps its record (and results if it succeeded);
     /// returns whether it succeeded.
     pub fn run(&mut self, job: Job) -> bool {
+        self.run_or_stop(job, &mut || true).expect("a run never asked to stop completes")
+    }
+
+    /// As [`Segment::run`], polling `keep_going` while the run goes; None if
+    /// it returned false: the run was stopped (an interrupt), and nothing is
+    /// recorded for it (it is neither stored nor a failure).
+    pub fn run_or_stop(&mut self, job: Job, keep_going: &mut dyn FnMut() -> bool) -> Option<bool> {
         let t0 = Instant::now();
         let outcome = if job.version != tcplab_core::VERSION {
             Err(format!(
@@ -216,7 +230,7 @@ impl Segment {
         } else if let Some(e) = faults::on_run(job.spec_json()) {
             Err(e)
         } else {
-            simulate(job.spec_json())
+            simulate_or_stop(job.spec_json(), keep_going)?
         };
         let sim_s = t0.elapsed().as_secs_f64();
         let mut rec = Record {
@@ -265,7 +279,7 @@ impl Segment {
         rec.task_s = t0.elapsed().as_secs_f64();
         let ok = rec.ok;
         self.records.push(rec);
-        ok
+        Some(ok)
     }
 
     /// The segment's tables and manifest.
@@ -408,6 +422,24 @@ pub(crate) mod tests {
                 .as_bytes(),
         )
         .unwrap()
+    }
+
+    /// A run stopped by its poll (an interrupt) leaves no record: it is
+    /// neither stored nor a failure; the runs before it are kept.
+    #[test]
+    fn a_stopped_run_leaves_no_record() {
+        let v = tcplab_core::VERSION;
+        let mut seg = Segment::new();
+        assert!(seg.run(job("a", &spec(5, 2.0), v)));
+        let mut polls = 0;
+        let stopped = seg.run_or_stop(job("b", &spec(5, 1000.0), v), &mut || {
+            polls += 1;
+            false
+        });
+        assert_eq!((stopped, polls), (None, 1));
+        assert_eq!(seg.len(), 1);
+        let m: serde_json::Value = serde_json::from_str(&seg.finish().manifest).unwrap();
+        assert_eq!(m["runs"].as_array().unwrap().len(), 1);
     }
 
     #[test]

@@ -184,6 +184,7 @@ def _drive_inprocess(jobs: list[dict], dest: Optional[str], fsync: bool,
     while queue:
         chunk = [queue.popleft() for _ in range(min(len(queue), LOCAL_MAX_CHUNK))]
         result = execute_chunk(chunk, dest, fsync, LOCAL_CHUNK_S)
+        interrupted = result.pop("interrupted", False)  # (Ctrl-C: the runs done before it are kept)
         m, files = (result["manifest"], result["files"]) if "manifest" in result else (result, None)
         runs = m["runs"]
         done = {r["key"] for r in runs}
@@ -192,6 +193,8 @@ def _drive_inprocess(jobs: list[dict], dest: Optional[str], fsync: bool,
         on_segment(m, files)
         failed = sum(1 for r in runs if r["status"] != "ok")
         bar.update(len(runs) - failed, failed)
+        if interrupted:
+            raise KeyboardInterrupt
 
 
 # Shared words of a local pool (crates/tcplab-store/src/worker.rs): next ticket, published jobs, list
@@ -442,6 +445,7 @@ class _Round:
         self.lines: list[str] = []
         self.stored: set = set()
         self.active: set = set()
+        self.started: set = set()  # the slots put to work in this round: one per job at most
         self.culprits: dict[str, str] = {}  # key -> how its worker died
         self.errors: list[str] = []
         self.idle_deaths = 0
@@ -458,17 +462,27 @@ class _Round:
             _write_all(self.fd, "".join(self.lines).encode())
             self.lines = []
             self.pool.shared[_PUBLISHED] = len(self.jobs)
-        if not self.active and self.jobs:  # the first jobs are out: every worker starts
-            for slot in self.slots:
-                w = self.pool.workers[slot]
-                if w is None:
-                    self.pool.start(slot)
-                elif w.exiting or not w.proc.is_alive():
-                    self.pool.respawn(slot)
-                if self.pool.send(slot, self.go):
-                    self.active.add(slot)
+        if len(self.started) < min(len(self.slots), len(self.jobs)):  # jobs are out: workers start
+            self.start_workers()
         elif self.active and time.monotonic() - self.polled > 0.05:  # (a long plan: keep reading reports)
             self.poll(0.0)
+
+    def start_workers(self) -> None:
+        """Put a worker to work for each published job that has none yet: a sweep with 3 runs to do
+        forks 3 workers, however many were asked for."""
+        for slot in self.slots:
+            if len(self.started) >= len(self.jobs):
+                break
+            if slot in self.started:
+                continue
+            w = self.pool.workers[slot]
+            if w is None:
+                self.pool.start(slot)
+            elif w.exiting or not w.proc.is_alive():
+                self.pool.respawn(slot)
+            self.started.add(slot)
+            if self.pool.send(slot, self.go):
+                self.active.add(slot)
 
     def finish(self) -> None:
         self.publish()
@@ -551,7 +565,7 @@ class _Round:
 
 
 def _drive_pool(pool: LocalPool, jobs: Iterable[dict], root: str, fsync: bool,
-                on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress", flush: bool = False) -> None:
+                on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress", flush: bool = False) -> int:
     """Run ``jobs`` (consumed as they are planned) on the pool, round after round until every one is
     stored or recorded as failed.
 
@@ -559,7 +573,8 @@ def _drive_pool(pool: LocalPool, jobs: Iterable[dict], root: str, fsync: bool,
     that its death costs nothing else); dying alone too, it is recorded as failed. The jobs a dead worker
     had run but not stored are run again in the next round; if the worker died while storing them (or
     could not store them), that counts against them, and a job lost so ``MAX_LOST`` times is recorded as
-    failed with the last error."""
+    failed with the last error. Returns the most workers that ran at once (one per job at most)."""
+    used = 0
     deaths: dict[str, int] = {}
     lost: dict[str, int] = {}
     solo: list[dict] = []
@@ -585,6 +600,7 @@ def _drive_pool(pool: LocalPool, jobs: Iterable[dict], root: str, fsync: bool,
             except OSError:
                 pass
             raise
+        used = max(used, len(rnd.started))
         again = []
         for job in rnd.jobs:
             key = job["key"]
@@ -607,6 +623,7 @@ def _drive_pool(pool: LocalPool, jobs: Iterable[dict], root: str, fsync: bool,
             again.append(job)  # (run but not stored by a worker that another job killed: no fault of its own)
         if again:
             queue = again
+    return used
 
 
 class _Dask:
@@ -676,6 +693,7 @@ def _drive(backend: Any, chunker: Chunker, window: int, dest: Optional[str], fsy
                 on_segment(m, {})
                 bar.update(0, 1)
                 continue
+            result.pop("interrupted", None)  # (a worker's own Ctrl-C: its runs not done are requeued below)
             m, files = (result["manifest"], result["files"]) if "manifest" in result else (result, None)
             runs = m["runs"]
             done = {r["key"] for r in runs}
@@ -703,7 +721,9 @@ def execute_jobs(root: str, jobs: Iterable[dict], on_segment: Callable[[dict, Op
                  size_hint: Optional[int] = None, flush: bool = False) -> tuple[int, bool]:
     """Run ``jobs``; call ``on_segment(manifest, files_or_None)`` in this
     process as each segment is stored (``files`` is None when the worker
-    stored the segment itself). Returns (number of workers, interrupted).
+    stored the segment itself). Returns (number of workers, interrupted):
+    the workers that ran, at most one per run to do (0 with nothing to do),
+    whatever ``workers`` asked for.
 
     ``jobs`` is a list, or any iterable: the local pool consumes it as the
     runs go (the first runs start while the caller still plans the rest).
@@ -730,17 +750,17 @@ def execute_jobs(root: str, jobs: Iterable[dict], on_segment: Callable[[dict, Op
             if jobs:
                 warm_up()
                 _drive_inprocess(jobs, dest, fsync, on_segment, bar)
-            return n, False
+            return min(n, len(jobs)), False
         it = iter(_counted(jobs, bar))
         first = next(it, None)
         if first is None:
-            return n, False
+            return 0, False
         own = None
         if pool is None:
             pool = own = LocalPool(min(n, size_hint or n), start=False)
         finished = False
         try:
-            _drive_pool(pool, itertools.chain([first], it), root, fsync, on_segment, bar, flush)
+            n = _drive_pool(pool, itertools.chain([first], it), root, fsync, on_segment, bar, flush)
             finished = True
         finally:
             if own is not None:

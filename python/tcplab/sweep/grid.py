@@ -34,6 +34,7 @@ groups, then seeds; the order only affects scheduling and listing.
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
 import json
 import os
@@ -149,6 +150,8 @@ class Sweep:
         self._base_doc = base.to_toml_dict()
         self.name = name or base.name
         self.description = description
+        #: every point checked (:meth:`validate`) since the sweep was made
+        self.validated = False
         self.grid: dict[str, list] = {}
         for k, vals in dict(grid or {}).items():
             self.grid[str(k)] = self._values(vals, f"grid.{k}")
@@ -246,8 +249,8 @@ class Sweep:
         """The swept parameter names, in axis order."""
         return list(self.grid) + [k for g in self.zip for k in g]
 
-    def points(self) -> Iterator[dict]:
-        """Each point: ``{param: value, ..., "seed": s}``."""
+    def points(self, seeds: Optional[Sequence[int]] = None) -> Iterator[dict]:
+        """Each point: ``{param: value, ..., "seed": s}`` (for each of ``seeds``, default the sweep's)."""
         axes: list[list[dict]] = [[{k: v} for v in vals] for k, vals in self.grid.items()]
         for g in self.zip:
             n = len(next(iter(g.values())))
@@ -256,7 +259,7 @@ class Sweep:
             params: dict = {}
             for part in combo:
                 params.update(part)
-            for s in self.seeds:
+            for s in self.seeds if seeds is None else seeds:
                 yield {**params, "seed": s}
 
     def scenario(self, point: Mapping[str, Any]) -> Any:
@@ -279,15 +282,28 @@ class Sweep:
     def jobs(self) -> list:
         """``[(params, RunSpec dict, bottleneck links)]`` for every point, validated: each point's scenario
         by Python, and each distinct run description by the core (:meth:`_validate_in_core`)."""
-        out = []
-        for p in self.points():
-            sc = self.scenario(p)
-            out.append((p, sc._first_spec(), sc.bottleneck_links()))
+        out = list(self.iter_jobs())
         self._validate_in_core(out)
         return out
 
+    def iter_jobs(self, points: Optional[Iterable[dict]] = None) -> Iterator[tuple]:
+        """As :meth:`jobs`, one at a time, each point's scenario validated by Python as it comes (of
+        ``points``, default every point): a sweep of millions of runs is never held whole (about 12 KB a
+        run). The core's check is :meth:`validate`'s."""
+        for p in self.points() if points is None else points:
+            sc = self.scenario(p)
+            yield (p, sc._first_spec(), sc.bottleneck_links())
+
+    def validate(self) -> None:
+        """Raise :class:`SweepError` for the first invalid point, holding none of them: each combination
+        of parameter values is built once, with the first seed (a seed changes no value that can be
+        invalid; the seeds themselves were checked when the sweep was made), and checked by Python and
+        by the core. What ``tcplab sweep`` checks before anything runs."""
+        self._validate_in_core(self.iter_jobs(self.points(seeds=self.seeds[:1])))
+        self.validated = True  # (Campaign.run does not check it again)
+
     @staticmethod
-    def _validate_in_core(jobs: list) -> None:
+    def _validate_in_core(jobs: Iterable[tuple]) -> None:
         """Check every distinct run description as the core will build it (``_core.validate`` builds the
         simulation: congestion-control and discipline parameters are checked only there), so that an
         invalid point is refused before anything runs instead of being stored as a failed run.
@@ -298,12 +314,12 @@ class Sweep:
             from tcplab import _core  # type: ignore[attr-defined]
         except ImportError:  # pragma: no cover - the core is not built: the runs will say it
             return
-        seen: set = set()
+        seen: set = set()  # digests, not texts: a grid of millions of configurations stays small
         for params, spec, _ in jobs:
-            text = canonical_json({k: v for k, v in spec.items() if k != "seed"})
-            if text in seen:
+            digest = hashlib.sha256(canonical_json({k: v for k, v in spec.items() if k != "seed"}).encode()).digest()
+            if digest in seen:
                 continue
-            seen.add(text)
+            seen.add(digest)
             try:
                 _core.validate(canonical_json(spec))
             except _core.SpecError as e:

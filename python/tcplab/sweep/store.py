@@ -51,6 +51,7 @@ import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 from .grid import canonical_json
+from .lock import LOCK_FILE, CampaignBusy, CampaignLock, release_brief, try_briefly
 from .worker import (_NOT_COLUMNS, _json_of, ALL_TABLES, MANIFEST, MANIFEST_SUM, SEGMENT_FORMAT, TABLES, commit_segment,
                      manifest_sum, read_rows, read_table, segment_dir, syncfs)
 
@@ -76,7 +77,7 @@ SPECS = "specs.parquet"
 _KEY_RE = re.compile(r"^[0-9a-f]{%d}$" % KEY_LEN)
 _SEG_RE = re.compile(r"^[0-9a-f]{32}$")
 _ROOT_ENTRIES = {MARKER, INDEX, INDEX + "-wal", INDEX + "-shm", INDEX + "-journal", "segments", "sweeps", "tmp",
-                 "quarantine", "report.html"}
+                 "quarantine", "report.html", LOCK_FILE}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -502,6 +503,7 @@ class Campaign:
                 os.makedirs(p, exist_ok=True)
         self._manifests: dict[str, dict] = {}
         self._unsynced: dict[str, float] = unsynced  # files written without fsync that no flush has covered yet
+        self._lock = CampaignLock(self.path)  # one sweep at a time (lock.py)
         self._db = self._open_index()
         self._reconcile()
 
@@ -592,6 +594,8 @@ class Campaign:
         self._db.close()
         if ro is not None:
             ro.close()
+        while self._lock.depth:  # (the index is closed: the next sweep may start)
+            self._lock.release()
 
     def __enter__(self) -> "Campaign":
         return self
@@ -694,6 +698,26 @@ class Campaign:
 
     def _reconcile(self) -> None:
         self._clean_tmp()
+        # while another process runs a sweep, its segments are on disk before it indexes them: adopting
+        # them here would index them twice, so only a campaign no sweep holds is reconciled
+        fd = try_briefly(self.path) if not self._lock.depth else -1
+        if fd is None:
+            return
+        try:
+            self._adopt_and_drop()
+        finally:
+            release_brief(fd)
+
+    def lock(self, wait: bool = False) -> None:
+        """Take the campaign's sweep lock (held until :meth:`close`; :meth:`run` takes it itself): another
+        process running a sweep into it raises :class:`CampaignError` naming it, or with ``wait`` this
+        waits for it to finish (see tcplab/sweep/lock.py)."""
+        try:
+            self._lock.acquire(wait)
+        except CampaignBusy as e:
+            raise CampaignError(str(e)) from None
+
+    def _adopt_and_drop(self) -> None:
         on_disk = self._scan()
         known = {s for (s,) in self._db.execute("SELECT id FROM segments")}
         if self.read_only and known != set(on_disk):
@@ -854,8 +878,10 @@ class Campaign:
         except ImportError:  # pragma: no cover - the core is not built
             plan_job = None
         if isinstance(jobs, Sweep):
+            if not jobs.validated:
+                jobs.validate()  # every point before anything runs (a generator: nothing ran yet)
             self.save_sweep(jobs)
-            jobs = jobs.jobs()
+            jobs = jobs.iter_jobs()  # (one at a time: a sweep of millions of runs is never held whole)
         for i, job in enumerate(jobs):
             if not isinstance(job, (tuple, list)) or len(job) not in (2, 3):
                 raise TypeError(f"jobs[{i}]: expected (label_or_params, RunSpec dict or JSON text[, bottleneck "
@@ -898,13 +924,46 @@ class Campaign:
         todo = list(self._plan_iter(jobs, retry_failed, norm))
         return norm, todo
 
-    def _plan_iter(self, jobs: Any, retry_failed: bool, norm: list) -> Iterator[dict]:
+    def count_plan(self, jobs: Any, retry_failed: bool = False, batch: int = 900) -> tuple[int, int]:
+        """(jobs, distinct runs to run now) as :meth:`plan` counts them, holding no job: the keys go to a
+        private temporary SQLite database on disk (deleted when closed), so counting a sweep of ten
+        million runs takes a few hundred MB at most (``tcplab sweep --dry-run``)."""
+        scratch = sqlite3.connect("", isolation_level=None)  # ("": a private temporary database on disk)
+        try:
+            scratch.execute("CREATE TABLE k (key TEXT PRIMARY KEY)")
+            scratch.execute("BEGIN")
+            total, keys = 0, []
+            for j in self._normalize_iter(jobs):
+                total += 1
+                keys.append((j["key"],))
+                if len(keys) >= batch:
+                    scratch.executemany("INSERT OR IGNORE INTO k VALUES (?)", keys)
+                    keys = []
+            scratch.executemany("INSERT OR IGNORE INTO k VALUES (?)", keys)
+            scratch.execute("COMMIT")
+            todo = 0
+            stored_ok = "('ok')" if retry_failed else "('ok', 'failed')"
+            rows = scratch.execute("SELECT key FROM k")
+            while True:
+                chunk = [r[0] for r in rows.fetchmany(batch)]
+                if not chunk:
+                    break
+                marks = ",".join("?" * len(chunk))
+                done = self._db.execute(f"SELECT count(*) FROM runs WHERE status IN {stored_ok} AND key IN ({marks})",
+                                        chunk).fetchone()[0]
+                todo += len(chunk) - done
+            return total, todo
+        finally:
+            scratch.close()
+
+    def _plan_iter(self, jobs: Any, retry_failed: bool, norm: list, slim: bool = False) -> Iterator[dict]:
         """The jobs to run now, one at a time, as they are normalized (each normalized job is appended to
-        ``norm``): not stored yet (or failed, with ``retry_failed``), each key once."""
+        ``norm``, with ``slim`` only its key, params and seed): not stored yet (or failed, with
+        ``retry_failed``), each key once."""
         st = self.status()
         seen: set = set()
         for j in self._normalize_iter(jobs):
-            norm.append(j)
+            norm.append({"key": j["key"], "params": j["params"], "seed": j["seed"]} if slim else j)
             if j["key"] in seen:
                 continue
             seen.add(j["key"])
@@ -914,7 +973,7 @@ class Campaign:
 
     def run(self, jobs: Any, workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
             progress: Optional[bool] = None, retry_failed: bool = False, fsync: bool = True,
-            store_on: str = "worker", label: str = "sweep") -> RunReport:
+            store_on: str = "worker", label: str = "sweep", wait_for_lock: bool = False) -> RunReport:
         """Run the jobs not stored yet, store them as they finish, return a :class:`RunReport`.
 
         ``workers``: local processes (default: all cores). ``client`` (a
@@ -928,23 +987,12 @@ class Campaign:
 
         A failure of the environment (a full disk, a read-only directory, an unreachable Dask scheduler)
         raises :class:`~tcplab.sweep.envfail.StorageError` and is never stored as a failed run; what was
-        stored before it stays.
+        stored before it stays. Another process running a sweep into this campaign: :class:`CampaignError`
+        naming it, or with ``wait_for_lock`` this waits for it to finish first (:meth:`lock`). Ctrl-C stops
+        the sweep within about a second (KeyboardInterrupt): the runs stored by then are kept and indexed,
+        the interrupted ones are neither stored nor recorded as failed.
         """
-        try:
-            return self._run(jobs, workers, client, scheduler, progress, retry_failed, fsync, store_on, label)
-        except (OSError, sqlite3.Error, CampaignError) as e:
-            try:  # what killed workers were writing in tmp/ (they are reaped by now): no partial file stays
-                self._clean_tmp()
-            except OSError:
-                pass
-            _raise_environment(e, self.path)
-            raise
-
-    def _run(self, jobs: Any, workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
-             progress: Optional[bool] = None, retry_failed: bool = False, fsync: bool = True,
-             store_on: str = "worker", label: str = "sweep") -> RunReport:
-        """The body of :meth:`run`."""
-        from .execute import default_workers, execute_jobs
+        from .execute import default_workers
 
         if store_on not in ("worker", "client"):
             raise ValueError(f"store_on: expected 'worker' or 'client', got {store_on!r}")
@@ -953,6 +1001,24 @@ class Campaign:
         n = (workers or default_workers()) if local else 0
         if local and n < 1:
             raise ValueError(f"workers: must be at least 1, got {n}")
+        self.lock(wait_for_lock)
+        try:
+            return self._run(jobs, n, workers, local, client, scheduler, progress, retry_failed, fsync, store_on,
+                             label, t0)
+        except (OSError, sqlite3.Error, CampaignError) as e:
+            try:  # what killed workers were writing in tmp/ (they are reaped by now): no partial file stays
+                self._clean_tmp()
+            except OSError:
+                pass
+            _raise_environment(e, self.path)
+            raise
+        finally:
+            self._lock.release()
+
+    def _run(self, jobs: Any, n: int, workers: Optional[int], local: bool, client: Any, scheduler: Optional[str], progress: Optional[bool],
+             retry_failed: bool, fsync: bool, store_on: str, label: str, t0: float) -> RunReport:
+        from .execute import execute_jobs
+
         # Durability: when this process shares the filesystem with the writers (local workers, or results
         # shipped here), files are not fsynced one by one; the committer flushes the filesystem once
         # (syncfs) for every batch of finished segments, and only then indexes them ("group commit").
@@ -968,7 +1034,7 @@ class Campaign:
 
             size_hint = len(jobs) if isinstance(jobs, Sweep) else None
         # the local pool takes the jobs as they are planned: its first runs start while the rest are hashed
-        todo: Any = self._plan_iter(jobs, retry_failed, norm)
+        todo: Any = self._plan_iter(jobs, retry_failed, norm, slim=True)
         if not (local and n > 1) or self.read_only:
             todo = list(todo)
         if self.read_only and todo:

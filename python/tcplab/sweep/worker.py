@@ -164,24 +164,41 @@ def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
     caller schedules them again. ``progress(i)`` is called with ``i + 1``
     before job ``i`` starts and with ``-(runs done)`` before the segment is
     stored.
+
+    Ctrl-C (KeyboardInterrupt, in the main thread) stops the running run
+    within a fraction of a second; it leaves no record, the runs done before
+    it are stored as usual and the result says ``"interrupted": True`` (the
+    caller raises KeyboardInterrupt once it has them); with none done, the
+    KeyboardInterrupt is raised here.
     """
     from tcplab import _core  # type: ignore[attr-defined]
 
     t0 = time.perf_counter()
     seg = _core.Segment()
+    interrupted = False
     for job in jobs:
         if len(seg) and ((budget_s is not None and time.perf_counter() - t0 > budget_s)
                          or (should_stop is not None and should_stop())):
             break
         if progress is not None:
             progress(len(seg) + 1)
-        seg.run(job_line(job))
+        try:
+            seg.run(job_line(job))
+        except KeyboardInterrupt:
+            if not len(seg):
+                raise
+            interrupted = True
+            break
     if progress is not None:
         progress(-len(seg))
     if root is not None:
-        return json.loads(seg.commit(root, fsync))
-    manifest, files = seg.finish()
-    return {"manifest": json.loads(manifest), "files": files}
+        out = json.loads(seg.commit(root, fsync))
+    else:
+        manifest, files = seg.finish()
+        out = {"manifest": json.loads(manifest), "files": files}
+    if interrupted:
+        out["interrupted"] = True
+    return out
 
 
 def _write(path: str, data: bytes, fsync: bool) -> None:
