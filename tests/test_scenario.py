@@ -18,7 +18,7 @@ SPEC_RS = os.path.join(ROOT, "crates", "tcplab-core", "src", "spec.rs")
 RUN_KEYS = {"seed", "duration", "measure_start", "sample_interval", "nodes", "links", "routes", "flows", "trace_links",
             "loss_trace", "memory_limit"}
 #: Keys Python writes only when set (``loss_trace`` when true; ``memory_limit``, the core's
-#: memory budget, never yet), so a run's identity is as before otherwise.
+#: memory budget, when given), so a run's identity is as before otherwise.
 OPTIONAL_RUN_KEYS = {"loss_trace", "memory_limit"}
 NODE_KEYS = {"name", "kind"}
 LINK_KEYS = {"name", "src", "dst", "rate_bps", "delay", "queue", "loss"}

@@ -257,6 +257,34 @@ def _override_duration(sc: Any, duration: float, quiet: bool) -> None:
               f"[{duration * frac_start:g}, {duration:g}] s (the same fraction of the run)", file=sys.stderr)
 
 
+#: Events a second the core simulates on a 2020s x86 core (docs/performance.md: 20-40 M), for the
+#: order of magnitude `tcplab run` says up front; the true figure depends on the machine and scenario.
+EVENTS_PER_S = 25e6
+#: Runs estimated longer than this (seconds at EVENTS_PER_S) say their cost before they start.
+LONG_RUN_S = 60.0
+
+
+def _run_cost(core: Any, spec: dict) -> dict:
+    """The core's up-front estimate of a run (``_core.estimate``): events, memory and an order of
+    magnitude of the wall time, as one line; ``long`` when it is worth saying unasked (a run of
+    minutes or more, or over a GiB), so that a million-flow run does not start silently."""
+    from ._specjson import spec_to_json
+
+    est = core.estimate(spec_to_json(spec, lambda field, problem: _CliError(f"{field}: {problem}")))
+    wall = est["events"] / EVENTS_PER_S
+    mem = est["memory_bytes"]
+    mem_text = f"{mem / 2**30:.1f} GiB" if mem >= 2**30 else f"{mem / 2**20:.0f} MiB"
+    if wall >= 3600:
+        wall_text = f"{wall / 3600:.1f} h"
+    elif wall >= 60:
+        wall_text = f"{wall / 60:.0f} min"
+    else:
+        wall_text = f"{wall:.0f} s"
+    text = (f"about {est['events']:.2g} events and {mem_text} of memory, roughly {wall_text} "
+            f"at {EVENTS_PER_S / 1e6:.0f} M events/s (Ctrl-C stops it)")
+    return {"text": text, "long": wall >= LONG_RUN_S or mem >= 2**30, **est}
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .errors import ScenarioError
     from .scenario import load_scenario
@@ -297,11 +325,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     outdir = args.outdir or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
     _check_outdir(outdir)  # before the run, not after it
 
-    _core()  # a clear error if the compiled core is missing
+    core = _core()  # a clear error if the compiled core is missing
     import tcplab
 
-    if args.progress and not args.json:
-        print(f"running {sc.name} ({spec['duration']:g} s simulated) ...", file=sys.stderr)
+    cost = _run_cost(core, spec)
+    if (args.progress or cost["long"]) and not args.json:
+        print(f"running {sc.name} ({spec['duration']:g} s simulated): {cost['text']}", file=sys.stderr)
     res = tcplab.run(spec, progress=args.progress)
     res.scenario = sc
     res.name = sc.name

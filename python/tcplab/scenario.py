@@ -25,7 +25,9 @@ a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
     whose queue length is sampled; default: every link with a finite queue
     limit, i.e. the dumbbell's bottleneck), ``loss_trace`` (``true`` records
     every drop, loss and retransmission: the results' ``drop_trace`` and
-    ``retransmit_trace``; default ``false``). Defaults: generic form
+    ``retransmit_trace``; default ``false``), ``memory_limit`` (a size such as
+    ``"16GiB"``: the memory a run may be estimated to need before the core
+    refuses it; default 4 GiB, docs/limits.md). Defaults: generic form
     measures over the whole run; the dumbbell measures over the last half
     (the papers' "2000 s, goodput over the last 1000 s"); sample interval
     ``"100ms"``; seed ``0``.
@@ -992,6 +994,9 @@ class Scenario:
     sampled (default ``None``: the core samples every link with a finite
     queue limit). ``loss_trace=True`` records every drop, loss and
     retransmission (the results' ``drop_trace`` and ``retransmit_trace``).
+    ``memory_limit`` (a size, e.g. ``"16GiB"``; default the core's 4 GiB)
+    is the memory a run may be estimated to need before the core refuses it
+    (docs/limits.md).
     Nothing is checked until :meth:`validate` or :meth:`to_spec`.
     """
 
@@ -1014,10 +1019,12 @@ class Scenario:
         bottleneck: Optional[Sequence[str]] = None,
         trace_links: Optional[Sequence[str]] = None,
         loss_trace: bool = False,
+        memory_limit: Optional[Quantity] = None,
     ) -> None:
         # (lists copied; anything else is kept as given for to_spec() to name)
         self.trace_links = list(trace_links) if isinstance(trace_links, (list, tuple)) else trace_links
         self.loss_trace = loss_trace
+        self.memory_limit = memory_limit
         self.nodes: list = list(nodes)
         self.links: list = list(links)
         self.flows: list = list(flows)
@@ -1092,6 +1099,11 @@ class Scenario:
         out = {"seed": self._seed(), "duration": duration, "measure_start": ms, "sample_interval": si}
         if _bool(self.loss_trace, "loss_trace"):  # absent when off, so the run's identity is as before
             out["loss_trace"] = True
+        if self.memory_limit is not None:  # absent by default, so the run's identity is as before
+            limit = parse_size(self.memory_limit, "memory_limit")
+            if limit < 1:
+                raise ScenarioError("memory_limit", f"must be a positive size, e.g. '16GiB', got {shown(self.memory_limit)}")
+            out["memory_limit"] = limit
         return out
 
     def _check_labels(self) -> None:
@@ -1219,6 +1231,8 @@ class Scenario:
             run["trace_links"] = list(self.trace_links)
         if self.loss_trace:
             run["loss_trace"] = True
+        if self.memory_limit is not None:
+            run["memory_limit"] = self.memory_limit
         return run
 
     def to_toml_dict(self) -> dict:
@@ -1324,7 +1338,8 @@ DUMBBELL_KEYS = ["n_flows", "bottleneck_rate", "rtt", "buffer", *_DUMBBELL_DEFAU
 FLOW_OPTION_KEYS = [k for k in FLOW_KEYS if k not in
                     ("src", "dst", "name", "algorithm", "params", "recovery", "start",
                      "packet_size", "header_size", "ack_size", "accounting", "source")]
-RUN_KEYS = ["duration", "measure_window", "measure_start", "sample_interval", "seed", "trace_links", "loss_trace"]
+RUN_KEYS = ["duration", "measure_window", "measure_start", "sample_interval", "seed", "trace_links", "loss_trace",
+            "memory_limit"]
 
 
 class Dumbbell(Scenario):
@@ -1419,6 +1434,7 @@ class Dumbbell(Scenario):
         sample_interval: Quantity = DEFAULT_SAMPLE_INTERVAL,
         trace_links: Optional[Sequence[str]] = None,
         loss_trace: bool = False,
+        memory_limit: Optional[Quantity] = None,
         loss: Any = None,
         reverse_loss: Any = None,
         queue: Optional[Mapping[str, Any]] = None,
@@ -1429,7 +1445,7 @@ class Dumbbell(Scenario):
     ) -> None:
         super().__init__(duration=duration, measure_start=measure_start, measure_window=measure_window,
                          sample_interval=sample_interval, seed=seed, name=name, description=description,
-                         trace_links=trace_links, loss_trace=loss_trace)
+                         trace_links=trace_links, loss_trace=loss_trace, memory_limit=memory_limit)
         self.n_flows = n_flows
         self.bottleneck_rate = bottleneck_rate
         self.rtt = rtt
@@ -1705,7 +1721,7 @@ class Dumbbell(Scenario):
                         duration=self.duration, measure_start=self._run_settings()["measure_start"],
                         sample_interval=self.sample_interval, seed=self.seed, name=self.name,
                         description=self.description, bottleneck=["r1-r2"], trace_links=self.trace_links,
-                        loss_trace=self.loss_trace)
+                        loss_trace=self.loss_trace, memory_limit=self.memory_limit)
 
     def builder_params(self, skip_defaults: bool = True) -> dict:
         """The ``[dumbbell]`` table: the builder's parameters as given."""

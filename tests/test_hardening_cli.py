@@ -1,0 +1,55 @@
+"""Issue 31, what ties the parts together: `tcplab run` says a run's cost up front (from the core's
+estimate), and a scenario's ``memory_limit`` reaches the core, which refuses a run estimated above it."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tcplab
+from tcplab import _core
+from tcplab.cli import _run_cost
+from tcplab.errors import ScenarioError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+
+
+
+def test_a_long_run_says_its_cost_and_a_short_one_does_not():
+    small = _run_cost(_core, tcplab.Dumbbell(1, "10Mbit/s", "20ms", 10, duration="2s").to_spec())
+    assert not small["long"]
+    big = _run_cost(_core, tcplab.Dumbbell(100_000, "10Gbit/s", "50ms", "1BDP", duration="1000s",
+                                           sample_interval=0).to_spec())
+    assert big["long"] and big["events"] > 1e8
+    assert "events" in big["text"] and "memory" in big["text"] and "Ctrl-C" in big["text"]
+
+
+def test_memory_limit_from_a_scenario_reaches_the_core():
+    sc = tcplab.Dumbbell(2, "10Mbit/s", "10ms", 10, duration="1s", memory_limit="1KB")
+    assert sc.to_spec()["memory_limit"] == 1000
+    with pytest.raises(tcplab.SpecError, match=r"over memory_limit \(1000 B"):
+        tcplab.run(sc.to_spec())
+    # without it the key is absent: runs keep their identity (store keys)
+    assert "memory_limit" not in tcplab.Dumbbell(2, "10Mbit/s", "10ms", 10, duration="1s").to_spec()
+
+
+@pytest.mark.parametrize("bad", ["-1KB", 0, "lots"])
+def test_a_bad_memory_limit_names_the_field(bad):
+    with pytest.raises(ScenarioError, match=r"^memory_limit"):
+        tcplab.Dumbbell(2, "10Mbit/s", "10ms", 10, duration="1s", memory_limit=bad).to_spec()
+
+
+def test_cli_run_refuses_a_run_over_its_memory_limit_before_running(tmp_path):
+    f = tmp_path / "big.toml"
+    f.write_text('[dumbbell]\nn_flows = 100000\nbottleneck_rate = "10Gbit/s"\nrtt = "50ms"\nbuffer = "1BDP"\n'
+                 '[run]\nduration = "100s"\n')
+    p = subprocess.run([sys.executable, "-m", "tcplab", "run", str(f), "-o", str(tmp_path / "o")],
+                       capture_output=True, text=True, env=ENV, timeout=300)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert lines[0].startswith("running big (100 s simulated): about ")  # the cost, said up front
+    assert lines[-1].startswith("error: sample_interval: the run would need about ")
+    assert "Traceback" not in p.stderr and not (tmp_path / "o").exists()
