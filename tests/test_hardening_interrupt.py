@@ -328,11 +328,15 @@ def test_the_lock_is_free_again_after_a_sweep_and_after_its_process_dies(tmp_pat
 # ---------------------------------------------------------------- dry runs and worker counts
 
 #: What the dry-run child reports: its own peak RSS (so other children of the test runner do not count).
+# The child's own peak (VmHWM of its address space), not getrusage's ru_maxrss: Linux carries
+# ru_maxrss over exec from the parent's address space, so a test process that once held a large
+# scenario would make every child it starts look as large.
 DRY = textwrap.dedent("""
-    import resource, sys
+    import sys
     import tcplab.cli
     rc = tcplab.cli.main(sys.argv[1:])
-    print("maxrss_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)
+    hwm = [line.split()[1] for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
+    print("maxrss_kb", hwm, flush=True)
     sys.exit(rc)
 """)
 
