@@ -49,7 +49,42 @@ def test_cli_run_refuses_a_run_over_its_memory_limit_before_running(tmp_path):
     p = subprocess.run([sys.executable, "-m", "tcplab", "run", str(f), "-o", str(tmp_path / "o")],
                        capture_output=True, text=True, env=ENV, timeout=300)
     assert p.returncode == 2, p.stderr
-    lines = p.stderr.strip().splitlines()
-    assert lines[0].startswith("running big (100 s simulated): about ")  # the cost, said up front
-    assert lines[-1].startswith("error: sample_interval: the run would need about ")
-    assert "Traceback" not in p.stderr and not (tmp_path / "o").exists()
+    # one line: the refusal says the cost (no "running ..." line for a run that does not start)
+    assert p.stderr.startswith("error: run.sample_interval: the run would need about "), p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_cli_run_says_the_cost_up_front_with_progress(tmp_path):
+    f = tmp_path / "small.toml"
+    f.write_text('[dumbbell]\nn_flows = 1\nbottleneck_rate = "10Mbit/s"\nrtt = "20ms"\nbuffer = 10\n'
+                 '[run]\nduration = "1s"\n')
+    p = subprocess.run([sys.executable, "-m", "tcplab", "run", str(f), "--progress", "-o", str(tmp_path / "o")],
+                       capture_output=True, text=True, env=ENV, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.startswith("running small (1 s simulated): about "), p.stderr
+
+
+DUMBBELL = '[dumbbell]\nn_flows = 2\nbottleneck_rate = "10Mbit/s"\nrtt = "20ms"\nbuffer = 10\n{}\n[run]\nduration = "1s"\n'
+
+
+@pytest.mark.parametrize("line, error", [
+    ('bottleneck_rate = 1e-5', "dumbbell.bottleneck_rate (links[0].rate_bps): must be a rate from 0.2274 bit/s"),
+    ('rtt = 4e7', "dumbbell.rtt (links[0].delay): must be a time from 0 to 2.305843e6 s"),
+    ('access_rate = 1e30', "dumbbell.access_rate (links["),
+    ('algorithm = "cubic"\nparams = { beta = 5 }', "dumbbell.params.beta (flows[0].cc.params.beta): must be a fraction"),
+    ('queue = { discipline = "pie", tupdate = "1ns" }', "dumbbell.queue.tupdate (links[0].queue.params.tupdate):"),
+    ('flow_options = { init_cwnd = 1e12 }', "dumbbell.flow_options.init_cwnd (flows[0].init_cwnd): the run would need"),
+])
+def test_a_core_error_names_the_dumbbell_key_of_the_file(tmp_path, line, error):
+    """The core names the run description's fields; a dumbbell file has no links or flows lists, so the
+    error leads with the key the user wrote."""
+    text = DUMBBELL.format(line)
+    for key in ("bottleneck_rate", "rtt"):  # a line that sets them replaces the default
+        if line.startswith(key):
+            text = text.replace(f'{key} = "10Mbit/s"\n' if key == "bottleneck_rate" else f'{key} = "20ms"\n', "", 1)
+    f = tmp_path / "d.toml"
+    f.write_text(text)
+    p = subprocess.run([sys.executable, "-m", "tcplab", "run", str(f), "-o", str(tmp_path / "o")],
+                       capture_output=True, text=True, env=ENV, timeout=300)
+    assert p.returncode == 2 and p.stderr.startswith("error: " + error), p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1

@@ -230,6 +230,20 @@ def _file_field(e: Any, sc: Any) -> Any:
     return e
 
 
+def _core_error_in_file_terms(e: Any, sc: Any, spec: dict) -> str:
+    """The core names the run description's fields (``links[0].rate_bps``); a dumbbell file has no
+    links list, so its key leads (``dumbbell.bottleneck_rate (links[0].rate_bps): ...``)."""
+    from .scenario import RUN_KEYS, Dumbbell
+
+    field, problem = getattr(e, "field", None), getattr(e, "problem", None)
+    if not field or problem is None:
+        return str(e)
+    if field.split(".")[0] in RUN_KEYS:
+        return f"run.{field}: {problem}"
+    key = sc.key_of(field, spec) if isinstance(sc, Dumbbell) else None
+    return f"dumbbell.{key} ({field}): {problem}" if key else str(e)
+
+
 def _override_duration(sc: Any, duration: float, quiet: bool) -> None:
     """Set a new duration; a measurement window that no longer fits keeps its
     fraction of the run (noted on stderr)."""
@@ -273,7 +287,8 @@ def _run_cost(core: Any, spec: dict) -> dict:
     est = core.estimate(spec_to_json(spec, lambda field, problem: _CliError(f"{field}: {problem}")))
     wall = est["events"] / EVENTS_PER_S
     mem = est["memory_bytes"]
-    mem_text = f"{mem / 2**30:.1f} GiB" if mem >= 2**30 else f"{mem / 2**20:.0f} MiB"
+    mem_text = next(f"{mem / 2**e:.1f} {u}" for e, u in ((40, "TiB"), (30, "GiB"), (20, "MiB"), (0, "B"))
+                    if mem >= 2**e or e == 0)
     if wall >= 3600:
         wall_text = f"{wall / 3600:.1f} h"
     elif wall >= 60:
@@ -328,10 +343,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     core = _core()  # a clear error if the compiled core is missing
     import tcplab
 
-    cost = _run_cost(core, spec)
-    if (args.progress or cost["long"]) and not args.json:
-        print(f"running {sc.name} ({spec['duration']:g} s simulated): {cost['text']}", file=sys.stderr)
-    res = tcplab.run(spec, progress=args.progress)
+    try:
+        cost = _run_cost(core, spec)
+        if (args.progress or cost["long"]) and not cost["over_limit"] and not args.json:  # (else refused)
+            print(f"running {sc.name} ({spec['duration']:g} s simulated): {cost['text']}", file=sys.stderr)
+        res = tcplab.run(spec, progress=args.progress)
+    except core.SpecError as e:
+        raise _CliError(_core_error_in_file_terms(e, sc, spec)) from None
     res.scenario = sc
     res.name = sc.name
 

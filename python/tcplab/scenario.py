@@ -104,6 +104,7 @@ import difflib
 import functools
 import math
 import os
+import re
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
@@ -1600,6 +1601,34 @@ class Dumbbell(Scenario):
 
     def bottleneck_links(self) -> list[str]:
         return ["r1-r2"]
+
+    def key_of(self, core_field: str, spec: Mapping[str, Any]) -> Optional[str]:
+        """The dumbbell key behind a field of its run description, as the core names it in an error
+        (``links[0].rate_bps`` -> ``bottleneck_rate``, ``flows[2].cc.params.beta`` -> ``params.beta``,
+        ``flows[0].dupthresh`` -> ``flow_options.dupthresh``); None if there is none."""
+        m = re.match(r"^(links|flows)\[(\d+)\]\.?([A-Za-z_]*)(.*)$", core_field)
+        if not m:
+            return None
+        kind, i, head, rest = m.group(1), int(m.group(2)), m.group(3), m.group(4)
+        items = spec.get(kind) or []
+        if i >= len(items):
+            return None
+        if kind == "flows":
+            if head == "cc":  # cc.params.X -> params.X; cc.algorithm -> algorithm
+                return rest.lstrip(".") or "algorithm"
+            if head == "app":
+                return "source"
+            if head in ("recovery", "start", "packet_size", "header_size", "ack_size"):
+                return head
+            return f"flow_options.{head}{rest}" if head else None
+        name = items[i].get("name", "")
+        side = {"r1-r2": "", "r2-r1": "reverse_"}.get(name)
+        if side is None:  # an access link
+            return {"rate_bps": "access_rate", "delay": "access_delay"}.get(head)
+        if head == "queue":
+            limit = rest.lstrip(".") in ("limit_packets", "limit_bytes")
+            return "buffer" if limit and not side else f"{side}queue{'' if limit else rest.replace('.params', '', 1)}"
+        return {"rate_bps": "bottleneck_rate", "delay": "rtt", "loss": f"{side}loss"}.get(head)
 
     def _flow(self, i: int) -> Flow:
         """Flow i (0-based). For all flows use :meth:`_flows_built`, which
