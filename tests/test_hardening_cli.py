@@ -88,3 +88,16 @@ def test_a_core_error_names_the_dumbbell_key_of_the_file(tmp_path, line, error):
                        capture_output=True, text=True, env=ENV, timeout=300)
     assert p.returncode == 2 and p.stderr.startswith("error: " + error), p.stderr
     assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_a_hand_built_job_with_nan_names_its_key_path(tmp_path):
+    """Campaign.run([...]) with a RunSpec dict JSON cannot carry: the job and key are named (it was a bare
+    `ValueError: Out of range float values are not JSON compliant`), and nothing is stored."""
+    from tcplab.sweep import Campaign
+
+    spec = tcplab.Dumbbell(1, "10Mbit/s", "20ms", 10, duration="1s").to_spec()
+    spec["flows"][0]["init_cwnd"] = float("nan")
+    with Campaign(str(tmp_path / "c")) as camp:
+        with pytest.raises(tcplab.SpecError, match=r"^jobs\[1\]\.flows\[0\]\.init_cwnd: must be a finite number"):
+            camp.run([("ok", tcplab.Dumbbell(1, "10Mbit/s", "20ms", 10, duration="1s").to_spec()), ("bad", spec)],
+                     workers=1, progress=False)

@@ -906,15 +906,20 @@ class Campaign:
                 raise TypeError(f"jobs[{i}]: the run description must be a RunSpec dict, its JSON text or a Scenario")
             spec = dict(spec)
             seed = spec.get("seed")
-            # the core writes the spec's canonical JSON, its key and the job's line in one go
-            planned = plan_job(spec, params, seed, version_json, _json_of(tuple(bottleneck)), KEY_LEN) \
-                if plan_job is not None else None
+            try:
+                # the core writes the spec's canonical JSON, its key and the job's line in one go
+                planned = plan_job(spec, params, seed, version_json, _json_of(tuple(bottleneck)), KEY_LEN) \
+                    if plan_job is not None else None
+                if planned is None:
+                    key, spec_json = _key_and_spec_json(spec, version)  # (Python decides; job_line writes the line)
+            except ValueError:  # NaN, infinity or a lone surrogate: JSON cannot carry it; name where it is
+                _refuse_unencodable(spec, f"jobs[{i}]")
+                raise
             if planned is not None:
                 key, spec_json, line = planned
                 yield {"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
                        "version": version, "bottleneck": bottleneck, "line": line}
                 continue
-            key, spec_json = _key_and_spec_json(spec, version)  # (Python decides; job_line writes the line)
             yield {"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
                    "version": version, "bottleneck": bottleneck}
 
@@ -1420,3 +1425,13 @@ class Campaign:
 
     def __repr__(self) -> str:
         return f"<Campaign {self.path}: {len(self)} runs>"
+
+
+def _refuse_unencodable(spec: Mapping, where: str) -> None:
+    """Raise the core's SpecError naming the key path (``jobs[3].flows[0].init_cwnd``) of the first
+    value JSON cannot carry (NaN, infinity, a lone surrogate), as ``tcplab.run`` does for one run."""
+    import tcplab
+    from tcplab._specjson import spec_to_json
+
+    spec_to_json(spec, lambda field, problem: tcplab.SpecError(f"{where}.{field}: {problem}"))
+
