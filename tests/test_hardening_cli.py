@@ -92,7 +92,7 @@ def test_a_core_error_names_the_dumbbell_key_of_the_file(tmp_path, line, error):
 
 def test_a_hand_built_job_with_nan_names_its_key_path(tmp_path):
     """Campaign.run([...]) with a RunSpec dict JSON cannot carry: the job and key are named (it was a bare
-    `ValueError: Out of range float values are not JSON compliant`), and nothing is stored."""
+    `ValueError: Out of range float values are not JSON compliant`)."""
     from tcplab.sweep import Campaign
 
     spec = tcplab.Dumbbell(1, "10Mbit/s", "20ms", 10, duration="1s").to_spec()
