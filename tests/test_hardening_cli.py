@@ -101,3 +101,25 @@ def test_a_hand_built_job_with_nan_names_its_key_path(tmp_path):
         with pytest.raises(tcplab.SpecError, match=r"^jobs\[1\]\.flows\[0\]\.init_cwnd: must be a finite number"):
             camp.run([("ok", tcplab.Dumbbell(1, "10Mbit/s", "20ms", 10, duration="1s").to_spec()), ("bad", spec)],
                      workers=1, progress=False)
+
+
+def test_a_terabit_bottleneck_is_not_refused_for_its_default_access_rate():
+    """The default access rate is 10 x C, at most the core's fastest link (8 Tbit/s): a 1 Tbit/s
+    bottleneck was refused naming access_rate, a key the user never set."""
+    sc = tcplab.Dumbbell(1, "1Tbit/s", "1ms", "1BDP", duration="0.002s", sample_interval=0)
+    assert sc.access_rate_bps == 8e12
+    r = tcplab.run(sc.to_spec())
+    assert 0 <= r.links["utilization"].max() <= 1
+
+
+def test_key_of_names_the_flow_option_a_core_field_comes_from():
+    sc = tcplab.Dumbbell(1, "10Mbit/s", "20ms", 10, duration="1s",
+                         flow_options={"files": [{"size": 1000, "start": 0}], "rwnd": 20})
+    spec = sc.to_spec()
+    assert sc.key_of("flows[0].app.files[0].size", spec) == "flow_options.files[0].size"
+    assert sc.key_of("flows[0].rwnd_packets", spec) == "flow_options.rwnd"
+    assert sc.key_of("links[0].queue.limit_packets", spec) == "buffer"
+    assert sc.key_of("links[1].delay", spec) == "rtt"  # (r2-r1)
+    assert sc.key_of("links[2].rate_bps", spec) == "access_rate"
+    cbr = tcplab.Dumbbell(1, "10Mbit/s", "20ms", 10, duration="1s", source={"kind": "cbr", "rate": "1Mbit/s"})
+    assert cbr.key_of("flows[0].app.rate_bps", cbr.to_spec()) == "source"

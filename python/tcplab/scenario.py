@@ -190,6 +190,9 @@ SOURCE_ECN = ("not_ect", "ect0", "ect1")
 DEFAULT_SAMPLE_INTERVAL = 0.1
 #: Access-link rate of a Dumbbell when none is given, as a multiple of C.
 ACCESS_RATE_FACTOR = 10.0
+#: The core's fastest link (a byte per picosecond, docs/limits.md): the default access rate stops there,
+#: so a bottleneck above 800 Gbit/s is not refused for an access rate the user never set.
+MAX_RATE_BPS = 8e12
 #: Range of the "uniform" access-delay rule of mv-buffers (seconds).
 UNIFORM_ACCESS_DELAY_MAX = 10e-3
 
@@ -1355,7 +1358,7 @@ class Dumbbell(Scenario):
     * Senders ``s1..sN`` each have their own access link to router ``r1``
       (links ``s<i>-r1`` and ``r1-s<i>``); receivers ``d1..dN`` each have
       their own to ``r2`` (``r2-d<i>``, ``d<i>-r2``). Access links run at
-      ``access_rate``, default 10 x ``bottleneck_rate`` (faster than C, so C is
+      ``access_rate``, default 10 x ``bottleneck_rate``, at most the core's 8 Tbit/s (faster than C, so C is
       the only bottleneck).
     * ``loss`` / ``reverse_loss``: random loss on the bottleneck's data
       (``r1-r2``) and ACK (``r2-r1``) directions: a probability (Bernoulli)
@@ -1567,7 +1570,7 @@ class Dumbbell(Scenario):
     @property
     def access_rate_bps(self) -> float:
         if self.access_rate is None:
-            return ACCESS_RATE_FACTOR * self.capacity_bps
+            return max(self.capacity_bps, min(ACCESS_RATE_FACTOR * self.capacity_bps, MAX_RATE_BPS))
         return _pos_rate(self.access_rate, "access_rate")
 
     @property
@@ -1616,10 +1619,12 @@ class Dumbbell(Scenario):
         if kind == "flows":
             if head == "cc":  # cc.params.X -> params.X; cc.algorithm -> algorithm
                 return rest.lstrip(".") or "algorithm"
-            if head == "app":
-                return "source"
+            if head == "app":  # files are a flow option; cbr and on_off come from `source`
+                kind = (items[i].get("app") or {}).get("kind")
+                return f"flow_options{rest}" if kind == "files" and rest.startswith(".files") else "source"
             if head in ("recovery", "start", "packet_size", "header_size", "ack_size"):
                 return head
+            head = {"rwnd_packets": "rwnd"}.get(head, head)  # (the one option whose core name differs)
             return f"flow_options.{head}{rest}" if head else None
         name = items[i].get("name", "")
         side = {"r1-r2": "", "r2-r1": "reverse_"}.get(name)

@@ -252,7 +252,7 @@ pub fn check_memory(e: &Estimate) -> Result<(), SpecError> {
             human(*part)
         ),
         f if f.ends_with("init_cwnd") || (f == "flows" && e.window_bytes == *part) => {
-            format!("the initial windows put {} of packets in flight at once; lower init_cwnd or set rwnd_packets", human(*part))
+            format!("the initial windows put {} of packets in flight at once; lower init_cwnd or set rwnd_packets (a scenario's rwnd)", human(*part))
         }
         _ => format!("{} of it for this field", human(*part)),
     };
