@@ -123,3 +123,78 @@ def test_key_of_names_the_flow_option_a_core_field_comes_from():
     assert sc.key_of("links[2].rate_bps", spec) == "access_rate"
     cbr = tcplab.Dumbbell(1, "10Mbit/s", "20ms", 10, duration="1s", source={"kind": "cbr", "rate": "1Mbit/s"})
     assert cbr.key_of("flows[0].app.rate_bps", cbr.to_spec()) == "source"
+
+
+# ---------------------------------------------------------------- found by review after the merge
+
+def test_seeds_beyond_the_index_are_refused_before_anything_runs(tmp_path):
+    """Seeds are stored as SQLite INTEGERs (signed 64 bits): a seed of 2^63 ran, then broke every later
+    open of the campaign with an OverflowError; a sweep's later seeds were checked only while it ran."""
+    from tcplab.sweep import Campaign, CampaignError, Sweep, SweepError
+
+    base = tcplab.Dumbbell(1, "10Mbit/s", "20ms", 10, duration="1s")
+    with pytest.raises(SweepError, match=r"^seeds\[1\]: expected an integer from 0 to 9223372036854775807"):
+        Sweep(base, grid={"buffer": [5, 10]}, seeds=[1, 2**63])
+    spec = base.to_spec()
+    spec["seed"] = 2**63
+    with Campaign(str(tmp_path / "c")) as camp:
+        with pytest.raises(CampaignError, match=r"^jobs\[0\]\.seed: must be 0 to 9223372036854775807"):
+            camp.run([("a", spec)], workers=1, progress=False)
+        assert len(camp) == 0
+
+
+def test_reindex_waits_for_no_sweep_it_would_race(tmp_path):
+    """A reindex while a sweep holds the campaign emptied the index the sweep was using and said
+    "0 run(s) indexed"; it now refuses naming the holder."""
+    from tcplab.sweep import Campaign, CampaignError
+
+    d = str(tmp_path / "c")
+    with Campaign(d) as camp:
+        camp.run([("a", tcplab.Dumbbell(1, "10Mbit/s", "20ms", 10, duration="1s").to_spec())], workers=1,
+                 progress=False)
+        camp.lock()  # as a running sweep holds it
+        with Campaign(d) as other:
+            with pytest.raises(CampaignError, match="another sweep is running into this campaign"):
+                other.reindex()
+        assert len(camp) == 1
+
+
+def test_a_directory_where_the_lock_file_belongs_is_one_line(tmp_path):
+    from tcplab.sweep import Campaign
+
+    d = tmp_path / "c"
+    with Campaign(str(d)):
+        pass
+    if (d / "lock").exists():
+        (d / "lock").unlink()
+    (d / "lock").mkdir()
+    sweep = tmp_path / "s.toml"
+    sweep.write_text('name = "s"\n[base]\nname = "s"\n[base.dumbbell]\nn_flows = 1\nbottleneck_rate = "10Mbps"\n'
+                     'rtt = "20ms"\nbuffer = 10\n[base.run]\nduration = "1s"\n[grid]\nbuffer = [5, 10]\n')
+    p = subprocess.run([sys.executable, "-m", "tcplab", "sweep", str(sweep), "-o", str(d)], capture_output=True,
+                       text=True, env=ENV, timeout=300)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.strip() == (f"error: {d}/lock: a directory is where a file belongs; move that directory out of "
+                                "the campaign directory (it is not part of a campaign), then run again")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a read-only bind mount needs root (chmod does not bind root)")
+def test_reindex_of_a_read_only_campaign_is_one_line(tmp_path):
+    from tcplab.sweep import Campaign
+
+    d, mnt = tmp_path / "c", tmp_path / "ro"
+    with Campaign(str(d)) as camp:
+        camp.run([("a", tcplab.Dumbbell(1, "10Mbit/s", "20ms", 10, duration="1s").to_spec())], workers=1,
+                 progress=False)
+    mnt.mkdir()
+    if subprocess.run(["mount", "--bind", str(d), str(mnt)]).returncode != 0:
+        pytest.skip("mount --bind failed (no mount namespace permission here)")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(mnt)], check=True)
+        p = subprocess.run([sys.executable, "-m", "tcplab", "sweep", "--reindex", str(mnt)], capture_output=True,
+                           text=True, env=ENV, timeout=300)
+    finally:
+        subprocess.run(["umount", str(mnt)])
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert p.stderr.startswith(f"error: {mnt}: cannot write the campaign's index: read-only file system")
+    assert len(p.stderr.strip().splitlines()) == 1

@@ -23,10 +23,11 @@ stderr as ``tcplab validate: cannot run the kernel side: <reason>``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -736,15 +737,33 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@contextlib.contextmanager
+def _environment_failures(path: str) -> Iterator[None]:
+    """A full disk, a read-only directory and the like met while working on the campaign at ``path``: the
+    store's one-line StorageError (a CampaignError), not a traceback."""
+    import sqlite3
+
+    from .sweep.envfail import storage_error
+
+    try:
+        yield
+    except (OSError, sqlite3.Error) as e:
+        err = storage_error(e, path)
+        if err is None:
+            raise
+        raise err from None
+
+
 def _cmd_reindex(path: str) -> int:
     """``tcplab sweep --reindex CAMPAIGN``: the index rebuilt from the segments (the fix the store's
     "the index says run ... is here, it is not" message names)."""
     from .sweep import Campaign, CampaignError
 
     try:
-        with Campaign(path, create=False) as camp:
-            camp.reindex()
-            n = len(camp)
+        with _environment_failures(path):
+            with Campaign(path, create=False) as camp:
+                camp.reindex()
+                n = len(camp)
     except CampaignError as e:
         raise _CliError(str(e), EXIT_FAILURE) from None
     print(f"reindex: {n} run(s) indexed from the segments of {os.path.abspath(path)}", file=sys.stderr)
@@ -756,7 +775,8 @@ def _cmd_upgrade(path: str) -> int:
     from .sweep import Campaign, CampaignError
 
     try:
-        n = Campaign.upgrade(path)
+        with _environment_failures(path):
+            n = Campaign.upgrade(path)
     except CampaignError as e:
         raise _CliError(str(e), EXIT_FAILURE) from None
     print(f"upgrade: {n} segment(s) of {os.path.abspath(path)} checksummed; the campaign is format 3",

@@ -39,6 +39,8 @@ ENVIRONMENT_ERRNOS = {
                     "move that file out of the campaign directory (it is not part of a campaign), then run again"),
     errno.EEXIST: ("a file is where a directory belongs",
                    "move that file out of the campaign directory (it is not part of a campaign), then run again"),
+    errno.EISDIR: ("a directory is where a file belongs",
+                   "move that directory out of the campaign directory (it is not part of a campaign), then run again"),
     errno.EIO: ("input/output error", "check the disk (dmesg), then run the sweep again: what is stored is kept"),
 }
 

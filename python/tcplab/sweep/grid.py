@@ -51,6 +51,10 @@ SWEEP_KEYS = ["name", "description", "base", "grid", "zip", "seeds", "workers", 
 _PATH_TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
 
 
+#: The largest seed a campaign stores: its index keeps seeds as SQLite INTEGERs (signed 64 bits).
+MAX_SEED = 2**63 - 1
+
+
 class SweepError(ScenarioError):
     """A sweep description is invalid; ``field`` names where (``grid.buffer``, ``zip[0]``...)."""
 
@@ -201,13 +205,17 @@ class Sweep:
             if seeds < 1:
                 raise SweepError("seeds", f"must be at least 1, got {seeds}")
             s0 = self.base._seed()
+            if s0 + seeds - 1 > MAX_SEED:
+                raise SweepError("seeds", f"{seeds} seeds from the base seed {s0} run past {MAX_SEED} (2^63 - 1, "
+                                          "the campaign index's largest integer)")
             return [s0 + i for i in range(seeds)]
         if isinstance(seeds, Iterable) and not isinstance(seeds, (str, bytes)):
             out = []
             for i, s in enumerate(seeds):
                 s = _plain(s)
-                if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-                    raise SweepError(f"seeds[{i}]", f"expected a non-negative integer, got {s!r}")
+                if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= MAX_SEED:
+                    raise SweepError(f"seeds[{i}]", f"expected an integer from 0 to {MAX_SEED} (2^63 - 1, the "
+                                                    f"campaign index's largest integer), got {s!r}")
                 out.append(s)
             if not out:
                 raise SweepError("seeds", "empty list")

@@ -50,7 +50,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
-from .grid import canonical_json
+from .grid import MAX_SEED, canonical_json
 from .lock import LOCK_FILE, CampaignBusy, CampaignLock, release_brief, try_briefly
 from .worker import (_NOT_COLUMNS, _json_of, ALL_TABLES, MANIFEST, MANIFEST_SUM, SEGMENT_FORMAT, TABLES, commit_segment,
                      manifest_sum, read_rows, read_table, segment_dir, syncfs)
@@ -846,12 +846,17 @@ class Campaign:
         return len(dirs)
 
     def reindex(self) -> None:
-        """Rebuild the index from the segment directories."""
-        with self._db:
-            self._db.execute("DELETE FROM runs")
-            self._db.execute("DELETE FROM segments")
-        self._manifests.clear()
-        self._reconcile()
+        """Rebuild the index from the segment directories. Takes the campaign's lock (a sweep running into
+        it: :class:`CampaignError` naming it), since a running sweep's segments are indexed by that sweep."""
+        self.lock()
+        try:
+            with self._db:
+                self._db.execute("DELETE FROM runs")
+                self._db.execute("DELETE FROM segments")
+            self._manifests.clear()
+            self._reconcile()
+        finally:
+            self._lock.release()
 
     # -- running -------------------------------------------------------------
     def status(self, keys: Optional[Iterable[str]] = None) -> dict[str, str]:
@@ -906,6 +911,9 @@ class Campaign:
                 raise TypeError(f"jobs[{i}]: the run description must be a RunSpec dict, its JSON text or a Scenario")
             spec = dict(spec)
             seed = spec.get("seed")
+            if isinstance(seed, int) and not 0 <= seed <= MAX_SEED:
+                raise CampaignError(f"jobs[{i}].seed: must be 0 to {MAX_SEED} (2^63 - 1, the campaign index's "
+                                    f"largest integer), got {seed}")
             try:
                 # the core writes the spec's canonical JSON, its key and the job's line in one go
                 planned = plan_job(spec, params, seed, version_json, _json_of(tuple(bottleneck)), KEY_LEN) \
