@@ -1,8 +1,9 @@
-"""Writing output files so that a failure leaves nothing behind.
+"""Writing files so that a failure leaves nothing behind.
 
-``write_text_atomically`` writes a whole file or nothing: the text goes to a
-temporary file beside the target, which is renamed over the target only when
-complete. Whatever goes wrong (the target is a directory, the disk is full,
+``write_bytes_atomically`` (and ``write_text_atomically``) writes a whole file
+or nothing: the data go to a temporary file beside the target, which is
+renamed over the target only when complete (a reader sees the old file or the
+whole new one; with ``fsync`` the new one survives a power loss). Whatever goes wrong (the target is a directory, the disk is full,
 the directory is read-only, Ctrl-C) the temporary file is removed, and an
 ``OSError`` names the target the caller asked for, never the temporary name.
 """
@@ -13,15 +14,23 @@ import os
 from typing import Union
 
 
-def write_text_atomically(path: Union[str, os.PathLike], text: str) -> None:
+def write_text_atomically(path: Union[str, os.PathLike], text: str, fsync: bool = False) -> None:
     """Write ``text`` (UTF-8) to ``path`` in one step; see the module doc."""
+    write_bytes_atomically(path, text.encode("utf-8"), fsync)
+
+
+def write_bytes_atomically(path: Union[str, os.PathLike], data: bytes, fsync: bool = False) -> None:
+    """Write ``data`` to ``path`` in one step; see the module doc."""
     path = os.fspath(path)
     if os.path.isdir(path):
         raise IsADirectoryError(21, "is a directory; give a file name", path)
     tmp = f"{path}.tmp{os.getpid()}"
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as e:
         _remove_quietly(tmp)

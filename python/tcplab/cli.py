@@ -799,10 +799,8 @@ def _cap_workers(workers: Optional[int], scheduler: Optional[str]) -> Optional[i
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    import sqlite3
-
     from .sweep import load_sweep
-    from .sweep.envfail import StorageError, storage_error
+    from .sweep.envfail import StorageError
 
     try:
         import tomllib
@@ -832,14 +830,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     sweep.validate()  # every point before anything runs (none is held: a sweep may have millions)
     workers = _cap_workers(workers, scheduler)
     try:
-        return _sweep_into(args, sweep, outdir, workers, scheduler)
+        with _environment_failures(outdir):
+            return _sweep_into(args, sweep, outdir, workers, scheduler)
     except StorageError as e:  # a full disk, a read-only directory, an unreachable scheduler: one line
         raise _CliError(str(e), EXIT_FAILURE) from None
-    except (OSError, sqlite3.Error) as e:
-        err = storage_error(e, outdir)
-        if err is None:
-            raise
-        raise _CliError(str(err), EXIT_FAILURE) from None
 
 
 def _sweep_into(args: argparse.Namespace, sweep: Any, outdir: str, workers: Optional[int],

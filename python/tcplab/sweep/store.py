@@ -50,6 +50,7 @@ import time
 import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
+from .._files import write_bytes_atomically
 from .grid import MAX_SEED, canonical_json
 from .lock import LOCK_FILE, CampaignBusy, CampaignLock, release_brief, try_briefly
 from .worker import (_NOT_COLUMNS, _json_of, ALL_TABLES, MANIFEST, MANIFEST_SUM, SEGMENT_FORMAT, TABLES, commit_segment,
@@ -252,26 +253,8 @@ def _read_json(path: str) -> Any:
 
 
 def _atomic_bytes(path: str, data: bytes, fsync: bool = True) -> None:
-    """Write ``path`` under a temporary name in its directory and rename it: a reader sees the old file or
-    the whole new one, never part of it; on an error (a full disk) the temporary file is removed."""
-    tmp = f"{path}.tmp.{os.getpid()}"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            if fsync:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def _atomic_text(path: str, text: str, fsync: bool = True) -> None:
-    _atomic_bytes(path, text.encode("utf-8"), fsync)
+    """A campaign file written whole or not at all (tcplab/_files.py), flushed to disk by default."""
+    write_bytes_atomically(path, data, fsync)
 
 
 def _sha256_text(data: bytes) -> bytes:
