@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -689,6 +689,10 @@ def parking_lot_scenario(n_long: int, *, seed: int, duration: Quantity = "600s",
 # -- generation from a TOML description ------------------------------------
 GEN_KEYS = ["name", "duration", "seed", "mode", "n_servers", "servers", "direction", "distinct_routers", "groups",
             "packet_size", "sample_interval", "topology", "traffic", "access", "lossy", "flow_options"]
+#: Keys of a ``[[traffic]]`` class, ``[access]`` and ``[lossy]``.
+TRAFFIC_KEYS = [f.name for f in fields(TrafficClass)]
+ACCESS_KEYS = ["rate", "delay", "buffer"]
+LOSSY_KEYS = ["links", "fraction", "loss"]
 
 
 def generate_from_dict(doc: Mapping[str, Any]) -> FrozenScenario:
@@ -736,7 +740,7 @@ def generate_from_dict(doc: Mapping[str, Any]) -> FrozenScenario:
     if lossy is not None:
         if not isinstance(lossy, Mapping):
             raise ScenarioError("lossy", "expected a table {links, fraction, loss}")
-        _check_keys(lossy, ["links", "fraction", "loss"], "lossy")
+        _check_keys(lossy, LOSSY_KEYS, "lossy")
         try:
             topo.apply_loss(lossy.get("links", "access"), lossy.get("fraction", 1.0), lossy.get("loss"), seed)
         except ScenarioError as e:
@@ -748,11 +752,11 @@ def generate_from_dict(doc: Mapping[str, Any]) -> FrozenScenario:
     for i, t in enumerate(traffic_doc):
         if not isinstance(t, Mapping):
             raise ScenarioError(f"traffic[{i}]", "expected a table")
-        _check_keys(t, ["name", "count", "workload", "start_spread", "src_routers", "dst_routers"], f"traffic[{i}]")
+        _check_keys(t, TRAFFIC_KEYS, f"traffic[{i}]")
         traffic.append(TrafficClass(t.get("name", ""), t.get("count", 0), t.get("workload"), t.get("start_spread", 0.0),
                                     t.get("src_routers"), t.get("dst_routers")))
     access = doc.get("access") or {}
-    _check_keys(access, ["rate", "delay", "buffer"], "access")
+    _check_keys(access, ACCESS_KEYS, "access")
     kw = {k: doc[k] for k in ("mode", "n_servers", "servers", "direction", "distinct_routers", "packet_size",
                               "sample_interval", "flow_options") if k in doc}
     if "groups" in doc:

@@ -181,6 +181,8 @@ BUILTIN_DISCIPLINES = ["droptail"]
 #: Keys of a ``queue`` table that are not the discipline's parameters: its
 #: name and the limit (also given as the link's ``buffer``).
 QUEUE_LIMIT_KEYS = ("limit_packets", "limit_bytes")
+#: Keys of a ``queue`` table besides the discipline's parameters.
+QUEUE_KEYS = ("discipline", *QUEUE_LIMIT_KEYS)
 #: Unresponsive sources (``Flow.source``): their kinds and keys.
 ECN_MODES = ("off", "classic", "accecn")
 SOURCE_KINDS = {"cbr": ("rate", "ecn"), "on_off": ("rate", "on", "off", "exponential", "ecn")}
@@ -425,7 +427,7 @@ def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: Opt
             continue
         if known is not None and k not in known:
             listing = ", ".join(known) if known else "none"
-            raise ScenarioError(fp, f"unknown parameter for discipline {shown(name)}{_suggest(k, [*known, *QUEUE_LIMIT_KEYS])}; "
+            raise ScenarioError(fp, f"unknown parameter for discipline {shown(name)}{_suggest(k, [*known, *QUEUE_KEYS])}; "
                                     f"its parameters: {listing} (and the limit: {', '.join(QUEUE_LIMIT_KEYS)})")
         params[k] = parse_param(v, fp)
     out["discipline"] = name
@@ -589,7 +591,12 @@ class Link:
         }
 
 
-LOSS_KINDS = ("bernoulli", "gilbert_elliott")
+#: Random-loss models of a link's ``loss`` table: kind -> (required keys, optional keys).
+LOSS_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "bernoulli": (("p",), ()),
+    "gilbert_elliott": (("p_gb", "p_bg"), ("loss_good", "loss_bad")),
+}
+LOSS_KINDS = tuple(LOSS_KEYS)
 
 
 def _loss_spec(v: Any, path: str) -> Optional[dict]:
@@ -608,12 +615,12 @@ def _loss_spec(v: Any, path: str) -> Optional[dict]:
     kind = v.get("kind", "bernoulli")
     if kind not in LOSS_KINDS:
         raise ScenarioError(f"{path}.kind", f"must be one of {', '.join(LOSS_KINDS)}, got {shown(kind)}")
-    fields_ = {"bernoulli": (["p"], []), "gilbert_elliott": (["p_gb", "p_bg"], ["loss_good", "loss_bad"])}[kind]
-    _check_keys(v, ["kind", *fields_[0], *fields_[1]], path)
+    required, optional = LOSS_KEYS[kind]
+    _check_keys(v, ["kind", *required, *optional], path)
     out: dict = {"kind": kind}
-    for k in fields_[0] + fields_[1]:
+    for k in required + optional:
         if k not in v:
-            if k in fields_[0]:
+            if k in required:
                 raise ScenarioError(f"{path}.{k}", "missing (required)")
             continue
         x = python_scalar(v[k])
@@ -633,6 +640,10 @@ class Route:
 
     def to_spec(self, path: str) -> dict:
         return {"node": _str(self.node, f"{path}.node"), "dst": _str(self.dst, f"{path}.dst"), "link": _str(self.link, f"{path}.link")}
+
+
+#: Keys of a flow's ``loss_classifier`` table.
+LOSS_CLASSIFIER_KEYS = ("kind", "params")
 
 
 @dataclass
@@ -780,7 +791,7 @@ class Flow:
             if isinstance(f, File):
                 size, start = f.size, f.start
             elif isinstance(f, Mapping):
-                _check_keys(f, ["size", "start"], fp)
+                _check_keys(f, FILE_KEYS, fp)
                 if "size" not in f:
                     raise ScenarioError(f"{fp}.size", "missing")
                 size, start = f["size"], f.get("start", 0.0)
@@ -934,7 +945,7 @@ class Flow:
             return None
         if not isinstance(lc, Mapping):
             raise ScenarioError(f"{path}.loss_classifier", f"expected a table with kind and params, got {shown(lc)}")
-        _check_keys(lc, ["kind", "params"], f"{path}.loss_classifier")
+        _check_keys(lc, LOSS_CLASSIFIER_KEYS, f"{path}.loss_classifier")
         kind = lc.get("kind")
         if not isinstance(kind, str) or not kind:
             raise ScenarioError(f"{path}.loss_classifier.kind", f"must name a classifier (e.g. 'knn'), got {shown(kind)}")
@@ -965,6 +976,8 @@ class Flow:
 
 
 FLOW_KEYS = [f.name for f in fields(Flow)]
+#: Keys of one entry of a flow's ``files``.
+FILE_KEYS = [f.name for f in fields(File)]
 
 
 def _coerce(obj: Any, cls: type, path: str) -> Any:

@@ -56,11 +56,15 @@ def rng_for(seed: int, stream: int) -> np.random.Generator:
     return np.random.default_rng([int(seed), int(stream)])
 
 
+#: A delay law table's distributions and their keys (besides ``dist``).
+DELAY_LAW_KEYS = {"exponential": ("mean",), "uniform": ("low", "high")}
+
+
 def check_delay_law(law: DelayLaw, field_: str) -> DelayLaw:
     """Validates a delay law (see the module docstring); returns it."""
     if isinstance(law, Mapping):
         dist = law.get("dist")
-        keys = {"exponential": ("mean",), "uniform": ("low", "high")}
+        keys = DELAY_LAW_KEYS
         if dist not in keys:
             raise ScenarioError(f"{field_}.dist", f"must be 'exponential' or 'uniform', got {dist!r}")
         for k in law:
