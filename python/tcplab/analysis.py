@@ -152,7 +152,7 @@ def jain_index(values: Iterable[float]) -> float:
 
 # ---------------------------------------------------------------- Westwood / Reno throughput models
 #
-# Kaneko & Katto (ICAS-ICNS 2005, shared/spec/kk-westwood.md):
+# Kaneko & Katto (ICAS-ICNS 2005, docs/papers/kk-westwood.md):
 #
 #   S_Reno = (1/RTT) sqrt(2 (1-p) / p)                       packets/s
 #   S_West = 1 / (sqrt(RTT) sqrt(T_q)) sqrt((1-p) / p)       packets/s
@@ -269,7 +269,7 @@ def predicted_ratio_vs_buffer(buffers_packets: Iterable[float], capacity_bps: Qu
 # ---------------------------------------------------------------- buffer sizing (mv-buffers)
 #
 # Mascolo & Vacirca, "Congestion control and sizing router buffers in the
-# Internet" (shared/spec/mv-buffers.md). The functions below are the paper's
+# Internet" (docs/papers/mv-buffers.md). The functions below are the paper's
 # single-flow rule and idle times, a cycle model that turns an idle time into a
 # utilization, and the desynchronized-flows erf bounds. Every quantity is in
 # packets and seconds: ``c = C / (8 S)`` packets/s, ``P = c RTT_m`` the pipe,

@@ -91,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="benchmark the core (tcplab.bench); see `tcplab bench --help`",
                        add_help=False)
     rp = sub.add_parser("reproduce", help="regenerate a paper's tables and figures",
-                        description="Regenerate the tables and figures of a paper of shared/spec/ "
+                        description="Regenerate the tables and figures of a paper of docs/papers/ "
                                     "(full length by default; --quick for a shortened check). Every run is stored "
                                     "in the campaign OUT/campaign/, so an interrupted reproduction, run again, "
                                     "resumes: only the runs not stored yet are run (docs/campaigns.md).")

@@ -1,6 +1,6 @@
 """The efficiency/friendliness trade-off graph, for any base and new protocol.
 
-Definitions (Kaneko & Katto 2005, after Shimonishi et al.; shared/spec/kk-westwood.md):
+Definitions (Kaneko & Katto 2005, after Shimonishi et al.; docs/papers/kk-westwood.md):
 
 * Run 1: N flows of the **base** protocol. ``t1`` = mean throughput of the
   base flows, ``U1`` = utilization of the bottleneck.

@@ -16,7 +16,7 @@ pub enum AccessDelay {
     Uniform { max: f64 },
 }
 
-/// Parameters of the mv-highspeed dumbbell (shared/spec/mv-highspeed.md):
+/// Parameters of the mv-highspeed dumbbell (docs/papers/mv-highspeed.md):
 /// N senders on their own access links to R1, bottleneck R1 -> R2 of capacity
 /// C and round-trip propagation delay `rtt`, R2 to N receivers; drop-tail
 /// buffer of `buffer_packets` at R1.

@@ -1,4 +1,4 @@
-"""Paper reproductions: one module per paper of ../shared/spec/.
+"""Paper reproductions: one module per paper of docs/papers/.
 
 ``tcplab reproduce PAPER [ITEM ...] [--quick] [--out DIR]`` runs them; from
 Python, ``tcplab.experiments.reproduce("mv-highspeed", items=["table1"])``.
@@ -17,7 +17,7 @@ PAPERS = {
     "mv-buffers": "tcplab.experiments.mv_buffers",
     "jm-knn": "tcplab.experiments.jm_knn",
     "ssm-interactions": "tcplab.experiments.ssm_interactions",
-    # a study beside the papers (no spec in shared/spec/): docs/experiments/bbr-coexistence.md
+    # a study beside the papers (no spec in docs/papers/): docs/experiments/bbr-coexistence.md
     "bbr-coexistence": "tcplab.experiments.bbr_coexistence",
 }
 

@@ -1,6 +1,6 @@
 """bbr-coexistence: BBR (v1 and v3) sharing a drop-tail bottleneck with CUBIC.
 
-A study beside the papers (no paper of shared/spec/ to reproduce): one BBR
+A study beside the papers (no paper of docs/papers/ to reproduce): one BBR
 flow and one CUBIC flow on a dumbbell, swept over the buffer (0.1 to 16 BDP)
 and the ratio of the BBR flow's RTT to the CUBIC flow's (1, 2, 4), for each
 BBR version. docs/experiments/bbr-coexistence.md gives the parameters and

@@ -1,5 +1,5 @@
 """jm-knn: Jena & Mishra, a k-NN packet-drop guesser for high-speed
-congestion control (shared/spec/jm-knn.md).
+congestion control (docs/papers/jm-knn.md).
 
 Items:
 

@@ -1,5 +1,5 @@
 """kk-westwood: Kaneko & Katto, *Reno Friendly TCP Westwood Based on Router
-Buffer Estimation* (ICAS-ICNS 2005; shared/spec/kk-westwood.md).
+Buffer Estimation* (ICAS-ICNS 2005; docs/papers/kk-westwood.md).
 
 Items:
 

@@ -1,5 +1,5 @@
 """mv-buffers: Mascolo & Vacirca, *Congestion control and sizing router
-buffers in the Internet* (shared/spec/mv-buffers.md).
+buffers in the Internet* (docs/papers/mv-buffers.md).
 
 Items:
 
@@ -518,7 +518,7 @@ def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, r
     write_index(out, "mv-buffers reproduction",
                 "QUICK MODE: every run is shortened; these are not the paper's results." if setup.quick else None,
                 runs, packets, wall,
-                ("Dumbbell of shared/spec/mv-buffers.md: n senders on access links of 10 x C to R1, "
+                ("Dumbbell of docs/papers/mv-buffers.md: n senders on access links of 10 x C to R1, "
                 "bottleneck R1 -> R2 of capacity C and round-trip propagation delay RTT, drop-tail buffer B at R1 "
                 "(excluding the packet in service), 1500-byte packets (ns-2 accounting), 40-byte ACKs, bulk flows. "
                 "Single-flow items (Figs. 4, 5) use zero access delay so that RTT_m is the nominal RTT; the "

@@ -1,5 +1,5 @@
 """mv-highspeed: Mascolo & Vacirca, *Issues in Performance Evaluation of New
-TCP Stacks in High Speed Networks* (shared/spec/mv-highspeed.md).
+TCP Stacks in High Speed Networks* (docs/papers/mv-highspeed.md).
 
 Items:
 
@@ -454,7 +454,7 @@ def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, r
     write_index(out, "mv-highspeed reproduction",
                 "QUICK MODE: every run is shortened; these are not the paper's results." if setup.quick else None,
                 runs, packets, wall,
-                "Dumbbell of shared/spec/mv-highspeed.md: N senders on access links of 10 x C to R1, bottleneck "
+                "Dumbbell of docs/papers/mv-highspeed.md: N senders on access links of 10 x C to R1, bottleneck "
                 "R1 -> R2 (drop-tail buffer B at R1), access one-way delays 2.5 i/N ms, 1500-byte packets (ns-2 "
                 "accounting), 40-byte ACKs, bulk flows starting at 0.",
                 setup.describe(), items, made)

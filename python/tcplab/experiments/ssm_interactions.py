@@ -1,5 +1,5 @@
 """ssm-interactions: Shimonishi, Sanadidi & Murase, *Assessing interactions
-among legacy and high-speed TCPs* (shared/spec/ssm-interactions.md).
+among legacy and high-speed TCPs* (docs/papers/ssm-interactions.md).
 
 The comparative method: for each configuration (a seed) and each number of
 long-lived flows L, one parking-lot scenario is generated and frozen
@@ -487,7 +487,7 @@ def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, r
                 "QUICK MODE: a scaled-down study (rates /10, fewer flows, configurations and protocols, 30 s runs); "
                 "these are not the paper's results." if setup.quick else None,
                 runs, packets, wall,
-                "Parking lot of shared/spec/ssm-interactions.md, generated per configuration and frozen "
+                "Parking lot of docs/papers/ssm-interactions.md, generated per configuration and frozen "
                 "(scenario-L*-c*.json), replayed with each protocol mix. 'bottleneck data packets' counts data "
                 "packets over all 8 backbone links.",
                 setup.describe(), items, made)

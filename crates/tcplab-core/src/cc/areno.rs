@@ -4,8 +4,8 @@
 //! reaches 1 (2 segments per RTT at `c = 1`: Reno's 1 plus `W_inc(1) = 1`), and on a loss keeps `W / (1 + c)` (Reno's half at `c = 1`,
 //! almost nothing lost at `c = 0`, i.e. a loss taken as random).
 //!
-//! Sources: `shared/reference/cc-algorithms.md` section 14.1 and
-//! `shared/spec/ssm-interactions.md`. The AReno paper (H. Shimonishi,
+//! Sources: `docs/reference/cc-algorithms.md` section 14.1 and
+//! `docs/papers/ssm-interactions.md`. The AReno paper (H. Shimonishi,
 //! T. Hama, T. Murase, PFLDnet 2006) was not available; the reference
 //! reconstructs it from secondary implementations \[S\]. Both formulations:
 //!

@@ -7,7 +7,7 @@
 //! - K. Tan, J. Song, Q. Zhang, M. Sridharan, "A Compound TCP Approach for
 //!   High-speed and Long Distance Networks", IEEE INFOCOM 2006
 //!   (MSR-TR-2005-86), and draft-sridharan-tcpm-ctcp (2007-2008), as
-//!   summarised in `shared/reference/cc-algorithms.md` section 10 \[P\]:
+//!   summarised in `docs/reference/cc-algorithms.md` section 10 \[P\]:
 //!   alpha = 1/8, beta = 1/2, k = 3/4, zeta = 1, gamma = 30 segments;
 //!   `win = cwnd + dwnd`; per ACK in congestion avoidance `cwnd += 1/win`;
 //!   once per RTT `diff = win (1 - baseRTT/RTT)`: `diff < gamma` ->

@@ -6,7 +6,7 @@
 //! - C. Jin, D. Wei, S. Low, "FAST TCP: Motivation, Architecture, Algorithms,
 //!   Performance", IEEE INFOCOM 2004, and D. Wei, C. Jin, S. Low, S. Hegde,
 //!   "FAST TCP: Motivation, Architecture, Algorithms, Performance", IEEE/ACM
-//!   ToN 14(6), 2006, as summarised in `shared/reference/cc-algorithms.md`
+//!   ToN 14(6), 2006, as summarised in `docs/reference/cc-algorithms.md`
 //!   section 11 \[P\]: the update map with the 2w cap; gamma in (0, 1], 0.5
 //!   usual; alpha in segments; equilibrium `w (1 - baseRTT/RTT) = alpha`;
 //!   baseRTT the minimum RTT; avgRTT an EWMA per ACK with weight

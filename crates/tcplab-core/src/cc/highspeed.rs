@@ -21,7 +21,7 @@
 //!   reaches cwnd, `cnt -= cwnd, cwnd += 1`; `ssthresh = max(cwnd - ((cwnd *
 //!   md[ai]) >> 8), 2)` with `ai` as last updated (0 through the first slow
 //!   start); slow start `tcp_slow_start` with the leftover credit discarded.
-//! - Reference: shared/reference/cc-algorithms.md section 4, test vectors in
+//! - Reference: docs/reference/cc-algorithms.md section 4, test vectors in
 //!   section 15, Low_P discussion in section 16 item 12.
 //!
 //! Choice of Low_P (parameter `low_p`): default 1.5/Low_Window^2 = 1.0388e-3
@@ -237,7 +237,7 @@ pub fn info() -> AlgorithmInfo {
                 default: "interpolated",
                 description: "rfc3649: interpolated = log-log line through (low_window, low_p) and (high_window, high_p); \
                               closed-form = p(w) = 0.078/w^1.2 (mv-highspeed)",
-                source: "RFC 3649 s5; ns-2 tcp.cc; shared/spec/mv-highspeed.md",
+                source: "RFC 3649 s5; ns-2 tcp.cc; docs/papers/mv-highspeed.md",
             },
             ParamInfo {
                 name: "per_packet",

@@ -1,5 +1,5 @@
 //! Loss classifiers, and the k-NN packet-drop guesser of Jena & Mishra
-//! (shared/spec/jm-knn.md).
+//! (docs/papers/jm-knn.md).
 //!
 //! A loss classifier is consulted by the sender on every loss event (three
 //! duplicate ACKs / SACK recovery entry, or a retransmission timeout). When

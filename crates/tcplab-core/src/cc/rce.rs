@@ -4,7 +4,7 @@
 //!
 //! Source: K. Kaneko, J. Katto, "Reno Friendly TCP Westwood Based on Router
 //! Buffer Estimation", ICAS-ICNS 2005, as restated in
-//! `shared/spec/kk-westwood.md` and `shared/reference/cc-algorithms.md`
+//! `docs/papers/kk-westwood.md` and `docs/reference/cc-algorithms.md`
 //! s14.2 (RCE is attributed there to Palazzi et al.; that paper was not
 //! available):
 //!

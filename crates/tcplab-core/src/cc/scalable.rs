@@ -14,7 +14,7 @@
 //! - Linux before 5.7 (e.g. 4.4): `TCP_SCALABLE_AI_CNT = 50` "to account for
 //!   delayed ack", one credit per ACK (`tcp_cong_avoid_ai(w, 1)`), and the
 //!   slow-start leftover credit discarded (`tcp_slow_start`'s return ignored).
-//! - Reference: shared/reference/cc-algorithms.md section 3; the mv-highspeed
+//! - Reference: docs/reference/cc-algorithms.md section 3; the mv-highspeed
 //!   spec (STCP a = 0.01, b = 0.125, no low-window threshold).
 //!
 //! Variants (parameter `variant`):
@@ -96,7 +96,7 @@ pub fn info() -> AlgorithmInfo {
                 name: "low_window",
                 default: "16",
                 description: "paper: legacy window; Reno increase/decrease at or below it (0 = none, as mv-highspeed)",
-                source: "Kelly 2003; shared/spec/mv-highspeed.md",
+                source: "Kelly 2003; docs/papers/mv-highspeed.md",
             },
             ParamInfo {
                 name: "per_packet",

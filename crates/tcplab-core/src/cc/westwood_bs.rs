@@ -3,7 +3,7 @@
 //!
 //! Source: K. Kaneko, J. Katto, "Reno Friendly TCP Westwood Based on Router
 //! Buffer Estimation", ICAS-ICNS 2005, as restated in
-//! `shared/spec/kk-westwood.md` and `shared/reference/cc-algorithms.md`
+//! `docs/papers/kk-westwood.md` and `docs/reference/cc-algorithms.md`
 //! s14.2. It is Westwood with Rate Estimation ([`super::westwood_re`], which
 //! supplies ERE, RTT_min, Reno growth and the loss timing) plus the
 //! Residual Capacity Estimator ([`super::rce`], which supplies C), and a

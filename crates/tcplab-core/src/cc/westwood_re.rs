@@ -6,7 +6,7 @@
 //! "Efficiency/Friendliness Tradeoffs in TCP Westwood", ISCC 2002 (RE: the
 //! data acknowledged over an interval T, e.g. one RTT, divided by T);
 //! K. Kaneko, J. Katto, ICAS-ICNS 2005 as restated in
-//! `shared/spec/kk-westwood.md`: "every interval T (about one RTT) the
+//! `docs/papers/kk-westwood.md`: "every interval T (about one RTT) the
 //! sender takes a sample = data acknowledged during the interval / T and
 //! low-pass filters the samples into ERE. On 3 duplicate ACKs
 //! ssthresh = ERE x RTT_min / (packet_size x 8) and cwnd = ssthresh if
