@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import html
 import io
 import os
 import re
@@ -25,7 +26,7 @@ from typing import Any, Callable
 
 MARKER = re.compile(r"^<!-- generated: ([a-z_]+) -->$", re.M)
 #: Width of the --help text (argparse reads COLUMNS), so the page does not depend on the terminal.
-HELP_COLUMNS = "100"
+HELP_COLUMNS = "80"
 
 
 def _help_text(format_help: Callable[[], str]) -> str:
@@ -75,9 +76,12 @@ def cli_reference() -> str:
 
 
 def _cell(v: Any) -> str:
-    """A value as one markdown table cell (pipes escaped, no line breaks)."""
-    text = "" if v is None else str(v)
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Catalog text as one markdown table cell, shown as written: no line breaks, and outside
+    its `code spans` the characters markdown would act on escaped (``beta*cwnd`` is no emphasis)."""
+    text = ("" if v is None else str(v)).replace("\n", " ")
+    parts = re.split(r"(`[^`]+`)", text)  # odd items: code spans, kept as they are
+    return "".join(p.replace("|", "\\|") if i % 2 else re.sub(r"([\\*_\[\]|])", r"\\\1", html.escape(p, quote=False))
+                   for i, p in enumerate(parts))
 
 
 def _catalog_page(entries: list[dict], what: str) -> str:
