@@ -78,6 +78,17 @@ def test_site_builds_in_strict_mode_with_every_page(site):
     assert ":class:" not in api and ":meth:" not in api
 
 
+def test_docstrings_are_rewritten_for_markdown():
+    """scripts/griffe_sphinx_roles.py: Sphinx roles, literal-block markers and two-space nested lists."""
+    import griffe_sphinx_roles as g
+
+    assert g.markdown_of("Returns :class:`Results`, see :func:`~tcplab.units.parse_rate`.") == \
+        "Returns `Results`, see `parse_rate`."
+    assert g.markdown_of("Example::\n\n    x = 1\n") == "Example:\n\n    x = 1\n"
+    assert g.markdown_of("* top\n  - nested\n    more\n") == "* top\n    - nested\n    more\n"
+    assert g.markdown_of("no list\n  two spaces stay\n") == "no list\n  two spaces stay\n"
+
+
 # -- the scenario-file reference ----------------------------------------------
 
 def sections(markdown: str) -> dict[str, str]:

@@ -10,6 +10,8 @@ single-bottleneck network of the mv-highspeed and mv-buffers papers.
 Scenario files (TOML)
 =====================
 
+The complete reference, every key with its default and unit, is
+docs/reference/scenario-file.md (the documentation site's "Scenario files").
 Quantities may be written with units as strings (``"200Mbps"``, ``"100ms"``,
 ``"1500B"``, ``"0.1BDP"``, see :mod:`tcplab.units`) or as plain numbers in SI
 base units. Unknown keys are errors that name the key and suggest close
@@ -555,8 +557,10 @@ class Link:
     """A unidirectional link from ``src`` to ``dst``: a queue at ``src``
     (``buffer``: packets, a size in bytes, or ``None`` = unlimited), a
     transmitter of ``rate`` and a propagation ``delay``. ``loss``: random
-    loss on the wire (see :func:`_loss_spec`), drawn from the link's own
-    seeded stream and counted apart from queue drops.
+    loss on the wire, a probability (Bernoulli) or a table
+    ``{"kind": "gilbert_elliott", "p_gb": ..., "p_bg": ...}``
+    (docs/reference/scenario-file.md, "Random loss"), drawn from the link's
+    own seeded stream and counted apart from queue drops.
 
     ``queue``: the queue discipline, a table ``{"discipline": "codel",
     "target": "5ms", ...}`` (or only its name, ``"codel"``) whose other
@@ -1887,7 +1891,7 @@ def scenario_from_dict(doc: Mapping[str, Any], name: Optional[str] = None) -> Sc
 
 
 def load_scenario(path: Union[str, os.PathLike]) -> Scenario:
-    """Read a scenario file (TOML, schema in the module docstring).
+    """Read a scenario file (TOML; every key in docs/reference/scenario-file.md).
 
     The scenario's name defaults to the file's stem. Raises
     ``FileNotFoundError``, ``tomllib.TOMLDecodeError`` for syntax errors and
