@@ -3,14 +3,40 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Optional, Sequence, Union
+import re
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
 
-__all__ = ["plot_cwnd_queue"]
+__all__ = ["plot_cwnd_queue", "algorithm_label", "flow_label"]
 
 FlowRef = Union[int, str]
+
+
+def algorithm_label(algorithm: str, params: Optional[Mapping[str, Any]] = None) -> str:
+    """A readable name for an algorithm and its parameters, for titles and
+    legends: ``cubic``, ``cubic variant=2005``, ``scalable low_window=0,
+    variant=paper`` (parameters in name order)."""
+    if not params:
+        return str(algorithm)
+    return f"{algorithm} " + ", ".join(f"{k}={_param_text(v)}" for k, v in sorted(params.items()))
+
+
+def _param_text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def flow_label(name: str, algorithm: Optional[str] = None, params: Optional[Mapping[str, Any]] = None) -> str:
+    """``flow 1 (cubic)`` for the flow named ``flow1`` running cubic; other
+    names are kept as they are (``bulk (reno)``)."""
+    m = re.fullmatch(r"flow(\d+)", str(name))
+    text = f"flow {m.group(1)}" if m else str(name)
+    return f"{text} ({algorithm_label(algorithm, params)})" if algorithm else text
 
 
 def _pick_links(results: "Results", links: Optional[Sequence[FlowRef]]) -> list[int]:
