@@ -387,7 +387,7 @@ def _reproduction_runs(path: str) -> str:
     if len(df):
         first = [c for c in ("experiment", "job", "seed") if c in df.columns]
         metrics = [c for c in ("status", "total_goodput_bps", "utilization", "drops", "retransmits", "timeouts",
-                               "events", "sim_s", "version", "key") if c in df.columns]
+                               "events", "wall_s", "version", "key") if c in df.columns]
         parts.append(_table(df[first + metrics], max_rows=1000, preview=PREVIEW_ROWS))
     if len(fails):
         parts.append(f"<h3>Failures</h3><p class=fail>{len(fails)} failed run(s); running the reproduction again "
