@@ -466,10 +466,12 @@ def _real(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
                 ax.set_ylabel("throughput (Mbit/s)")
             if i == len(REAL_PROTOCOLS) - 1:
                 ax.set_xlabel("time (s)")
-    axes[0][0].legend(fontsize=8, loc="upper left")
+    # below the panels: inside, it covers the curves' start
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=REAL_FLOWS + 1, fontsize=9,
+               frameon=False)
     fig.suptitle(f"Real-experiment analog: {REAL_FLOWS} flows, 1 Gbit/s, RTT {REAL_RTT} ms"
                  + (" [QUICK MODE]" if setup.quick else ""))
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     path = save_figure(fig, out, "real.png")
     return {"real": df}, files + [path]
 

@@ -395,10 +395,12 @@ def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
         ax.set_title(f"{n} flows")
         ax.grid(alpha=0.3, axis="y")
     axes[0].set_ylabel("total goodput (Mbit/s)")
-    axes[0].legend(fontsize=8, title="window")
+    # below the panels: inside, it covers the tallest bars
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=len(setup.fig13_windows), fontsize=9,
+               title="goodput over the window", title_fontsize=9, frameon=False)
     fig.suptitle("Fig. 13: total goodput at 1 Gbit/s, RTT = 100 ms, B = 0.1 BDP"
                  + (" [QUICK MODE]" if setup.quick else ""))
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     path = save_figure(fig, out, "fig13.png")
     return {"fig13": df}, files + [path]
 

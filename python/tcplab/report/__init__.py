@@ -271,8 +271,9 @@ def _run_body(path: str) -> tuple[str, str]:
     parts = []
     summ = res.summary()
     meta = summ["meta"]
+    events = meta.get("events")
     parts.append(f"<p>Scenario <b>{_e(summ['scenario'])}</b>: {_e(meta.get('sim_time'))} s simulated, "
-                 f"{_e(meta.get('events'))} events, seed {_e(meta.get('seed'))}, run with tcplab "
+                 f"{_e(format_cell('events', events) if events is not None else '?')} events, seed {_e(meta.get('seed'))}, run with tcplab "
                  f"{_e(meta.get('version', '?'))}; measurement window from {_e(meta.get('measure_start'))} s.</p>")
     png_path = os.path.join(path, "cwnd_queue.png")
     if os.path.exists(png_path):
@@ -417,8 +418,11 @@ def _reproduction_body(path: str, page_dir: Optional[str] = None) -> tuple[str, 
 
     camp = os.path.join(path, _REPRO_CAMPAIGN)
     has_campaign = os.path.exists(os.path.join(camp, "campaign.json"))
-    if os.path.exists(os.path.join(path, "index.md")):
-        with open(os.path.join(path, "index.md"), encoding="utf-8") as fh:
+    # index.md; kk-westwood writes its settings to setup.md instead
+    index = next((os.path.join(path, f) for f in ("index.md", "setup.md") if os.path.exists(os.path.join(path, f))),
+                 None)
+    if index is not None:
+        with open(index, encoding="utf-8") as fh:
             md = fh.read()
     else:
         md = (f"# Reproduction: {os.path.basename(os.path.abspath(path))}\n\n**Not finished: no index.md yet.** "
