@@ -47,7 +47,8 @@ class ReportError(ValueError):
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}
 h1{border-bottom:2px solid #345;padding-bottom:.2em}h2{margin-top:1.6em;color:#345}
-table{border-collapse:collapse;margin:.6em 0;font-size:.88em}th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap}
+table{border-collapse:collapse;margin:.6em 0;font-size:.88em}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap}
 th{background:#eef2f6}td.l,th.l{text-align:left}pre{background:#f6f8fa;padding:.8em;overflow:auto;font-size:.85em}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#555}
 .fail{color:#a00}.meta{color:#555;font-size:.9em}.scroll{overflow-x:auto}
@@ -271,9 +272,9 @@ def _run_body(path: str) -> tuple[str, str]:
     parts = []
     summ = res.summary()
     meta = summ["meta"]
-    events = meta.get("events")
+    events = format_cell("events", meta["events"]) if meta.get("events") is not None else "?"
     parts.append(f"<p>Scenario <b>{_e(summ['scenario'])}</b>: {_e(meta.get('sim_time'))} s simulated, "
-                 f"{_e(format_cell('events', events) if events is not None else '?')} events, seed {_e(meta.get('seed'))}, run with tcplab "
+                 f"{_e(events)} events, seed {_e(meta.get('seed'))}, run with tcplab "
                  f"{_e(meta.get('version', '?'))}; measurement window from {_e(meta.get('measure_start'))} s.</p>")
     png_path = os.path.join(path, "cwnd_queue.png")
     if os.path.exists(png_path):

@@ -223,7 +223,8 @@ class RunReport:
 
     def as_dict(self) -> dict:
         return {"total": self.total, "ran": self.ran, "reused": self.reused, "failed": len(self.failures),
-                "failures": self.failures, "wall_s": self.wall_s, "workers": self.workers, "runs_wall_s": self.runs_wall_s,
+                "failures": self.failures, "wall_s": self.wall_s, "workers": self.workers,
+                "runs_wall_s": self.runs_wall_s,
                 "overhead": self.overhead, "interrupted": self.interrupted}
 
     def __repr__(self) -> str:
