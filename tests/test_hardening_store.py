@@ -245,8 +245,8 @@ def test_an_earlier_campaign_without_checksums_is_refused_until_upgraded(tmp_pat
     assert main(argv[1:]) == 0
     with Campaign(out) as camp:
         assert camp.verify(fix=False) == []
-        pd_before = before.drop(columns=["sim_s"])
-        assert camp.results().sort_values("key").reset_index(drop=True).drop(columns=["sim_s"]).equals(pd_before)
+        pd_before = before.drop(columns=["wall_s"])
+        assert camp.results().sort_values("key").reset_index(drop=True).drop(columns=["wall_s"]).equals(pd_before)
 
 
 # ---------------------------------------------------------------- item 5: environment failures
@@ -352,7 +352,7 @@ def test_a_read_only_campaign_with_every_run_stored_still_answers_without_writin
     assert "0 run now, 6 already stored" in r.stdout
     with Campaign(out) as camp:
         got = camp.results().sort_values("key").reset_index(drop=True)
-        assert got.drop(columns=["sim_s"]).equals(want.drop(columns=["sim_s"]))
+        assert got.drop(columns=["wall_s"]).equals(want.drop(columns=["wall_s"]))
         assert camp.verify() == []
     rr = subprocess.run([sys.executable, "-m", "tcplab", "report", str(out), "-o", str(tmp_path / "r.html")],
                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=PYPATH), timeout=300)

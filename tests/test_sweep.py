@@ -70,7 +70,7 @@ def segments(out) -> dict:
 
 
 def comparable(df):
-    return df.drop(columns=["sim_s"]).sort_values("key").reset_index(drop=True)
+    return df.drop(columns=["wall_s"]).sort_values("key").reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- sweeps

@@ -3,14 +3,40 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Optional, Sequence, Union
+import re
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
 
-__all__ = ["plot_cwnd_queue"]
+__all__ = ["plot_cwnd_queue", "cwnd_queue_figure", "algorithm_label", "flow_label"]
 
 FlowRef = Union[int, str]
+
+
+def algorithm_label(algorithm: str, params: Optional[Mapping[str, Any]] = None) -> str:
+    """A readable name for an algorithm and its parameters, for titles and
+    legends: ``cubic``, ``cubic variant=2005``, ``scalable low_window=0,
+    variant=paper`` (parameters in name order)."""
+    if not params:
+        return str(algorithm)
+    return f"{algorithm} " + ", ".join(f"{k}={_param_text(v)}" for k, v in sorted(params.items()))
+
+
+def _param_text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def flow_label(name: str, algorithm: Optional[str] = None, params: Optional[Mapping[str, Any]] = None) -> str:
+    """``flow 1 (cubic)`` for the flow named ``flow1`` running cubic; other
+    names are kept as they are (``bulk (reno)``)."""
+    m = re.fullmatch(r"flow(\d+)", str(name))
+    text = f"flow {m.group(1)}" if m else str(name)
+    return f"{text} ({algorithm_label(algorithm, params)})" if algorithm else text
 
 
 def _pick_links(results: "Results", links: Optional[Sequence[FlowRef]]) -> list[int]:
@@ -43,45 +69,97 @@ def plot_cwnd_queue(
 
     ``flows``/``links`` select by id or name (default: every flow; the
     scenario's bottleneck links, else the link with the largest queue).
+    Flows are labelled by name and algorithm (``flow 1 (cubic)``).
     Dotted reference lines at ``C x RTT`` (``bdp_packets``) and
     ``B + C x RTT`` (``buffer_packets`` + ``bdp_packets``) are drawn on the
     cwnd panel when given; for a :class:`~tcplab.scenario.Dumbbell` they
-    default to the bottleneck BDP and buffer, as in mv-highspeed Figs. 2-8.
+    default to the bottleneck's capacity and buffer with the flows' path RTT
+    (bottleneck and access links: :func:`tcplab.analysis.path_rtt_s`; the
+    mean when the plotted flows' RTTs differ), as in mv-highspeed Figs. 2-8.
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig = cwnd_queue_figure(results, flows, links, bdp_packets, buffer_packets, title)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _flow_labels(results: "Results") -> list[str]:
+    """``flow 1 (cubic variant=2005)`` per flow: name, algorithm and, from the scenario, its parameters."""
+    fl = results.flows
+    names = [str(n) for n in fl["name"]] if "name" in fl else [str(i) for i in range(len(fl))]
+    algos = list(fl["algorithm"]) if "algorithm" in fl else [None] * len(names)
+    params: list = [None] * len(names)
+    sc = results.scenario
+    try:
+        built = sc.to_spec()["flows"] if sc is not None else []
+        if len(built) == len(names):
+            params = [f.get("cc", {}).get("params") for f in built]
+    except Exception:  # a scenario that no longer validates: label without parameters
+        pass
+    return [flow_label(n, a, p) for n, a, p in zip(names, algos, params)]
+
+
+def _reference_lines(results: "Results", ids: Sequence[int]) -> tuple[Optional[float], Optional[float], str]:
+    """(C x RTT, B, RTT text) for a dumbbell: the bottleneck's capacity and buffer, the plotted flows' path RTT."""
+    from .analysis import bdp_packets, path_rtt_s
     from .scenario import Dumbbell
 
     sc = results.scenario
-    if isinstance(sc, Dumbbell):
-        if bdp_packets is None:
-            bdp_packets = sc.capacity_bps * sc.rtt_s / (8.0 * sc.packet_bytes)
-        if buffer_packets is None:
-            buffer_packets = sc.buffer_packets
+    if not isinstance(sc, Dumbbell):
+        return None, None, ""
+    rtts = [path_rtt_s(sc, i) for i in ids] or [path_rtt_s(sc, 0)]
+    rtt = sum(rtts) / len(rtts)
+    what = "path RTT" if max(rtts) - min(rtts) < 1e-9 else "mean path RTT"
+    return (float(bdp_packets(sc.capacity_bps, rtt, sc.packet_bytes, exact=True)), sc.buffer_packets,
+            f"{what} {1e3 * rtt:.4g} ms")
 
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+
+def cwnd_queue_figure(
+    results: "Results",
+    flows: Optional[Sequence[FlowRef]] = None,
+    links: Optional[Sequence[FlowRef]] = None,
+    bdp_packets: Optional[float] = None,
+    buffer_packets: Optional[float] = None,
+    title: Optional[str] = None,
+) -> Any:
+    """The figure :func:`plot_cwnd_queue` writes, as a matplotlib Figure."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
     ts = results.flow_ts
-    names = list(results.flows["name"]) if "name" in results.flows else []
-    ids = [results._flow_id(f) for f in flows] if flows is not None else list(range(len(names)))
+    labels = _flow_labels(results)
+    ids = [results._flow_id(f) for f in flows] if flows is not None else list(range(len(labels)))
+    rtt_text = ""
+    if bdp_packets is None:
+        bdp_packets, default_buffer, rtt_text = _reference_lines(results, ids)
+        if buffer_packets is None:
+            buffer_packets = default_buffer
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 6.5), sharex=True)
     if len(ts):
         fcol = ts["flow"].to_numpy()
         t = ts["time"].to_numpy()
         cw = ts["cwnd"].to_numpy()
         for fid in ids:
             m = fcol == fid
-            ax1.plot(t[m], cw[m], lw=0.8, label=names[fid] if fid < len(names) else str(fid))
+            ax1.plot(t[m], cw[m], lw=0.8, label=labels[fid] if fid < len(labels) else str(fid))
     else:
         ax1.text(0.5, 0.5, "no time series (sample_interval = 0)", ha="center", va="center", transform=ax1.transAxes)
     if bdp_packets is not None:
-        ax1.axhline(bdp_packets, ls=":", color="k", lw=1, label="C×RTT")
+        rtt_note = f" ({rtt_text})" if rtt_text else ""
+        ax1.axhline(bdp_packets, ls=":", color="k", lw=1, label=f"C×RTT = {bdp_packets:,.0f}{rtt_note}")
         if buffer_packets is not None:
-            ax1.axhline(bdp_packets + buffer_packets, ls=":", color="gray", lw=1, label="B + C×RTT")
+            ax1.axhline(bdp_packets + buffer_packets, ls=":", color="gray", lw=1,
+                        label=f"B + C×RTT = {bdp_packets + buffer_packets:,.0f}")
     ax1.set_ylabel("cwnd (packets)")
+    # Legends beside the panels, where they cover no data.
     if ids or bdp_packets is not None:
-        ax1.legend(loc="upper right", fontsize="small", ncol=2 if len(ids) > 4 else 1)
+        ax1.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
     ax1.grid(alpha=0.3)
 
     qs = results.queue_ts
@@ -93,10 +171,10 @@ def plot_cwnd_queue(
         q = qs["packets"].to_numpy()
         for lid in link_ids:
             m = lcol == lid
-            ax2.plot(t[m], q[m], lw=0.8, label=lnames[lid] if lid < len(lnames) else str(lid))
+            ax2.plot(t[m], q[m], lw=0.8, label=f"queue of {lnames[lid]}" if lid < len(lnames) else str(lid))
         if buffer_packets is not None:
-            ax2.axhline(buffer_packets, ls=":", color="gray", lw=1, label="B")
-        ax2.legend(loc="upper right", fontsize="small")
+            ax2.axhline(buffer_packets, ls=":", color="gray", lw=1, label=f"B = {buffer_packets:,.0f}")
+        ax2.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", borderaxespad=0)
     else:
         ax2.text(0.5, 0.5, "no queue samples", ha="center", va="center", transform=ax2.transAxes)
     ax2.set_ylabel("queue (packets)")
@@ -104,5 +182,4 @@ def plot_cwnd_queue(
     ax2.grid(alpha=0.3)
     fig.suptitle(title or results.name)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig

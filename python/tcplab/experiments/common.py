@@ -58,6 +58,70 @@ def save_figure(fig: Any, out: str, name: str, dpi: int = 110) -> str:
     return path
 
 
+def cwnd_queue_figure(panels: Sequence[dict], title: str, clip: float = 2.5) -> Any:
+    """The cwnd/queue figure of mv-highspeed Figs. 2-8 and mv-buffers Fig. 5:
+    one column per panel, cwnd against time on top, the bottleneck queue
+    below, with dotted lines at ``C x RTT`` and ``B + C x RTT`` (cwnd) and
+    ``B`` (queue). Returns the matplotlib Figure.
+
+    Each panel is a dict: ``label`` (the column's title, e.g. "(a) B = 1 BDP
+    (1667 packets)"), ``time``/``cwnd`` and ``queue_time``/``queue`` (the
+    series), ``capacity_bps``, ``packet_bytes``, ``buffer_packets`` and
+    ``path_rtt_s``: the flow's round-trip propagation delay, access links
+    included (:func:`tcplab.analysis.path_rtt_s`), so a single flow's
+    sawtooth peaks at about ``B + C x RTT``.
+
+    The cwnd axis stops at ``clip x (B + C x RTT)`` so that the sawtooth
+    stays readable beside a slow-start overshoot; a peak above that is
+    written on the panel (value and time), not cut silently. The legend sits
+    below the panels, where it covers no data."""
+    import numpy as np
+
+    from tcplab.analysis import bdp_packets
+
+    plt = pyplot()
+    fig, axes = plt.subplots(2, len(panels), figsize=(6 * len(panels), 7.4), sharex=True, squeeze=False)
+    for col, p in enumerate(panels):
+        pipe = int(bdp_packets(p["capacity_bps"], p["path_rtt_s"], p["packet_bytes"]))
+        buf = p["buffer_packets"]
+        ref = pipe + buf
+        ax = axes[0][col]
+        t = np.asarray(p["time"], dtype=float)
+        cw = np.asarray(p["cwnd"], dtype=float)
+        ax.plot(t, cw, lw=0.7, color="C0", label="cwnd")
+        ax.axhline(pipe, ls=":", color="k", lw=1, label="C x RTT (RTT: the path's round trip)")
+        ax.axhline(ref, ls=":", color="C3", lw=1, label="B + C x RTT (cwnd), B (queue)")
+        ax.set_ylabel("cwnd (packets)")
+        ax.set_title(f"{p['label']}\nC x RTT = {pipe:,}, B + C x RTT = {ref:,} packets "
+                     f"(path RTT {1e3 * p['path_rtt_s']:.4g} ms)", fontsize=10)
+        ax.grid(alpha=0.3)
+        peak = float(cw.max()) if len(cw) else 1.0
+        cap = clip * ref
+        if peak > cap:
+            ax.set_ylim(0, cap)
+            i = int(cw.argmax())
+            left = t[i] < 0.5 * (t[0] + t[-1])
+            ax.annotate(f"peak {peak:,.0f} packets at {t[i]:.3g} s (off scale)", xy=(t[i], cap), xycoords="data",
+                        xytext=(14 if left else -14, -16), textcoords="offset points", fontsize=8,
+                        ha="left" if left else "right", va="top",
+                        arrowprops={"arrowstyle": "->", "lw": 0.8, "color": "0.3"})
+        else:
+            ax.set_ylim(0, max(peak * 1.05, ref) * 1.1)
+        qa = axes[1][col]
+        qa.plot(p["queue_time"], p["queue"], lw=0.7, color="C1", label="bottleneck queue")
+        qa.axhline(buf, ls=":", color="C3", lw=1)
+        qa.set_ylim(0, buf * 1.15)
+        qa.set_ylabel("queue (packets)")
+        qa.set_xlabel("time (s)")
+        qa.grid(alpha=0.3)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    qh, ql = axes[1][0].get_legend_handles_labels()
+    fig.legend(handles + qh, labels + ql, loc="lower center", ncol=4, fontsize=9, frameon=False)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.045, 1, 1))
+    return fig
+
+
 def write_index(out: str, title: str, quick_text: Optional[str], runs: int, packets: int, wall: float,
                 scenario: str, setup: str, items: Sequence[str], made: dict) -> None:
     """index.md: version, size and wall time of the reproduction, its

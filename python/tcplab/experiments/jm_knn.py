@@ -283,11 +283,11 @@ def _throughput(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
         ax.set_ylabel("throughput (Mbit/s)")
         ax.set_ylim(0, RATE / 1e6 * 1.05)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="best")
+        fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=8, frameon=False)
         ax.set_title(f"Fig. {fig_no}: one CUBIC flow, 100 Mbit/s, RTT 128 ms, B = {BUFFER}, "
                      + ("no random loss" if pk == "none" else f"p = {pk}") + f" (seed {s0})"
                      + (" [QUICK MODE]" if setup.quick else ""))
-        fig.tight_layout()
+        fig.tight_layout(rect=(0, 0.1, 1, 1))  # the legend below the axes covers no data
         path = save_figure(fig, out, f"throughput_p{pk}.png")
         files.append(path)
     return {"summary": summary, "runs": runs}, files
@@ -334,14 +334,20 @@ def _cost(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
                 ax.plot(t, moving_average(x), lw=1.6, color=f"C{k}", label=f"{lab} (5-sample mean)")
             ax.set_title(f"B = {b} packets, {'CUBIC + k-NN' if name == 'knn' else 'CUBIC'} vs Reno")
             ax.grid(alpha=0.3)
-            ax.legend(fontsize=8, loc="upper right")
             if j == 0:
                 ax.set_ylabel("throughput (Mbit/s)")
             if i == len(COST_BUFFERS) - 1:
                 ax.set_xlabel("time (s)")
     fig.suptitle("jm-knn: cost of the guesser when loss is congestion (no random loss)"
                  + (" [QUICK MODE]" if setup.quick else ""))
-    fig.tight_layout()
+    # One legend below the panels (the curves fill every panel's corners).
+    from matplotlib.lines import Line2D
+
+    fig.legend([Line2D([], [], color="C0", lw=1.6), Line2D([], [], color="C1", lw=1.6),
+                Line2D([], [], color="0.5", lw=0.5)],
+               ["flow 1: CUBIC (left), CUBIC + k-NN (right), 5-sample mean", "flow 2: Reno, 5-sample mean",
+                "thin lines: each sample"], loc="lower center", ncol=3, fontsize=9, frameon=False)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     path = save_figure(fig, out, "cost.png")
     return {"cost": df}, files + [path]
 

@@ -337,36 +337,26 @@ def _fig4(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 
 def _fig5(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
-    plt = pyplot()
+    from tcplab.analysis import path_rtt_s
+
+    from .common import cwnd_queue_figure
+
     files = []
     bdp = _bdp(F4_C, 100)
     for p, (a, _, _) in PROTOCOLS.items():
-        fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
+        panels = []
         for col, b in enumerate((1.0, 0.1)):
             r = res[f"f5|{p}|{b}"]
             buf = buffer_packets(b, bdp)
-            ax = axes[0][col]
-            ax.plot(r["trace_time"], r["cwnd"], lw=0.7, color="C0", label="cwnd")
-            ax.axhline(bdp, ls=":", color="k", lw=1, label=f"C x RTT_m = {bdp} packets")
-            ax.axhline(bdp + buf, ls=":", color="C3", lw=1, label=f"B + C x RTT_m = {bdp + buf} packets")
-            ax.set_ylabel("cwnd (packets)")
-            ax.set_ylim(0, 1.25 * (bdp + buf))
-            ax.set_title(f"({'a' if col == 0 else 'b'}) B = {b:g} BDP ({buf} packets)")
-            ax.legend(loc="lower right", fontsize=8)
-            ax.grid(alpha=0.3)
-            qa = axes[1][col]
-            qa.plot(r["queue_time"], r["queue"], lw=0.7, color="C1", label="bottleneck queue")
-            qa.axhline(buf, ls=":", color="C3", lw=1, label=f"B = {buf} packets")
-            qa.set_ylim(0, buf * 1.15)
-            qa.set_ylabel("queue (packets)")
-            qa.set_xlabel("time (s)")
-            qa.legend(loc="lower right", fontsize=8)
-            qa.grid(alpha=0.3)
-        fig.suptitle(f"Fig. 5: {p}, one flow, C = 40 Mbit/s, RTT_m = 100 ms"
-                     + (" [QUICK MODE]" if setup.quick else ""))
-        fig.tight_layout()
-        path = save_figure(fig, out, f"fig5_{a}.png")
-        files.append(path)
+            # Zero access delay: the path's RTT is RTT_m; computed from the run's own scenario all the same.
+            sc = _dumbbell(PROTOCOLS, p, 1, F4_C, 100, buf, setup.f5_duration, 0.0, "0.05s", "0ms")
+            panels.append({"label": f"({'ab'[col]}) B = {b:g} BDP ({buf} packets)", "time": r["trace_time"],
+                           "cwnd": r["cwnd"], "queue_time": r["queue_time"], "queue": r["queue"],
+                           "capacity_bps": F4_C, "packet_bytes": PACKET, "buffer_packets": buf,
+                           "path_rtt_s": path_rtt_s(sc)})
+        fig = cwnd_queue_figure(panels, f"Fig. 5: {p}, one flow, C = 40 Mbit/s, RTT_m = 100 ms"
+                                + (" [QUICK MODE]" if setup.quick else ""), clip=1.25)
+        files.append(save_figure(fig, out, f"fig5_{a}.png"))
     return {}, files
 
 
@@ -476,10 +466,12 @@ def _real(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
                 ax.set_ylabel("throughput (Mbit/s)")
             if i == len(REAL_PROTOCOLS) - 1:
                 ax.set_xlabel("time (s)")
-    axes[0][0].legend(fontsize=8, loc="upper left")
+    # below the panels: inside, it covers the curves' start
+    fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=REAL_FLOWS + 1, fontsize=9,
+               frameon=False)
     fig.suptitle(f"Real-experiment analog: {REAL_FLOWS} flows, 1 Gbit/s, RTT {REAL_RTT} ms"
                  + (" [QUICK MODE]" if setup.quick else ""))
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     path = save_figure(fig, out, "real.png")
     return {"real": df}, files + [path]
 

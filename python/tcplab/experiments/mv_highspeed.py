@@ -217,44 +217,30 @@ def _table1(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 
 def _figs2_8(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
-    import matplotlib
+    from tcplab.analysis import bdp_packets, path_rtt_s
+    from tcplab.plot import algorithm_label
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from tcplab.analysis import bdp_packets
+    from .common import cwnd_queue_figure
 
     files = []
     bdp = bdp_packets(C_BPS, 0.1, PACKET)
+    # The reference lines use the flow's path RTT (bottleneck 100 ms + 4 x 2.5 ms access delay = 110 ms),
+    # the RTT its sawtooth actually cycles with; B stays a fraction of the bottleneck's BDP, as in the paper.
+    rtt_path = path_rtt_s(_dumbbell(setup, ["NewReno"], C_BPS, 100, 1.0, setup.duration, setup.window, "1s"))
     for p in PROTOCOLS:
-        fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
+        panels = []
         for col, b in enumerate((1.0, 0.1)):
             r = res[f"t1|{p}|100|{b}"]
             buf = max(1, int(math.floor(b * bdp + 0.5)))
-            ax = axes[0][col]
-            ax.plot(r["trace_time"], r["cwnd"][0], lw=0.7, color="C0", label="cwnd")
-            ax.axhline(bdp, ls=":", color="k", lw=1, label=f"C x RTT = {bdp} packets")
-            ax.axhline(bdp + buf, ls=":", color="C3", lw=1, label=f"B + C x RTT = {bdp + buf} packets")
-            ax.set_ylabel("cwnd (packets)")
-            ax.set_title(f"({'a' if col == 0 else 'b'}) B = {b:g} BDP ({buf} packets)")
-            ax.legend(loc="upper right", fontsize=8)
-            ax.grid(alpha=0.3)
-            top = max(2.5 * (bdp + buf), 1.0)
-            ax.set_ylim(0, min(top, max(max(r["cwnd"][0], default=1) * 1.05, bdp + buf) * 1.1))
-            qa = axes[1][col]
-            qa.plot(r["queue_time"], r["queue"], lw=0.7, color="C1", label="bottleneck queue")
-            qa.axhline(buf, ls=":", color="C3", lw=1, label=f"B = {buf} packets")
-            qa.set_ylabel("queue (packets)")
-            qa.set_xlabel("time (s)")
-            qa.set_ylim(0, buf * 1.15)
-            qa.legend(loc="upper right", fontsize=8)
-            qa.grid(alpha=0.3)
+            panels.append({"label": f"({'ab'[col]}) B = {b:g} BDP ({buf} packets)", "time": r["trace_time"],
+                           "cwnd": r["cwnd"][0], "queue_time": r["queue_time"], "queue": r["queue"],
+                           "capacity_bps": C_BPS, "packet_bytes": PACKET, "buffer_packets": buf,
+                           "path_rtt_s": rtt_path})
         a, params = setup.algo(p)
-        fig.suptitle(f"Fig. {FIG_OF[p]}: {p} ({a} {json.dumps(params, sort_keys=True)}), C = 200 Mbit/s, "
-                     f"RTT = 100 ms" + (" [QUICK MODE]" if setup.quick else ""))
-        fig.tight_layout()
-        path = save_figure(fig, out, f"fig{FIG_OF[p]}_{a}.png")
-        files.append(path)
+        fig = cwnd_queue_figure(panels, f"Fig. {FIG_OF[p]}: {p} ({algorithm_label(a, params)}), C = 200 Mbit/s, "
+                                        f"bottleneck RTT = 100 ms" + (" [QUICK MODE]" if setup.quick else ""),
+                                clip=2.5)
+        files.append(save_figure(fig, out, f"fig{FIG_OF[p]}_{a}.png"))
     return {}, files
 
 
@@ -409,10 +395,12 @@ def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
         ax.set_title(f"{n} flows")
         ax.grid(alpha=0.3, axis="y")
     axes[0].set_ylabel("total goodput (Mbit/s)")
-    axes[0].legend(fontsize=8, title="window")
+    # below the panels: inside, it covers the tallest bars
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=len(setup.fig13_windows), fontsize=9,
+               title="goodput over the window", title_fontsize=9, frameon=False)
     fig.suptitle("Fig. 13: total goodput at 1 Gbit/s, RTT = 100 ms, B = 0.1 BDP"
                  + (" [QUICK MODE]" if setup.quick else ""))
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     path = save_figure(fig, out, "fig13.png")
     return {"fig13": df}, files + [path]
 

@@ -209,7 +209,11 @@ def _grid(n: int):
 
 
 def _title(fig: Any, text: str, setup: Setup) -> None:
-    fig.suptitle(text + (" [QUICK MODE]" if setup.quick else ""))
+    import textwrap
+
+    text += " [QUICK MODE]" if setup.quick else ""
+    # wrapped to the figure's width (about 9 characters per inch): a long title is not cut at the edges
+    fig.suptitle("\n".join(textwrap.wrap(text, width=int(9 * fig.get_figwidth()))))
     fig.tight_layout()
 
 
@@ -233,6 +237,7 @@ def _fig3(setup: Setup, res: dict, out: str):
         ax.errorbar(d.long_flows, d.utilization, yerr=d["std"], marker="o", capsize=3, label=p)
     ax.set_xscale("log")
     ax.set_xticks(list(setup.longs), [str(x) for x in setup.longs])
+    ax.set_xticks([], minor=True)  # the log scale's minor labels (2 x 10^0, ...) run together
     ax.set_xlabel("number of long-lived flows")
     ax.set_ylabel("mean backbone utilization")
     ax.set_ylim(0, 1.02)
@@ -330,10 +335,15 @@ def _fig7(setup: Setup, res: dict, out: str):
     for thr in (setup.low_thr, setup.high_thr):
         ax.axvline(thr / 1e6, color="k", lw=0.8, ls=":")
     ax.set_xscale("log")
+    # 1-2-5 ticks as plain numbers: the log scale's own minor labels (2 x 10^0, 3 x 10^0, ...) run together
+    lo, hi = ax.get_xlim()
+    ax.set_xticks([v for v in (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000) if lo <= v <= hi])
+    ax.set_xticks([], minor=True)
+    ax.xaxis.set_major_formatter("{x:g}")
     ax.set_xlabel("per-flow throughput (Mbit/s)")
     ax.set_ylabel("CDF")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, ncol=2, loc="upper left")  # the CDFs rise on the right
     _title(fig, f"Fig. 7: throughput CDF of long-lived flows (all-X, L = {setup.L})", setup)
     t = pd.DataFrame(rows)
     files = write_table(t, out, "fig7", "Fig. 7: fractions of long-lived flows below / above the thresholds")

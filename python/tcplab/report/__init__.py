@@ -25,12 +25,19 @@ from __future__ import annotations
 import base64
 import html
 import io
+import numbers
 import os
 import re
 import time
 from typing import Any, Optional, Union
 
+from .format import format_cell, natural_key
+
 __all__ = ["write_report", "report_html", "ReportError"]
+
+
+#: A table longer than this shows its first rows and folds the rest (``<details>``).
+PREVIEW_ROWS = 12
 
 
 class ReportError(ValueError):
@@ -40,7 +47,8 @@ class ReportError(ValueError):
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}
 h1{border-bottom:2px solid #345;padding-bottom:.2em}h2{margin-top:1.6em;color:#345}
-table{border-collapse:collapse;margin:.6em 0;font-size:.88em}th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right}
+table{border-collapse:collapse;margin:.6em 0;font-size:.88em}
+th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap}
 th{background:#eef2f6}td.l,th.l{text-align:left}pre{background:#f6f8fa;padding:.8em;overflow:auto;font-size:.85em}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#555}
 .fail{color:#a00}.meta{color:#555;font-size:.9em}.scroll{overflow-x:auto}
@@ -74,26 +82,35 @@ def _fig_png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
-def _table(df: Any, max_rows: int = 500, floatfmt: str = "{:.6g}") -> str:
-    if df is None or len(df) == 0:
-        return "<p class=meta>(none)</p>"
-    d = df.head(max_rows)
+def _rows_html(d: Any, digits: int) -> str:
     cols = list(d.columns)
     head = "".join(f"<th>{_e(c)}</th>" for c in cols)
     rows = []
-    for _, r in d.iterrows():
+    for values in d.itertuples(index=False, name=None):  # column by column: each keeps its own dtype
         cells = []
-        for c in cols:
-            v = r[c]
-            if isinstance(v, float):
-                cells.append(f"<td>{_e(floatfmt.format(v)) if v == v else '–'}</td>")
-            elif isinstance(v, (int,)) and not isinstance(v, bool):
-                cells.append(f"<td>{v}</td>")
-            else:
-                cells.append(f"<td class=l>{_e(v)}</td>")
+        for c, v in zip(cols, values):
+            text = _e(format_cell(c, v, digits))
+            numeric = isinstance(v, numbers.Real) and not isinstance(v, bool)  # numpy's bool is no Real
+            cells.append(f"<td>{text}</td>" if numeric else f"<td class=l>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    more = f"<p class=meta>{len(df) - max_rows} more rows not shown</p>" if len(df) > max_rows else ""
-    return f"<div class=scroll><table><tr>{head}</tr>{''.join(rows)}</table></div>{more}"
+    return f"<div class=scroll><table><tr>{head}</tr>{''.join(rows)}</table></div>"
+
+
+def _table(df: Any, max_rows: int = 500, digits: int = 6, preview: int = 0, csv: Optional[str] = None) -> str:
+    """An HTML table; numbers with their column's unit (tcplab.report.format).
+
+    ``preview``: a table longer than that shows its first ``preview`` rows and
+    keeps the rest folded (``<details>``), so that a long table does not push
+    what follows thousands of pixels down. ``csv``: a link to the whole table."""
+    if df is None or len(df) == 0:
+        return "<p class=meta>(none)</p>"
+    link = f' (<a href="{_e(csv)}">{_e(os.path.basename(csv))}</a>)' if csv else ""
+    more = f"<p class=meta>{len(df) - max_rows} more rows not shown{link}</p>" if len(df) > max_rows else ""
+    if preview and len(df) > preview:
+        return (_rows_html(df.head(preview), digits)
+                + f"<details><summary>all {len(df):,} rows{link}</summary>"
+                + _rows_html(df.head(max_rows), digits) + more + "</details>")
+    return _rows_html(df.head(max_rows), digits) + more
 
 
 def _page(title: str, body: str) -> str:
@@ -125,6 +142,7 @@ def _sweep_figure(agg: Any, params: list[str], name: str) -> Optional[bytes]:
     groups = agg.groupby(others, sort=False) if others else [((), agg)]
     for ax, (m, lbl) in zip(axes[0], metrics):
         scale = 1e-6 if m.endswith("_bps") else 1.0
+        xscale, xunit = _axis_unit(x, agg[x])
         for keys, g in groups:
             if not isinstance(keys, tuple):
                 keys = (keys,)
@@ -132,7 +150,7 @@ def _sweep_figure(agg: Any, params: list[str], name: str) -> Optional[bytes]:
             pos = np.arange(len(xs))
             try:
                 xv = np.asarray([float(v) for v in xs])
-                pos = xv
+                pos = xv / xscale
                 ticks = None
             except (TypeError, ValueError):
                 ticks = [str(v) for v in xs]
@@ -143,15 +161,45 @@ def _sweep_figure(agg: Any, params: list[str], name: str) -> Optional[bytes]:
             label = ", ".join(f"{k}={v}" for k, v in zip(others, keys)) or None
             ax.errorbar(pos, mean, yerr=err, marker="o", capsize=3, label=label)
             if ticks is not None:
-                ax.set_xticks(pos, ticks, rotation=30 if max(len(t) for t in ticks) > 6 else 0)
-        ax.set_xlabel(x)
+                _category_ticks(ax, pos, ticks)
+        ax.set_xlabel(f"{x} ({xunit})" if xunit else x)
         ax.set_ylabel(lbl)
         ax.grid(alpha=0.3)
-        if others:
-            ax.legend(fontsize="x-small")
+    bottom = 0.0
+    if others:  # one legend below the panels, where it covers no data
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        ncol = min(3, len(labels))
+        fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize="small", frameon=False)
+        bottom = min(0.45, 0.06 * -(-len(labels) // ncol) + 0.02)
+        fig.set_figheight(3.8 / (1 - bottom))
     fig.suptitle(f"{name}: mean across seeds, 95 % t-interval", fontsize="medium")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     return _fig_png(fig)
+
+
+def _axis_unit(column: str, values: Any) -> tuple[float, str]:
+    """(divisor, unit) for a numeric swept parameter of known unit: rates in Mbit/s, times in ms below 10 s."""
+    from .format import column_unit
+
+    try:
+        top = max(abs(float(v)) for v in values)
+    except (TypeError, ValueError):
+        return 1.0, ""
+    unit = column_unit(column)
+    if unit == ("scaled", "rate"):
+        return (1e9, "Gbit/s") if top >= 1e10 else (1e6, "Mbit/s")
+    if unit == ("scaled", "time"):
+        return (1e-3, "ms") if top < 10 else (1.0, "s")
+    return 1.0, ""
+
+
+def _category_ticks(ax: Any, pos: Any, ticks: list) -> None:
+    """Text tick labels that do not run together: slanted when long or many,
+    and only every k-th one when there are more than 12."""
+    step = max(1, -(-len(ticks) // 12))
+    shown = [t if i % step == 0 else "" for i, t in enumerate(ticks)]
+    slant = sum(len(t) for t in shown) > 30 or max(len(t) for t in ticks) > 6
+    ax.set_xticks(pos, shown, rotation=35 if slant else 0, ha="right" if slant else "center")
 
 
 def _campaign_body(path: str) -> tuple[str, str]:
@@ -193,13 +241,14 @@ def _campaign_body(path: str) -> tuple[str, str]:
             keep = sw.parameters + ["n"] + [c for c in agg.columns if c.endswith((".mean", ".ci_low", ".ci_high"))
                                              and c.split(".")[0] in ("total_goodput_bps", "utilization",
                                                                      "jain_index", "drops")]
-            parts.append("<h3>Means across seeds (95 % confidence interval, Student t)</h3>" + _table(agg[keep]))
+            parts.append("<h3>Means across seeds (95 % confidence interval, Student t)</h3>"
+                         + _table(agg[keep], preview=PREVIEW_ROWS))
             cols = sw.parameters + ["seed"] + [c for c in df.columns if c in
                                                ("total_goodput_bps", "utilization", "drops", "retransmits",
                                                 "timeouts", "jain_index") or c.startswith("goodput_bps.")] + ["key"]
-            parts.append("<h3>Runs</h3>" + _table(df[cols]))
+            parts.append("<h3>Runs</h3>" + _table(df[cols], preview=PREVIEW_ROWS))
     if not sweeps and len(allres):
-        parts.append("<h2>Runs</h2>" + _table(allres.drop(columns=["error"], errors="ignore")))
+        parts.append("<h2>Runs</h2>" + _table(allres.drop(columns=["error"], errors="ignore"), preview=PREVIEW_ROWS))
     fails = camp.failures()
     parts.append("<h2>Failures</h2>")
     if len(fails):
@@ -223,8 +272,9 @@ def _run_body(path: str) -> tuple[str, str]:
     parts = []
     summ = res.summary()
     meta = summ["meta"]
+    events = format_cell("events", meta["events"]) if meta.get("events") is not None else "?"
     parts.append(f"<p>Scenario <b>{_e(summ['scenario'])}</b>: {_e(meta.get('sim_time'))} s simulated, "
-                 f"{_e(meta.get('events'))} events, seed {_e(meta.get('seed'))}, run with tcplab "
+                 f"{_e(events)} events, seed {_e(meta.get('seed'))}, run with tcplab "
                  f"{_e(meta.get('version', '?'))}; measurement window from {_e(meta.get('measure_start'))} s.</p>")
     png_path = os.path.join(path, "cwnd_queue.png")
     if os.path.exists(png_path):
@@ -339,38 +389,49 @@ def _reproduction_runs(path: str) -> str:
     if len(df):
         first = [c for c in ("experiment", "job", "seed") if c in df.columns]
         metrics = [c for c in ("status", "total_goodput_bps", "utilization", "drops", "retransmits", "timeouts",
-                               "events", "sim_s", "version", "key") if c in df.columns]
-        parts.append(_table(df[first + metrics], max_rows=1000))
+                               "events", "wall_s", "version", "key") if c in df.columns]
+        parts.append(_table(df[first + metrics], max_rows=1000, preview=PREVIEW_ROWS))
     if len(fails):
         parts.append(f"<h3>Failures</h3><p class=fail>{len(fails)} failed run(s); running the reproduction again "
                      "tries them again.</p>" + _table(fails))
     return "".join(parts)
 
 
-def _reproduction_body(path: str) -> tuple[str, str]:
+def _csv_title(path: str, csv: str) -> str:
+    """The title of a reproduction table: the first heading of its Markdown twin (``fig13.md``), if any."""
+    md = os.path.join(path, csv[:-4] + ".md")
+    try:
+        with open(md, encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("# "):
+                    return line[2:].strip()
+    except OSError:
+        pass
+    return ""
+
+
+def _reproduction_body(path: str, page_dir: Optional[str] = None) -> tuple[str, str]:
+    """The index, then the figures, then the tables (long ones folded, with a
+    link to their CSV), then the stored runs; figures and tables in natural
+    order of their names (fig2 before fig10). ``page_dir``: where the page is
+    written (the links to the CSVs are relative to it; default ``path``)."""
     import pandas as pd
 
     camp = os.path.join(path, _REPRO_CAMPAIGN)
     has_campaign = os.path.exists(os.path.join(camp, "campaign.json"))
-    if os.path.exists(os.path.join(path, "index.md")):
-        with open(os.path.join(path, "index.md"), encoding="utf-8") as fh:
+    # index.md; kk-westwood writes its settings to setup.md instead
+    index = next((os.path.join(path, f) for f in ("index.md", "setup.md") if os.path.exists(os.path.join(path, f))),
+                 None)
+    if index is not None:
+        with open(index, encoding="utf-8") as fh:
             md = fh.read()
     else:
         md = (f"# Reproduction: {os.path.basename(os.path.abspath(path))}\n\n**Not finished: no index.md yet.** "
               "Run the same `tcplab reproduce` command again to finish it (the stored runs are kept).\n")
     first = next((ln.lstrip("# ").strip() for ln in md.splitlines() if ln.startswith("#")), os.path.basename(path))
     parts = [_markdown(re.sub(r"^#\s+.*\n", "", md, count=1))]
-    csvs = sorted(f for f in os.listdir(path) if f.endswith(".csv"))
-    if csvs:
-        parts.append("<h2>Tables</h2>")
-        for f in csvs:
-            try:
-                df = pd.read_csv(os.path.join(path, f))
-            except Exception as e:
-                parts.append(f"<p class=fail>{_e(f)}: unreadable ({_e(e)})</p>")
-                continue
-            parts.append(f"<h3>{_e(f)}</h3>" + _table(df, floatfmt="{:.4g}"))
-    pngs = sorted(f for f in os.listdir(path) if f.endswith(".png"))
+    names = sorted(os.listdir(path), key=natural_key)
+    pngs = [f for f in names if f.endswith(".png")]
     if pngs:
         parts.append("<h2>Figures</h2>")
         for f in pngs:
@@ -380,6 +441,23 @@ def _reproduction_body(path: str) -> tuple[str, str]:
                 parts.append(f"<p class=fail>{_e(f)}: not a PNG file; left out</p>")
                 continue
             parts.append(_img(data, f))
+    csvs = [f for f in names if f.endswith(".csv")]
+    if csvs:
+        parts.append(f"<h2>Tables</h2><p class=meta>A table longer than {PREVIEW_ROWS} rows shows its first rows; "
+                     "open the rest below it, or its CSV.</p>")
+        for f in csvs:
+            try:
+                df = pd.read_csv(os.path.join(path, f))
+            except Exception as e:
+                parts.append(f"<p class=fail>{_e(f)}: unreadable ({_e(e)})</p>")
+                continue
+            try:
+                link: Optional[str] = os.path.relpath(os.path.join(path, f), page_dir or path).replace(os.sep, "/")
+            except ValueError:  # another drive (Windows): no relative link
+                link = None
+            title = _csv_title(path, f)
+            parts.append(f"<h3>{_e(f)}{': ' + _e(title) if title else ''}</h3>"
+                         + _table(df, digits=4, preview=PREVIEW_ROWS, csv=link))
     if has_campaign:
         parts.append(_reproduction_runs(camp))
     return first, "".join(parts)
@@ -402,11 +480,16 @@ def detect(path: str) -> str:
                       f"nor a reproduction output (index.md, campaign/)")
 
 
-def report_html(path: Union[str, os.PathLike]) -> str:
-    """The HTML page for a campaign, run or reproduction directory."""
+def report_html(path: Union[str, os.PathLike], page_dir: Optional[Union[str, os.PathLike]] = None) -> str:
+    """The HTML page for a campaign, run or reproduction directory.
+    ``page_dir``: the directory the page will be written to (links to a
+    reproduction's CSV files are relative to it; default ``path``)."""
     path = os.fspath(path)
     kind = detect(path)
-    title, body = {"campaign": _campaign_body, "run": _run_body, "reproduction": _reproduction_body}[kind](path)
+    if kind == "reproduction":
+        title, body = _reproduction_body(path, os.fspath(page_dir) if page_dir is not None else None)
+    else:
+        title, body = {"campaign": _campaign_body, "run": _run_body}[kind](path)
     return _page(title, body)
 
 
@@ -414,7 +497,7 @@ def write_report(path: Union[str, os.PathLike], out: Optional[Union[str, os.Path
     """Write ``report.html`` (or ``out``) for the directory ``path``; returns the file written."""
     from .._files import write_text_atomically
 
-    page = report_html(path)
     out = os.fspath(out) if out is not None else os.path.join(os.fspath(path), "report.html")
+    page = report_html(path, page_dir=os.path.dirname(os.path.abspath(out)))
     write_text_atomically(out, page)  # nothing left behind on failure; errors name `out`
     return out

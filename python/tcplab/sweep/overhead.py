@@ -65,7 +65,7 @@ def measure(runs: int = 200, rate: str = "10Mbps", duration: str = "5s", workers
         t2 = time.perf_counter()
         if rep.ran != runs or rep.failures:
             raise RuntimeError(f"the benchmark sweep did not run cleanly: {rep.summary()}")
-        core, wall, expand, w = rep.sim_s, t2 - t1, t1 - t0, rep.workers
+        core, wall, expand, w = rep.runs_wall_s, t2 - t1, t1 - t0, rep.workers
         return {"runs": runs, "rate": rate, "duration": duration, "workers": w, "fsync": fsync,
                 "wall_s": round(wall, 6), "core_s": round(core, 6),
                 "per_run_core_ms": round(1e3 * core / runs, 3),

@@ -13,8 +13,9 @@ __all__ = ["aggregate", "t_interval", "METRICS", "ID_COLUMNS"]
 #: Per-run metric columns of Campaign.results() (plus goodput_bps.<flow>).
 METRICS = ["total_goodput_bps", "utilization", "drops", "queue_mean_packets", "retransmits", "timeouts",
            "jain_index"]
-#: Columns of Campaign.results() that are neither parameters nor metrics.
-ID_COLUMNS = ["seed", "key", "status", "version", "sim_s", "events", "bottleneck", "error"]
+#: Columns of Campaign.results() that are neither parameters nor metrics (``sim_s``: the old name of
+#: ``wall_s``, in tables saved from older versions).
+ID_COLUMNS = ["seed", "key", "status", "version", "wall_s", "sim_s", "events", "bottleneck", "error"]
 
 
 def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float, int]:

@@ -89,7 +89,7 @@ CREATE TABLE IF NOT EXISTS runs (
     version TEXT NOT NULL,
     metrics TEXT,
     error TEXT,
-    sim_s REAL,
+    sim_s REAL,  -- the run's wall-clock seconds (Campaign.results() calls it wall_s; stored campaigns keep this name)
     task_s REAL,
     finished REAL,
     segment TEXT NOT NULL
@@ -179,16 +179,23 @@ class RunReport:
     """What :meth:`Campaign.run` did. ``keys`` are the run keys in job order."""
 
     def __init__(self, keys: list[str], params: list[dict], ran: int, reused: int, failures: list[dict],
-                 wall_s: float, workers: int, sim_s: float, interrupted: bool = False) -> None:
+                 wall_s: float, workers: int, runs_wall_s: float, interrupted: bool = False) -> None:
         self.keys = keys
         self.params = params
         self.ran = ran
         self.reused = reused
         self.failures = failures
+        #: The whole sweep's wall-clock seconds.
         self.wall_s = wall_s
         self.workers = workers
-        self.sim_s = sim_s
+        #: The runs' own wall-clock seconds inside the simulator, summed over the runs run now.
+        self.runs_wall_s = runs_wall_s
         self.interrupted = interrupted
+
+    @property
+    def sim_s(self) -> float:
+        """The old name of :attr:`runs_wall_s` (it is wall-clock time, not simulated time)."""
+        return self.runs_wall_s
 
     @property
     def total(self) -> int:
@@ -200,7 +207,7 @@ class RunReport:
         the simulator: scheduling, encoding, storing, indexing, start-up."""
         if self.ran == 0 or self.wall_s <= 0:
             return None
-        return max(0.0, 1.0 - self.sim_s / (self.wall_s * self.workers))
+        return max(0.0, 1.0 - self.runs_wall_s / (self.wall_s * self.workers))
 
     def summary(self) -> str:
         lines = [f"{self.total} runs: {self.ran} run now, {self.reused} already stored, "
@@ -216,7 +223,8 @@ class RunReport:
 
     def as_dict(self) -> dict:
         return {"total": self.total, "ran": self.ran, "reused": self.reused, "failed": len(self.failures),
-                "failures": self.failures, "wall_s": self.wall_s, "workers": self.workers, "sim_s": self.sim_s,
+                "failures": self.failures, "wall_s": self.wall_s, "workers": self.workers,
+                "runs_wall_s": self.runs_wall_s,
                 "overhead": self.overhead, "interrupted": self.interrupted}
 
     def __repr__(self) -> str:
@@ -1040,7 +1048,7 @@ class Campaign:
                                f"{len(todo)} run(s) not stored yet cannot be stored; make it writable or give "
                                f"another campaign directory (-o)", errno.EROFS)
         failures: list[dict] = []
-        state = {"ran": 0, "sim_s": 0.0, "todo": 0}
+        state = {"ran": 0, "runs_wall_s": 0.0, "todo": 0}
         committer = _Committer(self, group)
 
         def counted() -> Iterator[dict]:
@@ -1058,7 +1066,7 @@ class Campaign:
             committer.add(m)
             for r in m["runs"]:
                 state["ran"] += 1
-                state["sim_s"] += r.get("sim_s") or 0.0
+                state["runs_wall_s"] += r.get("sim_s") or 0.0  # a record's wall time, stored as sim_s
                 if r["status"] != "ok":
                     failures.append({"key": r["key"], "params": record_params(r), "seed": r["seed"],
                                      "error": r["error"]})
@@ -1087,7 +1095,7 @@ class Campaign:
                     done_now.add(j["key"])
         return RunReport([j["key"] for j in norm], [dict(j["params"], seed=j["seed"]) for j in norm],
                          ran=state["ran"], reused=len(norm) - state["todo"], failures=failures,
-                         wall_s=time.perf_counter() - t0, workers=nworkers, sim_s=state["sim_s"],
+                         wall_s=time.perf_counter() - t0, workers=nworkers, runs_wall_s=state["runs_wall_s"],
                          interrupted=interrupted)
 
     def save_sweep(self, sweep: "Sweep") -> str:
@@ -1136,7 +1144,8 @@ class Campaign:
         per-run metrics (``total_goodput_bps``, ``utilization``, ``drops``,
         ``queue_mean_packets``, ``retransmits``, ``timeouts``, ``jain_index``,
         ``events``), per-flow goodput as ``goodput_bps.<flow name>``, and
-        ``key``, ``status``, ``version``, ``sim_s``.
+        ``key``, ``status``, ``version``, ``wall_s`` (the run's wall-clock
+        seconds inside the simulator; stored under its old name ``sim_s``).
 
         ``which``: None (every stored run), a :class:`RunReport`, a
         :class:`~tcplab.sweep.Sweep` (its points, with its parameters), or a
@@ -1177,7 +1186,7 @@ class Campaign:
             rec.update(m)
             for fname, g in flows.items():
                 rec[f"goodput_bps.{fname}"] = g
-            rec.update(key=key, status=status, version=version, sim_s=sim_s)
+            rec.update(key=key, status=status, version=version, wall_s=sim_s)
             if include_failed:
                 rec["error"] = error
             records.append(rec)
