@@ -26,7 +26,9 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import sys
+import textwrap
 from typing import Any, Iterator, Optional, Sequence
 
 EXIT_OK = 0
@@ -53,7 +55,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", help="scenario file (TOML)")
     r.add_argument("-o", "--out", dest="outdir", help="output directory: new, empty or an earlier run's output, "
                                                       "whose files are replaced (default: out/<scenario stem>)")
-    r.add_argument("--json", action="store_true", help="print only the summary JSON to stdout")
+    r.add_argument("--json", action="store_true", help="print only the summary JSON to stdout (without -o, "
+                                                       "nothing is written to disk)")
     r.add_argument("--seed", type=int, help="override the scenario's seed")
     r.add_argument("--duration", help="override the run duration (e.g. '100s')")
     r.add_argument("--progress", action="store_true", help="show the core's progress on stderr")
@@ -80,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     rr.add_argument("-o", "--out", dest="outdir", help="output directory: new, empty or an earlier run's output "
                                                        "(default: out/<stem>-<mix>)")
     rr.add_argument("--seed", type=int, help="override the run seed (random link loss)")
-    rr.add_argument("--json", action="store_true", help="print only the summary JSON to stdout")
+    rr.add_argument("--json", action="store_true", help="print only the summary JSON to stdout (without -o, "
+                                                        "nothing is written to disk)")
 
     a = sub.add_parser("algorithms", help="list congestion-control algorithms and their parameters")
     a.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -201,21 +205,25 @@ def _summary_text(res: Any) -> str:
     if not bottleneck and summ["links"]:
         best = max(summ["links"], key=lambda l: l["utilization"] or 0.0)
         bottleneck = {best["name"]}
-    links = [l for l in summ["links"] if l["name"] in bottleneck or (l["drops"] or 0) > 0]
+    links = [l for l in summ["links"] if l["name"] in bottleneck or (l["drops"] or 0) > 0 or (l["losses"] or 0) > 0]
     if links:
         out.append("")
-        out.append("links (bottleneck and links with drops)")
+        out.append("links (bottleneck and links with drops or losses; drops: the queue's, losses: random loss "
+                   "on the wire)")
         if any(l.get("discipline", "droptail") != "droptail" or l.get("sojourn_mean") is not None for l in links):
             # Links with a queue discipline: its marks, AQM drops and sojourn times too.
             ms = lambda v: _fmt_num(None if v is None else v * 1e3, ".2f")  # noqa: E731
             rows = [[str(l["name"]), str(l.get("discipline", "droptail")), _fmt_num(l["utilization"], ".4f"),
-                     _fmt_num(l["drops"], "d"), _fmt_num(l.get("aqm_drops", 0), "d"), _fmt_num(l.get("marks", 0), "d"),
-                     ms(l.get("sojourn_mean")), ms(l.get("sojourn_p99"))] for l in links]
-            out.append(_table(["name", "discipline", "utilization", "drops", "aqm drops", "marks", "sojourn mean (ms)",
-                               "sojourn p99 (ms)"], rows, [False, False, True, True, True, True, True, True]))
+                     _fmt_num(l["drops"], "d"), _fmt_num(l.get("aqm_drops", 0), "d"), _fmt_num(l["losses"], "d"),
+                     _fmt_num(l.get("marks", 0), "d"), ms(l.get("sojourn_mean")), ms(l.get("sojourn_p99"))]
+                    for l in links]
+            out.append(_table(["name", "discipline", "utilization", "drops", "aqm drops", "losses", "marks",
+                               "sojourn mean (ms)", "sojourn p99 (ms)"], rows,
+                              [False, False, True, True, True, True, True, True, True]))
         else:
-            rows = [[str(l["name"]), _fmt_num(l["utilization"], ".4f"), _fmt_num(l["drops"], "d")] for l in links]
-            out.append(_table(["name", "utilization", "drops"], rows, [False, True, True]))
+            rows = [[str(l["name"]), _fmt_num(l["utilization"], ".4f"), _fmt_num(l["drops"], "d"),
+                     _fmt_num(l["losses"], "d")] for l in links]
+            out.append(_table(["name", "utilization", "drops", "losses"], rows, [False, True, True, True]))
     return "\n".join(out)
 
 
@@ -338,8 +346,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         spec = sc.to_spec()
     except ScenarioError as e:  # after --seed/--duration: name the field as the file does
         raise _CliError(str(_file_field(e, sc))) from None
-    outdir = args.outdir or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
-    _check_outdir(outdir)  # before the run, not after it
+    # --json without -o is for scripts that read the summary: nothing is written to disk.
+    outdir = None if args.json and args.outdir is None else (
+        args.outdir or os.path.join("out", os.path.splitext(os.path.basename(path))[0]))
+    if outdir is not None:
+        _check_outdir(outdir)  # before the run, not after it
 
     core = _core()  # a clear error if the compiled core is missing
     import tcplab
@@ -355,14 +366,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     res.name = sc.name
 
     try:
-        res.save(outdir)
-        png = os.path.join(outdir, "cwnd_queue.png")
-        if not args.no_plot:
-            if len(res.flow_ts) == 0 and not args.json:
-                print("note: no time series (sample_interval = 0); cwnd_queue.png shows no cwnd", file=sys.stderr)
-            from .plot import plot_cwnd_queue
-
-            plot_cwnd_queue(res, png)
+        _write_run(res, outdir, args)
     except OSError as e:
         raise _CliError(f"{e.filename or outdir}: cannot write results: {e.strerror or e}", EXIT_FAILURE) from None
 
@@ -382,6 +386,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(_analytic_text(comparison))
         print(f"\nresults written to {outdir}/")
     return EXIT_OK
+
+
+def _write_run(res: Any, outdir: Optional[str], args: argparse.Namespace) -> None:
+    """A run's tables, summary and figure into ``outdir`` (None: nothing written, --json without -o)."""
+    if outdir is None:
+        return
+    res.save(outdir)
+    png = os.path.join(outdir, "cwnd_queue.png")
+    if not args.no_plot:
+        if len(res.flow_ts) == 0 and not args.json:
+            print("note: no time series (sample_interval = 0); cwnd_queue.png shows no cwnd", file=sys.stderr)
+        from .plot import plot_cwnd_queue
+
+        plot_cwnd_queue(res, png)
 
 
 def _accounting_text(res: Any) -> str:
@@ -447,21 +465,37 @@ def _print_catalog(entries: list, as_json: bool) -> int:
     if as_json:
         print(json.dumps(entries, indent=2, default=str))
         return EXIT_OK
+    width = _text_width()
+
+    def para(text: str, indent: str) -> None:
+        print(textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent,
+                            break_long_words=False, break_on_hyphens=False))
+
     for a in entries:
         aliases = f" (aliases: {', '.join(a.get('aliases', []))})" if a.get("aliases") else ""
-        print(f"{a['name']}{aliases}")
+        para(f"{a['name']}{aliases}", "")
         if a.get("description"):
-            print(f"    {a['description']}")
+            para(a["description"], "    ")
         if a.get("source"):
-            print(f"    source: {a['source']}")
+            para(f"source: {a['source']}", "    ")
         params = a.get("params", [])
         if params:
-            rows = [[str(p.get("name")), str(p.get("default")), str(p.get("description", "")), str(p.get("source", ""))]
-                    for p in params]
-            table = _table(["param", "default", "description", "source"], rows, [False, True, False, False])
-            print("\n".join("    " + ln for ln in table.splitlines()))
+            print("    parameters:")
+        for p in params:  # one block each: a table of them ran to 700 characters a line
+            para(f"{p.get('name')} = {p.get('default')}", "      ")
+            if p.get("description"):
+                para(str(p["description"]), "          ")
+            if p.get("source"):
+                para(f"source: {p['source']}", "          ")
         print()
     return EXIT_OK
+
+
+def _text_width() -> int:
+    """Columns to wrap text to: the terminal's (at least 60), 100 when stdout is not a terminal."""
+    if not sys.stdout.isatty():
+        return 100
+    return max(60, shutil.get_terminal_size((100, 24)).columns)
 
 
 def _check_outdir(outdir: str) -> None:
@@ -530,12 +564,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     except ScenarioError as e:
         raise _CliError(str(e)) from None
     name = f"{os.path.splitext(os.path.basename(args.frozen))[0]}-{mix.name}"
-    outdir = args.outdir or os.path.join("out", name)
-    _check_outdir(outdir)
+    outdir = None if args.json and args.outdir is None else (args.outdir or os.path.join("out", name))
+    if outdir is not None:  # (--json without -o writes nothing)
+        _check_outdir(outdir)
     res = tcplab.run(spec)
     res.name = name
     try:
-        res.save(outdir)
+        if outdir is not None:
+            res.save(outdir)
     except OSError as e:
         raise _CliError(f"{e.filename or outdir}: cannot write results: {e.strerror or e}", EXIT_FAILURE) from None
     summ = res.summary()

@@ -357,12 +357,13 @@ class Results:
 
             {"scenario": name,
              "flows": [{"id", "name", "algorithm", "goodput_bps", "retransmits", "timeouts"}],
-             "links": [{"name", "utilization", "drops"} and, for a link with a
+             "links": [{"name", "utilization", "drops", "losses"} and, for a link with a
                        queue discipline, {"discipline", "aqm_drops", "marks",
                        "sojourn_mean", "sojourn_p99"}],
              "meta": {...}}
 
-        Goodput is over the measurement window; every link is listed.
+        Goodput is over the measurement window; every link is listed. A link's ``drops`` are its
+        queue's (overflow and AQM), ``losses`` its random loss on the wire, counted apart.
         """
         flows = []
         for _, r in self.flows.iterrows():
@@ -376,7 +377,8 @@ class Results:
             })
         links = []
         for _, r in self.links.iterrows():
-            link = {"name": _py(r.get("name")), "utilization": _py(r.get("utilization")), "drops": _py(r.get("drops"))}
+            link = {"name": _py(r.get("name")), "utilization": _py(r.get("utilization")), "drops": _py(r.get("drops")),
+                    "losses": _py(r.get("losses", 0))}
             if r.get("discipline", "droptail") != "droptail" or _py(r.get("sojourn_mean")) is not None:
                 link.update({k: _py(r.get(k)) for k in ("discipline", "aqm_drops", "marks", "sojourn_mean", "sojourn_p99")})
             links.append(link)

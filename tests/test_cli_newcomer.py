@@ -1,0 +1,56 @@
+"""Issue 30 ("a newcomer's first hour"), the CLI side: random-loss losses in the terminal summary,
+`tcplab algorithms` wrapped to the terminal, `--set` overrides on run and sweep, the phase-lock
+warning. Tests that run simulations need the compiled core (tcplab._core)."""
+
+import json
+import os
+import textwrap
+
+import pytest
+
+from tcplab.cli import main
+
+LOSSY = """
+    name = "lossy"
+    [dumbbell]
+    n_flows = 1
+    bottleneck_rate = "10Mbps"
+    rtt = "20ms"
+    buffer = "1BDP"
+    loss = 0.002
+    [run]
+    duration = "3s"
+    sample_interval = "50ms"
+"""
+
+
+def write(tmp_path, text, name="sc.toml"):
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text))
+    return str(p)
+
+
+def test_summary_shows_random_loss_apart_from_drops(tmp_path, capsys):
+    from tcplab import _core  # noqa: F401
+
+    path = write(tmp_path, LOSSY)
+    assert main(["run", path, "-o", str(tmp_path / "o"), "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    header = next(ln for ln in out.splitlines() if ln.startswith("name") and "utilization" in ln)
+    assert header.split() == ["name", "utilization", "drops", "losses"]
+    summ = json.loads((tmp_path / "o" / "summary.json").read_text())
+    (bott,) = [ln for ln in summ["links"] if ln["name"] == "r1-r2"]
+    assert bott["losses"] > 0  # 0.2 % of some 7,000 packets
+    row = next(ln for ln in out.splitlines() if ln.startswith("r1-r2"))
+    assert row.split()[2:] == [str(bott["drops"]), str(bott["losses"])]
+
+
+def test_algorithms_wrapped_to_100_columns_when_piped(capsys):
+    from tcplab import _core
+
+    assert main(["algorithms"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(ln) for ln in out.splitlines()) <= 100
+    for a in _core.algorithms():  # nothing lost in the wrapping: every parameter is listed
+        for p in a.get("params", []):
+            assert f"      {p['name']} = " in out
