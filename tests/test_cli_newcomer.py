@@ -54,3 +54,17 @@ def test_algorithms_wrapped_to_100_columns_when_piped(capsys):
     for a in _core.algorithms():  # nothing lost in the wrapping: every parameter is listed
         for p in a.get("params", []):
             assert f"      {p['name']} = " in out
+
+
+
+
+def test_generate_defaults_under_out_and_makes_the_directory(tmp_path, monkeypatch, capsys):
+    from tcplab import _core  # noqa: F401
+
+    spec = write(tmp_path, open(os.path.join(os.path.dirname(__file__), "..", "examples",
+                                             "generate-parking-lot.toml")).read(), "pl.toml")
+    monkeypatch.chdir(tmp_path)
+    assert main(["generate", spec, "--seed", "1"]) == 0  # no -o: out/pl.json, not ./pl.json
+    assert (tmp_path / "out" / "pl.json").is_file() and not (tmp_path / "pl.json").exists()
+    assert main(["generate", spec, "-o", "new/dir/x.json"]) == 0  # a missing parent directory is made
+    assert (tmp_path / "new" / "dir" / "x.json").is_file()

@@ -2,11 +2,13 @@
 
 ::
 
-    tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--progress] [--no-plot] [--loss-trace]
+    tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--set KEY=VALUE ...] [--progress] ...
+    tcplab generate DESCRIPTION.toml [-o FROZEN.json]
+    tcplab replay FROZEN.json --mix reno+cubic [-o OUTDIR] [--json]
     tcplab algorithms [--json]
     tcplab disciplines [--json]
     tcplab bench [--quick] [--json [PATH]] [--only S1,S3] [--scaling flows|rate|window|all] [--memory] [--campaign]
-    tcplab sweep SWEEP.toml [-o CAMPAIGN] [--workers N | --scheduler ADDRESS] [--retry-failed] [--verify] ...
+    tcplab sweep SWEEP.toml [-o CAMPAIGN] [--set KEY=VALUE ...] [--workers N | --scheduler ADDRESS] [--retry-failed] ...
     tcplab sweep --reindex CAMPAIGN | --upgrade CAMPAIGN
     tcplab report CAMPAIGN_OR_OUTPUT_DIR [-o REPORT.html]
     tcplab conformance bbr [--algorithm bbr|bbr3|both] [--out DIR] [--quick] [--cases a,b] [--impl ALG]
@@ -72,7 +74,8 @@ def _parser() -> argparse.ArgumentParser:
                        description="Generate a topology, flows and workload (TOML description, see "
                                    "docs/generate.md) and write the frozen scenario as JSON.")
     g.add_argument("spec", help="generation description (TOML)")
-    g.add_argument("-o", "--out", required=True, help="frozen scenario file to write (JSON)")
+    g.add_argument("-o", "--out", help="frozen scenario file to write (JSON; default: out/<description stem>.json; "
+                                      "a missing parent directory is made)")
     g.add_argument("--seed", type=int, help="override the description's seed")
 
     rr = sub.add_parser("replay", help="run a frozen scenario with a protocol mix",
@@ -537,13 +540,17 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         fz = generate_from_dict(doc)
     except ScenarioError as e:
         raise _CliError(f"{args.spec}: {e}") from None
+    out = args.out or os.path.join("out", os.path.splitext(os.path.basename(args.spec))[0] + ".json")
     try:
-        fz.save(args.out)
+        parent = os.path.dirname(out)
+        if parent and not os.path.isdir(parent):
+            os.makedirs(parent, exist_ok=True)
+        fz.save(out)
     except OSError as e:
-        raise _CliError(f"{args.out}: cannot write: {e.strerror or e}", EXIT_FAILURE) from None
+        raise _CliError(f"{out}: cannot write: {e.strerror or e}", EXIT_FAILURE) from None
     n = len(fz.flows)
     files = sum(len(f["app"].get("files", [])) for f in fz.spec_base["flows"])
-    print(f"{args.out}: {len(fz.topology['routers'])} routers, {len(fz.spec_base['links'])} links, {n} flows, "
+    print(f"{out}: {len(fz.topology['routers'])} routers, {len(fz.spec_base['links'])} links, {n} flows, "
           f"{files} files, groups {', '.join(fz.groups)}", file=sys.stderr)
     return EXIT_OK
 
