@@ -56,8 +56,6 @@ def test_algorithms_wrapped_to_100_columns_when_piped(capsys):
             assert f"      {p['name']} = " in out
 
 
-
-
 def test_generate_defaults_under_out_and_makes_the_directory(tmp_path, monkeypatch, capsys):
     from tcplab import _core  # noqa: F401
 
@@ -68,3 +66,14 @@ def test_generate_defaults_under_out_and_makes_the_directory(tmp_path, monkeypat
     assert (tmp_path / "out" / "pl.json").is_file() and not (tmp_path / "pl.json").exists()
     assert main(["generate", spec, "-o", "new/dir/x.json"]) == 0  # a missing parent directory is made
     assert (tmp_path / "new" / "dir" / "x.json").is_file()
+
+
+def test_package_exports_its_api_only():
+    import tcplab
+
+    public = {n for n in dir(tcplab) if not n.startswith("_")}
+    assert not public & {"Any", "Union", "Mapping", "Optional", "json", "annotations", "spec_to_json"}
+    for name in tcplab.__all__:  # what `from tcplab import *` gives exists
+        assert hasattr(tcplab, name), name
+    assert {"run", "Dumbbell", "Results", "Sweep", "Campaign", "load_scenario"} <= set(tcplab.__all__)
+    assert public - set(tcplab.__all__) <= {"errors", "results", "scenario", "sweep", "units"}  # submodules
