@@ -80,3 +80,130 @@ def test_package_exports_its_api_only():
 
     for name in public - set(tcplab.__all__):  # the rest are submodules (tcplab.units, tcplab.sweep, ...)
         assert isinstance(getattr(tcplab, name), types.ModuleType), name
+
+
+# ---------------------------------------------------------------- --set KEY=VALUE
+
+SMALL = """
+    name = "small"
+    [dumbbell]
+    n_flows = 2
+    bottleneck_rate = "10Mbps"
+    rtt = "20ms"
+    buffer = "1BDP"
+    [run]
+    duration = "2s"
+    sample_interval = "50ms"
+"""
+
+GENERIC = """
+    [run]
+    duration = "1s"
+    [[nodes]]
+    name = "a"
+    [[nodes]]
+    name = "b"
+    [[links]]
+    name = "ab"
+    src = "a"
+    dst = "b"
+    rate = "10Mbps"
+    delay = "10ms"
+    buffer = 20
+    [[links]]
+    name = "ba"
+    src = "b"
+    dst = "a"
+    rate = "10Mbps"
+    delay = "10ms"
+    [[flows]]
+    src = "a"
+    dst = "b"
+    [[flows]]
+    src = "a"
+    dst = "b"
+"""
+
+
+@pytest.mark.parametrize("text, value", [
+    ("10", 10), ("0.5", 0.5), ("true", True), ("[1, 2]", [1, 2]), ("{discipline = 'codel'}", {"discipline": "codel"}),
+    ('"50"', "50"), ("0.5BDP", "0.5BDP"), ("10s", "10s"), ("cubic", "cubic"), ("", ""), ("1\nx = 2", "1\nx = 2"),
+])
+def test_set_value_is_toml_when_it_parses_else_a_string(text, value):
+    from tcplab.overrides import parse_value
+
+    assert parse_value(text) == value and type(parse_value(text)) is type(value)
+
+
+def test_set_on_run_changes_the_scenario_before_it_is_checked(tmp_path, capsys):
+    from tcplab import _core  # noqa: F401
+
+    path = write(tmp_path, SMALL)
+    out = tmp_path / "o"
+    assert main(["run", path, "-o", str(out), "--no-plot", "--set", "dumbbell.buffer=0.5BDP",
+                 "--set", "run.duration=1s", "--set", "dumbbell.algorithm=[\"newreno\", \"cubic\"]",
+                 "--set", "dumbbell.loss=0.001"]) == 0
+    capsys.readouterr()
+    saved = (out / "scenario.toml").read_text()  # the scenario that ran, overrides included
+    assert 'buffer = "0.5BDP"' in saved and "loss = 0.001" in saved
+    summ = json.loads((out / "summary.json").read_text())
+    assert summ["meta"]["sim_time"] == pytest.approx(1.0)
+    assert [f["algorithm"] for f in summ["flows"]] == ["newreno", "cubic"]
+
+
+def test_set_indexes_arrays_of_tables(tmp_path, capsys):
+    from tcplab import _core  # noqa: F401
+
+    path = write(tmp_path, GENERIC)
+    assert main(["run", path, "--json", "--set", "flows[1].algorithm=cubic", "--set", "links[0].loss=0.01"]) == 0
+    summ = json.loads(capsys.readouterr().out)
+    assert [f["algorithm"] for f in summ["flows"]] == ["newreno", "cubic"]
+    assert summ["links"][0]["losses"] > 0
+
+
+@pytest.mark.parametrize("override, message", [
+    ("dumbbell.bufer=1", "error: dumbbell.bufer: unknown key (did you mean 'buffer'?)"),
+    ("run.durration=1s", "error: run.durration: unknown key (did you mean 'duration'?)"),
+    ("dumbbell.buffer.packets=3", "error: --set dumbbell.buffer.packets: dumbbell.buffer is not a table (a string)"),
+    ("dumbbell.rtt=\"50\"", "error: dumbbell.rtt: '50' needs a unit, e.g. '50ms'"),
+    ("dumbbell", "error: --set dumbbell: expected KEY=VALUE"),
+    ("a b=1", "error: --set a b: not a key path"),
+])
+def test_set_errors_are_one_line_naming_the_key(tmp_path, capsys, override, message):
+    path = write(tmp_path, SMALL)
+    assert main(["run", path, "-o", str(tmp_path / "o"), "--set", override]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("override, message", [
+    ("flows[2].algorithm=cubic", "error: --set flows[2].algorithm: flows has 2 element(s); [2] is not one of them"),
+    ("flows.algorithm=cubic", "error: --set flows.algorithm: flows is not a table (an array: give an element, "
+                              "e.g. flows[0].algorithm)"),
+    ("run[0]=1", "error: --set run[0]: run is a table, not an array"),
+])
+def test_set_errors_on_arrays(tmp_path, capsys, override, message):
+    path = write(tmp_path, GENERIC)
+    assert main(["run", path, "--json", "--set", override]) == 2
+    assert capsys.readouterr().err.startswith(message)
+
+
+def test_set_on_sweep_sets_the_sweep_and_its_base(tmp_path, capsys):
+    base = write(tmp_path, SMALL, "base.toml")
+    sweep = write(tmp_path, """
+        base = "base.toml"
+        seeds = 3
+        [grid]
+        buffer = ["0.5BDP", "1BDP"]
+    """, "sw.toml")
+    from tcplab import load_sweep
+
+    sw, _ = load_sweep(sweep, overrides=["seeds=2", "dumbbell.rtt=40ms", "grid.buffer=[10, 20, 30]"])
+    assert len(sw) == 3 * 2 and sw.base.rtt == "40ms" and sw.base.name == "small"
+    assert "rtt = \"20ms\"" in open(base).read()  # the base file itself is left alone
+    assert main(["sweep", sweep, "-o", str(tmp_path / "c"), "--dry-run", "--set", "seeds=1",
+                 "--set", "dumbbell.buffer=2BDP"]) == 0
+    cap = capsys.readouterr()
+    assert "2 to run" in cap.out
+    assert "note: --set dumbbell.buffer: the sweep's parameter 'buffer' sets it at every point" in cap.err

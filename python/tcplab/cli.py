@@ -48,6 +48,11 @@ class _CliError(Exception):
         self.code = code
 
 
+#: --set on run and sweep (tcplab.overrides).
+SET_HELP = ("set a value of the file before it is read, repeatable: KEY a dotted path as in the TOML file, an array "
+            "element as name[i]; VALUE a TOML value (10, 0.5, true, [1, 2], {a = 1}) or else a string (0.5BDP, 10s)")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tcplab", description="Packet-level TCP congestion-control simulator.")
     p.add_argument("--version", action="store_true", help="print the version and exit")
@@ -59,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
                                                       "whose files are replaced (default: out/<scenario stem>)")
     r.add_argument("--json", action="store_true", help="print only the summary JSON to stdout (without -o, "
                                                        "nothing is written to disk)")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                   help=SET_HELP + " (e.g. --set dumbbell.buffer=0.5BDP --set run.duration=10s "
+                                   "--set 'flows[1].algorithm=cubic')")
     r.add_argument("--seed", type=int, help="override the scenario's seed")
     r.add_argument("--duration", help="override the run duration (e.g. '100s')")
     r.add_argument("--progress", action="store_true", help="show the core's progress on stderr")
@@ -328,7 +336,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if os.path.isdir(path):
         raise _CliError(f"{path}: is a directory, expected a scenario file (TOML)")
     try:
-        sc = load_scenario(path)
+        sc = load_scenario(path, overrides=args.overrides)
     except tomllib.TOMLDecodeError as e:
         raise _CliError(f"{path}: invalid TOML: {e}") from None
     except UnicodeDecodeError as e:
@@ -720,6 +728,9 @@ def _add_campaign_commands(sub: Any) -> None:
     sw.add_argument("sweep", nargs="?", help="sweep file (TOML; not needed with --reindex)")
     sw.add_argument("-o", "--out", dest="outdir", help="campaign directory (default: the file's `out`, else "
                                                        "out/<sweep file stem>)")
+    sw.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                    help=SET_HELP + "; a sweep file's own keys (seeds, grid.buffer, ...) set the sweep, any other key "
+                                    "its base scenario (e.g. --set seeds=5 --set dumbbell.access_delay=uniform)")
     sw.add_argument("--workers", type=int, help="local worker processes (default: the file's, else all cores)")
     sw.add_argument("--scheduler", help="run on a Dask cluster: the scheduler's address, e.g. tcp://host:8786")
     sw.add_argument("--store-on", choices=["worker", "client"], default="worker",
@@ -827,6 +838,22 @@ def _cmd_upgrade(path: str) -> int:
     return EXIT_OK
 
 
+def _shadowed_overrides(sweep: Any, overrides: Sequence[str]) -> list[str]:
+    """A note for each --set of the base scenario that a grid or zip parameter overrides at every point."""
+    from .overrides import parse_override, split_sweep_overrides
+
+    _, base = split_sweep_overrides(overrides)
+    swept = {tuple(sweep._resolve_key(k)): k for k in sweep.parameters}
+    notes = []
+    for text in base:
+        key, path, _ = parse_override(text)
+        for sp, name in swept.items():
+            if tuple(path[:len(sp)]) == sp or sp[:len(path)] == tuple(path):
+                notes.append(f"note: --set {key}: the sweep's parameter {name!r} sets it at every point, which wins")
+                break
+    return notes
+
+
 def _cap_workers(workers: Optional[int], scheduler: Optional[str]) -> Optional[int]:
     """Local workers above the CPUs this process may use: capped to them, with a note. A run is one
     CPU-bound thread, so more processes than CPUs finish no sooner and each holds a run's memory; the
@@ -860,11 +887,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not os.path.isfile(path):
         raise _CliError(f"{path}: no such file" if not os.path.exists(path) else f"{path}: not a sweep file (TOML)")
     try:
-        sweep, opts = load_sweep(path)
+        sweep, opts = load_sweep(path, overrides=args.overrides)
     except tomllib.TOMLDecodeError as e:
         raise _CliError(f"{path}: invalid TOML: {e}") from None
     except UnicodeDecodeError as e:
         raise _CliError(f"{path}: not a text file ({e.reason})") from None
+    for note in _shadowed_overrides(sweep, args.overrides):
+        print(note, file=sys.stderr)
     workers = args.workers if args.workers is not None else opts.get("workers")
     if workers is not None and workers < 1:
         raise _CliError(f"--workers: must be at least 1, got {workers}")
