@@ -207,3 +207,96 @@ def test_set_on_sweep_sets_the_sweep_and_its_base(tmp_path, capsys):
     cap = capsys.readouterr()
     assert "2 to run" in cap.out
     assert "note: --set dumbbell.buffer: the sweep's parameter 'buffer' sets it at every point" in cap.err
+
+
+# ---------------------------------------------------------------- phase lock
+
+def _dumbbell(**kw):
+    import tcplab
+
+    args = dict(n_flows=2, bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP", algorithm=["cubic", "newreno"],
+                duration="4s", sample_interval="0s")
+    args.update(kw)
+    return tcplab.Dumbbell(**args)
+
+
+@pytest.mark.parametrize("kw, warned", [
+    ({}, True),                                        # the defaults: spread access delays, drop-tail, no loss
+    ({"start": [0, "1.3s"]}, True),                     # staggered, but fixed, start times
+    ({"access_delay": "uniform"}, False),
+    ({"n_flows": 1, "algorithm": "cubic"}, False),
+    ({"loss": 1e-4}, False),
+    ({"loss": 0.0}, True),                              # a probability of 0 draws nothing that matters
+    ({"queue": {"discipline": "red"}}, False),          # RED's coin uses the seed
+    ({"queue": {"discipline": "codel"}}, True),
+    ({"source": [None, {"kind": "cbr", "rate": "2Mbps"}], "algorithm": "cubic"}, False),  # one TCP flow
+])
+def test_phase_lock_test(kw, warned):
+    from tcplab.phaselock import phase_lock_reason
+
+    reason = phase_lock_reason(_dumbbell(**kw))
+    assert (reason is not None) == warned, reason
+    if warned:
+        assert "phase effect" in reason and "--seed changes nothing" in reason and 'access_delay = "uniform"' in reason
+
+
+def test_phase_lock_warning_tells_the_truth(monkeypatch):
+    """Where it warns, another seed gives the very same run; with uniform access delays it does not."""
+    import tcplab
+    import tcplab.phaselock as pl
+
+    def goodputs(**kw):
+        return [tuple(tcplab.run(_dumbbell(seed=s, **kw)).flows["goodput_bps"]) for s in (1, 2)]
+
+    monkeypatch.setattr(pl, "_warned", False)
+    with pytest.warns(tcplab.PhaseLockWarning):
+        a, b = goodputs()
+    assert a == b
+    a, b = goodputs(access_delay="uniform")
+    assert a != b
+
+
+def test_phase_lock_python_warning_once(monkeypatch, recwarn):
+    import warnings
+
+    import tcplab
+    import tcplab.phaselock as pl
+
+    monkeypatch.setattr(pl, "_warned", False)
+    warnings.simplefilter("always")
+    tcplab.run(_dumbbell(access_delay="uniform", duration="1s"))
+    assert not [w for w in recwarn if w.category is tcplab.PhaseLockWarning]
+    tcplab.run(_dumbbell(duration="1s"))
+    tcplab.run(_dumbbell(duration="1s"))
+    got = [w for w in recwarn if w.category is tcplab.PhaseLockWarning]
+    assert len(got) == 1 and got[0].filename == __file__  # pointing at the caller's line
+    assert "another seed changes nothing" in str(got[0].message)
+
+
+def test_phase_lock_cli_run_and_sweep(tmp_path, capsys):
+    from tcplab import _core  # noqa: F401
+
+    sc = """
+        [dumbbell]
+        n_flows = 2
+        bottleneck_rate = "10Mbps"
+        rtt = "20ms"
+        buffer = "1BDP"
+        algorithm = ["cubic", "newreno"]
+        [run]
+        duration = "1s"
+    """
+    path = write(tmp_path, sc)
+    assert main(["run", path, "--json"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: 2 long-lived flows and nothing random") and err.count("\n") == 1
+    assert main(["run", path, "--json", "--set", "dumbbell.access_delay=uniform"]) == 0
+    assert "warning" not in capsys.readouterr().err
+    write(tmp_path, sc, "base.toml")
+    sweep = write(tmp_path, 'base = "base.toml"\nseeds = 3\n[grid]\nbuffer = ["0.5BDP", "1BDP"]\n', "sw.toml")
+    assert main(["sweep", sweep, "-o", str(tmp_path / "c"), "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: point (buffer='0.5BDP'): 2 long-lived flows and nothing random" in err
+    assert "the 3 seeds of such a point give 3 identical runs" in err
+    assert main(["sweep", sweep, "-o", str(tmp_path / "c"), "--dry-run", "--set", "dumbbell.access_delay=uniform"]) == 0
+    assert "warning" not in capsys.readouterr().err

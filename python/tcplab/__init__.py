@@ -19,6 +19,8 @@ from typing import Any as _Any, Mapping as _Mapping, Union as _Union
 
 from ._specjson import spec_to_json as _spec_to_json
 from .errors import ScenarioError, UnitError
+from .phaselock import PhaseLockWarning
+from .phaselock import warn_phase_lock as _warn_phase_lock
 from .results import Results
 from .scenario import Dumbbell, File, Flow, Link, Node, Route, Scenario, load_scenario
 from .sweep import Campaign, Sweep, load_sweep
@@ -44,6 +46,7 @@ __all__ = [
     "Flow",
     "Link",
     "Node",
+    "PhaseLockWarning",
     "Results",
     "Route",
     "Scenario",
@@ -83,11 +86,16 @@ def run(scenario: _Union[Scenario, _Mapping[str, _Any]], progress: bool = False)
     :class:`ScenarioError` for an invalid scenario, ``SpecError`` for what
     the core rejects, ``SimulationError`` for an internal failure.
     The GIL is released while the core runs.
+
+    A Scenario with two or more long-lived flows and nothing random gets a
+    :class:`PhaseLockWarning` (once per process): its outcome may be a phase
+    effect, and another seed gives the same result (:mod:`tcplab.phaselock`).
     """
     core = _require_core()
     if isinstance(scenario, Scenario):
         spec = scenario.to_spec()
         sc = scenario
+        _warn_phase_lock(sc, spec)
     elif isinstance(scenario, _Mapping):
         spec = dict(scenario)
         sc = None

@@ -396,7 +396,19 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print()
             print(_analytic_text(comparison))
         print(f"\nresults written to {outdir}/")
+    _warn_phase_lock_cli(sc, spec)
     return EXIT_OK
+
+
+def _warn_phase_lock_cli(sc: Any, spec: dict, where: str = "", seed_word: str = "--seed") -> bool:
+    """One line on stderr when the outcome may be a phase effect (tcplab.phaselock); whether it was said."""
+    from .phaselock import phase_lock_reason
+
+    reason = phase_lock_reason(sc, spec, seed_word)
+    if reason is not None:
+        sys.stdout.flush()  # (after the summary, where it is read)
+        print(f"warning: {where}{reason}", file=sys.stderr)
+    return reason is not None
 
 
 def _write_run(res: Any, outdir: Optional[str], args: argparse.Namespace) -> None:
@@ -854,6 +866,19 @@ def _shadowed_overrides(sweep: Any, overrides: Sequence[str]) -> list[str]:
     return notes
 
 
+def _sweep_phase_lock(sweep: Any) -> None:
+    """The phase-lock warning for the first point of the sweep that needs it (each point built with the
+    first seed; the seeds themselves change nothing there, which the warning says)."""
+    for p in sweep.points(seeds=sweep.seeds[:1]):
+        sc = sweep.scenario(p)
+        where = ", ".join(f"{k}={v!r}" for k, v in p.items() if k != "seed")
+        if _warn_phase_lock_cli(sc, sc._first_spec(), f"point ({where}): " if where else "", "another seed"):
+            if len(sweep.seeds) > 1:
+                print(f"warning: the {len(sweep.seeds)} seeds of such a point give {len(sweep.seeds)} identical runs",
+                      file=sys.stderr)
+            return
+
+
 def _cap_workers(workers: Optional[int], scheduler: Optional[str]) -> Optional[int]:
     """Local workers above the CPUs this process may use: capped to them, with a note. A run is one
     CPU-bound thread, so more processes than CPUs finish no sooner and each holds a run's memory; the
@@ -900,6 +925,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     scheduler = args.scheduler or opts.get("scheduler")
     outdir = args.outdir or opts.get("out") or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
     sweep.validate()  # every point before anything runs (none is held: a sweep may have millions)
+    _sweep_phase_lock(sweep)
     workers = _cap_workers(workers, scheduler)
     try:
         with _environment_failures(outdir):
