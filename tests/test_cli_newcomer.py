@@ -300,3 +300,52 @@ def test_phase_lock_cli_run_and_sweep(tmp_path, capsys):
     assert "the 3 seeds of such a point give 3 identical runs" in err
     assert main(["sweep", sweep, "-o", str(tmp_path / "c"), "--dry-run", "--set", "dumbbell.access_delay=uniform"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- Jupyter
+
+@pytest.fixture(scope="module")
+def three_flows():
+    import tcplab
+
+    return tcplab.run(tcplab.Dumbbell(n_flows=3, bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP", duration="3s",
+                                      algorithm=["cubic", "newreno", "htcp"], access_delay="uniform", loss=0.001,
+                                      sample_interval="10ms", name="nb<&>",
+                                      trace_links=["r1-r2", "r2-r1"]))
+
+
+def test_repr_html_has_the_flow_rows_and_the_bottleneck(three_flows):
+    res = three_flows
+    h = res._repr_html_()
+    assert h.startswith('<div class="tcplab-results">') and "<b>nb&lt;&amp;&gt;</b>" in h  # escaped
+    for _, f in res.flows.iterrows():
+        assert f"<td>{f['name']}</td>\n      <td>{f['algorithm']}</td>\n      <td>{f['goodput_bps'] / 1e6:.3f}</td>" in h
+    (b,) = res.links[res.links["name"] == "r1-r2"].itertuples()
+    assert f"<td>r1-r2</td>\n      <td>{b.utilization:.4f}</td>\n      <td>{b.drops}</td>\n      <td>{b.losses}</td>" in h
+    assert "s1-r1" not in h  # access links neither drop nor lose: not shown
+    assert repr(res).startswith("<Results 'nb<&>': 3 flows")  # the terminal keeps its one line
+
+
+def test_plot_methods_return_figures_with_a_line_per_flow_or_link(three_flows, tmp_path):
+    from matplotlib.figure import Figure
+
+    res = three_flows
+    for fig, n in ((res.plot_cwnd(), 3), (res.plot_throughput(), 3), (res.plot_cwnd(flows=["flow2"]), 1),
+                   (res.plot_throughput(flows=[0, 2], interval=0.1), 2), (res.plot_queue(), 1),
+                   (res.plot_queue(links=["r1-r2", "r2-r1"]), 2)):
+        assert isinstance(fig, Figure)
+        lines = fig.axes[0].get_lines()
+        assert len(lines) == n
+        fig.savefig(tmp_path / "f.png")  # usable after the method returned: nothing closed it
+    with pytest.raises(ValueError, match="link 's1-r1' has no queue samples: give it in the run's trace_links"):
+        res.plot_queue(links=["s1-r1"])
+    fig = res.plot_cwnd()
+    assert [ln.get_label() for ln in fig.axes[0].get_lines()] == ["flow1 (cubic)", "flow2 (newreno)", "flow3 (htcp)"]
+    # the throughput line integrates to what the flow delivered
+    import numpy as np
+
+    ln = res.plot_throughput(flows=["flow1"], interval=0.5).axes[0].get_lines()[0]
+    t, mbps = ln.get_xdata(), ln.get_ydata()
+    ts = res.flow_ts[res.flow_ts["flow"] == 0]
+    delivered = ts["delivered_bytes"].to_numpy()[::50][-1]
+    assert np.sum(mbps * 0.5) * 1e6 / 8 == pytest.approx(delivered, rel=1e-9) and t[0] == pytest.approx(0.5)
