@@ -318,10 +318,13 @@ def test_repr_html_has_the_flow_rows_and_the_bottleneck(three_flows):
     res = three_flows
     h = res._repr_html_()
     assert h.startswith('<div class="tcplab-results">') and "<b>nb&lt;&amp;&gt;</b>" in h  # escaped
+    def row(*cells):
+        return "\n      ".join(f"<td>{c}</td>" for c in cells)
+
     for _, f in res.flows.iterrows():
-        assert f"<td>{f['name']}</td>\n      <td>{f['algorithm']}</td>\n      <td>{f['goodput_bps'] / 1e6:.3f}</td>" in h
+        assert row(f["name"], f["algorithm"], f"{f['goodput_bps'] / 1e6:.3f}", f["retransmits"], f["timeouts"]) in h
     (b,) = res.links[res.links["name"] == "r1-r2"].itertuples()
-    assert f"<td>r1-r2</td>\n      <td>{b.utilization:.4f}</td>\n      <td>{b.drops}</td>\n      <td>{b.losses}</td>" in h
+    assert b.losses > 0 and row("r1-r2", f"{b.utilization:.4f}", b.drops, b.losses) in h
     assert "s1-r1" not in h  # access links neither drop nor lose: not shown
     assert repr(res).startswith("<Results 'nb<&>': 3 flows")  # the terminal keeps its one line
 
