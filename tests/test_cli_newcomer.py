@@ -227,6 +227,8 @@ def _dumbbell(**kw):
     ({"n_flows": 1, "algorithm": "cubic"}, False),
     ({"loss": 1e-4}, False),
     ({"loss": 0.0}, True),                              # a probability of 0 draws nothing that matters
+    ({"loss": {"kind": "gilbert_elliott", "p_gb": 0.005, "p_bg": 0.2}}, False),  # loss_bad defaults to 1
+    ({"reverse_loss": {"kind": "gilbert_elliott", "p_gb": 0.0, "p_bg": 0.2}}, True),  # never enters the bad state
     ({"queue": {"discipline": "red"}}, False),          # RED's coin uses the seed
     ({"queue": {"discipline": "codel"}}, True),
     ({"source": [None, {"kind": "cbr", "rate": "2Mbps"}], "algorithm": "cubic"}, False),  # one TCP flow

@@ -37,7 +37,10 @@ def _random_loss(loss: Any) -> bool:
         return False
     if loss.get("kind") == "bernoulli":
         return (loss.get("p") or 0) > 0
-    return any((loss.get(k) or 0) > 0 for k in ("loss_good", "loss_bad"))  # gilbert_elliott
+    if loss.get("kind") == "gilbert_elliott":  # loss_good defaults to 0, loss_bad to 1 (spec.rs)
+        bad = 1.0 if loss.get("loss_bad") is None else loss["loss_bad"]
+        return (loss.get("loss_good") or 0) > 0 or (bad > 0 and (loss.get("p_gb") or 0) > 0)
+    return True  # (a kind not known here: taken as random, so no warning it might not deserve)
 
 
 def _randomness(scenario: Any, spec: Mapping[str, Any]) -> Optional[str]:
