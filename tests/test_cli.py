@@ -157,8 +157,21 @@ def test_default_outdir(tmp_path, monkeypatch, capsys):
 
     path = write(tmp_path, SMALL, "mysc.toml")
     monkeypatch.chdir(tmp_path)
-    assert main(["run", path, "--json"]) == 0
+    assert main(["run", path, "--no-plot"]) == 0
     assert (tmp_path / "out" / "mysc" / "summary.json").exists()
+
+
+def test_json_without_out_writes_nothing(tmp_path, monkeypatch, capsys):
+    from tcplab import _core  # noqa: F401
+
+    path = write(tmp_path, SMALL, "mysc.toml")
+    monkeypatch.chdir(tmp_path)
+    before = sorted(os.listdir(tmp_path))
+    assert main(["run", path, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["scenario"] == "small"
+    assert sorted(os.listdir(tmp_path)) == before  # no out/ folder: the summary went to stdout only
+    assert main(["run", path, "--json", "-o", "given"]) == 0  # -o still writes
+    assert (tmp_path / "given" / "summary.json").exists()
 
 
 def test_core_spec_error_exit_2(tmp_path, capsys):

@@ -106,7 +106,7 @@ def test_summary_shape_and_json():
     assert s["scenario"] == "fake"
     assert s["flows"][0] == {"id": 0, "name": "flow1", "algorithm": "newreno", "goodput_bps": 8e6,
                              "retransmits": 3, "timeouts": 0}
-    assert s["links"][0] == {"name": "r1-r2", "utilization": 0.97, "drops": 3}
+    assert s["links"][0] == {"name": "r1-r2", "utilization": 0.97, "drops": 3, "losses": 0}  # (no losses column: 0)
     assert s["meta"]["events"] == 123456 and s["meta"]["measure_start"] == 5.0
     assert r.jain_index() == pytest.approx((8 + 16) ** 2 / (2 * (64 + 256)))
 

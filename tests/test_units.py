@@ -51,7 +51,7 @@ def test_rates(text, bps):
         ("50µs", 50e-6),
         ("1ns", 1e-9),
         ("2min", 120.0),
-        ("0.25", 0.25),
+        (0.25, 0.25),
         (3, 3.0),
     ],
 )
@@ -96,6 +96,16 @@ def test_bytes_per_second_rejected():
 def test_time_errors(bad):
     with pytest.raises(UnitError, match=r"^rtt: cannot parse"):
         parse_time(bad, "rtt")
+
+
+@pytest.mark.parametrize("bad", ["50", "0.25", " 3 "])
+def test_time_string_without_unit_refused(bad):
+    # A plain number is seconds, but "50" as text could as well mean 50 ms (issue 30): refused, naming the field.
+    with pytest.raises(UnitError) as e:
+        parse_time(bad, "dumbbell.rtt")
+    msg = str(e.value)
+    assert msg.startswith("dumbbell.rtt: ") and "needs a unit, e.g. '" + bad.strip() + "ms'" in msg
+    assert "\n" not in msg
 
 
 def test_size_bits_rejected_and_fractional_bytes():

@@ -13,12 +13,14 @@ The compiled core is ``tcplab._core``; when it is importable its
 re-exported here.
 """
 
-from __future__ import annotations
+# (No `from __future__ import annotations`: it would leave a name `annotations` in the package. The
+# package's namespace is its API, __all__; helpers are imported under private names.)
+from typing import Any as _Any, Mapping as _Mapping, Union as _Union
 
-from typing import Any, Mapping, Union
-
-from ._specjson import spec_to_json
+from ._specjson import spec_to_json as _spec_to_json
 from .errors import ScenarioError, UnitError
+from .phaselock import PhaseLockWarning
+from .phaselock import warn_phase_lock as _warn_phase_lock
 from .results import Results
 from .scenario import Dumbbell, File, Flow, Link, Node, Route, Scenario, load_scenario
 from .sweep import Campaign, Sweep, load_sweep
@@ -44,6 +46,7 @@ __all__ = [
     "Flow",
     "Link",
     "Node",
+    "PhaseLockWarning",
     "Results",
     "Route",
     "Scenario",
@@ -74,7 +77,7 @@ def _spec_error(field: str, problem: str) -> Exception:
     return err
 
 
-def run(scenario: Union[Scenario, Mapping[str, Any]], progress: bool = False) -> Results:
+def run(scenario: _Union[Scenario, _Mapping[str, _Any]], progress: bool = False) -> Results:
     """Simulate one run and return its :class:`Results`.
 
     ``scenario`` is a :class:`Scenario` (validated, then serialized with
@@ -83,15 +86,20 @@ def run(scenario: Union[Scenario, Mapping[str, Any]], progress: bool = False) ->
     :class:`ScenarioError` for an invalid scenario, ``SpecError`` for what
     the core rejects, ``SimulationError`` for an internal failure.
     The GIL is released while the core runs.
+
+    A Scenario with two or more long-lived flows and nothing random gets a
+    :class:`PhaseLockWarning` (once per process): its outcome may be a phase
+    effect, and another seed gives the same result (:mod:`tcplab.phaselock`).
     """
     core = _require_core()
     if isinstance(scenario, Scenario):
         spec = scenario.to_spec()
         sc = scenario
-    elif isinstance(scenario, Mapping):
+        _warn_phase_lock(sc, spec)
+    elif isinstance(scenario, _Mapping):
         spec = dict(scenario)
         sc = None
     else:
         raise TypeError(f"run() takes a Scenario or a RunSpec dict, got {type(scenario).__name__}")
-    raw = core.run(spec_to_json(spec, _spec_error), progress=progress)
+    raw = core.run(_spec_to_json(spec, _spec_error), progress=progress)
     return Results(raw, scenario=sc, spec=spec)

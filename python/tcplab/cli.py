@@ -2,11 +2,13 @@
 
 ::
 
-    tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--progress] [--no-plot] [--loss-trace]
+    tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--set KEY=VALUE ...] [--progress] ...
+    tcplab generate DESCRIPTION.toml [-o FROZEN.json]
+    tcplab replay FROZEN.json --mix reno+cubic [-o OUTDIR] [--json]
     tcplab algorithms [--json]
     tcplab disciplines [--json]
     tcplab bench [--quick] [--json [PATH]] [--only S1,S3] [--scaling flows|rate|window|all] [--memory] [--campaign]
-    tcplab sweep SWEEP.toml [-o CAMPAIGN] [--workers N | --scheduler ADDRESS] [--retry-failed] [--verify] ...
+    tcplab sweep SWEEP.toml [-o CAMPAIGN] [--set KEY=VALUE ...] [--workers N | --scheduler ADDRESS] [--retry-failed] ...
     tcplab sweep --reindex CAMPAIGN | --upgrade CAMPAIGN
     tcplab report CAMPAIGN_OR_OUTPUT_DIR [-o REPORT.html]
     tcplab conformance bbr [--algorithm bbr|bbr3|both] [--out DIR] [--quick] [--cases a,b] [--impl ALG]
@@ -26,7 +28,9 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import sys
+import textwrap
 from typing import Any, Iterator, Optional, Sequence
 
 EXIT_OK = 0
@@ -44,6 +48,11 @@ class _CliError(Exception):
         self.code = code
 
 
+#: --set on run and sweep (tcplab.overrides).
+SET_HELP = ("set a value of the file before it is read, repeatable: KEY a dotted path as in the TOML file, an array "
+            "element as name[i]; VALUE a TOML value (10, 0.5, true, [1, 2], {a = 1}) or else a string (0.5BDP, 10s)")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tcplab", description="Packet-level TCP congestion-control simulator.")
     p.add_argument("--version", action="store_true", help="print the version and exit")
@@ -53,7 +62,11 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", help="scenario file (TOML)")
     r.add_argument("-o", "--out", dest="outdir", help="output directory: new, empty or an earlier run's output, "
                                                       "whose files are replaced (default: out/<scenario stem>)")
-    r.add_argument("--json", action="store_true", help="print only the summary JSON to stdout")
+    r.add_argument("--json", action="store_true", help="print only the summary JSON to stdout (without -o, "
+                                                       "nothing is written to disk)")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                   help=SET_HELP + " (e.g. --set dumbbell.buffer=0.5BDP --set run.duration=10s "
+                                   "--set 'flows[1].algorithm=cubic')")
     r.add_argument("--seed", type=int, help="override the scenario's seed")
     r.add_argument("--duration", help="override the run duration (e.g. '100s')")
     r.add_argument("--progress", action="store_true", help="show the core's progress on stderr")
@@ -69,7 +82,8 @@ def _parser() -> argparse.ArgumentParser:
                        description="Generate a topology, flows and workload (TOML description, see "
                                    "docs/generate.md) and write the frozen scenario as JSON.")
     g.add_argument("spec", help="generation description (TOML)")
-    g.add_argument("-o", "--out", required=True, help="frozen scenario file to write (JSON)")
+    g.add_argument("-o", "--out", help="frozen scenario file to write (JSON; default: out/<description stem>.json; "
+                                      "a missing parent directory is made)")
     g.add_argument("--seed", type=int, help="override the description's seed")
 
     rr = sub.add_parser("replay", help="run a frozen scenario with a protocol mix",
@@ -80,7 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     rr.add_argument("-o", "--out", dest="outdir", help="output directory: new, empty or an earlier run's output "
                                                        "(default: out/<stem>-<mix>)")
     rr.add_argument("--seed", type=int, help="override the run seed (random link loss)")
-    rr.add_argument("--json", action="store_true", help="print only the summary JSON to stdout")
+    rr.add_argument("--json", action="store_true", help="print only the summary JSON to stdout (without -o, "
+                                                        "nothing is written to disk)")
 
     a = sub.add_parser("algorithms", help="list congestion-control algorithms and their parameters")
     a.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -201,21 +216,25 @@ def _summary_text(res: Any) -> str:
     if not bottleneck and summ["links"]:
         best = max(summ["links"], key=lambda l: l["utilization"] or 0.0)
         bottleneck = {best["name"]}
-    links = [l for l in summ["links"] if l["name"] in bottleneck or (l["drops"] or 0) > 0]
+    links = [l for l in summ["links"] if l["name"] in bottleneck or (l["drops"] or 0) > 0 or (l["losses"] or 0) > 0]
     if links:
         out.append("")
-        out.append("links (bottleneck and links with drops)")
+        out.append("links (bottleneck and links with drops or losses; drops: the queue's, losses: random loss "
+                   "on the wire)")
         if any(l.get("discipline", "droptail") != "droptail" or l.get("sojourn_mean") is not None for l in links):
             # Links with a queue discipline: its marks, AQM drops and sojourn times too.
             ms = lambda v: _fmt_num(None if v is None else v * 1e3, ".2f")  # noqa: E731
             rows = [[str(l["name"]), str(l.get("discipline", "droptail")), _fmt_num(l["utilization"], ".4f"),
-                     _fmt_num(l["drops"], "d"), _fmt_num(l.get("aqm_drops", 0), "d"), _fmt_num(l.get("marks", 0), "d"),
-                     ms(l.get("sojourn_mean")), ms(l.get("sojourn_p99"))] for l in links]
-            out.append(_table(["name", "discipline", "utilization", "drops", "aqm drops", "marks", "sojourn mean (ms)",
-                               "sojourn p99 (ms)"], rows, [False, False, True, True, True, True, True, True]))
+                     _fmt_num(l["drops"], "d"), _fmt_num(l.get("aqm_drops", 0), "d"), _fmt_num(l["losses"], "d"),
+                     _fmt_num(l.get("marks", 0), "d"), ms(l.get("sojourn_mean")), ms(l.get("sojourn_p99"))]
+                    for l in links]
+            out.append(_table(["name", "discipline", "utilization", "drops", "aqm drops", "losses", "marks",
+                               "sojourn mean (ms)", "sojourn p99 (ms)"], rows,
+                              [False, False, True, True, True, True, True, True, True]))
         else:
-            rows = [[str(l["name"]), _fmt_num(l["utilization"], ".4f"), _fmt_num(l["drops"], "d")] for l in links]
-            out.append(_table(["name", "utilization", "drops"], rows, [False, True, True]))
+            rows = [[str(l["name"]), _fmt_num(l["utilization"], ".4f"), _fmt_num(l["drops"], "d"),
+                     _fmt_num(l["losses"], "d")] for l in links]
+            out.append(_table(["name", "utilization", "drops", "losses"], rows, [False, True, True, True]))
     return "\n".join(out)
 
 
@@ -317,7 +336,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if os.path.isdir(path):
         raise _CliError(f"{path}: is a directory, expected a scenario file (TOML)")
     try:
-        sc = load_scenario(path)
+        sc = load_scenario(path, overrides=args.overrides)
     except tomllib.TOMLDecodeError as e:
         raise _CliError(f"{path}: invalid TOML: {e}") from None
     except UnicodeDecodeError as e:
@@ -338,8 +357,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         spec = sc.to_spec()
     except ScenarioError as e:  # after --seed/--duration: name the field as the file does
         raise _CliError(str(_file_field(e, sc))) from None
-    outdir = args.outdir or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
-    _check_outdir(outdir)  # before the run, not after it
+    # --json without -o is for scripts that read the summary: nothing is written to disk.
+    outdir = None if args.json and args.outdir is None else (
+        args.outdir or os.path.join("out", os.path.splitext(os.path.basename(path))[0]))
+    if outdir is not None:
+        _check_outdir(outdir)  # before the run, not after it
 
     core = _core()  # a clear error if the compiled core is missing
     import tcplab
@@ -355,14 +377,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     res.name = sc.name
 
     try:
-        res.save(outdir)
-        png = os.path.join(outdir, "cwnd_queue.png")
-        if not args.no_plot:
-            if len(res.flow_ts) == 0 and not args.json:
-                print("note: no time series (sample_interval = 0); cwnd_queue.png shows no cwnd", file=sys.stderr)
-            from .plot import plot_cwnd_queue
-
-            plot_cwnd_queue(res, png)
+        _write_run(res, outdir, args)
     except OSError as e:
         raise _CliError(f"{e.filename or outdir}: cannot write results: {e.strerror or e}", EXIT_FAILURE) from None
 
@@ -381,7 +396,33 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print()
             print(_analytic_text(comparison))
         print(f"\nresults written to {outdir}/")
+    _warn_phase_lock_cli(sc, spec)
     return EXIT_OK
+
+
+def _warn_phase_lock_cli(sc: Any, spec: dict, where: str = "", seed_word: str = "--seed") -> bool:
+    """One line on stderr when the outcome may be a phase effect (tcplab.phaselock); whether it was said."""
+    from .phaselock import phase_lock_reason
+
+    reason = phase_lock_reason(sc, spec, seed_word)
+    if reason is not None:
+        sys.stdout.flush()  # (after the summary, where it is read)
+        print(f"warning: {where}{reason}", file=sys.stderr)
+    return reason is not None
+
+
+def _write_run(res: Any, outdir: Optional[str], args: argparse.Namespace) -> None:
+    """A run's tables, summary and figure into ``outdir`` (None: nothing written, --json without -o)."""
+    if outdir is None:
+        return
+    res.save(outdir)
+    png = os.path.join(outdir, "cwnd_queue.png")
+    if not args.no_plot:
+        if len(res.flow_ts) == 0 and not args.json:
+            print("note: no time series (sample_interval = 0); cwnd_queue.png shows no cwnd", file=sys.stderr)
+        from .plot import plot_cwnd_queue
+
+        plot_cwnd_queue(res, png)
 
 
 def _accounting_text(res: Any) -> str:
@@ -447,21 +488,37 @@ def _print_catalog(entries: list, as_json: bool) -> int:
     if as_json:
         print(json.dumps(entries, indent=2, default=str))
         return EXIT_OK
+    width = _text_width()
+
+    def para(text: str, indent: str) -> None:
+        print(textwrap.fill(text, width, initial_indent=indent, subsequent_indent=indent,
+                            break_long_words=False, break_on_hyphens=False))
+
     for a in entries:
         aliases = f" (aliases: {', '.join(a.get('aliases', []))})" if a.get("aliases") else ""
-        print(f"{a['name']}{aliases}")
+        para(f"{a['name']}{aliases}", "")
         if a.get("description"):
-            print(f"    {a['description']}")
+            para(a["description"], "    ")
         if a.get("source"):
-            print(f"    source: {a['source']}")
+            para(f"source: {a['source']}", "    ")
         params = a.get("params", [])
         if params:
-            rows = [[str(p.get("name")), str(p.get("default")), str(p.get("description", "")), str(p.get("source", ""))]
-                    for p in params]
-            table = _table(["param", "default", "description", "source"], rows, [False, True, False, False])
-            print("\n".join("    " + ln for ln in table.splitlines()))
+            print("    parameters:")
+        for p in params:  # one block each: a table of them ran to 700 characters a line
+            para(f"{p.get('name')} = {p.get('default')}", "      ")
+            if p.get("description"):
+                para(str(p["description"]), "          ")
+            if p.get("source"):
+                para(f"source: {p['source']}", "          ")
         print()
     return EXIT_OK
+
+
+def _text_width() -> int:
+    """Columns to wrap text to: the terminal's (at least 60), 100 when stdout is not a terminal."""
+    if not sys.stdout.isatty():
+        return 100
+    return max(60, shutil.get_terminal_size((100, 24)).columns)
 
 
 def _check_outdir(outdir: str) -> None:
@@ -503,13 +560,17 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         fz = generate_from_dict(doc)
     except ScenarioError as e:
         raise _CliError(f"{args.spec}: {e}") from None
+    out = args.out or os.path.join("out", os.path.splitext(os.path.basename(args.spec))[0] + ".json")
     try:
-        fz.save(args.out)
+        parent = os.path.dirname(out)
+        if parent and not os.path.isdir(parent):
+            os.makedirs(parent, exist_ok=True)
+        fz.save(out)
     except OSError as e:
-        raise _CliError(f"{args.out}: cannot write: {e.strerror or e}", EXIT_FAILURE) from None
+        raise _CliError(f"{out}: cannot write: {e.strerror or e}", EXIT_FAILURE) from None
     n = len(fz.flows)
     files = sum(len(f["app"].get("files", [])) for f in fz.spec_base["flows"])
-    print(f"{args.out}: {len(fz.topology['routers'])} routers, {len(fz.spec_base['links'])} links, {n} flows, "
+    print(f"{out}: {len(fz.topology['routers'])} routers, {len(fz.spec_base['links'])} links, {n} flows, "
           f"{files} files, groups {', '.join(fz.groups)}", file=sys.stderr)
     return EXIT_OK
 
@@ -530,12 +591,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     except ScenarioError as e:
         raise _CliError(str(e)) from None
     name = f"{os.path.splitext(os.path.basename(args.frozen))[0]}-{mix.name}"
-    outdir = args.outdir or os.path.join("out", name)
-    _check_outdir(outdir)
+    outdir = None if args.json and args.outdir is None else (args.outdir or os.path.join("out", name))
+    if outdir is not None:  # (--json without -o writes nothing)
+        _check_outdir(outdir)
     res = tcplab.run(spec)
     res.name = name
     try:
-        res.save(outdir)
+        if outdir is not None:
+            res.save(outdir)
     except OSError as e:
         raise _CliError(f"{e.filename or outdir}: cannot write results: {e.strerror or e}", EXIT_FAILURE) from None
     summ = res.summary()
@@ -677,6 +740,9 @@ def _add_campaign_commands(sub: Any) -> None:
     sw.add_argument("sweep", nargs="?", help="sweep file (TOML; not needed with --reindex)")
     sw.add_argument("-o", "--out", dest="outdir", help="campaign directory (default: the file's `out`, else "
                                                        "out/<sweep file stem>)")
+    sw.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                    help=SET_HELP + "; a sweep file's own keys (seeds, grid.buffer, ...) set the sweep, any other key "
+                                    "its base scenario (e.g. --set seeds=5 --set dumbbell.access_delay=uniform)")
     sw.add_argument("--workers", type=int, help="local worker processes (default: the file's, else all cores)")
     sw.add_argument("--scheduler", help="run on a Dask cluster: the scheduler's address, e.g. tcp://host:8786")
     sw.add_argument("--store-on", choices=["worker", "client"], default="worker",
@@ -784,6 +850,35 @@ def _cmd_upgrade(path: str) -> int:
     return EXIT_OK
 
 
+def _shadowed_overrides(sweep: Any, overrides: Sequence[str]) -> list[str]:
+    """A note for each --set of the base scenario that a grid or zip parameter overrides at every point."""
+    from .overrides import parse_override, split_sweep_overrides
+
+    _, base = split_sweep_overrides(overrides)
+    swept = {tuple(sweep._resolve_key(k)): k for k in sweep.parameters}
+    notes = []
+    for text in base:
+        key, path, _ = parse_override(text)
+        for sp, name in swept.items():
+            if tuple(path[:len(sp)]) == sp or sp[:len(path)] == tuple(path):
+                notes.append(f"note: --set {key}: the sweep's parameter {name!r} sets it at every point, which wins")
+                break
+    return notes
+
+
+def _sweep_phase_lock(sweep: Any) -> None:
+    """The phase-lock warning for the first point of the sweep that needs it (each point built with the
+    first seed; the seeds themselves change nothing there, which the warning says)."""
+    for p in sweep.points(seeds=sweep.seeds[:1]):
+        sc = sweep.scenario(p)
+        where = ", ".join(f"{k}={v!r}" for k, v in p.items() if k != "seed")
+        if _warn_phase_lock_cli(sc, sc._first_spec(), f"point ({where}): " if where else "", "another seed"):
+            if len(sweep.seeds) > 1:
+                print(f"warning: the {len(sweep.seeds)} seeds of such a point give {len(sweep.seeds)} identical runs",
+                      file=sys.stderr)
+            return
+
+
 def _cap_workers(workers: Optional[int], scheduler: Optional[str]) -> Optional[int]:
     """Local workers above the CPUs this process may use: capped to them, with a note. A run is one
     CPU-bound thread, so more processes than CPUs finish no sooner and each holds a run's memory; the
@@ -817,17 +912,20 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if not os.path.isfile(path):
         raise _CliError(f"{path}: no such file" if not os.path.exists(path) else f"{path}: not a sweep file (TOML)")
     try:
-        sweep, opts = load_sweep(path)
+        sweep, opts = load_sweep(path, overrides=args.overrides)
     except tomllib.TOMLDecodeError as e:
         raise _CliError(f"{path}: invalid TOML: {e}") from None
     except UnicodeDecodeError as e:
         raise _CliError(f"{path}: not a text file ({e.reason})") from None
+    for note in _shadowed_overrides(sweep, args.overrides):
+        print(note, file=sys.stderr)
     workers = args.workers if args.workers is not None else opts.get("workers")
     if workers is not None and workers < 1:
         raise _CliError(f"--workers: must be at least 1, got {workers}")
     scheduler = args.scheduler or opts.get("scheduler")
     outdir = args.outdir or opts.get("out") or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
     sweep.validate()  # every point before anything runs (none is held: a sweep may have millions)
+    _sweep_phase_lock(sweep)
     workers = _cap_workers(workers, scheduler)
     try:
         with _environment_failures(outdir):

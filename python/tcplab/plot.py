@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
 
-__all__ = ["plot_cwnd_queue", "cwnd_queue_figure", "algorithm_label", "flow_label"]
+__all__ = ["plot_cwnd_queue", "cwnd_queue_figure", "algorithm_label", "flow_label",
+           "cwnd_figure", "queue_figure", "throughput_figure"]
 
 FlowRef = Union[int, str]
 
@@ -183,3 +184,96 @@ def cwnd_queue_figure(
     fig.suptitle(title or results.name)
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------- figures for notebooks (Results.plot_*)
+#
+# These return a matplotlib Figure built without pyplot: nothing is shown, nothing global is
+# touched (no backend switch), and the caller owns the figure (Jupyter displays a returned Figure;
+# fig.savefig writes it). One line per flow or link, labelled "name (algorithm)".
+
+def _figure(ylabel: str, title: str):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(8, 3.6), layout="constrained")
+    ax = fig.add_subplot()
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    return fig, ax
+
+
+def _flow_label(results: "Results", fid: int) -> str:
+    return _flow_labels(results)[fid]
+
+
+def _flow_ids(results: "Results", flows: Optional[Sequence[FlowRef]]) -> list[int]:
+    return [results._flow_id(f) for f in flows] if flows is not None else list(range(len(results.flows)))
+
+
+def _finish(fig, ax, n: int, empty: str):
+    if n:
+        ax.legend(loc="upper right", fontsize="small", ncol=2 if n > 6 else 1)
+    else:
+        ax.text(0.5, 0.5, empty, ha="center", va="center", transform=ax.transAxes)
+    return fig
+
+
+def cwnd_figure(results: "Results", flows: Optional[Sequence[FlowRef]] = None):
+    """Each flow's congestion window (packets) against time; ``flows`` by id or name (default all)."""
+    fig, ax = _figure("cwnd (packets)", f"{results.name}: congestion window")
+    ts, ids = results.flow_ts, _flow_ids(results, flows)
+    n = 0
+    if len(ts):
+        fcol, t, cw = ts["flow"].to_numpy(), ts["time"].to_numpy(), ts["cwnd"].to_numpy()
+        for fid in ids:
+            m = fcol == fid
+            ax.plot(t[m], cw[m], lw=0.8, label=_flow_label(results, fid))
+            n += 1
+    return _finish(fig, ax, n, "no time series (sample_interval = 0)")
+
+
+def throughput_figure(results: "Results", flows: Optional[Sequence[FlowRef]] = None,
+                      interval: Optional[float] = None):
+    """Each flow's delivery rate (Mbit/s, bytes delivered to the receiver) against time, averaged over
+    ``interval`` seconds (default: the sampling interval, or coarser so that a line has at most
+    about 200 points); the point at t is the rate over (t - interval, t]."""
+    import numpy as np
+
+    fig, ax = _figure("throughput (Mbit/s)", f"{results.name}: throughput")
+    ts, ids = results.flow_ts, _flow_ids(results, flows)
+    n = 0
+    if len(ts):
+        fcol, t, d = ts["flow"].to_numpy(), ts["time"].to_numpy(), ts["delivered_bytes"].to_numpy()
+        for fid in ids:
+            m = fcol == fid
+            tf, df = t[m], d[m].astype(float)
+            if len(tf) < 2:
+                continue
+            step = float(np.median(np.diff(tf)))
+            k = max(1, round(interval / step)) if interval else max(1, len(tf) // 200)
+            tk, dk = tf[::k], df[::k]
+            ax.plot(tk[1:], np.diff(dk) * 8 / np.diff(tk) / 1e6, lw=0.8, label=_flow_label(results, fid))
+            n += 1
+    return _finish(fig, ax, n, "no time series (sample_interval = 0)")
+
+
+def queue_figure(results: "Results", links: Optional[Sequence[FlowRef]] = None):
+    """Queue length (packets) of ``links`` against time (by id or name; default: the scenario's
+    bottleneck links, else the link whose queue grew largest). A link must be sampled (the run's
+    ``trace_links``, by default the bottleneck): one that is not raises ValueError naming it."""
+    fig, ax = _figure("queue (packets)", f"{results.name}: queue")
+    qs, ids = results.queue_ts, _pick_links(results, links)
+    names = list(results.links["name"]) if "name" in results.links else []
+    n = 0
+    if len(qs):
+        lcol, t, q = qs["link"].to_numpy(), qs["time"].to_numpy(), qs["packets"].to_numpy()
+        for lid in ids:
+            m = lcol == lid
+            name = names[lid] if lid < len(names) else str(lid)
+            if not m.any():
+                raise ValueError(f"link {name!r} has no queue samples: give it in the run's trace_links")
+            ax.plot(t[m], q[m], lw=0.8, label=name)
+            n += 1
+    return _finish(fig, ax, n, "no queue samples")

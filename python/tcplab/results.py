@@ -357,12 +357,13 @@ class Results:
 
             {"scenario": name,
              "flows": [{"id", "name", "algorithm", "goodput_bps", "retransmits", "timeouts"}],
-             "links": [{"name", "utilization", "drops"} and, for a link with a
+             "links": [{"name", "utilization", "drops", "losses"} and, for a link with a
                        queue discipline, {"discipline", "aqm_drops", "marks",
                        "sojourn_mean", "sojourn_p99"}],
              "meta": {...}}
 
-        Goodput is over the measurement window; every link is listed.
+        Goodput is over the measurement window; every link is listed. A link's ``drops`` are its
+        queue's (overflow and AQM), ``losses`` its random loss on the wire, counted apart.
         """
         flows = []
         for _, r in self.flows.iterrows():
@@ -376,7 +377,8 @@ class Results:
             })
         links = []
         for _, r in self.links.iterrows():
-            link = {"name": _py(r.get("name")), "utilization": _py(r.get("utilization")), "drops": _py(r.get("drops"))}
+            link = {"name": _py(r.get("name")), "utilization": _py(r.get("utilization")), "drops": _py(r.get("drops")),
+                    "losses": _py(r.get("losses", 0))}
             if r.get("discipline", "droptail") != "droptail" or _py(r.get("sojourn_mean")) is not None:
                 link.update({k: _py(r.get(k)) for k in ("discipline", "aqm_drops", "marks", "sojourn_mean", "sojourn_p99")})
             links.append(link)
@@ -556,3 +558,31 @@ class Results:
 
     def __repr__(self) -> str:
         return f"<Results {self.name!r}: {len(self.flows)} flows, {len(self.links)} links, meta={self.meta}>"
+
+    # -- notebooks -------------------------------------------------------------
+    def _repr_html_(self) -> str:
+        """Jupyter's view: the run in one line, the per-flow table and the bottleneck's (tcplab._notebook)."""
+        from ._notebook import results_html
+
+        return results_html(self)
+
+    def plot_cwnd(self, flows: Optional[Sequence[Union[int, str]]] = None) -> Any:
+        """Each flow's congestion window against time, as a matplotlib Figure (not shown, not closed:
+        a notebook displays it; ``fig.savefig(path)`` writes it). ``flows`` by id or name (default all)."""
+        from .plot import cwnd_figure
+
+        return cwnd_figure(self, flows)
+
+    def plot_throughput(self, flows: Optional[Sequence[Union[int, str]]] = None,
+                        interval: Optional[float] = None) -> Any:
+        """Each flow's delivery rate (Mbit/s) against time, averaged over ``interval`` seconds (default:
+        the sampling interval, coarser for long runs), as a matplotlib Figure."""
+        from .plot import throughput_figure
+
+        return throughput_figure(self, flows, interval)
+
+    def plot_queue(self, links: Optional[Sequence[Union[int, str]]] = None) -> Any:
+        """Queue length (packets) against time of ``links`` (default: the bottleneck), as a matplotlib Figure."""
+        from .plot import queue_figure
+
+        return queue_figure(self, links)

@@ -1890,9 +1890,11 @@ def scenario_from_dict(doc: Mapping[str, Any], name: Optional[str] = None) -> Sc
     return sc
 
 
-def load_scenario(path: Union[str, os.PathLike]) -> Scenario:
+def load_scenario(path: Union[str, os.PathLike], overrides: Sequence[str] = ()) -> Scenario:
     """Read a scenario file (TOML; every key in docs/reference/scenario-file.md).
 
+    ``overrides``: ``"KEY=VALUE"`` strings applied to the file's values first, as
+    ``tcplab run --set`` does (:mod:`tcplab.overrides`: ``"dumbbell.buffer=0.5BDP"``).
     The scenario's name defaults to the file's stem. Raises
     ``FileNotFoundError``, ``tomllib.TOMLDecodeError`` for syntax errors and
     :class:`ScenarioError` naming the field for everything else.
@@ -1904,5 +1906,9 @@ def load_scenario(path: Union[str, os.PathLike]) -> Scenario:
 
     with open(path, "rb") as fh:
         doc = tomllib.load(fh)
+    if overrides:
+        from .overrides import apply_overrides
+
+        apply_overrides(doc, overrides)
     stem = os.path.splitext(os.path.basename(os.fspath(path)))[0]
     return scenario_from_dict(doc, name=stem)

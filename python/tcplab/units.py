@@ -31,6 +31,9 @@ Conventions (decided here, used everywhere in tcplab):
   as a whole number of bytes.
 * A plain number (``int``/``float`` or a numeric string such as ``"0.1"``) is
   taken in the SI base unit: seconds, bit/s, bytes; for a buffer, packets.
+  A *time* written as a string needs its unit: ``"50"`` is refused (``needs a
+  unit, e.g. '50ms'``), as it could mean milliseconds; the number ``0.05``
+  (TOML ``rtt = 0.05``) is seconds.
 * Buffers: an integer or ``"<n>p"``/``"<n> packets"`` is a limit in packets;
   a size string is a limit in bytes; ``"<f> BDP"`` (also ``"<f>xBDP"``,
   ``"BDP"``) is a fraction of the bandwidth-delay product, resolved by the
@@ -249,7 +252,10 @@ def parse_time(value: Quantity, field: str = "time") -> float:
         raise UnitError(field, f"cannot parse {_quote(value)} as a time {expected}")
     num, unit = s
     if unit == "":
-        return num
+        # "50" could mean 50 ms as easily as 50 s: a time written as text says its unit. (A plain number,
+        # TOML's rtt = 0.05 or Python's 0.05, stays seconds.)
+        raise UnitError(field, f"{_quote(value)} needs a unit, e.g. '{value.strip()}ms' or '{value.strip()}s' "
+                               f"(a plain number, without quotes, is seconds)")
     key = unit if unit in _TIME_UNITS else unit.lower()
     if key not in _TIME_UNITS:
         raise UnitError(field, f"cannot parse {_quote(value)} as a time {expected}")

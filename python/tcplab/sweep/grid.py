@@ -402,8 +402,9 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", name: Optional[
     return sw, opts
 
 
-def load_sweep(path: Union[str, os.PathLike]) -> tuple[Sweep, dict]:
-    """Read a sweep file (TOML; see docs/campaigns.md). Returns (sweep, options)."""
+def load_sweep(path: Union[str, os.PathLike], overrides: Sequence[str] = ()) -> tuple[Sweep, dict]:
+    """Read a sweep file (TOML; see docs/campaigns.md). Returns (sweep, options). ``overrides``:
+    ``"KEY=VALUE"`` strings applied first, as ``tcplab sweep --set`` does (:mod:`tcplab.overrides`)."""
     try:
         import tomllib
     except ModuleNotFoundError:  # pragma: no cover
@@ -413,7 +414,12 @@ def load_sweep(path: Union[str, os.PathLike]) -> tuple[Sweep, dict]:
     with open(path, "rb") as fh:
         doc = tomllib.load(fh)
     stem = os.path.splitext(os.path.basename(path))[0]
-    return sweep_from_dict(doc, base_dir=os.path.dirname(os.path.abspath(path)), name=stem)
+    base_dir = os.path.dirname(os.path.abspath(path))
+    if overrides:
+        from ..overrides import apply_sweep_overrides
+
+        apply_sweep_overrides(doc, overrides, base_dir)
+    return sweep_from_dict(doc, base_dir=base_dir, name=stem)
 
 
 #: One encoder for every call (json.dumps builds a new one per call when given options).

@@ -301,10 +301,14 @@ def simulate(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int,
     parameters (e.g. :func:`kernel_cc_params`). ``n_flows`` flows of the
     algorithm share the bottleneck, all starting at 0 (the kernel's flows
     connect together). Returns the :class:`tcplab.Results`."""
+    import warnings
+
     import tcplab
 
-    return tcplab.run(sim_scenario(algorithm, rate_bps, rtt_s, buffer_packets, duration_s, seed, flow_options,
-                                   mss=mss, cc_params=cc_params, n_flows=n_flows))
+    with warnings.catch_warnings():  # (the same path as the kernel's, on purpose: no phase-lock advice here)
+        warnings.simplefilter("ignore", tcplab.PhaseLockWarning)
+        return tcplab.run(sim_scenario(algorithm, rate_bps, rtt_s, buffer_packets, duration_s, seed, flow_options,
+                                       mss=mss, cc_params=cc_params, n_flows=n_flows))
 
 
 def sim_scenario(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int, duration_s: float,

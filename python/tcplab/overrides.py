@@ -1,0 +1,175 @@
+"""``--set KEY=VALUE``: values of a scenario or sweep file overridden from the command line.
+
+``tcplab run`` and ``tcplab sweep`` take ``--set`` any number of times. Each one sets a key of the
+file's TOML document before the file is read as a scenario (or sweep), so the override is checked
+exactly as if it had been written in the file::
+
+    tcplab run sc.toml --set dumbbell.buffer=0.5BDP --set run.duration=10s
+    tcplab run generic.toml --set 'flows[1].algorithm=cubic' --set 'links[0].loss=0.001'
+    tcplab sweep study.toml --set seeds=5 --set dumbbell.access_delay=uniform
+
+KEY is a dotted path as the TOML file writes it: tables by name (``dumbbell.flow_options.delayed_ack``),
+an element of an array by index (``flows[1].algorithm``, ``dumbbell.algorithm[0]`` when the file gives
+a list). A table on the way that the file leaves out is made (``dumbbell.queue.discipline=codel``); a
+key the schema does not know is refused by the scenario's own check, naming it (``dumbbell.bufer:
+unknown key (did you mean 'buffer'?)``).
+
+VALUE is read as a TOML value when it is one (``10``, ``0.5``, ``true``, ``[1, 2]``, ``{discipline =
+"codel"}``, ``"50ms"`` in quotes) and as a string otherwise (``0.5BDP``, ``10s``, ``cubic``). So
+``--set dumbbell.rtt=50`` is the number 50, seconds, as ``rtt = 50`` in the file would be.
+
+In a sweep file, a key that starts with one of the sweep file's own keys (``seeds``, ``grid``, ``zip``,
+``name``, ``workers``, ...) sets that; any other key sets the base scenario (``dumbbell.buffer`` is
+``base.dumbbell.buffer``; a base given as a path is read and overridden in memory, the file is left
+alone). A grid or zip parameter still wins over the base at every point of the sweep.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, Optional, Sequence, Union
+
+from .errors import ScenarioError
+
+__all__ = ["OverrideError", "apply_overrides", "parse_override", "split_sweep_overrides"]
+
+_TOKEN = re.compile(r"([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
+
+
+class OverrideError(ScenarioError):
+    """A ``--set`` that cannot be applied; ``field`` is ``--set KEY``."""
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, list):
+        return "an array"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, (int, float)):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    return type(v).__name__
+
+
+def parse_value(text: str) -> Any:
+    """``text`` as a TOML value when it is one, else the string itself."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        doc = tomllib.loads(f"v = {text}")
+    except tomllib.TOMLDecodeError:
+        return text
+    if list(doc) != ["v"]:  # e.g. "1\nx = 2": more than one value
+        return text
+    return doc["v"]
+
+
+def parse_override(text: str) -> tuple[str, list[Union[str, int]], Any]:
+    """``"flows[1].algorithm=cubic"`` -> ``("flows[1].algorithm", ["flows", 1, "algorithm"], "cubic")``."""
+    if "=" not in text:
+        raise OverrideError(f"--set {text}", "expected KEY=VALUE, e.g. dumbbell.buffer=0.5BDP")
+    key, value = text.split("=", 1)
+    key = key.strip()
+    path: list[Union[str, int]] = []
+    for part in key.split("."):
+        m = _TOKEN.match(part)
+        if not m:
+            raise OverrideError(f"--set {key}", "not a key path: names of letters, digits, '_' or '-' joined by "
+                                                "dots, an array element as name[0] (e.g. flows[1].algorithm)")
+        path.append(m.group(1))
+        path.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+    return key, path, parse_value(value)
+
+
+def _shown(path: Sequence[Union[str, int]]) -> str:
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
+    return out
+
+
+def _set(doc: dict, key: str, path: Sequence[Union[str, int]], value: Any) -> None:
+    cur: Any = doc
+    for j, step in enumerate(path):
+        last = j == len(path) - 1
+        where = _shown(path[:j])
+        if isinstance(step, int):
+            if not isinstance(cur, list):
+                raise OverrideError(f"--set {key}", f"{where} is {_kind(cur)}, not an array: no element [{step}]")
+            if step >= len(cur):
+                raise OverrideError(f"--set {key}", f"{where} has {len(cur)} element(s); [{step}] is not one of them")
+            if last:
+                cur[step] = value
+            else:
+                cur = cur[step]
+            continue
+        if not isinstance(cur, dict):
+            hint = (f" (an array: give an element, e.g. {where}[0].{step})" if isinstance(cur, list)
+                    else f" ({_kind(cur)})")
+            raise OverrideError(f"--set {key}", f"{where} is not a table{hint}, so it has no key {step!r}")
+        if last:
+            cur[step] = value
+        else:
+            if step not in cur:  # as a dotted key in TOML makes the table
+                if isinstance(path[j + 1], int):
+                    raise OverrideError(f"--set {key}", f"{_shown(path[:j + 1])} is not in the file: no array to "
+                                                        "index")
+                cur[step] = {}
+            cur = cur[step]
+
+
+def apply_overrides(doc: dict, overrides: Sequence[str]) -> dict:
+    """Apply ``KEY=VALUE`` strings to a TOML document (in place; also returned). Raises
+    :class:`OverrideError` (a ScenarioError) naming ``--set KEY`` for a path that cannot be set."""
+    for text in overrides:
+        key, path, value = parse_override(text)
+        _set(doc, key, path, value)
+    return doc
+
+
+def split_sweep_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(overrides of the sweep file's own keys, overrides of the base scenario)."""
+    from .sweep.grid import SWEEP_KEYS
+
+    own, base = [], []
+    for text in overrides:
+        _, path, _ = parse_override(text)
+        (own if path[0] in SWEEP_KEYS else base).append(text)
+    return own, base
+
+
+def apply_sweep_overrides(doc: dict, overrides: Sequence[str], base_dir: str) -> dict:
+    """A sweep file's document with ``--set`` applied: its own keys, and the others on its base
+    scenario (a base given as a path is read, relative to ``base_dir``, and inlined)."""
+    own, base = split_sweep_overrides(overrides)
+    apply_overrides(doc, own)
+    if base:
+        b = doc.get("base")
+        if isinstance(b, str):
+            b = _read_base(b, base_dir)
+            if b is None:  # (no such file: the sweep's own check names it)
+                return doc
+        if not isinstance(b, dict):
+            raise OverrideError(f"--set {base[0].split('=', 1)[0]}", "the sweep file has no base scenario to set it in")
+        doc["base"] = apply_overrides(b, base)
+    return doc
+
+
+def _read_base(path: str, base_dir: str) -> Optional[dict]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover
+        import tomli as tomllib  # type: ignore[no-redef]
+    full = path if os.path.isabs(path) else os.path.join(base_dir, path)
+    if not os.path.isfile(full):
+        return None  # (the sweep's own check names the missing file)
+    with open(full, "rb") as fh:
+        b = tomllib.load(fh)
+    b.setdefault("name", os.path.splitext(os.path.basename(full))[0])  # as load_scenario names it
+    return b
