@@ -504,6 +504,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     except ScenarioError as e:
         raise _CliError(f"{args.spec}: {e}") from None
     try:
+        # Like `run -o`, create the directory the file goes into (`-o out/pl.json` in a fresh checkout).
+        os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
         fz.save(args.out)
     except OSError as e:
         raise _CliError(f"{args.out}: cannot write: {e.strerror or e}", EXIT_FAILURE) from None
