@@ -363,6 +363,18 @@ workload = { kind = "long", size = "100MB", interarrival = "10s" }
     assert main(["replay", str(frozen), "--mix", "cubic"]) == 2
 
 
+def test_cli_generate_creates_the_output_directory(tmp_path):
+    """`tcplab generate -o out/pl.json` in a fresh directory makes out/, as `tcplab run -o` does."""
+    from tcplab.cli import main
+
+    spec = tmp_path / "g.toml"
+    spec.write_text('duration = "2s"\n[topology]\nkind = "dumbbell"\nrate = "10Mbps"\ndelay = "5ms"\n'
+                    'buffer = 50\n[[traffic]]\nname = "s"\ncount = 2\nworkload = { kind = "short" }\n')
+    frozen = tmp_path / "out" / "deeper" / "pl.json"
+    assert main(["generate", str(spec), "-o", str(frozen)]) == 0
+    assert len(load_frozen(frozen).flows) == 2
+
+
 def test_chosen_routers_pin_a_class_endpoints():
     topo = parking_lot(seed=1)
     cls = [TrafficClass("cross", 4, LongLived(size=None), src_routers=["r0"], dst_routers=["r4"]),
