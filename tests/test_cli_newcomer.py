@@ -354,3 +354,18 @@ def test_plot_methods_return_figures_with_a_line_per_flow_or_link(three_flows, t
     ts = res.flow_ts[res.flow_ts["flow"] == 0]
     delivered = ts["delivered_bytes"].to_numpy()[::50][-1]
     assert np.sum(mbps * 0.5) * 1e6 / 8 == pytest.approx(delivered, rel=1e-9) and t[0] == pytest.approx(0.5)
+
+
+def test_campaign_results_names_load_sweeps_pair(tmp_path):
+    """Passing load_sweep()'s (sweep, options) pair to Campaign.results says what to pass (was: unhashable type: 'dict')."""
+    from tcplab.sweep import Campaign, load_sweep
+
+    (tmp_path / "s.toml").write_text('seeds = 1\n[base.dumbbell]\nn_flows = 1\nbottleneck_rate = "10Mbps"\n'
+                                     'rtt = "20ms"\nbuffer = "1BDP"\n[base.run]\nduration = "2s"\n[grid]\n"dumbbell.buffer" = ["1BDP"]\n')
+    pair = load_sweep(tmp_path / "s.toml")
+    camp = Campaign(tmp_path / "c")
+    with pytest.raises(TypeError, match="pass the sweep"):
+        camp.results(pair)
+    with pytest.raises(TypeError, match="list of run keys"):
+        camp.results([{"a": 1}])
+    assert len(camp.results(pair[0])) == 0  # nothing run yet: an empty table, not an error

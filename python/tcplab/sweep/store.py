@@ -1165,8 +1165,14 @@ class Campaign:
             keys, labels = which.keys, which.params
         elif which is None:
             keys = None
+        elif isinstance(which, tuple) and len(which) == 2 and isinstance(which[0], Sweep):
+            raise TypeError("Campaign.results: got load_sweep()'s (sweep, options) pair; pass the sweep: "
+                            "sweep, options = load_sweep(path); campaign.results(sweep)")
         else:
             keys = list(which)
+            if not all(isinstance(k, str) for k in keys):
+                raise TypeError("Campaign.results: which must be None, a Sweep, a RunReport or a list of run keys "
+                                f"(strings), got {type(which).__name__} holding {type(keys[0]).__name__}")
         rows = {r[0]: r for r in self._rows(keys)}
         order = list(rows) if keys is None else keys
         records = []
