@@ -71,6 +71,11 @@ numpy arrays or lists of strings; SI units: seconds, bit/s, bytes):
     last segment, Linux profile)), ``outstanding`` (segments sent and not
     cumulatively acknowledged then; at a timeout, the most go-back-N can
     resend). Empty otherwise.
+``packet_trace``, ``packet_sacks``
+    with ``pcap`` naming links: every packet as it starts onto a captured
+    link's wire, and the SACK blocks of the ACKs among them (columns in
+    :mod:`tcplab.pcap`); :meth:`Results.write_pcap` writes them as a pcap
+    file (docs/pcap.md). Empty otherwise.
 
 pandas is imported when a Results is built, not when this module is imported.
 """
