@@ -151,7 +151,9 @@ def write_pcap(path: Union[str, os.PathLike], trace, sacks, spec: Optional[Mappi
         n_flows = max(n_flows, len(spec.get("flows", [])))
     src_ip, dst_ip, hdr_size = _addresses(spec, n_flows)
 
-    ack = (trace["packet"].astype(str).to_numpy() == "ack")[rows]
+    packet = trace["packet"]
+    ack = (packet.cat.codes.to_numpy() == list(packet.cat.categories).index("ack") if hasattr(packet, "cat")
+           else packet.to_numpy() == "ack")[rows]
     payload = trace["payload"].to_numpy().astype("int64")[rows]
     size = trace["size"].to_numpy().astype("int64")[rows]
     n_sack = trace["sack_count"].to_numpy().astype("int64")[rows]
@@ -171,13 +173,13 @@ def write_pcap(path: Union[str, os.PathLike], trace, sacks, spec: Optional[Mappi
     hlen = 40 + opt_len
     total_len = hlen + payload
 
+    # Every record in a row of one table as wide as the longest, then the
+    # rows' leading bytes (each record's own length) one after the other.
     rec_len = 16 + hlen
-    offsets = 24 + np.concatenate([[0], np.cumsum(rec_len)[:-1]]) if len(rows) else np.zeros(0, "int64")
-    buf = np.zeros(24 + int(rec_len.sum()), dtype="uint8")
-    buf[:24] = np.frombuffer(np.array([(PCAP_MAGIC_NS, 2, 4, 0, 0, 0xFFFF, LINKTYPE_RAW)],
-                                      dtype=[("magic", "<u4"), ("major", "<u2"), ("minor", "<u2"), ("zone", "<i4"),
-                                             ("sigfigs", "<u4"), ("snaplen", "<u4"), ("linktype", "<u4")]).tobytes(),
-                             dtype="uint8")
+    table = np.zeros((len(rows), int(rec_len.max()) if len(rows) else 0), dtype="uint8")
+    header = np.array([(PCAP_MAGIC_NS, 2, 4, 0, 0, 0xFFFF, LINKTYPE_RAW)],
+                      dtype=[("magic", "<u4"), ("major", "<u2"), ("minor", "<u2"), ("zone", "<i4"),
+                             ("sigfigs", "<u4"), ("snaplen", "<u4"), ("linktype", "<u4")]).tobytes()
 
     ns = time_ps[rows] // 1000
     tcp_flags = trace["tcp_flags"].to_numpy().astype("int64")[rows]
@@ -226,8 +228,9 @@ def write_pcap(path: Union[str, os.PathLike], trace, sacks, spec: Optional[Mappi
                     opts[:, p + 4 + 8 * k:p + 12 + 8 * k] = pair.astype(">u4").view("uint8").reshape(len(g), 8)
         raw = rec.view("uint8").reshape(len(g), rec.dtype.itemsize)
         rec["ip_sum"] = _ip_checksum(raw[:, 16:36])
-        buf[offsets[g][:, None] + np.arange(rec.dtype.itemsize)] = raw
-    write_bytes_atomically(path, buf.tobytes())
+        table[g, :rec.dtype.itemsize] = raw
+    body = table[np.arange(table.shape[1]) < rec_len[:, None]]
+    write_bytes_atomically(path, header + body.tobytes())
     return len(rows)
 
 

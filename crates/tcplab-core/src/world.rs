@@ -711,13 +711,6 @@ impl World {
         if self.any_detour && self.detour[link as usize] {
             return self.detour_enqueue::<R>(link, p, route);
         }
-        self.fifo_enqueue::<R>(link, p, route);
-    }
-
-    /// [`World::enqueue_routed`] onto a fast drop-tail link; whether the
-    /// link accepted the packet.
-    #[inline(always)]
-    fn fifo_enqueue<const R: bool>(&mut self, link: u32, p: Packet, route: u32) -> bool {
         let now = self.now;
         let (l, shared) = self.link_mut(link);
         match l.enqueue(now, p, route, shared) {
@@ -725,11 +718,9 @@ impl World {
             Enqueued::Accepted(None) => {}
             Enqueued::Dropped => {
                 let queue = l.waiting_packets();
-                self.count_gone(&p, link, DropCause::Queue, queue);
-                return false;
+                self.count_gone(&p, link, DropCause::Queue, queue)
             }
         }
-        true
     }
 
     /// [`World::enqueue_routed`] onto a link with a queue discipline or a
@@ -741,9 +732,36 @@ impl World {
         if self.qlink_of[link as usize] != NO_QDISC {
             return self.qdisc_enqueue::<R>(link, p, route);
         }
-        if self.fifo_enqueue::<R>(link, p, route) {
-            let start = self.links[link as usize].last_start();
-            self.capture_packet(link, &p, start);
+        // The fast path's enqueue above, kept apart so that its code is
+        // exactly what it was before captures (an instruction count
+        // measures the difference).
+        let now = self.now;
+        let (l, shared) = self.link_mut(link);
+        match l.enqueue(now, p, route, shared) {
+            Enqueued::Accepted(arrival) => {
+                let start = l.last_start();
+                if let Some(t) = arrival {
+                    self.schedule_arrival::<R>(t, link, route);
+                }
+                self.capture_packet(link, &p, start);
+            }
+            Enqueued::Dropped => {
+                let queue = l.waiting_packets();
+                self.count_gone(&p, link, DropCause::Queue, queue)
+            }
+        }
+    }
+
+    /// Records the packet that discipline link `l` just started serving, if
+    /// `l` is captured. Out of line: inlined into `start_service`, the
+    /// check changed what the compiler inlined into the event loop (0.3 %
+    /// more instructions on S1 in a run without any capture).
+    #[cold]
+    #[inline(never)]
+    fn capture_started(&mut self, l: u32) {
+        if self.captured[l as usize] {
+            let p = *self.qlinks[self.qlink_of[l as usize] as usize].last_started().expect("the packet just started");
+            self.capture_packet(l, &p, self.now);
         }
     }
 
@@ -813,9 +831,8 @@ impl World {
         let window = self.link_shared.window;
         let q = &mut self.qlinks[self.qlink_of[l as usize] as usize];
         let started = q.start_service(self.now, window);
-        if started.is_some() && self.capture.is_some() && self.captured[l as usize] {
-            let p = *self.qlinks[self.qlink_of[l as usize] as usize].last_started().expect("the packet just started");
-            self.capture_packet(l, &p, self.now);
+        if self.capture.is_some() && started.is_some() {
+            self.capture_started(l);
         }
         self.qdisc_drops(l);
         if let Some((depart, arrival)) = started {
