@@ -188,3 +188,45 @@ def test_cli_writes_the_pcap(tmp_path, capsys):
     assert "error: --pcap: unknown link 'r1-r3'" in capsys.readouterr().err
     rows = tshark_fields(out / "bottleneck.pcap", ["ip.src"])
     assert len(rows) == len(read_pcap(out / "bottleneck.pcap")[1])
+
+
+def test_ecn_marks_and_echoes_reach_the_headers(tmp_path):
+    """A CoDel bottleneck that marks classic-ECN flows: the CE codepoint on
+    data (set by the queue, so seen after it) and ECE on the ACKs, in the
+    trace and as tshark decodes them."""
+    res = tcplab.run(tcplab.Dumbbell(n_flows=2, bottleneck_rate="10Mbps", rtt="40ms", buffer=100, duration="3s",
+                                     recovery="sack", accounting="payload", flow_options={"ecn": "classic"},
+                                     queue={"discipline": "codel", "target": "2ms", "ecn": True},
+                                     pcap=["bottleneck"]))
+    t = res.packet_trace
+    data, acks = t[t["packet"] == "data"], t[t["packet"] == "ack"]
+    assert (data["ecn"] == 3).sum() == res.links.set_index("name").loc["r1-r2", "marks"] > 0
+    first = data[~data["retransmit"]]
+    assert ((first["ecn"] == 2) | (first["ecn"] == 3)).all()  # ECT(0), or CE once marked
+    assert (data[data["retransmit"]]["ecn"] == 0).all()  # RFC 3168 6.1.5: retransmissions are not ECT
+    assert (acks["tcp_flags"] & 1).sum() > 0
+    path = tmp_path / "ecn.pcap"
+    res.write_pcap(path)
+    rows = tshark_fields(path, ["ip.dsfield.ecn", "tcp.flags.ece", "tcp.flags.cwr", "tcp.len"])
+    ecn = [int(r[0]) for r in rows]
+    ece = [r[1] in ("1", "True") for r in rows]
+    assert ecn.count(3) == (data["ecn"] == 3).sum()
+    assert sum(ece) == (t["tcp_flags"] & 1).astype(bool).sum()
+    assert sum(r[2] in ("1", "True") for r in rows) == (t["tcp_flags"] & 2).astype(bool).sum() > 0
+
+
+def test_saved_results_still_write_the_pcap(run, tmp_path):
+    run.save(tmp_path / "out")
+    loaded = tcplab.Results.load(tmp_path / "out")
+    assert len(loaded.packet_trace) == len(run.packet_trace) and len(loaded.packet_sacks) == len(run.packet_sacks)
+    a, b = tmp_path / "a.pcap", tmp_path / "b.pcap"
+    run.write_pcap(a)
+    loaded.write_pcap(b)
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_campaigns_refuse_a_capture():
+    from tcplab.sweep import Sweep, SweepError
+
+    with pytest.raises(SweepError, match=r"^base\.run\.pcap: the packet capture is for single runs"):
+        Sweep(scenario(loss_trace=False), grid={"buffer": [10, 20]})

@@ -312,6 +312,25 @@ mod tests {
     }
 
     #[test]
+    fn a_packet_capture_is_counted_up_to_its_limit_and_named() {
+        let mut d = Dumbbell::new(1, 1e9, 0.1, 1000);
+        d.duration = 100.0;
+        let mut s = d.spec();
+        let plain = estimate(&s).unwrap().memory_bytes;
+        s.pcap = vec!["r1->r2".into()];
+        // Two records per data packet (8.3 million), over the default limit: the limit.
+        let e = estimate(&s).unwrap();
+        assert_eq!(e.memory_bytes - plain, limits::DEFAULT_PCAP_LIMIT * PCAP_RECORD_BYTES * SERIES_COPIES);
+        s.pcap_limit = Some(1000);
+        assert_eq!(estimate(&s).unwrap().memory_bytes - plain, 1000 * PCAP_RECORD_BYTES * SERIES_COPIES);
+        s.pcap_limit = Some(u64::MAX);
+        s.memory_limit = Some(1 << 30);
+        let err = check_memory(&estimate(&s).unwrap()).unwrap_err();
+        assert_eq!(err.field, "pcap_limit");
+        assert!(err.to_string().contains("lower pcap_limit or capture fewer links"), "{err}");
+    }
+
+    #[test]
     fn an_ordinary_run_is_well_under_the_default() {
         let mut d = Dumbbell::new(10, 1e9, 0.1, 1000);
         d.duration = 100.0;
