@@ -1164,8 +1164,8 @@ class Scenario:
             elif isinstance(n, str) and n in names:
                 out[n] = [n]
             else:
-                raise ScenarioError(f"pcap[{i}]", f"unknown link {shown(n)}{_suggest(n, names) if isinstance(n, str) else ''}"
-                                    " (or \"bottleneck\")")
+                raise ScenarioError(f"pcap[{i}]", f"unknown link {shown(n)}{_suggest(n, names) if isinstance(n, str) else ''}; "
+                                    "give link names or \"bottleneck\"")
         return out
 
     def pcap_groups(self) -> dict[str, list[str]]:
