@@ -230,3 +230,13 @@ def test_campaigns_refuse_a_capture():
 
     with pytest.raises(SweepError, match=r"^base\.run\.pcap: the packet capture is for single runs"):
         Sweep(scenario(loss_trace=False), grid={"buffer": [10, 20]})
+
+
+def test_scenario_files_carry_the_capture(tmp_path):
+    path = tmp_path / "s.toml"
+    scenario(pcap=["bottleneck", "s1-r1"], pcap_limit=1000).save_toml(str(path))
+    assert "pcap_limit = 1000" in path.read_text()
+    sc = tcplab.load_scenario(str(path))
+    spec = sc.to_spec()
+    assert spec["pcap"] == ["r1-r2", "r2-r1", "s1-r1"] and spec["pcap_limit"] == 1000
+    assert sc.pcap_groups() == {"bottleneck": ["r1-r2", "r2-r1"], "s1-r1": ["s1-r1"]}
