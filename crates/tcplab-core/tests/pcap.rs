@@ -117,3 +117,17 @@ fn an_unknown_or_repeated_link_names_the_field() {
     s.pcap = vec!["r1->r2".into(), "r1->r2".into()];
     assert_eq!(tcplab_core::World::new(s).err().unwrap().field, "pcap[1]");
 }
+
+#[test]
+fn a_run_that_ends_mid_transfer_keeps_what_started_before_its_end() {
+    let mut d = Dumbbell::new(2, 10e6, 0.04, 20);
+    (d.duration, d.measure_start) = (3.0, 1.0);
+    let r = captured(d.spec(), &["r1->r2"]);
+    let t = r.packet_trace.as_ref().unwrap();
+    let l = &r.links[0];
+    assert!(l.packets_in_link > 1, "the queue must hold packets at the end for this test");
+    assert!(t.time.iter().all(|&x| x < 3_000_000_000_000));
+    // Every packet that left the wire was recorded, and those on it; not the ones still queued.
+    assert!(t.len() as u64 >= l.packets_out + l.losses + 1);
+    assert!((t.len() as u64) < l.packets_in - l.drops);
+}
