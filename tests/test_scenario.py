@@ -16,10 +16,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPEC_RS = os.path.join(ROOT, "crates", "tcplab-core", "src", "spec.rs")
 
 RUN_KEYS = {"seed", "duration", "measure_start", "sample_interval", "nodes", "links", "routes", "flows", "trace_links",
-            "loss_trace", "memory_limit"}
+            "loss_trace", "memory_limit", "pcap", "pcap_limit"}
 #: Keys Python writes only when set (``loss_trace`` when true; ``memory_limit``, the core's
-#: memory budget, when given), so a run's identity is as before otherwise.
-OPTIONAL_RUN_KEYS = {"loss_trace", "memory_limit"}
+#: memory budget, when given; ``pcap``/``pcap_limit`` when links are captured), so a run's identity is
+#: as before otherwise.
+OPTIONAL_RUN_KEYS = {"loss_trace", "memory_limit", "pcap", "pcap_limit"}
 NODE_KEYS = {"name", "kind"}
 LINK_KEYS = {"name", "src", "dst", "rate_bps", "delay", "queue", "loss"}
 QUEUE_KEYS = {"limit_packets", "limit_bytes", "discipline", "params"}

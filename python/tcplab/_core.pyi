@@ -53,6 +53,10 @@ class RunOutput(_RunTables, total=False):
     # codes with cause_names, outstanding).
     drop_trace: dict[str, Column]
     retransmit_trace: dict[str, Column]
+    # Only when the RunSpec had pcap: every packet starting onto a captured link's wire (time_ps, link,
+    # flow, ack, seq, byte_seq, payload, size, retransmit, ecn, tcp_flags, sack_count; the SACK blocks
+    # in sack_left/sack_right, sack_count of them per row in order; overflow and limit as ints).
+    packet_trace: dict[str, Any]
     warmup: dict[str, Any]
 
 def run(spec_json: str, progress: bool = False, warmup: float | None = None) -> RunOutput:

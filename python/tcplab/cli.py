@@ -28,6 +28,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -74,6 +75,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--loss-trace", action="store_true",
                    help="record every drop, loss and retransmission with its cause (drop_trace.parquet, "
                         "retransmit_trace.parquet; the scenario's [run] loss_trace = true does the same)")
+    r.add_argument("--pcap", action="append", metavar="LINK",
+                   help="capture the packets on LINK (a link name, or 'bottleneck' for both directions of the "
+                        "bottleneck) and write OUT/LINK.pcap for Wireshark/tshark; repeatable; the scenario's "
+                        "[run] pcap = [...] does the same (docs/pcap.md)")
     r.add_argument("--compare-analytic", action="store_true",
                    help="for a single Reno/NewReno flow on a dumbbell, print the analytic sawtooth "
                         "prediction (tcplab.analysis.reno_sawtooth_utilization) beside the simulation")
@@ -353,9 +358,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _override_duration(sc, d, quiet=args.json)
     if args.loss_trace:
         sc.loss_trace = True
+    n_file_pcap = len(sc.pcap) if isinstance(sc.pcap, list) else 0
+    if args.pcap:
+        sc.pcap = [*(sc.pcap or []), *(p for p in args.pcap if p not in (sc.pcap or []))]
     try:
         spec = sc.to_spec()
     except ScenarioError as e:  # after --seed/--duration: name the field as the file does
+        m = re.match(r"^pcap\[(\d+)\]$", e.field)
+        if m and int(m.group(1)) >= n_file_pcap:  # one of --pcap's
+            raise _CliError(f"--pcap: {e.problem}") from None
         raise _CliError(str(_file_field(e, sc))) from None
     # --json without -o is for scripts that read the summary: nothing is written to disk.
     outdir = None if args.json and args.outdir is None else (
@@ -377,9 +388,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     res.name = sc.name
 
     try:
-        _write_run(res, outdir, args)
+        pcaps = _write_run(res, outdir, args, spec)
     except OSError as e:
         raise _CliError(f"{e.filename or outdir}: cannot write results: {e.strerror or e}", EXIT_FAILURE) from None
+    overflow = res.packet_trace.attrs.get("overflow", 0)
+    if overflow and not args.json:
+        print(f"note: the packet capture stopped at pcap_limit ({spec.get('pcap_limit', 5_000_000):,} packets); "
+              f"{overflow:,} more were not recorded", file=sys.stderr)
 
     comparison = _analytic_comparison(sc, res) if args.compare_analytic else None
     if args.json:
@@ -395,6 +410,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.compare_analytic:
             print()
             print(_analytic_text(comparison))
+        for p in pcaps:
+            print(f"packet trace: {p} (tshark -r {p}, or open it in Wireshark)")
         print(f"\nresults written to {outdir}/")
     _warn_phase_lock_cli(sc, spec)
     return EXIT_OK
@@ -411,10 +428,11 @@ def _warn_phase_lock_cli(sc: Any, spec: dict, where: str = "", seed_word: str = 
     return reason is not None
 
 
-def _write_run(res: Any, outdir: Optional[str], args: argparse.Namespace) -> None:
-    """A run's tables, summary and figure into ``outdir`` (None: nothing written, --json without -o)."""
+def _write_run(res: Any, outdir: Optional[str], args: argparse.Namespace, spec: dict) -> list[str]:
+    """A run's tables, summary, figure and packet traces into ``outdir`` (None: nothing written,
+    --json without -o); the pcap files written."""
     if outdir is None:
-        return
+        return []
     res.save(outdir)
     png = os.path.join(outdir, "cwnd_queue.png")
     if not args.no_plot:
@@ -423,6 +441,7 @@ def _write_run(res: Any, outdir: Optional[str], args: argparse.Namespace) -> Non
         from .plot import plot_cwnd_queue
 
         plot_cwnd_queue(res, png)
+    return res.write_pcaps(outdir) if spec.get("pcap") else []
 
 
 def _accounting_text(res: Any) -> str:

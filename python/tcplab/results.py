@@ -71,6 +71,11 @@ numpy arrays or lists of strings; SI units: seconds, bit/s, bytes):
     last segment, Linux profile)), ``outstanding`` (segments sent and not
     cumulatively acknowledged then; at a timeout, the most go-back-N can
     resend). Empty otherwise.
+``packet_trace``, ``packet_sacks``
+    with ``pcap`` naming links: every packet as it starts onto a captured
+    link's wire, and the SACK blocks of the ACKs among them (columns in
+    :mod:`tcplab.pcap`); :meth:`Results.write_pcap` writes them as a pcap
+    file (docs/pcap.md). Empty otherwise.
 
 pandas is imported when a Results is built, not when this module is imported.
 """
@@ -91,7 +96,7 @@ __all__ = ["Results", "TABLES"]
 
 TABLES = ("flows", "links", "files", "flow_ts", "queue_ts")
 #: Tables saved when present and loaded when found (older saves lack them).
-OPTIONAL_TABLES = ("cc_ts", "qdisc_ts", "drop_trace", "retransmit_trace")
+OPTIONAL_TABLES = ("cc_ts", "qdisc_ts", "drop_trace", "retransmit_trace", "packet_trace", "packet_sacks")
 #: Every file a run's output directory may hold (Results.save, the CLI's
 #: plot, tcplab report): what saving again into that directory replaces.
 RUN_OUTPUT_FILES = (*(f"{t}.parquet" for t in (*TABLES, *OPTIONAL_TABLES)), "summary.json", "scenario.toml",
@@ -237,7 +242,15 @@ def _retransmit_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
 
 #: An empty frame of each optional table, for runs and saves without it.
 _EMPTY = {"cc_ts": _cc_frame, "qdisc_ts": _qdisc_frame, "drop_trace": _drop_frame,
-          "retransmit_trace": _retransmit_frame}
+          "retransmit_trace": _retransmit_frame,
+          "packet_trace": lambda raw: _pcap().frames(raw, [], [])[0],
+          "packet_sacks": lambda raw: _pcap().frames(raw, [], [])[1]}
+
+
+def _pcap():
+    from . import pcap
+
+    return pcap
 
 
 class Results:
@@ -279,6 +292,8 @@ class Results:
             for tr in (self.drop_trace, self.retransmit_trace):
                 tr.insert(list(tr.columns).index("flow") + 1, "flow_name", pd.Categorical.from_codes(
                     tr["flow"].to_numpy().astype("int64"), categories=flow_names))
+        # The packet capture (``pcap``): tcplab/pcap.py, docs/pcap.md.
+        self.packet_trace, self.packet_sacks = _pcap().frames(raw.get("packet_trace"), flow_names, link_names)
         if link_names:
             self.drop_trace.insert(2, "link_name", pd.Categorical.from_codes(
                 self.drop_trace["link"].to_numpy().astype("int64"), categories=link_names))
@@ -495,6 +510,44 @@ class Results:
         out = d.assign(variable=d["variable"].astype(str)).pivot(index="time", columns="variable", values="value")
         out.columns.name = "variable"
         return out[names] if names is not None else out
+
+    def write_pcap(self, path: Union[str, os.PathLike], link: Union[str, Sequence[str], None] = None) -> int:
+        """Write the packets captured on ``link`` (a link name, a list of
+        names merged in time order, or None for every captured link) as a
+        pcap file that Wireshark and tshark open: synthetic IPv4/TCP headers
+        with the flows' byte sequence numbers, ACKs and SACK blocks,
+        timestamps in simulated time (docs/pcap.md). The run must capture
+        the link (``pcap=[...]``). Returns the packets written."""
+        captured = list((self.spec or {}).get("pcap", []))
+        if not captured and not len(self.packet_trace):
+            raise ValueError("no packet capture in this run: run it with pcap=['LINK'] (or tcplab run --pcap LINK)")
+        names = list(self.links["name"])
+        wanted = captured if link is None else [link] if isinstance(link, str) else list(link)
+        for i, n in enumerate(wanted):
+            field = "link" if isinstance(link, str) else f"link[{i}]"
+            if n not in names:
+                raise ValueError(f"{field}: unknown link {n!r}; the links are {', '.join(names)}")
+            if captured and n not in captured:
+                raise ValueError(f"{field}: link {n!r} was not captured in this run (pcap = {captured})")
+        return _pcap().write_pcap(path, self.packet_trace, self.packet_sacks, self.spec,
+                                  links=[names.index(n) for n in wanted], n_flows=len(self.flows))
+
+    def write_pcaps(self, directory: Union[str, os.PathLike]) -> list[str]:
+        """Write one pcap file per entry of the scenario's ``pcap`` into
+        ``directory``: ``<entry>.pcap`` (``bottleneck.pcap`` holds both
+        directions of the bottleneck, merged in time order). Returns the
+        paths written."""
+        if self.scenario is None:
+            groups = {n: [n] for n in (self.spec or {}).get("pcap", [])}
+        else:
+            groups = self.scenario.pcap_groups()
+        paths = []
+        for entry, links in groups.items():
+            safe = "".join(c if c.isalnum() or c in "-_.+" else "_" for c in entry)
+            path = os.path.join(directory, f"{safe}.pcap")
+            self.write_pcap(path, links)
+            paths.append(path)
+        return paths
 
     def save(self, directory: Union[str, os.PathLike]) -> None:
         """Write ``<table>.parquet`` for each table, ``summary.json``, and

@@ -27,7 +27,10 @@ a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
     whose queue length is sampled; default: every link with a finite queue
     limit, i.e. the dumbbell's bottleneck), ``loss_trace`` (``true`` records
     every drop, loss and retransmission: the results' ``drop_trace`` and
-    ``retransmit_trace``; default ``false``), ``memory_limit`` (a size such as
+    ``retransmit_trace``; default ``false``), ``pcap`` (links whose packets
+    are captured, for pcap files: link names, or ``"bottleneck"`` for the
+    bottleneck both ways; docs/pcap.md), ``pcap_limit`` (most packets
+    captured; default 5,000,000), ``memory_limit`` (a size such as
     ``"16GiB"``: the memory a run may be estimated to need before the core
     refuses it; default 4 GiB, docs/limits.md). Defaults: generic form
     measures over the whole run; the dumbbell measures over the last half
@@ -1015,6 +1018,10 @@ class Scenario:
     sampled (default ``None``: the core samples every link with a finite
     queue limit). ``loss_trace=True`` records every drop, loss and
     retransmission (the results' ``drop_trace`` and ``retransmit_trace``).
+    ``pcap`` names links whose packets are captured (the results'
+    ``packet_trace``, :meth:`Results.write_pcap`; ``"bottleneck"`` stands
+    for the ``bottleneck`` links and their reverse direction), up to
+    ``pcap_limit`` packets (default 5,000,000; docs/pcap.md).
     ``memory_limit`` (a size, e.g. ``"16GiB"``; default the core's 4 GiB)
     is the memory a run may be estimated to need before the core refuses it
     (docs/limits.md).
@@ -1041,10 +1048,14 @@ class Scenario:
         trace_links: Optional[Sequence[str]] = None,
         loss_trace: bool = False,
         memory_limit: Optional[Quantity] = None,
+        pcap: Optional[Sequence[str]] = None,
+        pcap_limit: Optional[int] = None,
     ) -> None:
         # (lists copied; anything else is kept as given for to_spec() to name)
         self.trace_links = list(trace_links) if isinstance(trace_links, (list, tuple)) else trace_links
         self.loss_trace = loss_trace
+        self.pcap = list(pcap) if isinstance(pcap, (list, tuple)) else pcap
+        self.pcap_limit = pcap_limit
         self.memory_limit = memory_limit
         self.nodes: list = list(nodes)
         self.links: list = list(links)
@@ -1148,6 +1159,54 @@ class Scenario:
             out.append(t)
         return out
 
+    def _pcap_groups(self, links: list[dict]) -> dict[str, list[str]]:
+        """Each ``pcap`` entry and the links it captures: a link name itself,
+        ``"bottleneck"`` the bottleneck links and their reverse direction."""
+        if self.pcap is None:
+            return {}
+        if isinstance(self.pcap, str) or not isinstance(self.pcap, Iterable):
+            raise ScenarioError("pcap", f"expected a list of link names, got {shown(self.pcap)}")
+        names = [ln["name"] for ln in links]
+        ends = {(ln["src"], ln["dst"]): ln["name"] for ln in links}
+        out: dict[str, list[str]] = {}
+        for i, n in enumerate(self.pcap):
+            if n == "bottleneck" and "bottleneck" not in names:
+                if not self.bottleneck_links():
+                    raise ScenarioError(f"pcap[{i}]", "\"bottleneck\": this scenario names no bottleneck links")
+                group = []
+                for b in self.bottleneck_links():
+                    ln = links[names.index(b)]
+                    group += [b] + ([ends[(ln["dst"], ln["src"])]] if (ln["dst"], ln["src"]) in ends else [])
+                out[n] = list(dict.fromkeys(group))
+            elif isinstance(n, str) and n in names:
+                out[n] = [n]
+            else:
+                raise ScenarioError(f"pcap[{i}]", f"unknown link {shown(n)}{_suggest(n, names) if isinstance(n, str) else ''}; "
+                                    "give link names or \"bottleneck\"")
+        return out
+
+    def pcap_groups(self) -> dict[str, list[str]]:
+        """Each entry of ``pcap`` and the links it captures (``"bottleneck"``:
+        the bottleneck links both ways), in order: the pcap files that
+        ``tcplab run`` writes, one per entry."""
+        return self._pcap_groups(self.to_spec()["links"])
+
+    def _capture(self, links: list[dict]) -> dict:
+        """The run description's ``pcap`` (every captured link once) and
+        ``pcap_limit``; empty when nothing is captured."""
+        groups = self._pcap_groups(links)
+        if not groups:
+            if self.pcap_limit is not None:
+                raise ScenarioError("pcap_limit", "given without pcap (the links to capture)")
+            return {}
+        spec: dict = {"pcap": list(dict.fromkeys(n for g in groups.values() for n in g))}
+        if self.pcap_limit is not None:
+            lim = python_scalar(self.pcap_limit)
+            if isinstance(lim, bool) or not isinstance(lim, int) or lim < 1:
+                raise ScenarioError("pcap_limit", f"expected a positive whole number of packets, got {shown(self.pcap_limit)}")
+            spec["pcap_limit"] = lim
+        return spec
+
     def _seed(self) -> int:
         seed = python_scalar(self.seed)
         if isinstance(seed, bool) or not isinstance(seed, int):
@@ -1216,7 +1275,8 @@ class Scenario:
             trace = self._trace_links(links)
         except MemoryError:
             raise _out_of_memory("flows", len(self.flows), "flows") from None
-        return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows, "trace_links": trace}
+        return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows, "trace_links": trace,
+                **self._capture(links)}
 
     def validate(self) -> None:
         """Check the scenario; raises :class:`ScenarioError` naming the field."""
@@ -1254,6 +1314,10 @@ class Scenario:
             run["loss_trace"] = True
         if self.memory_limit is not None:
             run["memory_limit"] = self.memory_limit
+        if self.pcap:
+            run["pcap"] = list(self.pcap)
+        if self.pcap_limit is not None:
+            run["pcap_limit"] = self.pcap_limit
         return run
 
     def to_toml_dict(self) -> dict:
@@ -1360,7 +1424,7 @@ FLOW_OPTION_KEYS = [k for k in FLOW_KEYS if k not in
                     ("src", "dst", "name", "algorithm", "params", "recovery", "start",
                      "packet_size", "header_size", "ack_size", "accounting", "source")]
 RUN_KEYS = ["duration", "measure_window", "measure_start", "sample_interval", "seed", "trace_links", "loss_trace",
-            "memory_limit"]
+            "memory_limit", "pcap", "pcap_limit"]
 
 
 class Dumbbell(Scenario):
@@ -1416,6 +1480,9 @@ class Dumbbell(Scenario):
     * ``loss_trace=True`` records every drop, loss and retransmission (the
       results' ``drop_trace`` and ``retransmit_trace``), for diagnosing
       loss recovery.
+    * ``pcap=["bottleneck"]`` captures the packets on ``r1-r2`` and
+      ``r2-r1`` (or name links: ``pcap=["r1-r2"]``) for
+      :meth:`Results.write_pcap`, a file Wireshark opens (docs/pcap.md).
     * ``queue`` / ``reverse_queue``: the queue discipline of ``r1-r2`` /
       ``r2-r1``, a table ``{"discipline": "codel", "target": "5ms"}`` as
       :class:`Link`'s ``queue``. ``buffer`` stays the bottleneck's limit
@@ -1456,6 +1523,8 @@ class Dumbbell(Scenario):
         trace_links: Optional[Sequence[str]] = None,
         loss_trace: bool = False,
         memory_limit: Optional[Quantity] = None,
+        pcap: Optional[Sequence[str]] = None,
+        pcap_limit: Optional[int] = None,
         loss: Any = None,
         reverse_loss: Any = None,
         queue: Optional[Mapping[str, Any]] = None,
@@ -1466,7 +1535,8 @@ class Dumbbell(Scenario):
     ) -> None:
         super().__init__(duration=duration, measure_start=measure_start, measure_window=measure_window,
                          sample_interval=sample_interval, seed=seed, name=name, description=description,
-                         trace_links=trace_links, loss_trace=loss_trace, memory_limit=memory_limit)
+                         trace_links=trace_links, loss_trace=loss_trace, memory_limit=memory_limit,
+                         pcap=pcap, pcap_limit=pcap_limit)
         self.n_flows = n_flows
         self.bottleneck_rate = bottleneck_rate
         self.rtt = rtt
@@ -1764,7 +1834,8 @@ class Dumbbell(Scenario):
         except MemoryError:
             # (the lists built so far are garbage now: there is room for the message)
             raise _out_of_memory("n_flows", self._n(), "flows") from None
-        return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows, "trace_links": trace}
+        return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows, "trace_links": trace,
+                **self._capture(links)}
 
     def to_generic(self) -> Scenario:
         """An equivalent generic :class:`Scenario` whose lists can be edited."""
@@ -1772,7 +1843,8 @@ class Dumbbell(Scenario):
                         duration=self.duration, measure_start=self._run_settings()["measure_start"],
                         sample_interval=self.sample_interval, seed=self.seed, name=self.name,
                         description=self.description, bottleneck=["r1-r2"], trace_links=self.trace_links,
-                        loss_trace=self.loss_trace, memory_limit=self.memory_limit)
+                        loss_trace=self.loss_trace, memory_limit=self.memory_limit, pcap=self.pcap,
+                        pcap_limit=self.pcap_limit)
 
     def builder_params(self, skip_defaults: bool = True) -> dict:
         """The ``[dumbbell]`` table: the builder's parameters as given."""
@@ -1879,7 +1951,7 @@ def scenario_from_dict(doc: Mapping[str, Any], name: Optional[str] = None) -> Sc
     try:
         sc.validate()
     except ScenarioError as e:
-        if e.field.split(".")[0] in RUN_KEYS:
+        if e.field.split(".")[0].split("[")[0] in RUN_KEYS:
             raise e.with_prefix("run") from None
         raise
     if bottleneck:

@@ -9,7 +9,8 @@
 //! windows every sender puts in flight at once, files, scripted losses,
 //! flows and links. It does not count what the dynamics decide: a window
 //! that keeps growing behind an unlimited queue, or the rows of a
-//! `loss_trace`.
+//! `loss_trace`. A packet capture (`pcap`) is counted at two records per
+//! data packet on each captured link (data and ACK), up to `pcap_limit`.
 
 use crate::error::SpecError;
 use crate::spec::{limits, AppSpec, RunSpec};
@@ -39,6 +40,9 @@ const FLOW_BYTES: u64 = 4096;
 const LINK_BYTES: u64 = 1024;
 /// A file: its spec, segment-map entry, send/ACK times and results row.
 const FILE_BYTES: u64 = 160;
+/// A packet capture's record (`trace::PacketTrace`: 45 B of columns, a
+/// SACK block's 16 B now and then), rounded up.
+const PCAP_RECORD_BYTES: u64 = 64;
 /// A scripted loss: its spec entry and the sorted copy.
 const DROP_SEGMENT_BYTES: u64 = 16;
 
@@ -164,9 +168,14 @@ pub fn estimate_with_paths(spec: &RunSpec, paths: &[[Vec<u32>; 2]]) -> Estimate 
     parts.push(("flows".into(), (spec.flows.len() as u64).saturating_mul(FLOW_BYTES)));
     parts.push(("links".into(), (spec.links.len() as u64).saturating_mul(LINK_BYTES)));
 
+    let (packets, events) = traffic(spec, paths, samples);
+    if !spec.pcap.is_empty() {
+        let limit = spec.pcap_limit.unwrap_or(limits::DEFAULT_PCAP_LIMIT);
+        let records = ceil_u64(2.0 * packets * spec.pcap.len() as f64).min(limit);
+        parts.push(("pcap_limit".into(), records.saturating_mul(PCAP_RECORD_BYTES).saturating_mul(SERIES_COPIES)));
+    }
     let memory_bytes = parts.iter().fold(0u64, |a, p| a.saturating_add(p.1));
     let driver = parts.iter().max_by_key(|p| p.1).cloned().unwrap_or_default();
-    let (packets, events) = traffic(spec, paths, samples);
     Estimate {
         memory_bytes,
         memory_limit: spec.memory_limit.unwrap_or(limits::DEFAULT_MEMORY_LIMIT),
@@ -254,6 +263,7 @@ pub fn check_memory(e: &Estimate) -> Result<(), SpecError> {
         f if f.ends_with("init_cwnd") || (f == "flows" && e.window_bytes == *part) => {
             format!("the initial windows put {} of packets in flight at once; lower init_cwnd or set rwnd_packets (a scenario's rwnd)", human(*part))
         }
+        "pcap_limit" => format!("the packet capture may record {} of packets; lower pcap_limit or capture fewer links", human(*part)),
         _ => format!("{} of it for this field", human(*part)),
     };
     Err(SpecError::new(
@@ -299,6 +309,25 @@ mod tests {
         assert_eq!(e.driver.0, "sample_interval");
         let err = check_memory(&e).unwrap_err();
         assert_eq!(err.field, "sample_interval");
+    }
+
+    #[test]
+    fn a_packet_capture_is_counted_up_to_its_limit_and_named() {
+        let mut d = Dumbbell::new(1, 1e9, 0.1, 1000);
+        d.duration = 100.0;
+        let mut s = d.spec();
+        let plain = estimate(&s).unwrap().memory_bytes;
+        s.pcap = vec!["r1->r2".into()];
+        // Two records per data packet (8.3 million), over the default limit: the limit.
+        let e = estimate(&s).unwrap();
+        assert_eq!(e.memory_bytes - plain, limits::DEFAULT_PCAP_LIMIT * PCAP_RECORD_BYTES * SERIES_COPIES);
+        s.pcap_limit = Some(1000);
+        assert_eq!(estimate(&s).unwrap().memory_bytes - plain, 1000 * PCAP_RECORD_BYTES * SERIES_COPIES);
+        s.pcap_limit = Some(u64::MAX);
+        s.memory_limit = Some(1 << 30);
+        let err = check_memory(&estimate(&s).unwrap()).unwrap_err();
+        assert_eq!(err.field, "pcap_limit");
+        assert!(err.to_string().contains("lower pcap_limit or capture fewer links"), "{err}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Results of one run: per-flow, per-link and per-file rows, sampled time
 //! series and run metadata. Units: seconds, bit/s, bytes, segments.
 
-use crate::trace::{CcSeries, DropTrace, FlowSeries, QdiscSeries, QueueSeries, RetransmitTrace};
+use crate::trace::{CcSeries, DropTrace, FlowSeries, PacketTrace, QdiscSeries, QueueSeries, RetransmitTrace};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowResult {
@@ -135,5 +135,8 @@ pub struct RunResults {
     pub drop_trace: DropTrace,
     /// Every retransmission with its cause (empty unless traced).
     pub retransmit_trace: RetransmitTrace,
+    /// The packets of the captured links (`RunSpec::pcap`; `None` when the
+    /// run captures none).
+    pub packet_trace: Option<PacketTrace>,
     pub meta: RunMeta,
 }

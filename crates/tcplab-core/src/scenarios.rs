@@ -145,6 +145,8 @@ impl Dumbbell {
             flows,
             trace_links: None,
             loss_trace: false,
+            pcap: Vec::new(),
+            pcap_limit: None,
             memory_limit: None,
         }
     }

@@ -44,6 +44,18 @@ pub struct RunSpec {
     /// millions of rows.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub loss_trace: bool,
+    /// Links whose packets are captured (the `packet_trace` result, which
+    /// the front end writes as pcap files): every packet as it starts onto
+    /// the link's wire, after its queue (docs/pcap.md). Empty: none, and
+    /// the run pays one predictable branch per packet-hop, shared with the
+    /// queue disciplines'. Omitted from the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pcap: Vec<String>,
+    /// Most packets the capture records over all its links
+    /// (`None`: [`limits::DEFAULT_PCAP_LIMIT`]); the packets past it are
+    /// counted, not recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcap_limit: Option<u64>,
     /// Most bytes the run may allocate by the estimate of
     /// [`crate::estimate::estimate`] (`None`: [`limits::DEFAULT_MEMORY_LIMIT`]).
     /// A run estimated above it is refused before anything is allocated,
@@ -80,6 +92,9 @@ pub mod limits {
     /// Default of `RunSpec::memory_limit`: 4 GiB, what a run may take on
     /// a machine that runs a few at once.
     pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
+    /// Default of `RunSpec::pcap_limit`: 5 million packets (some 250 MB of
+    /// records with their copy in Python).
+    pub const DEFAULT_PCAP_LIMIT: u64 = 5_000_000;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -774,6 +789,15 @@ impl RunSpec {
                 if !link_names.contains(n.as_str()) {
                     return Err(SpecError::new(format!("trace_links[{i}]"), format!("unknown link {n:?}")));
                 }
+            }
+        }
+        let mut captured = HashSet::new();
+        for (i, n) in self.pcap.iter().enumerate() {
+            if !link_names.contains(n.as_str()) {
+                return Err(SpecError::new(format!("pcap[{i}]"), format!("unknown link {n:?}")));
+            }
+            if !captured.insert(n.as_str()) {
+                return Err(SpecError::new(format!("pcap[{i}]"), format!("link {n:?} is listed twice")));
             }
         }
         let hosts: HashSet<&str> =

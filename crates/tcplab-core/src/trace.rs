@@ -254,3 +254,83 @@ impl DropTrace {
         self.time.is_empty()
     }
 }
+
+/// The packets captured on the links a run names in `RunSpec::pcap`, one
+/// row per packet in the order they start onto their link's wire (after
+/// the queue), with what a synthetic TCP/IP header needs (docs/pcap.md).
+/// Sequence numbers are given both as tcplab counts them (segments) and in
+/// bytes: `byte_seq` is the application bytes before the segment (data) or
+/// before the next segment expected (an ACK), so the first data byte of a
+/// flow is byte 0. SACK blocks are byte ranges, out of line: row `i` has
+/// `sack_count[i]` of them, the next ones in `sack_left`/`sack_right`.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct PacketTrace {
+    /// Picoseconds (the simulation's own clock, exact).
+    pub time: Vec<u64>,
+    pub link: Vec<u32>,
+    pub flow: Vec<u32>,
+    /// The packet is an ACK (else data).
+    pub ack: Vec<bool>,
+    /// Data: segment number; ACK: cumulative acknowledgement (segments).
+    pub seq: Vec<u64>,
+    pub byte_seq: Vec<u64>,
+    /// Application bytes the data segment carries (0 for an ACK).
+    pub payload: Vec<u32>,
+    /// Bytes on the wire, as the link charged them.
+    pub size: Vec<u32>,
+    /// Data: a retransmission.
+    pub retransmit: Vec<bool>,
+    /// The IP header's ECN field (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE).
+    pub ecn: Vec<u8>,
+    /// [`crate::net::packet::tcp_flags`]: ECE, CWR and AccECN's ACE.
+    pub tcp_flags: Vec<u8>,
+    pub sack_count: Vec<u8>,
+    pub sack_left: Vec<u64>,
+    pub sack_right: Vec<u64>,
+    /// Packets past `RunSpec::pcap_limit`, not recorded.
+    pub overflow: u64,
+    /// The limit the run had.
+    pub limit: u64,
+}
+
+impl PacketTrace {
+    pub fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time.is_empty()
+    }
+
+    /// Drops the rows from `t` on (packets that a link accepted but that
+    /// would start onto its wire only after the end of the run).
+    pub fn cut_at(&mut self, t: u64) {
+        // Each link's rows are in time order, the table as a whole is not.
+        if self.time.iter().all(|&x| x < t) {
+            return;
+        }
+        let mut out = PacketTrace { overflow: self.overflow, limit: self.limit, ..Default::default() };
+        let mut s = 0usize;
+        for i in 0..self.len() {
+            let n = self.sack_count[i] as usize;
+            if self.time[i] < t {
+                out.time.push(self.time[i]);
+                out.link.push(self.link[i]);
+                out.flow.push(self.flow[i]);
+                out.ack.push(self.ack[i]);
+                out.seq.push(self.seq[i]);
+                out.byte_seq.push(self.byte_seq[i]);
+                out.payload.push(self.payload[i]);
+                out.size.push(self.size[i]);
+                out.retransmit.push(self.retransmit[i]);
+                out.ecn.push(self.ecn[i]);
+                out.tcp_flags.push(self.tcp_flags[i]);
+                out.sack_count.push(self.sack_count[i]);
+                out.sack_left.extend_from_slice(&self.sack_left[s..s + n]);
+                out.sack_right.extend_from_slice(&self.sack_right[s..s + n]);
+            }
+            s += n;
+        }
+        *self = out;
+    }
+}

@@ -195,6 +195,10 @@ fn to_python(py: Python<'_>, r: RunResults, traced: bool) -> PyResult<PyObject> 
     if traced {
         loss_trace_tables(py, &out, r.drop_trace, r.retransmit_trace)?;
     }
+    // The packet capture, only when the run captured links (`pcap`).
+    if let Some(pt) = r.packet_trace {
+        packet_trace_table(py, &out, pt)?;
+    }
 
 
     let m = table(py);
@@ -234,6 +238,31 @@ fn loss_trace_tables(
     x.set_item("outstanding", rt.outstanding.into_pyarray_bound(py))?;
     x.set_item("cause_names", PyList::new_bound(py, tcplab_core::trace::RetransmitCause::NAMES))?;
     out.set_item("retransmit_trace", x)?;
+    Ok(())
+}
+
+/// The packet capture as one table (time in integer picoseconds), its SACK
+/// blocks as two more columns of their own length, and what the limit left
+/// out.
+fn packet_trace_table(py: Python<'_>, out: &Bound<'_, PyDict>, t: tcplab_core::trace::PacketTrace) -> PyResult<()> {
+    let p = table(py);
+    p.set_item("time_ps", t.time.into_pyarray_bound(py))?;
+    p.set_item("link", t.link.into_pyarray_bound(py))?;
+    p.set_item("flow", t.flow.into_pyarray_bound(py))?;
+    p.set_item("ack", t.ack.into_pyarray_bound(py))?;
+    p.set_item("seq", t.seq.into_pyarray_bound(py))?;
+    p.set_item("byte_seq", t.byte_seq.into_pyarray_bound(py))?;
+    p.set_item("payload", t.payload.into_pyarray_bound(py))?;
+    p.set_item("size", t.size.into_pyarray_bound(py))?;
+    p.set_item("retransmit", t.retransmit.into_pyarray_bound(py))?;
+    p.set_item("ecn", t.ecn.into_pyarray_bound(py))?;
+    p.set_item("tcp_flags", t.tcp_flags.into_pyarray_bound(py))?;
+    p.set_item("sack_count", t.sack_count.into_pyarray_bound(py))?;
+    p.set_item("sack_left", t.sack_left.into_pyarray_bound(py))?;
+    p.set_item("sack_right", t.sack_right.into_pyarray_bound(py))?;
+    p.set_item("overflow", t.overflow)?;
+    p.set_item("limit", t.limit)?;
+    out.set_item("packet_trace", p)?;
     Ok(())
 }
 

@@ -168,6 +168,7 @@ mod tests {
             qdisc_ts: Default::default(),
             drop_trace: Default::default(),
             retransmit_trace: Default::default(),
+            packet_trace: None,
             meta: RunMeta { events: 7, sim_time: 1.0, wall_s: 0.0, seed: 1 },
         }
     }

@@ -150,6 +150,9 @@ class Sweep:
             # trace would be computed and silently lost.
             raise SweepError("base.run.loss_trace", "the drop and retransmission trace is for single runs "
                              "(tcplab run, tcplab.run); a campaign does not store it: remove it from the base")
+        if getattr(base, "pcap", None):
+            raise SweepError("base.run.pcap", "the packet capture is for single runs (tcplab run --pcap, "
+                             "tcplab.run); a campaign does not store it: remove it from the base")
         self.base = base
         self._base_doc = base.to_toml_dict()
         self.name = name or base.name
@@ -185,6 +188,8 @@ class Sweep:
                 raise SweepError(k, "the seed is not a grid parameter; use seeds = N or seeds = [..]")
             if k.split(".")[-1] == "loss_trace":
                 raise SweepError(k, "the drop and retransmission trace is for single runs; a campaign does not store it")
+            if k.split(".")[-1] in ("pcap", "pcap_limit"):
+                raise SweepError(k, "the packet capture is for single runs; a campaign does not store it")
             self._resolve_key(k)
         self.seeds = self._seeds(seeds)
 

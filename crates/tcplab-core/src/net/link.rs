@@ -642,6 +642,13 @@ impl Link {
         }
     }
 
+    /// When the packet accepted last starts onto the wire (its service
+    /// start: it departs one serialization time later). For a packet
+    /// capture, right after [`Link::enqueue`] accepted it.
+    pub(crate) fn last_start(&self) -> Time {
+        self.busy_until.saturating_sub(self.ser_cache_time)
+    }
+
     /// Offers `pkt` to the queue at `now` (drop-tail); `tag` comes back
     /// with its arrival time, from the arrival before it (see [`InLink`]).
     ///

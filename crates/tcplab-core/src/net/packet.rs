@@ -71,6 +71,15 @@ impl SackStore {
         self.slots[h as usize - 1]
     }
 
+    /// The blocks of handle `h` (0: none), which stays in use (a packet
+    /// capture reads an ACK's blocks on its way).
+    pub fn peek(&self, h: u32) -> SackBlocks {
+        if h == 0 {
+            return SackBlocks::NONE;
+        }
+        self.slots[h as usize - 1]
+    }
+
     /// Releases handle `h` (0: nothing) of an ACK that will never arrive.
     #[inline]
     pub fn release(&mut self, h: u32) {

@@ -240,6 +240,12 @@ impl QdiscLink {
         Some((depart, was_empty.then_some(arrive)))
     }
 
+    /// The packet that [`QdiscLink::start_service`] started last (the tail
+    /// of the delay line), for a packet capture.
+    pub fn last_started(&self) -> Option<&Packet> {
+        self.line.back().map(|(_, p, _)| p)
+    }
+
     /// Removes the head of the delay line, which arrives at `now`: its
     /// route after the link, the packet, whether the loss model lost it,
     /// and the next head's arrival time.

@@ -38,6 +38,8 @@ pub fn line(rate: f64, buffer: u64, recovery: Recovery, duration: f64) -> RunSpe
         flows: vec![flow],
         trace_links: None,
         loss_trace: false,
+        pcap: Vec::new(),
+        pcap_limit: None,
         memory_limit: None,
     }
 }
