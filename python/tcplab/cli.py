@@ -103,8 +103,10 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("paper", help="paper key, e.g. mv-highspeed")
     rp.add_argument("items", nargs="*", help="items to regenerate (default: all), e.g. table1 figs2-8")
     rp.add_argument("--quick", action="store_true", help="shortened runs for checking; every output says so")
-    rp.add_argument("-o", "--out", help="output directory (default: out/<paper>[-quick]); its runs are stored in "
-                                        "OUT/campaign/ (`tcplab report OUT` lists them)")
+    rp.add_argument("-o", "--out", help="output directory (default: out/<paper>, with --quick out/<paper>-quick); "
+                                        "its index.md lists every item made into it (items made earlier stay "
+                                        "listed); its runs are stored in OUT/campaign/ (`tcplab report OUT` "
+                                        "lists them)")
     rp.add_argument("--workers", type=int, help="worker processes (default: all local cores)")
     rp.add_argument("--variants", choices=["paper", "linux"], default="paper",
                     help="algorithm variants: the paper's (default) or the Linux defaults")
