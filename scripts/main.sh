@@ -15,7 +15,7 @@ for a in "$@"; do
     case "$a" in --quick) quick=1 ;; -o|--out|--out=*) out="the -o directory" ;; esac
 done
 if [ $quick = 1 ]; then
-    echo "main: tcplab reproduce mv-highspeed $* (shortened runs: about 2 minutes on 2 cores) into ${out:-out/mv-highspeed-quick/}" >&2
+    echo "main: tcplab reproduce mv-highspeed $* (shortened runs: about 40 s on 2 cores) into ${out:-out/mv-highspeed-quick/}" >&2
 else
     echo "main: tcplab reproduce mv-highspeed $* (full length: about 30 minutes on 2 cores) into ${out:-out/mv-highspeed/}" >&2
 fi
