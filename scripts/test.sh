@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # Sets everything up and runs all tests: the Rust workspace (cargo test) and
 # the Python package (pytest; long paper-scale runs are marked slow and
-# excluded, run them with `.venv/bin/pytest -m slow`).
+# excluded, run them with `.venv/bin/pytest -m slow`). One "test:" line per
+# step on stderr; piped, cargo test prints a dot per test instead of a line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cargo test --workspace --release
+quiet=()
+[ -t 2 ] || quiet=(-q)
+# (target/ is shared with setup's build: the core library is reused, the test harnesses are new)
+echo "test: Rust tests, cargo test --workspace --release (building the test binaries: about 10 minutes on 2 cores the first time)" >&2
+cargo test "${quiet[@]}" --workspace --release
+echo "test: Python tests, pytest (about 10 minutes on 2 cores; slow-marked paper-scale tests left out)" >&2
 .venv/bin/python -m pytest -q "$@"

@@ -85,7 +85,9 @@ def run(scenario: _Union[Scenario, _Mapping[str, _Any]], progress: bool = False)
     through unchanged; the core validates it). Raises
     :class:`ScenarioError` for an invalid scenario, ``SpecError`` for what
     the core rejects, ``SimulationError`` for an internal failure.
-    The GIL is released while the core runs.
+    The GIL is released while the core runs. ``progress``: the simulated
+    time done, the wall time and the time left on stderr (one line redrawn
+    on a terminal, one line per tenth of the run elsewhere).
 
     A Scenario with two or more long-lived flows and nothing random gets a
     :class:`PhaseLockWarning` (once per process): its outcome may be a phase

@@ -2,7 +2,7 @@
 
 ::
 
-    tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--set KEY=VALUE ...] [--progress] ...
+    tcplab run SCENARIO.toml [-o OUTDIR] [--json] [--seed N] [--duration T] [--set KEY=VALUE ...] [--[no-]progress] ...
     tcplab generate DESCRIPTION.toml [-o FROZEN.json]
     tcplab replay FROZEN.json --mix reno+cubic [-o OUTDIR] [--json]
     tcplab algorithms [--json]
@@ -70,7 +70,9 @@ def _parser() -> argparse.ArgumentParser:
                                    "--set 'flows[1].algorithm=cubic')")
     r.add_argument("--seed", type=int, help="override the scenario's seed")
     r.add_argument("--duration", help="override the run duration (e.g. '100s')")
-    r.add_argument("--progress", action="store_true", help="show the core's progress on stderr")
+    r.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="simulated time done, wall time and time left on stderr (default: on a terminal, for runs "
+                        "estimated to take more than a few seconds)")
     r.add_argument("--no-plot", action="store_true", help="do not write cwnd_queue.png")
     r.add_argument("--loss-trace", action="store_true",
                    help="record every drop, loss and retransmission with its cause (drop_trace.parquet, "
@@ -101,6 +103,9 @@ def _parser() -> argparse.ArgumentParser:
     rr.add_argument("--seed", type=int, help="override the run seed (random link loss)")
     rr.add_argument("--json", action="store_true", help="print only the summary JSON to stdout (without -o, "
                                                         "nothing is written to disk)")
+    rr.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="simulated time done, wall time and time left on stderr (default: on a terminal, for runs "
+                         "estimated to take more than a few seconds)")
 
     a = sub.add_parser("algorithms", help="list congestion-control algorithms and their parameters")
     a.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -118,8 +123,10 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("paper", help="paper key, e.g. mv-highspeed")
     rp.add_argument("items", nargs="*", help="items to regenerate (default: all), e.g. table1 figs2-8")
     rp.add_argument("--quick", action="store_true", help="shortened runs for checking; every output says so")
-    rp.add_argument("-o", "--out", help="output directory (default: out/<paper>[-quick]); its runs are stored in "
-                                        "OUT/campaign/ (`tcplab report OUT` lists them)")
+    rp.add_argument("-o", "--out", help="output directory (default: out/<paper>, with --quick out/<paper>-quick); "
+                                        "its index.md lists every item made into it (items made earlier stay "
+                                        "listed); its runs are stored in OUT/campaign/ (`tcplab report OUT` "
+                                        "lists them)")
     rp.add_argument("--workers", type=int, help="worker processes (default: all local cores)")
     rp.add_argument("--variants", choices=["paper", "linux"], default="paper",
                     help="algorithm variants: the paper's (default) or the Linux defaults")
@@ -131,6 +138,9 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--store-on", choices=["client", "worker"],
                     help="with --scheduler, who writes the runs into OUT/campaign/: this process (default; the "
                          "workers need no shared filesystem) or the workers (they must see OUT)")
+    rp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="a progress bar on stderr: runs done of total, failures, time left (default: when stderr "
+                         "is a terminal)")
     rp.add_argument("--fresh", action="store_true",
                     help="start over: delete the campaign OUT/campaign/ and run everything again (default: reuse "
                          "the runs stored there)")
@@ -301,6 +311,16 @@ def _override_duration(sc: Any, duration: float, quiet: bool) -> None:
 EVENTS_PER_S = 25e6
 #: Runs estimated longer than this (seconds at EVENTS_PER_S) say their cost before they start.
 LONG_RUN_S = 60.0
+#: Runs estimated longer than this show their progress when stderr is a terminal (`--progress` forces it).
+PROGRESS_AFTER_S = 3.0
+
+
+def _show_progress(asked: Optional[bool], cost: dict) -> bool:
+    """--progress/--no-progress as given; by default on a terminal for runs estimated to take more than
+    PROGRESS_AFTER_S (a short run's line would only flicker), and never when piped."""
+    if asked is not None:
+        return asked
+    return sys.stderr.isatty() and cost["events"] / EVENTS_PER_S >= PROGRESS_AFTER_S
 
 
 def _run_cost(core: Any, spec: dict) -> dict:
@@ -379,9 +399,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     try:
         cost = _run_cost(core, spec)
-        if (args.progress or cost["long"]) and not cost["over_limit"] and not args.json:  # (else refused)
+        progress = _show_progress(args.progress, cost)
+        if (progress or cost["long"]) and not cost["over_limit"] and not args.json:  # (else refused)
             print(f"running {sc.name} ({spec['duration']:g} s simulated): {cost['text']}", file=sys.stderr)
-        res = tcplab.run(spec, progress=args.progress)
+        res = tcplab.run(spec, progress=progress)
     except core.SpecError as e:
         raise _CliError(_core_error_in_file_terms(e, sc, spec)) from None
     res.scenario = sc
@@ -598,7 +619,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from .errors import ScenarioError
     from .generate import load_frozen, parse_mix
 
-    _core()
+    core = _core()
     import tcplab
 
     if not os.path.isfile(args.frozen):
@@ -613,22 +634,46 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     outdir = None if args.json and args.outdir is None else (args.outdir or os.path.join("out", name))
     if outdir is not None:  # (--json without -o writes nothing)
         _check_outdir(outdir)
-    res = tcplab.run(spec)
+    cost = _run_cost(core, spec)
+    progress = _show_progress(args.progress, cost)
+    if (progress or cost["long"]) and not cost["over_limit"] and not args.json:  # (else refused)
+        print(f"replaying {name} ({spec['duration']:g} s simulated): {cost['text']}", file=sys.stderr)
+    res = tcplab.run(spec, progress=progress)
     res.name = name
     try:
         if outdir is not None:
             res.save(outdir)
     except OSError as e:
         raise _CliError(f"{e.filename or outdir}: cannot write results: {e.strerror or e}", EXIT_FAILURE) from None
+    from .interactions import group_comparison
+
+    groups = group_comparison(fz.flow_frame(), res.flows, res.files, fz.groups)
     summ = res.summary()
     if args.json:
+        summ["groups"] = json.loads(groups.to_json(orient="records"))  # (NaN as null)
         print(json.dumps(summ))
     else:
         bb = res.links[res.links["name"].isin(fz.backbone)]
         print(f"{res.name}: {len(res.flows)} flows, backbone utilization {bb['utilization'].mean():.3f}, "
               f"{int(res.files['transfer_time'].notna().sum()) if len(res.files) else 0} files finished; "
               f"results in {outdir}/")
+        print()
+        print(_groups_text(groups, mix.name, summ["meta"]))
     return EXIT_OK
+
+
+def _groups_text(groups: Any, mix: str, meta: dict) -> str:
+    """replay's closing table: each protocol group (and traffic class) side by side."""
+    ms, dur = meta.get("measure_start"), meta.get("duration")
+    window = f", goodput over [{_fmt_num(ms, 'g')}, {_fmt_num(dur, 'g')}] s" if ms is not None and dur else ""
+    rows = [[str(g["group"]), str(g["class"]), str(g["algorithm"]), str(g["flows"]),
+             _fmt_num(g["goodput_mean_mbps"], ".3f"), _fmt_num(g["goodput_total_mbps"], ".2f"),
+             _fmt_num(g["jain"], ".3f"), _fmt_num(g["loss_pct"], ".3f"), str(g["retransmits"]), str(g["timeouts"]),
+             f"{g['files_done']}/{g['files']}"] for g in groups.to_dict("records")]
+    return (f"groups of mix {mix}{window}\n"
+            + _table(["group", "class", "algorithm", "flows", "mean (Mbit/s)", "total (Mbit/s)", "Jain", "loss %",
+                      "retransmits", "timeouts", "files done"], rows,
+                     [False, False, False, True, True, True, True, True, True, True, True]))
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
@@ -655,7 +700,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             kw["store_on"] = args.store_on
         _campaign_warnings_one_line()
         experiments.reproduce(args.paper, items=args.items or None, quick=args.quick, out=args.out,
-                              workers=args.workers, scheduler=args.scheduler, resume=not args.fresh, **kw)
+                              workers=args.workers, scheduler=args.scheduler, resume=not args.fresh,
+                              progress=args.progress, **kw)
     except (RunsFailed, CampaignError) as e:
         raise _CliError(str(e), EXIT_FAILURE) from None
     except ValueError as e:

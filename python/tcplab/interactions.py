@@ -124,3 +124,57 @@ def rtt_ratio(flows: pd.DataFrame, short_rtt: float = 0.030, long_rtt: float = 0
 def by_hops(rel: pd.DataFrame, column: str = "relative") -> pd.DataFrame:
     """Mean, median and count of ``column`` per backbone hop count."""
     return rel.groupby("hops")[column].agg(["mean", "median", "count"]).reset_index()
+
+
+def group_comparison(facts: pd.DataFrame, flows: pd.DataFrame, files: Optional[pd.DataFrame] = None,
+                     groups: Sequence[str] = ()) -> pd.DataFrame:
+    """The end of ``tcplab replay``: one row per protocol group and traffic
+    class (and one per group over all its classes, class ``all``, when it
+    has several): the algorithm(s), the number of flows, their mean and
+    total goodput over the measurement window (Mbit/s), Jain's index of
+    their goodputs, the loss rate (data packets dropped or lost over data
+    packets sent, %), retransmissions and timeouts, and files finished of
+    files. ``facts``: the frozen scenario's ``flow_frame()`` (name, cls,
+    group); ``flows``/``files``: a run's Results tables (same flow order);
+    ``groups``: the order of the groups (the frozen scenario's ``groups``;
+    others follow in the order of their first flow)."""
+    from .analysis import jain_index
+
+    if list(flows["name"]) != list(facts["name"]):
+        raise ValueError("flows: the run's flows do not match the frozen scenario's")
+    df = pd.DataFrame({
+        "group": facts["group"].to_numpy(), "class": facts["cls"].to_numpy(),
+        "algorithm": flows["algorithm"].to_numpy(), "goodput_bps": flows["goodput_bps"].to_numpy(dtype=float),
+        "sent": flows["data_packets_sent"].to_numpy(dtype=float),
+        "lost": (flows["data_packets_dropped"] + flows["data_packets_lost"]).to_numpy(dtype=float),
+        "retransmits": flows["retransmits"].to_numpy(dtype=np.int64),
+        "timeouts": flows["timeouts"].to_numpy(dtype=np.int64),
+    })
+    done = np.zeros(len(df), dtype=np.int64)
+    total = np.zeros(len(df), dtype=np.int64)
+    if files is not None and len(files):
+        fl = files["flow"].to_numpy(dtype=np.int64)
+        np.add.at(total, fl, 1)
+        np.add.at(done, fl, np.isfinite(files["transfer_time"].to_numpy(dtype=float)).astype(np.int64))
+    df["files_done"], df["files"] = done, total
+
+    def row(group: str, cls: str, d: pd.DataFrame) -> dict:
+        g = d["goodput_bps"]
+        jain = jain_index(g.clip(lower=0).fillna(0)) if len(d) else float("nan")
+        return {"group": group, "class": cls, "algorithm": "/".join(dict.fromkeys(d["algorithm"])),
+                "flows": len(d), "goodput_mean_mbps": g.mean() / 1e6, "goodput_total_mbps": g.sum() / 1e6,
+                "jain": jain, "loss_pct": 100 * d["lost"].sum() / d["sent"].sum() if d["sent"].sum() else float("nan"),
+                "retransmits": int(d["retransmits"].sum()), "timeouts": int(d["timeouts"].sum()),
+                "files_done": int(d["files_done"].sum()), "files": int(d["files"].sum())}
+
+    rows = []
+    order = list(groups) + [g for g in dict.fromkeys(df["group"]) if g not in groups]
+    for group in order:
+        gd = df[df["group"] == group]
+        if not len(gd):
+            continue
+        classes = list(dict.fromkeys(gd["class"]))
+        rows += [row(group, c, gd[gd["class"] == c]) for c in classes]
+        if len(classes) > 1:
+            rows.append(row(group, "all", gd))
+    return pd.DataFrame(rows)

@@ -7,7 +7,6 @@
 //! panic inside the core raises `SimulationError` (a `RuntimeError`) and never
 //! takes the interpreter down.
 
-use std::io::{IsTerminal, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use numpy::IntoPyArray;
@@ -19,6 +18,7 @@ use pyo3::types::{PyDict, PyList};
 mod canon;
 mod interrupt;
 mod netem;
+mod progress;
 mod store;
 
 use tcplab_core::cc::catalog;
@@ -268,8 +268,11 @@ fn packet_trace_table(py: Python<'_>, out: &Bound<'_, PyDict>, t: tcplab_core::t
 
 /// Runs one simulation described by `spec_json` (a RunSpec as JSON).
 ///
-/// With `progress=True` and stderr a terminal, the fraction of simulated time
-/// done is shown on stderr. With `warmup` (simulated seconds, for the
+/// With `progress=True`, the simulated time done, the wall time and an
+/// estimate of the time left are shown on stderr (`progress.rs`: one line
+/// redrawn on a terminal, one line per tenth of the run elsewhere); the
+/// caller decides whether to ask (`tcplab run` does on a terminal for runs
+/// of more than a few seconds). With `warmup` (simulated seconds, for the
 /// benchmark), the run first goes that far untimed and the results get a
 /// `warmup` table: the seconds, and the events and per-link `packets_out`
 /// and `data_packets_out` then; `meta.wall_s` is the event loop's time
@@ -278,7 +281,6 @@ fn packet_trace_table(py: Python<'_>, out: &Bound<'_, PyDict>, t: tcplab_core::t
 #[pyfunction]
 #[pyo3(signature = (spec_json, progress = false, warmup = None))]
 fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> PyResult<PyObject> {
-    let show = progress && std::io::stderr().is_terminal();
     let json = spec_json.to_owned();
     let outcome = py.allow_threads(move || {
         let mut interrupt = interrupt::Interrupt::default();
@@ -287,15 +289,12 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> 
             let duration = spec.duration;
             let traced = spec.loss_trace;
             let mut w = World::new(spec)?;
+            let mut shown = progress.then(|| progress::RunProgress::new(duration));
             let warm = tcplab_core::scenarios::bench::warm_up(&mut w, warmup.unwrap_or(0.0), duration)?;
             // (stopped by Ctrl-C, the unfinished results are dropped below)
             w.run_or_stop(|f| {
-                if show {
-                    let mut e = std::io::stderr();
-                    let _ = write!(e, "\r  simulated {:5.1}%", 100.0 * f);
-                    if f >= 1.0 {
-                        let _ = writeln!(e);
-                    }
+                if let Some(p) = shown.as_mut() {
+                    p.update(f);
                 }
                 f >= 1.0 || interrupt.keep_going()
             });

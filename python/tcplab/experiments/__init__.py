@@ -44,7 +44,7 @@ def default_out(paper: str, quick: bool) -> str:
 
 def reproduce(paper: str, items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, scheduler: Any = None, resume: bool = True,
-              store_on: Optional[str] = None, **options: Any) -> dict:
+              store_on: Optional[str] = None, progress: Optional[bool] = None, **options: Any) -> dict:
     """Regenerate the tables and figures of ``paper`` into ``out``; returns
     ``{item: {"tables": {...DataFrames}, "files": [...]}}``.
 
@@ -58,7 +58,9 @@ def reproduce(paper: str, items: Optional[Sequence[str]] = None, quick: bool = F
     runs there, ``"client"`` (default: the workers need no shared filesystem)
     or ``"worker"``. A failed run raises
     :class:`~tcplab.experiments.runner.RunsFailed` naming it (the others stay
-    stored). ``options``: the paper's own options (e.g. ``configs`` for
+    stored). ``progress``: a progress bar per batch of runs on stderr (runs
+    done of total, failures, time left; default: when stderr is a terminal
+    and ``verbose``). ``options``: the paper's own options (e.g. ``configs`` for
     ssm-interactions); an option the paper does not take is an error."""
     import inspect
 
@@ -81,7 +83,7 @@ def reproduce(paper: str, items: Optional[Sequence[str]] = None, quick: bool = F
     # the campaign is opened (or created, or, with resume=False, started over) by the first run, once the
     # paper has checked its items and options
     with execution(campaign=os.path.join(out, CAMPAIGN_DIR), scheduler=scheduler, store_on=store_on,
-                   fresh=not resume):
+                   fresh=not resume, progress=progress):
         return mod.reproduce(items=items, quick=quick, out=out, workers=workers, verbose=verbose, **options)
 
 

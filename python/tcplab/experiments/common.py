@@ -122,31 +122,29 @@ def cwnd_queue_figure(panels: Sequence[dict], title: str, clip: float = 2.5) -> 
     return fig
 
 
-def write_index(out: str, title: str, quick_text: Optional[str], runs: int, packets: int, wall: float,
-                scenario: str, setup: str, items: Sequence[str], made: dict) -> None:
-    """index.md: version, size and wall time of the reproduction, its
-    scenario and settings, and every output file per item."""
-    import tcplab
+#: The paper's item order while :func:`finish` writes the index (index.md lists the items in it).
+_ORDER: list[str] = []
 
-    with open(os.path.join(out, "index.md"), "w") as f:
-        f.write(f"# {title}\n\n")
-        if quick_text:
-            f.write(f"**{quick_text}**\n\n")
-        f.write(f"tcplab {tcplab.__version__}; {runs} runs; {packets:,} bottleneck data packets; "
-                f"{wall:.1f} s wall.\n\n")
-        if os.path.exists(os.path.join(out, "campaign", "campaign.json")):
-            f.write("Every run is stored whole in the campaign `campaign/` (a rerun computes only the runs missing "
-                    "there; `tcplab report` lists them).\n\n")
-        f.write(f"## Scenario\n\n{scenario}\n\n")
-        f.write(setup + "\n\n## Outputs\n\n")
-        for it in items:
-            f.write(f"- {it}: " + ", ".join(os.path.basename(p) for p in made[it]["files"]) + "\n")
+
+def write_index(out: str, title: str, quick_text: Optional[str], runs: Optional[int], packets: Optional[int],
+                wall: float, scenario: str, setup: str, items: Sequence[str], made: dict,
+                order: Optional[Sequence[str]] = None) -> None:
+    """Adds the ``items`` just made (``made[item]["files"]``) to the index of
+    ``out`` (index.md and index.json, :mod:`tcplab.experiments.index`): items
+    made there earlier stay listed, items made again are replaced. Each entry
+    records the version, time, settings (``setup``, ``quick_text``) and the
+    size and wall time of this command. ``order``: the paper's items, in
+    the order index.md lists them (default: the one :func:`finish` sets)."""
+    from .index import update_index
+
+    update_index(out, title, scenario, {it: made[it] for it in items if it in made}, setup, quick_text, runs,
+                 packets, wall, order=_ORDER if order is None else order)
 
 
 def finish(paper: str, items: Sequence[str], known: Sequence[str], builders: dict[str, Callable], setup: Any,
            res: dict, out: str, t0: float, runs: int, verbose: bool, write_index_fn: Callable) -> dict:
     """Builds each requested item's tables and figures from the runs' results
-    (in the paper's item order), writes index.md through ``write_index_fn(setup,
+    (in the paper's item order), adds them to index.md through ``write_index_fn(setup,
     out, items, made, wall, runs, packets)`` and reports; returns
     ``{item: {"tables": ..., "files": [...]}}``."""
     made: dict[str, dict] = {}
@@ -156,7 +154,11 @@ def finish(paper: str, items: Sequence[str], known: Sequence[str], builders: dic
             made[it] = {"tables": tables, "files": files}
     wall = time.perf_counter() - t0
     packets = sum(r.get("bottleneck_packets", 0) for r in res.values())
-    write_index_fn(setup, out, list(items), made, wall, runs, packets)
+    _ORDER[:] = list(known)
+    try:
+        write_index_fn(setup, out, list(items), made, wall, runs, packets)
+    finally:
+        _ORDER.clear()
     if verbose:
         print(f"{paper}: {runs} runs, {packets / 1e9:.3f} G bottleneck packets, {wall:.1f} s wall; "
               f"outputs in {out}/ (index.md)", file=sys.stderr)

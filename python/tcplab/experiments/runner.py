@@ -177,21 +177,25 @@ class RunsFailed(RuntimeError):
 
 #: Execution settings for every run_all call in a reproduction (set with
 #: :func:`execution`): the campaign, the Dask scheduler, who stores on Dask.
-_CONTEXT: dict[str, Any] = {"campaign": None, "scheduler": None, "store_on": None, "fresh": False, "opened": None}
+_CONTEXT: dict[str, Any] = {"campaign": None, "scheduler": None, "store_on": None, "fresh": False, "opened": None,
+                            "progress": None}
 
 
 @contextmanager
 def execution(campaign: Any = None, scheduler: Any = None, store_on: Optional[str] = None,
-              fresh: bool = False) -> Iterator[None]:
+              fresh: bool = False, progress: Optional[bool] = None) -> Iterator[None]:
     """Within the block, run_all runs its jobs through ``campaign`` (a
     :class:`~tcplab.sweep.Campaign` or a directory, opened, or created, at
     the first run_all and closed at the end of the block; ``fresh``: a
     campaign already there is deleted first), on ``scheduler`` (a Dask
     address or ``distributed.Client``) when given, results stored by
     ``store_on`` (``"client"``, the default on Dask: workers need no shared
-    filesystem; or ``"worker"``)."""
+    filesystem; or ``"worker"``); ``progress``: each run_all's progress bar on
+    stderr (None: when stderr is a terminal; run_all's ``verbose=False`` turns
+    it off)."""
     saved = dict(_CONTEXT)
-    _CONTEXT.update(campaign=campaign, scheduler=scheduler, store_on=store_on, fresh=fresh, opened=None)
+    _CONTEXT.update(campaign=campaign, scheduler=scheduler, store_on=store_on, fresh=fresh, opened=None,
+                    progress=progress)
     try:
         yield
     finally:
@@ -271,7 +275,7 @@ def _run_in(camp: Any, jobs: Sequence[tuple], workers: Optional[int], label: str
     if scheduler is not None:
         where = {"scheduler": scheduler} if isinstance(scheduler, str) else {"client": scheduler}
     for attempt in range(3):
-        rep = camp.run(cjobs, progress=None if verbose else False, retry_failed=True, fsync=keep,
+        rep = camp.run(cjobs, progress=_CONTEXT["progress"] if verbose else False, retry_failed=True, fsync=keep,
                        store_on=store_on, label=label or "runs", **where)
         if verbose:
             print(f"  {label}: {rep.summary().splitlines()[0]}" + (f" (campaign {camp.path})" if keep else ""),

@@ -419,7 +419,7 @@ def _reproduction_body(path: str, page_dir: Optional[str] = None) -> tuple[str, 
 
     camp = os.path.join(path, _REPRO_CAMPAIGN)
     has_campaign = os.path.exists(os.path.join(camp, "campaign.json"))
-    # index.md; kk-westwood writes its settings to setup.md instead
+    # index.md (kk-westwood output from before 0.3 has setup.md instead)
     index = next((os.path.join(path, f) for f in ("index.md", "setup.md") if os.path.exists(os.path.join(path, f))),
                  None)
     if index is not None:
