@@ -10,6 +10,6 @@ quiet=()
 [ -t 2 ] || quiet=(-q)
 # (target/ is shared with setup's build: the core library is reused, the test harnesses are new)
 echo "test: Rust tests, cargo test --workspace --release (building the test binaries: about 10 minutes on 2 cores the first time)" >&2
-cargo test "${quiet[@]}" --workspace --release
+cargo test ${quiet[@]+"${quiet[@]}"} --workspace --release  # (the +-form: an empty array under set -u before bash 4.4)
 echo "test: Python tests, pytest (about 10 minutes on 2 cores; slow-marked paper-scale tests left out)" >&2
 .venv/bin/python -m pytest -q "$@"
