@@ -3,7 +3,8 @@
 # package manager: ns2 (tests/test_ns2compare.py runs the same dumbbell in
 # ns-2 2.35), chromium (tests/test_report.py loads the HTML reports in a
 # real headless browser) and tshark (tests/test_pcap.py reads the packet
-# traces with Wireshark's dissectors). Called by scripts/setup.sh, so by both README
+# traces with Wireshark's dissectors) and iproute2 (`ip netns`: the kernel
+# comparison, tests/test_validate_kernel.py, as root). Called by scripts/setup.sh, so by both README
 # commands. Idempotent: installs only what is missing, with apt-get, and only
 # as root. Where it cannot, it says so in one line per package and carries
 # on: those tests then skip, saying why (or fail under CI=true, where a skip
@@ -13,6 +14,7 @@ missing=()
 command -v ns >/dev/null 2>&1 || missing+=(ns2)
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing+=(chromium)
 command -v tshark >/dev/null 2>&1 || missing+=(tshark)
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 [ ${#missing[@]} -eq 0 ] && exit 0
 why=""
 if [ "$(id -u)" != 0 ]; then
