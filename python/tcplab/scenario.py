@@ -1160,8 +1160,10 @@ class Scenario:
         return out
 
     def _pcap_groups(self, links: list[dict]) -> dict[str, list[str]]:
-        """Each ``pcap`` entry and the links it captures: a link name itself,
-        ``"bottleneck"`` the bottleneck links and their reverse direction."""
+        """The pcap files and the links each holds: a link name itself,
+        ``"bottleneck"`` each bottleneck link with its reverse direction. With
+        several bottleneck links (in series, a packet crosses each), one file
+        per link, ``bottleneck-<link>``, so no file holds a packet twice."""
         if self.pcap is None:
             return {}
         if isinstance(self.pcap, str) or not isinstance(self.pcap, Iterable):
@@ -1173,11 +1175,16 @@ class Scenario:
             if n == "bottleneck" and "bottleneck" not in names:
                 if not self.bottleneck_links():
                     raise ScenarioError(f"pcap[{i}]", "\"bottleneck\": this scenario names no bottleneck links")
-                group = []
-                for b in self.bottleneck_links():
+                per_link: dict[str, list[str]] = {}
+                for b in dict.fromkeys(self.bottleneck_links()):
+                    if any(b in g for g in per_link.values()):
+                        continue  # the reverse of an earlier bottleneck link: already in its file
                     ln = links[names.index(b)]
-                    group += [b] + ([ends[(ln["dst"], ln["src"])]] if (ln["dst"], ln["src"]) in ends else [])
-                out[n] = list(dict.fromkeys(group))
+                    per_link[b] = [b] + ([ends[(ln["dst"], ln["src"])]] if (ln["dst"], ln["src"]) in ends else [])
+                if len(per_link) == 1:
+                    out[n] = next(iter(per_link.values()))
+                else:
+                    out.update({f"bottleneck-{b}": g for b, g in per_link.items()})
             elif isinstance(n, str) and n in names:
                 out[n] = [n]
             else:
@@ -1186,9 +1193,11 @@ class Scenario:
         return out
 
     def pcap_groups(self) -> dict[str, list[str]]:
-        """Each entry of ``pcap`` and the links it captures (``"bottleneck"``:
-        the bottleneck links both ways), in order: the pcap files that
-        ``tcplab run`` writes, one per entry."""
+        """The pcap files ``tcplab run`` writes and the links each holds, in
+        order: one per entry of ``pcap``, except that ``"bottleneck"`` with
+        several bottleneck links gives one file per link
+        (``bottleneck-r1-r2``: that link and its reverse), so that no file
+        holds the same packet twice (docs/pcap.md)."""
         return self._pcap_groups(self.to_spec()["links"])
 
     def _capture(self, links: list[dict]) -> dict:
