@@ -287,3 +287,27 @@ def test_bottleneck_links_in_series_each_get_their_own_file(tmp_path):
     single = chain()
     single.bottleneck = ["r2-r3"]
     assert single.pcap_groups() == {"bottleneck": ["r2-r3", "r3-r2"]}
+
+
+def test_packets_too_large_for_ipv4_are_refused_not_wrapped(tmp_path):
+    """IPv4's total length is 16 bits: 65,535-byte ns2 packets (65,575 with the
+    captured headers) were written with ip.len 39, a malformed packet."""
+    big = dict(n_flows=1, bottleneck_rate="1Gbps", rtt="20ms", buffer=10, duration="0.2s", pcap=["bottleneck"])
+    with pytest.raises(tcplab.ScenarioError, match=r"^pcap: flow 'flow1' \(flows\[0\]\): its 65,535-byte packets "
+                                                   r"are 65,575-byte IPv4 packets .*at most 65,535 bytes: make "
+                                                   r"packet_size at most 65,495 or capture no link$"):
+        tcplab.Dumbbell(packet_size=65535, **big).to_spec()
+    tcplab.Dumbbell(packet_size=65535, **{**big, "pcap": None}).to_spec()  # no capture: no limit
+    for kw in (dict(packet_size=65495), dict(packet_size=65535, accounting="payload"),
+               dict(packet_size=65535, accounting="payload", header_size=52)):
+        res = tcplab.run(tcplab.Dumbbell(**kw, **big))
+        path = tmp_path / "big.pcap"
+        res.write_pcap(path)
+        lengths = {struct.unpack(">H", r[4][2:4])[0] for r in read_pcap(path)[1]}
+        assert max(lengths) == 65535, kw  # the largest packet IPv4 carries, exactly
+    # a trace that holds such packets anyway (written some other way) is refused when written
+    trace = res.packet_trace.copy()
+    trace.loc[trace.index[0], "payload"] = 65536
+    from tcplab.pcap import write_pcap
+    with pytest.raises(ValueError, match=r"^pcap: a packet of 65,576 bytes .*at most 65,535"):
+        write_pcap(tmp_path / "x.pcap", trace, res.packet_sacks, res.spec)

@@ -1005,6 +1005,18 @@ def _coerce(obj: Any, cls: type, path: str) -> Any:
 # scenarios
 
 
+def _pcap_ip_length(flow: Mapping[str, Any]) -> int:
+    """The IPv4 total length of a full data segment of ``flow`` (its spec)
+    in a pcap file (tcplab.pcap): 40 header bytes, NOP padding up to the
+    flow's ``header_size`` where that is 40 + a multiple of 4 up to 80, and
+    the payload (ns2 accounting: the whole ``packet_size``)."""
+    size, header = int(flow["packet_size"]), int(flow["header_size"])
+    if flow["accounting"] == "ns2":
+        return 40 + size
+    pad = header - 40
+    return 40 + (pad if 0 < pad <= 40 and pad % 4 == 0 else 0) + size - header
+
+
 class Scenario:
     """A generic network scenario.
 
@@ -1200,7 +1212,7 @@ class Scenario:
         holds the same packet twice (docs/pcap.md)."""
         return self._pcap_groups(self.to_spec()["links"])
 
-    def _capture(self, links: list[dict]) -> dict:
+    def _capture(self, links: list[dict], flows: list[dict]) -> dict:
         """The run description's ``pcap`` (every captured link once) and
         ``pcap_limit``; empty when nothing is captured."""
         groups = self._pcap_groups(links)
@@ -1208,6 +1220,13 @@ class Scenario:
             if self.pcap_limit is not None:
                 raise ScenarioError("pcap_limit", "given without pcap (the links to capture)")
             return {}
+        for i, f in enumerate(flows):
+            n = _pcap_ip_length(f)
+            if n > 65535:
+                raise ScenarioError("pcap", f"flow {f['name']!r} (flows[{i}]): its {f['packet_size']:,}-byte packets "
+                                    f"are {n:,}-byte IPv4 packets in the capture (accounting = {f['accounting']!r}); "
+                                    f"IPv4 carries at most 65,535 bytes: make packet_size at most "
+                                    f"{f['packet_size'] - (n - 65535):,} or capture no link")
         spec: dict = {"pcap": list(dict.fromkeys(n for g in groups.values() for n in g))}
         if self.pcap_limit is not None:
             lim = python_scalar(self.pcap_limit)
@@ -1285,7 +1304,7 @@ class Scenario:
         except MemoryError:
             raise _out_of_memory("flows", len(self.flows), "flows") from None
         return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows, "trace_links": trace,
-                **self._capture(links)}
+                **self._capture(links, flows)}
 
     def validate(self) -> None:
         """Check the scenario; raises :class:`ScenarioError` naming the field."""
@@ -1844,7 +1863,7 @@ class Dumbbell(Scenario):
             # (the lists built so far are garbage now: there is room for the message)
             raise _out_of_memory("n_flows", self._n(), "flows") from None
         return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows, "trace_links": trace,
-                **self._capture(links)}
+                **self._capture(links, flows)}
 
     def to_generic(self) -> Scenario:
         """An equivalent generic :class:`Scenario` whose lists can be edited."""
