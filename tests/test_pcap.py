@@ -186,6 +186,13 @@ def test_cli_writes_the_pcap(tmp_path, capsys):
         assert magic == 0xA1B23C4D and records
     assert main(["run", str(toml), "--pcap", "r1-r3", "-o", str(tmp_path / "o2")]) == 2
     assert "error: --pcap: unknown link 'r1-r3'" in capsys.readouterr().err
+    # --json without -o writes nothing: a capture there would be lost, so it is refused
+    assert main(["run", str(toml), "--json", "--pcap", "r2-r1"]) == 2
+    err = capsys.readouterr()
+    assert err.err.strip().splitlines() == ["error: --pcap: with --json, give -o OUT for the pcap files "
+                                            "(--json alone writes nothing)"] and not err.out
+    assert main(["run", str(toml), "--json", "--pcap", "r2-r1", "-o", str(tmp_path / "o3"), "--no-plot"]) == 0
+    assert '"flows"' in capsys.readouterr().out and read_pcap(tmp_path / "o3" / "r2-r1.pcap")[1]
     rows = tshark_fields(out / "bottleneck.pcap", ["ip.src"])
     assert len(rows) == len(read_pcap(out / "bottleneck.pcap")[1])
 
