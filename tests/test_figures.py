@@ -227,4 +227,45 @@ def test_campaign_results_name_the_wall_time_wall_s(tmp_path):
     assert "wall_s" in df.columns and "sim_s" not in df.columns
     assert df["wall_s"].iloc[0] > 0
     assert rep.runs_wall_s == pytest.approx(df["wall_s"].sum()) and rep.sim_s == rep.runs_wall_s
-    assert "runs_wall_s" in rep.as_dict() and "sim_s" not in rep.as_dict()
+    d = rep.as_dict()
+    # sim_s stays in the JSON (deprecated, the same value) for readers of `tcplab sweep --json` written before
+    assert d["wall_s"] == rep.wall_s and d["runs_wall_s"] == rep.runs_wall_s > 0 and d["sim_s"] == d["runs_wall_s"]
+
+
+def test_reference_lines_route_the_scenario_once_whatever_the_number_of_flows(monkeypatch):
+    """Drawing n flows routed the whole scenario n times (9.7 s at 400 flows): now once."""
+    import types
+
+    from tcplab import _core
+    from tcplab.analysis import path_rtts_s
+    from tcplab.plot import _reference_lines
+    from tcplab.scenario import Dumbbell
+
+    calls = {"paths": 0, "to_spec": 0}
+    real_paths, real_to_spec = _core.paths, Dumbbell.to_spec
+
+    def counting_paths(*a, **k):
+        calls["paths"] += 1
+        return real_paths(*a, **k)
+
+    def counting_to_spec(self, *a, **k):
+        calls["to_spec"] += 1
+        return real_to_spec(self, *a, **k)
+
+    monkeypatch.setattr(_core, "paths", counting_paths)
+    monkeypatch.setattr(Dumbbell, "to_spec", counting_to_spec)
+    seen = []
+    for n in (2, 30):
+        sc = tcplab.Dumbbell(n_flows=n, bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP",
+                             access_delay="uniform", seed=3)
+        per_flow = [sc.path_rtt(i) for i in range(n)]
+        calls.update(paths=0, to_spec=0)
+        pipe, _, text = _reference_lines(types.SimpleNamespace(scenario=sc), list(range(n)))
+        seen.append(dict(calls))
+        assert pipe == pytest.approx(10e6 * (sum(per_flow) / n) / 12000)
+        assert "mean path RTT" in text
+        assert path_rtts_s(sc) == pytest.approx(per_flow, abs=1e-12)
+        assert path_rtts_s(sc, [n - 1, 0]) == [path_rtt_s(sc, n - 1), path_rtt_s(sc, 0)]
+    assert seen[0] == seen[1] == {"paths": 1, "to_spec": 1}
+    with pytest.raises(ValueError, match="flow: no flow 30"):
+        path_rtts_s(sc, [0, 30])

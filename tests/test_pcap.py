@@ -186,6 +186,13 @@ def test_cli_writes_the_pcap(tmp_path, capsys):
         assert magic == 0xA1B23C4D and records
     assert main(["run", str(toml), "--pcap", "r1-r3", "-o", str(tmp_path / "o2")]) == 2
     assert "error: --pcap: unknown link 'r1-r3'" in capsys.readouterr().err
+    # --json without -o writes nothing: a capture there would be lost, so it is refused
+    assert main(["run", str(toml), "--json", "--pcap", "r2-r1"]) == 2
+    err = capsys.readouterr()
+    assert err.err.strip().splitlines() == ["error: --pcap: with --json, give -o OUT for the pcap files "
+                                            "(--json alone writes nothing)"] and not err.out
+    assert main(["run", str(toml), "--json", "--pcap", "r2-r1", "-o", str(tmp_path / "o3"), "--no-plot"]) == 0
+    assert '"flows"' in capsys.readouterr().out and read_pcap(tmp_path / "o3" / "r2-r1.pcap")[1]
     rows = tshark_fields(out / "bottleneck.pcap", ["ip.src"])
     assert len(rows) == len(read_pcap(out / "bottleneck.pcap")[1])
 
@@ -240,3 +247,74 @@ def test_scenario_files_carry_the_capture(tmp_path):
     spec = sc.to_spec()
     assert spec["pcap"] == ["r1-r2", "r2-r1", "s1-r1"] and spec["pcap_limit"] == 1000
     assert sc.pcap_groups() == {"bottleneck": ["r1-r2", "r2-r1"], "s1-r1": ["s1-r1"]}
+
+
+def chain(**kw) -> tcplab.Scenario:
+    """a - r1 - r2 - r3 - b, two bottleneck links in series (r1-r2 drops:
+    a 10-packet buffer), one NewReno flow sending one file."""
+    sc = tcplab.Scenario(duration="3s", bottleneck=["r1-r2", "r2-r3"], pcap=["bottleneck"], **kw)
+    for n in ("a", "r1", "r2", "r3", "b"):
+        sc.add_node(n)
+    sc.add_duplex_link("a", "r1", "100Mbps", "1ms")
+    sc.add_duplex_link("r1", "r2", "10Mbps", "10ms", buffer=10)
+    sc.add_duplex_link("r2", "r3", "10Mbps", "5ms", buffer=100)
+    sc.add_duplex_link("r3", "b", "100Mbps", "1ms")
+    sc.add_flow(tcplab.Flow("a", "b", files=[(FILE, 0)]))
+    return sc
+
+
+def test_bottleneck_links_in_series_each_get_their_own_file(tmp_path):
+    """With two bottleneck links in series every packet crosses both: one
+    file for both held each packet twice, and tshark counted twice the
+    retransmissions tcplab did. Now one file per link, each packet once."""
+    sc = chain()
+    assert sc.pcap_groups() == {"bottleneck-r1-r2": ["r1-r2", "r2-r1"], "bottleneck-r2-r3": ["r2-r3", "r3-r2"]}
+    res = tcplab.run(sc)
+    fr = res.flows.iloc[0]
+    assert fr["bytes_delivered"] == FILE and fr["retransmits"] > 0
+    paths = res.write_pcaps(tmp_path)
+    assert [p.rsplit("/", 1)[1] for p in paths] == ["bottleneck-r1-r2.pcap", "bottleneck-r2-r3.pcap"]
+    t = res.packet_trace
+    for path, fwd in zip(paths, ("r1-r2", "r2-r3")):
+        _, records = read_pcap(path)
+        mine = t[t["link_name"].isin([fwd, fwd.split("-")[1] + "-" + fwd.split("-")[0]])]
+        assert len(records) == len(mine)
+        # data (to port 5001): the copies of a segment past its first are the retransmissions this link carried
+        seqs = [struct.unpack(">I", r[4][24:28])[0] for r in records if struct.unpack(">H", r[4][22:24])[0] == 5001]
+        here = mine[(mine["link_name"] == fwd) & (mine["packet"] == "data")]
+        assert len(seqs) == len(here) and len(set(seqs)) == -(-FILE // MSS)
+        # (the originals r1-r2's queue dropped are on neither link's wire)
+        assert len(seqs) - len(set(seqs)) == here["retransmit"].sum() - fr["data_packets_dropped"]
+        assert here["retransmit"].sum() == fr["retransmits"]
+    assert res.links.set_index("name").loc["r2-r3", "drops"] == 0
+    with pytest.raises(ValueError, match=r"^link: 'r1-r2' and 'r2-r3' both carry flow 0's data packets"):
+        res.write_pcap(tmp_path / "all.pcap")
+    # one bottleneck link: one file named bottleneck, as before
+    assert chain().pcap_groups()["bottleneck-r1-r2"] == ["r1-r2", "r2-r1"]
+    single = chain()
+    single.bottleneck = ["r2-r3"]
+    assert single.pcap_groups() == {"bottleneck": ["r2-r3", "r3-r2"]}
+
+
+def test_packets_too_large_for_ipv4_are_refused_not_wrapped(tmp_path):
+    """IPv4's total length is 16 bits: 65,535-byte ns2 packets (65,575 with the
+    captured headers) were written with ip.len 39, a malformed packet."""
+    big = dict(n_flows=1, bottleneck_rate="1Gbps", rtt="20ms", buffer=10, duration="0.2s", pcap=["bottleneck"])
+    with pytest.raises(tcplab.ScenarioError, match=r"^pcap: flow 'flow1' \(flows\[0\]\): its 65,535-byte packets "
+                                                   r"are 65,575-byte IPv4 packets .*at most 65,535 bytes: make "
+                                                   r"packet_size at most 65,495 or capture no link$"):
+        tcplab.Dumbbell(packet_size=65535, **big).to_spec()
+    tcplab.Dumbbell(packet_size=65535, **{**big, "pcap": None}).to_spec()  # no capture: no limit
+    for kw in (dict(packet_size=65495), dict(packet_size=65535, accounting="payload"),
+               dict(packet_size=65535, accounting="payload", header_size=52)):
+        res = tcplab.run(tcplab.Dumbbell(**kw, **big))
+        path = tmp_path / "big.pcap"
+        res.write_pcap(path)
+        lengths = {struct.unpack(">H", r[4][2:4])[0] for r in read_pcap(path)[1]}
+        assert max(lengths) == 65535, kw  # the largest packet IPv4 carries, exactly
+    # a trace that holds such packets anyway (written some other way) is refused when written
+    trace = res.packet_trace.copy()
+    trace.loc[trace.index[0], "payload"] = 65536
+    from tcplab.pcap import write_pcap
+    with pytest.raises(ValueError, match=r"^pcap: a packet of 65,576 bytes .*at most 65,535"):
+        write_pcap(tmp_path / "x.pcap", trace, res.packet_sacks, res.spec)

@@ -51,7 +51,7 @@ i.e. the ns-2 accounting the papers use; multiply by
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterable, Union
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
 
 from .errors import UnitError
 from .units import Quantity, parse_rate, parse_size, parse_time
@@ -59,7 +59,7 @@ from .units import Quantity, parse_rate, parse_size, parse_time
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["bdp_packets", "path_rtt_s", "jain_index", "reno_sawtooth_goodput", "reno_sawtooth_utilization",
+__all__ = ["bdp_packets", "path_rtt_s", "path_rtts_s", "jain_index", "reno_sawtooth_goodput", "reno_sawtooth_utilization",
            "reno_throughput_model", "westwood_throughput_model", "buffering_time", "friendliness_buffer",
            "westwood_reno_ratio", "westwood_reno_ratio_sync", "predicted_ratio_vs_buffer",
            "reno_full_utilization_buffer", "reno_idle_time", "westwood_idle_time", "utilization_from_idle_time",
@@ -95,18 +95,30 @@ def path_rtt_s(scenario: Any, flow: int = 0) -> float:
 
     This is the flow's base RTT ``T`` (the figures' ``C x RTT`` line), not
     a dumbbell's bottleneck ``rtt``: one mv-highspeed flow over a 100 ms
-    bottleneck with 2.5 ms access links has ``T`` = 110 ms."""
+    bottleneck with 2.5 ms access links has ``T`` = 110 ms.
+
+    For several flows use :func:`path_rtts_s`: each call here routes the
+    whole scenario."""
+    return path_rtts_s(scenario, [flow])[0]
+
+
+def path_rtts_s(scenario: Any, flows: Optional[Sequence[int]] = None) -> list[float]:
+    """:func:`path_rtt_s` of each flow in ``flows`` (default: every flow),
+    routing the scenario once, so asking for n flows costs one routing, not n."""
     import json
 
     from . import _core
 
     spec = scenario.to_spec() if hasattr(scenario, "to_spec") else scenario
     paths = _core.paths(json.dumps(spec))
-    if not 0 <= flow < len(paths):
-        raise ValueError(f"flow: no flow {flow} (the scenario has {len(paths)})")
     delay = {lk["name"]: float(lk["delay"]) for lk in spec["links"]}
-    fwd, rev = paths[flow]
-    return sum(delay[name] for name in fwd) + sum(delay[name] for name in rev)
+    out = []
+    for flow in (range(len(paths)) if flows is None else flows):
+        if not 0 <= flow < len(paths):
+            raise ValueError(f"flow: no flow {flow} (the scenario has {len(paths)})")
+        fwd, rev = paths[flow]
+        out.append(sum(delay[name] for name in fwd) + sum(delay[name] for name in rev))
+    return out
 
 
 def reno_sawtooth_utilization(

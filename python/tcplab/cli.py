@@ -80,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--pcap", action="append", metavar="LINK",
                    help="capture the packets on LINK (a link name, or 'bottleneck' for both directions of the "
                         "bottleneck) and write OUT/LINK.pcap for Wireshark/tshark; repeatable; the scenario's "
-                        "[run] pcap = [...] does the same (docs/pcap.md)")
+                        "[run] pcap = [...] does the same; with --json, needs -o (docs/pcap.md)")
     r.add_argument("--compare-analytic", action="store_true",
                    help="for a single Reno/NewReno flow on a dumbbell, print the analytic sawtooth "
                         "prediction (tcplab.analysis.reno_sawtooth_utilization) beside the simulation")
@@ -380,6 +380,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sc.loss_trace = True
     n_file_pcap = len(sc.pcap) if isinstance(sc.pcap, list) else 0
     if args.pcap:
+        if args.json and args.outdir is None:  # (--json alone writes nothing: the capture would be lost)
+            raise _CliError("--pcap: with --json, give -o OUT for the pcap files (--json alone writes nothing)")
         sc.pcap = [*(sc.pcap or []), *(p for p in args.pcap if p not in (sc.pcap or []))]
     try:
         spec = sc.to_spec()

@@ -172,6 +172,9 @@ def write_pcap(path: Union[str, os.PathLike], trace, sacks, spec: Optional[Mappi
     opt_len = sack_len + pad
     hlen = 40 + opt_len
     total_len = hlen + payload
+    if len(total_len) and int(total_len.max()) > 65535:  # (a scenario with such packets refuses pcap: scenario.py)
+        raise ValueError(f"pcap: a packet of {int(total_len.max()):,} bytes with its IPv4 and TCP headers; IPv4 "
+                         "carries at most 65,535 bytes (its total length is 16 bits)")
 
     # Every record in a row of one table as wide as the longest, then the
     # rows' leading bytes (each record's own length) one after the other.

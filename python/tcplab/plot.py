@@ -106,13 +106,13 @@ def _flow_labels(results: "Results") -> list[str]:
 
 def _reference_lines(results: "Results", ids: Sequence[int]) -> tuple[Optional[float], Optional[float], str]:
     """(C x RTT, B, RTT text) for a dumbbell: the bottleneck's capacity and buffer, the plotted flows' path RTT."""
-    from .analysis import bdp_packets, path_rtt_s
+    from .analysis import bdp_packets, path_rtts_s
     from .scenario import Dumbbell
 
     sc = results.scenario
     if not isinstance(sc, Dumbbell):
         return None, None, ""
-    rtts = [path_rtt_s(sc, i) for i in ids] or [path_rtt_s(sc, 0)]
+    rtts = path_rtts_s(sc, list(ids) or [0])  # one routing for all the flows
     rtt = sum(rtts) / len(rtts)
     what = "path RTT" if max(rtts) - min(rtts) < 1e-9 else "mean path RTT"
     return (float(bdp_packets(sc.capacity_bps, rtt, sc.packet_bytes, exact=True)), sc.buffer_packets,

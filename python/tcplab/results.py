@@ -253,6 +253,22 @@ def _pcap():
     return pcap
 
 
+def _refuse_links_in_series(spec: Optional[Mapping[str, Any]], links: Sequence[str]) -> None:
+    """Refuse to merge links a flow's packets cross one after the other
+    (its data path, or its ACK path, holds two of them): a file would hold
+    each such packet twice, which Wireshark reads as retransmissions."""
+    if len(links) < 2 or not spec or not spec.get("links"):
+        return
+    from . import _core
+
+    for i, (fwd, rev) in enumerate(_core.paths(json.dumps(spec))):
+        for path, what in ((fwd, "data"), (rev, "ACK")):
+            both = [n for n in path if n in links]
+            if len(both) > 1:
+                raise ValueError(f"link: {both[0]!r} and {both[1]!r} both carry flow {i}'s {what} packets (links in "
+                                 "series): one file would hold each packet twice; write one file per link")
+
+
 class Results:
     """The outcome of one simulation run.
 
@@ -517,7 +533,9 @@ class Results:
         pcap file that Wireshark and tshark open: synthetic IPv4/TCP headers
         with the flows' byte sequence numbers, ACKs and SACK blocks,
         timestamps in simulated time (docs/pcap.md). The run must capture
-        the link (``pcap=[...]``). Returns the packets written."""
+        the link (``pcap=[...]``). Links in series (one flow's packets cross
+        both) are refused: the file would hold each packet twice. Returns the
+        packets written."""
         captured = list((self.spec or {}).get("pcap", []))
         if not captured and not len(self.packet_trace):
             raise ValueError("no packet capture in this run: run it with pcap=['LINK'] (or tcplab run --pcap LINK)")
@@ -529,14 +547,17 @@ class Results:
                 raise ValueError(f"{field}: unknown link {n!r}; the links are {', '.join(names)}")
             if captured and n not in captured:
                 raise ValueError(f"{field}: link {n!r} was not captured in this run (pcap = {captured})")
+        wanted = list(dict.fromkeys(wanted))
+        _refuse_links_in_series(self.spec, wanted)
         return _pcap().write_pcap(path, self.packet_trace, self.packet_sacks, self.spec,
                                   links=[names.index(n) for n in wanted], n_flows=len(self.flows))
 
     def write_pcaps(self, directory: Union[str, os.PathLike]) -> list[str]:
         """Write one pcap file per entry of the scenario's ``pcap`` into
         ``directory``: ``<entry>.pcap`` (``bottleneck.pcap`` holds both
-        directions of the bottleneck, merged in time order). Returns the
-        paths written."""
+        directions of the bottleneck, merged in time order; with several
+        bottleneck links, ``bottleneck-<link>.pcap`` per link:
+        :meth:`Scenario.pcap_groups`). Returns the paths written."""
         if self.scenario is None:
             groups = {n: [n] for n in (self.spec or {}).get("pcap", [])}
         else:

@@ -1005,6 +1005,18 @@ def _coerce(obj: Any, cls: type, path: str) -> Any:
 # scenarios
 
 
+def _pcap_ip_length(flow: Mapping[str, Any]) -> int:
+    """The IPv4 total length of a full data segment of ``flow`` (its spec)
+    in a pcap file (tcplab.pcap): 40 header bytes, NOP padding up to the
+    flow's ``header_size`` where that is 40 + a multiple of 4 up to 80, and
+    the payload (ns2 accounting: the whole ``packet_size``)."""
+    size, header = int(flow["packet_size"]), int(flow["header_size"])
+    if flow["accounting"] == "ns2":
+        return 40 + size
+    pad = header - 40
+    return 40 + (pad if 0 < pad <= 40 and pad % 4 == 0 else 0) + size - header
+
+
 class Scenario:
     """A generic network scenario.
 
@@ -1160,8 +1172,10 @@ class Scenario:
         return out
 
     def _pcap_groups(self, links: list[dict]) -> dict[str, list[str]]:
-        """Each ``pcap`` entry and the links it captures: a link name itself,
-        ``"bottleneck"`` the bottleneck links and their reverse direction."""
+        """The pcap files and the links each holds: a link name itself,
+        ``"bottleneck"`` each bottleneck link with its reverse direction. With
+        several bottleneck links (in series, a packet crosses each), one file
+        per link, ``bottleneck-<link>``, so no file holds a packet twice."""
         if self.pcap is None:
             return {}
         if isinstance(self.pcap, str) or not isinstance(self.pcap, Iterable):
@@ -1173,11 +1187,16 @@ class Scenario:
             if n == "bottleneck" and "bottleneck" not in names:
                 if not self.bottleneck_links():
                     raise ScenarioError(f"pcap[{i}]", "\"bottleneck\": this scenario names no bottleneck links")
-                group = []
-                for b in self.bottleneck_links():
+                per_link: dict[str, list[str]] = {}
+                for b in dict.fromkeys(self.bottleneck_links()):
+                    if any(b in g for g in per_link.values()):
+                        continue  # the reverse of an earlier bottleneck link: already in its file
                     ln = links[names.index(b)]
-                    group += [b] + ([ends[(ln["dst"], ln["src"])]] if (ln["dst"], ln["src"]) in ends else [])
-                out[n] = list(dict.fromkeys(group))
+                    per_link[b] = [b] + ([ends[(ln["dst"], ln["src"])]] if (ln["dst"], ln["src"]) in ends else [])
+                if len(per_link) == 1:
+                    out[n] = next(iter(per_link.values()))
+                else:
+                    out.update({f"bottleneck-{b}": g for b, g in per_link.items()})
             elif isinstance(n, str) and n in names:
                 out[n] = [n]
             else:
@@ -1186,12 +1205,14 @@ class Scenario:
         return out
 
     def pcap_groups(self) -> dict[str, list[str]]:
-        """Each entry of ``pcap`` and the links it captures (``"bottleneck"``:
-        the bottleneck links both ways), in order: the pcap files that
-        ``tcplab run`` writes, one per entry."""
+        """The pcap files ``tcplab run`` writes and the links each holds, in
+        order: one per entry of ``pcap``, except that ``"bottleneck"`` with
+        several bottleneck links gives one file per link
+        (``bottleneck-r1-r2``: that link and its reverse), so that no file
+        holds the same packet twice (docs/pcap.md)."""
         return self._pcap_groups(self.to_spec()["links"])
 
-    def _capture(self, links: list[dict]) -> dict:
+    def _capture(self, links: list[dict], flows: list[dict]) -> dict:
         """The run description's ``pcap`` (every captured link once) and
         ``pcap_limit``; empty when nothing is captured."""
         groups = self._pcap_groups(links)
@@ -1199,6 +1220,13 @@ class Scenario:
             if self.pcap_limit is not None:
                 raise ScenarioError("pcap_limit", "given without pcap (the links to capture)")
             return {}
+        for i, f in enumerate(flows):
+            n = _pcap_ip_length(f)
+            if n > 65535:
+                raise ScenarioError("pcap", f"flow {f['name']!r} (flows[{i}]): its {f['packet_size']:,}-byte packets "
+                                    f"are {n:,}-byte IPv4 packets in the capture (accounting = {f['accounting']!r}); "
+                                    f"IPv4 carries at most 65,535 bytes: make packet_size at most "
+                                    f"{f['packet_size'] - (n - 65535):,} or capture no link")
         spec: dict = {"pcap": list(dict.fromkeys(n for g in groups.values() for n in g))}
         if self.pcap_limit is not None:
             lim = python_scalar(self.pcap_limit)
@@ -1276,7 +1304,7 @@ class Scenario:
         except MemoryError:
             raise _out_of_memory("flows", len(self.flows), "flows") from None
         return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows, "trace_links": trace,
-                **self._capture(links)}
+                **self._capture(links, flows)}
 
     def validate(self) -> None:
         """Check the scenario; raises :class:`ScenarioError` naming the field."""
@@ -1835,7 +1863,7 @@ class Dumbbell(Scenario):
             # (the lists built so far are garbage now: there is room for the message)
             raise _out_of_memory("n_flows", self._n(), "flows") from None
         return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows, "trace_links": trace,
-                **self._capture(links)}
+                **self._capture(links, flows)}
 
     def to_generic(self) -> Scenario:
         """An equivalent generic :class:`Scenario` whose lists can be edited."""

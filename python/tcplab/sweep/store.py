@@ -222,9 +222,14 @@ class RunReport:
         return "\n".join(lines)
 
     def as_dict(self) -> dict:
+        """The report as JSON-ready values (``tcplab sweep --json`` prints them).
+
+        ``sim_s`` is deprecated: the old name of ``runs_wall_s`` (the same
+        value), kept so that readers of the JSON written before the rename
+        still find it; read ``runs_wall_s``."""
         return {"total": self.total, "ran": self.ran, "reused": self.reused, "failed": len(self.failures),
                 "failures": self.failures, "wall_s": self.wall_s, "workers": self.workers,
-                "runs_wall_s": self.runs_wall_s,
+                "runs_wall_s": self.runs_wall_s, "sim_s": self.runs_wall_s,
                 "overhead": self.overhead, "interrupted": self.interrupted}
 
     def __repr__(self) -> str:
