@@ -917,13 +917,12 @@ def _cmd_upgrade(path: str) -> int:
 
 def _shadowed_overrides(sweep: Any, overrides: Sequence[str]) -> list[str]:
     """A note for each --set of the base scenario that a grid or zip parameter overrides at every point."""
-    from .overrides import parse_override, split_sweep_overrides
+    from .overrides import split_sweep_overrides
 
     _, base = split_sweep_overrides(overrides)
     swept = {tuple(sweep._resolve_key(k)): k for k in sweep.parameters}
     notes = []
-    for text in base:
-        key, path, _ = parse_override(text)
+    for key, path, _ in base:  # (path within the base scenario)
         for sp, name in swept.items():
             if tuple(path[:len(sp)]) == sp or sp[:len(path)] == tuple(path):
                 notes.append(f"note: --set {key}: the sweep's parameter {name!r} sets it at every point, which wins")
