@@ -1,6 +1,8 @@
-"""`--set KEY=VALUE` on sweeps: keys are TOML dotted keys (quoted parts too), `base.`-prefixed keys
-reach a base given as a path, and a sweep refuses two parameters that set one field."""
+"""`--set KEY=VALUE`: keys are TOML dotted keys (quoted parts too), `base.`-prefixed keys reach a
+sweep's base given as a path, a sweep refuses two parameters that set one field, a bare number for a
+time is warned of, and a time option without a unit is told what to write."""
 
+import json
 import textwrap
 
 import pytest
@@ -131,3 +133,51 @@ def test_shadow_note_names_base_prefixed_keys(sweep_file, tmp_path, capsys):
                  "--set", "base.dumbbell.buffer=2BDP"]) == 0
     err = capsys.readouterr().err
     assert "note: --set base.dumbbell.buffer: the sweep's parameter 'dumbbell.buffer' sets it" in err
+
+
+# ---------------------------------------------------------------- times on the command line
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "SC", "--duration", "10"], "error: --duration: '10' needs a unit, e.g. '10ms' or '10s'\n"),
+    (["validate", "--algorithm", "reno", "--rate", "20Mbps", "--rtt", "50"],
+     "error: --rtt: '50' needs a unit, e.g. '50ms' or '50s'\n"),
+])
+def test_a_time_option_without_a_unit_is_not_told_about_unquoted_numbers(tmp_path, capsys, argv, message):
+    from tcplab.cli import main
+
+    sc = write(tmp_path, SMALL, "sc.toml")
+    assert main([sc if a == "SC" else a for a in argv]) == 2
+    assert capsys.readouterr().err == message  # (the command line has no unquoted numbers)
+
+
+def test_a_time_in_a_file_without_a_unit_still_says_what_a_plain_number_is():
+    from tcplab.units import UnitError, parse_time
+
+    with pytest.raises(UnitError, match=r"'50' needs a unit, .*\(a plain number, without quotes, is seconds\)"):
+        parse_time("50", "dumbbell.rtt")
+
+
+def test_a_bare_number_for_a_time_is_warned_of_as_seconds(tmp_path, capsys):
+    from tcplab.cli import main
+
+    sc = write(tmp_path, SMALL, "sc.toml")
+    assert main(["run", sc, "--json", "--set", "dumbbell.rtt=50", "--set", "run.duration=1",
+                 "--set", "dumbbell.n_flows=1", "--set", "dumbbell.loss=0.001", "--set", "run.sample_interval=0",
+                 "--set", "dumbbell.buffer=20", "--set", "run.measure_start=0.5s"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["meta"]["sim_time"] == pytest.approx(1.0)  # seconds, as in the file
+    assert cap.err.splitlines() == ["warning: --set dumbbell.rtt=50 is 50 s; write 50ms if you meant milliseconds",
+                                    "warning: --set run.duration=1 is 1 s; write 1ms if you meant milliseconds"]
+
+
+def test_a_bare_number_for_a_time_of_a_sweeps_base_is_warned_of(sweep_file, tmp_path, capsys):
+    from tcplab.cli import main
+
+    assert main(["sweep", sweep_file, "-o", str(tmp_path / "c"), "--dry-run", "--set", "base.dumbbell.rtt=30",
+                 "--set", "seeds=2", "--set", "dumbbell.n_flows=1", "--set", "dumbbell.access_delay=0.001",
+                 "--set", "dumbbell.flow_options.min_rto=1"]) == 0
+    err = capsys.readouterr().err
+    warned = [ln for ln in err.splitlines() if ln.startswith("warning: --set")]
+    assert warned == ["warning: --set base.dumbbell.rtt=30 is 30 s; write 30ms if you meant milliseconds",
+                      "warning: --set dumbbell.access_delay=0.001 is 0.001 s; write 0.001ms if you meant milliseconds",
+                      "warning: --set dumbbell.flow_options.min_rto=1 is 1 s; write 1ms if you meant milliseconds"]

@@ -366,6 +366,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise _CliError(f"{path}: invalid TOML: {e}") from None
     except UnicodeDecodeError as e:
         raise _CliError(f"{path}: not a text file ({e.reason})") from None
+    if args.overrides:
+        from .overrides import seconds_warnings
+
+        for w in seconds_warnings(args.overrides, lambda ov: load_scenario(path, overrides=ov).to_spec()):
+            print(w, file=sys.stderr)
     if args.seed is not None:
         if args.seed < 0:
             raise _CliError(f"--seed: must be a non-negative integer, got {args.seed}")
@@ -983,6 +988,15 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise _CliError(f"{path}: not a text file ({e.reason})") from None
     for note in _shadowed_overrides(sweep, args.overrides):
         print(note, file=sys.stderr)
+    if args.overrides:
+        from .overrides import seconds_warnings
+
+        def first_point(ov: list[str]) -> Any:
+            sw, _ = load_sweep(path, overrides=ov)
+            return sw.scenario(next(sw.points())).to_spec()
+
+        for w in seconds_warnings(args.overrides, first_point):
+            print(w, file=sys.stderr)
     workers = args.workers if args.workers is not None else opts.get("workers")
     if workers is not None and workers < 1:
         raise _CliError(f"--workers: must be at least 1, got {workers}")

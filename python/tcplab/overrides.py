@@ -16,7 +16,8 @@ unknown key (did you mean 'buffer'?)``).
 
 VALUE is read as a TOML value when it is one (``10``, ``0.5``, ``true``, ``[1, 2]``, ``{discipline =
 "codel"}``, ``"50ms"`` in quotes) and as a string otherwise (``0.5BDP``, ``10s``, ``cubic``). So
-``--set dumbbell.rtt=50`` is the number 50, seconds, as ``rtt = 50`` in the file would be.
+``--set dumbbell.rtt=50`` is the number 50, seconds, as ``rtt = 50`` in the file would be; ``tcplab run``
+and ``tcplab sweep`` warn when a bare number sets a time (:func:`seconds_warnings`).
 
 In a sweep file, a key that starts with one of the sweep file's own keys (``seeds``, ``grid``, ``zip``,
 ``name``, ``workers``, ...) sets that; any other key sets the base scenario (``dumbbell.buffer`` is
@@ -31,11 +32,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from .errors import ScenarioError
 
-__all__ = ["OverrideError", "apply_overrides", "parse_override", "split_sweep_overrides"]
+__all__ = ["OverrideError", "apply_overrides", "parse_override", "seconds_warnings", "split_sweep_overrides"]
 
 _TOKEN = re.compile(r"([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
 
@@ -242,3 +243,35 @@ def _read_base(path: str, base_dir: str) -> Optional[dict]:
         b = tomllib.load(fh)
     b.setdefault("name", os.path.splitext(os.path.basename(full))[0])  # as load_scenario names it
     return b
+
+
+#: A number no one writes, put in place of an override's value to see whether parse_time reads it.
+_SENTINEL = 0.012345678901234567
+
+
+def seconds_warnings(overrides: Sequence[str], check: Callable[[list[str]], Any]) -> list[str]:
+    """A warning for each ``--set`` whose value is a bare number (not 0) for a key that takes a
+    time: TOML's ``50`` is 50 s, which someone who meant 50 ms would not notice. ``check(overrides)``
+    builds and checks the scenario (or sweep) with those overrides.
+
+    Which keys take a time is found out, not listed: the check is run once more with the value
+    replaced by :data:`_SENTINEL`, and the override is warned of when the time parser then reads
+    that number (:func:`tcplab.units.plain_times_read`), whatever else the check says after it."""
+    from .units import plain_times_read
+
+    out = []
+    for i, text in enumerate(overrides):
+        key, _, value = parse_override(text)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0:
+            continue
+        trial = list(overrides)
+        trial[i] = f"{key}={_SENTINEL!r}"
+        with plain_times_read() as seen:
+            try:
+                check(trial)
+            except Exception:  # noqa: BLE001 - a check that fails later still shows what it read
+                pass
+        if any(isinstance(x, float) and x == _SENTINEL for x in seen):
+            v = f"{value:g}" if isinstance(value, float) else str(value)
+            out.append(f"warning: --set {key}={v} is {v} s; write {v}ms if you meant milliseconds")
+    return out
