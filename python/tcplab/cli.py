@@ -366,6 +366,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise _CliError(f"{path}: invalid TOML: {e}") from None
     except UnicodeDecodeError as e:
         raise _CliError(f"{path}: not a text file ({e.reason})") from None
+    if args.overrides:
+        from .overrides import seconds_warnings
+
+        for w in seconds_warnings(args.overrides, lambda ov: load_scenario(path, overrides=ov).to_spec()):
+            print(w, file=sys.stderr)
     if args.seed is not None:
         if args.seed < 0:
             raise _CliError(f"--seed: must be a non-negative integer, got {args.seed}")
@@ -919,13 +924,12 @@ def _cmd_upgrade(path: str) -> int:
 
 def _shadowed_overrides(sweep: Any, overrides: Sequence[str]) -> list[str]:
     """A note for each --set of the base scenario that a grid or zip parameter overrides at every point."""
-    from .overrides import parse_override, split_sweep_overrides
+    from .overrides import split_sweep_overrides
 
     _, base = split_sweep_overrides(overrides)
     swept = {tuple(sweep._resolve_key(k)): k for k in sweep.parameters}
     notes = []
-    for text in base:
-        key, path, _ = parse_override(text)
+    for key, path, _ in base:  # (path within the base scenario)
         for sp, name in swept.items():
             if tuple(path[:len(sp)]) == sp or sp[:len(path)] == tuple(path):
                 notes.append(f"note: --set {key}: the sweep's parameter {name!r} sets it at every point, which wins")
@@ -986,6 +990,15 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise _CliError(f"{path}: not a text file ({e.reason})") from None
     for note in _shadowed_overrides(sweep, args.overrides):
         print(note, file=sys.stderr)
+    if args.overrides:
+        from .overrides import seconds_warnings
+
+        def first_point(ov: list[str]) -> Any:
+            sw, _ = load_sweep(path, overrides=ov)
+            return sw.scenario(next(sw.points())).to_spec()
+
+        for w in seconds_warnings(args.overrides, first_point):
+            print(w, file=sys.stderr)
     workers = args.workers if args.workers is not None else opts.get("workers")
     if workers is not None and workers < 1:
         raise _CliError(f"--workers: must be at least 1, got {workers}")

@@ -16,23 +16,27 @@ unknown key (did you mean 'buffer'?)``).
 
 VALUE is read as a TOML value when it is one (``10``, ``0.5``, ``true``, ``[1, 2]``, ``{discipline =
 "codel"}``, ``"50ms"`` in quotes) and as a string otherwise (``0.5BDP``, ``10s``, ``cubic``). So
-``--set dumbbell.rtt=50`` is the number 50, seconds, as ``rtt = 50`` in the file would be.
+``--set dumbbell.rtt=50`` is the number 50, seconds, as ``rtt = 50`` in the file would be; ``tcplab run``
+and ``tcplab sweep`` warn when a bare number sets a time (:func:`seconds_warnings`).
 
 In a sweep file, a key that starts with one of the sweep file's own keys (``seeds``, ``grid``, ``zip``,
 ``name``, ``workers``, ...) sets that; any other key sets the base scenario (``dumbbell.buffer`` is
-``base.dumbbell.buffer``; a base given as a path is read and overridden in memory, the file is left
-alone). A grid or zip parameter still wins over the base at every point of the sweep.
+``base.dumbbell.buffer``, and both spellings work; a base given as a path is read and overridden in
+memory, the file is left alone). A grid or zip parameter still wins over the base at every point of
+the sweep. A grid key with a dot in it is quoted, as in the file: ``grid."dumbbell.buffer"=["2BDP"]``
+replaces that axis, where ``grid.buffer=[...]`` would add a second one for the same field (refused).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from .errors import ScenarioError
 
-__all__ = ["OverrideError", "apply_overrides", "parse_override", "split_sweep_overrides"]
+__all__ = ["OverrideError", "apply_overrides", "parse_override", "seconds_warnings", "split_sweep_overrides"]
 
 _TOKEN = re.compile(r"([A-Za-z0-9_-]+)((?:\[\d+\])*)$")
 
@@ -70,26 +74,80 @@ def parse_value(text: str) -> Any:
     return doc["v"]
 
 
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+_INDEX = re.compile(r"\[\s*(\d+)\s*\]")
+_BASIC = re.compile(r'"(?:[^"\\\n]|\\.)*"')  # "..." with backslash escapes, as TOML writes a basic string
+_LITERAL = re.compile(r"'[^'\n]*'")
+
+
+def _toml_key_part(quoted: str) -> Optional[str]:
+    """A quoted key part (``"dumbbell.buffer"``, ``'a b'``) as TOML reads it, or None if TOML would not."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        doc = tomllib.loads(f"{quoted} = 0")
+    except tomllib.TOMLDecodeError:
+        return None
+    return next(iter(doc)) if len(doc) == 1 and not isinstance(next(iter(doc.values())), dict) else None
+
+
+def _scan_key(text: str) -> tuple[Optional[list[Union[str, int]]], int]:
+    """Read a dotted key from the start of ``text``: (its path, the index where it ends), or (None, i)
+    where it is not one. Bare parts, quoted parts as TOML reads them, and ``[N]`` after a part."""
+    path: list[Union[str, int]] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] in " \t":
+            i += 1
+        m = _BARE.match(text, i) or _BASIC.match(text, i) or _LITERAL.match(text, i)
+        part = None if m is None else m.group(0) if m.re is _BARE else _toml_key_part(m.group(0))
+        if part is None:
+            return None, i
+        path.append(part)
+        i = m.end()  # type: ignore[union-attr]
+        while (mi := _INDEX.match(text, i)) is not None:
+            path.append(int(mi.group(1)))
+            i = mi.end()
+        while i < n and text[i] in " \t":
+            i += 1
+        if i == n or text[i] != ".":
+            return path, i
+        i += 1
+
+
+def _not_a_key(key: str) -> OverrideError:
+    return OverrideError(f"--set {key}", "not a key path: names of letters, digits, '_' or '-' joined by dots "
+                                         "(a name with other characters in quotes: grid.\"dumbbell.buffer\"), an "
+                                         "array element as name[0] (e.g. flows[1].algorithm)")
+
+
+def parse_key(key: str) -> list[Union[str, int]]:
+    """A ``--set`` KEY as a path: a TOML dotted key (bare parts, or quoted ones such as
+    ``grid."dumbbell.buffer"``), each part optionally followed by array indices (``flows[1]``)."""
+    path, end = _scan_key(key)
+    if path is None or end != len(key):
+        raise _not_a_key(key.strip())
+    return path
+
+
 def parse_override(text: str) -> tuple[str, list[Union[str, int]], Any]:
-    """``"flows[1].algorithm=cubic"`` -> ``("flows[1].algorithm", ["flows", 1, "algorithm"], "cubic")``."""
+    """``"flows[1].algorithm=cubic"`` -> ``("flows[1].algorithm", ["flows", 1, "algorithm"], "cubic")``;
+    ``'grid."dumbbell.buffer"=["2BDP"]'`` -> ``(..., ["grid", "dumbbell.buffer"], ["2BDP"])``."""
     if "=" not in text:
         raise OverrideError(f"--set {text}", "expected KEY=VALUE, e.g. dumbbell.buffer=0.5BDP")
-    key, value = text.split("=", 1)
-    key = key.strip()
-    path: list[Union[str, int]] = []
-    for part in key.split("."):
-        m = _TOKEN.match(part)
-        if not m:
-            raise OverrideError(f"--set {key}", "not a key path: names of letters, digits, '_' or '-' joined by "
-                                                "dots, an array element as name[0] (e.g. flows[1].algorithm)")
-        path.append(m.group(1))
-        path.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
-    return key, path, parse_value(value)
+    path, end = _scan_key(text)
+    if path is None or end == len(text) or text[end] != "=":
+        raise _not_a_key(text.split("=", 1)[0].strip())
+    return text[:end].strip(), path, parse_value(text[end + 1:])
 
 
 def _shown(path: Sequence[Union[str, int]]) -> str:
     out = ""
     for p in path:
+        if not isinstance(p, int) and not _BARE.fullmatch(p):
+            p = json.dumps(p)  # a part with a dot or a space is quoted, as TOML writes it
         out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
     return out
 
@@ -133,14 +191,23 @@ def apply_overrides(doc: dict, overrides: Sequence[str]) -> dict:
     return doc
 
 
-def split_sweep_overrides(overrides: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(overrides of the sweep file's own keys, overrides of the base scenario)."""
+Parsed = tuple[str, list[Union[str, int]], Any]
+
+
+def split_sweep_overrides(overrides: Sequence[str]) -> tuple[list[Parsed], list[Parsed]]:
+    """The ``--set`` strings of a sweep, parsed: (those of the sweep file's own keys, those of its
+    base scenario). A base override's path is within the base scenario: ``dumbbell.rtt`` and
+    ``base.dumbbell.rtt`` both give ``["dumbbell", "rtt"]``; ``base=...`` itself is the sweep's own."""
     from .sweep.grid import SWEEP_KEYS
 
-    own, base = [], []
+    own: list[Parsed] = []
+    base: list[Parsed] = []
     for text in overrides:
-        _, path, _ = parse_override(text)
-        (own if path[0] in SWEEP_KEYS else base).append(text)
+        key, path, value = parse_override(text)
+        if path[0] == "base" and len(path) > 1:
+            base.append((key, path[1:], value))
+        else:
+            (own if path[0] in SWEEP_KEYS else base).append((key, path, value))
     return own, base
 
 
@@ -148,7 +215,8 @@ def apply_sweep_overrides(doc: dict, overrides: Sequence[str], base_dir: str) ->
     """A sweep file's document with ``--set`` applied: its own keys, and the others on its base
     scenario (a base given as a path is read, relative to ``base_dir``, and inlined)."""
     own, base = split_sweep_overrides(overrides)
-    apply_overrides(doc, own)
+    for key, path, value in own:
+        _set(doc, key, path, value)
     if base:
         b = doc.get("base")
         if isinstance(b, str):
@@ -156,8 +224,10 @@ def apply_sweep_overrides(doc: dict, overrides: Sequence[str], base_dir: str) ->
             if b is None:  # (no such file: the sweep's own check names it)
                 return doc
         if not isinstance(b, dict):
-            raise OverrideError(f"--set {base[0].split('=', 1)[0]}", "the sweep file has no base scenario to set it in")
-        doc["base"] = apply_overrides(b, base)
+            raise OverrideError(f"--set {base[0][0]}", "the sweep file has no base scenario to set it in")
+        for key, path, value in base:
+            _set(b, key, path, value)
+        doc["base"] = b
     return doc
 
 
@@ -173,3 +243,35 @@ def _read_base(path: str, base_dir: str) -> Optional[dict]:
         b = tomllib.load(fh)
     b.setdefault("name", os.path.splitext(os.path.basename(full))[0])  # as load_scenario names it
     return b
+
+
+#: A number no one writes, put in place of an override's value to see whether parse_time reads it.
+_SENTINEL = 0.012345678901234567
+
+
+def seconds_warnings(overrides: Sequence[str], check: Callable[[list[str]], Any]) -> list[str]:
+    """A warning for each ``--set`` whose value is a bare number (not 0) for a key that takes a
+    time: TOML's ``50`` is 50 s, which someone who meant 50 ms would not notice. ``check(overrides)``
+    builds and checks the scenario (or sweep) with those overrides.
+
+    Which keys take a time is found out, not listed: the check is run once more with the value
+    replaced by :data:`_SENTINEL`, and the override is warned of when the time parser then reads
+    that number (:func:`tcplab.units.plain_times_read`), whatever else the check says after it."""
+    from .units import plain_times_read
+
+    out = []
+    for i, text in enumerate(overrides):
+        key, _, value = parse_override(text)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value == 0:
+            continue
+        trial = list(overrides)
+        trial[i] = f"{key}={_SENTINEL!r}"
+        with plain_times_read() as seen:
+            try:
+                check(trial)
+            except Exception:  # noqa: BLE001 - a check that fails later still shows what it read
+                pass
+        if any(isinstance(x, float) and x == _SENTINEL for x in seen):
+            v = f"{value:g}" if isinstance(value, float) else str(value)
+            out.append(f"warning: --set {key}={v} is {v} s; write {v}ms if you meant milliseconds")
+    return out

@@ -51,11 +51,13 @@ Every parser takes the name of the field being parsed and raises
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import numbers
 import re
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import Iterator, Optional, Union
 
 from .errors import UnitError, shown
 
@@ -241,11 +243,30 @@ def parse_rate(value: Quantity, field: str = "rate") -> float:
     raise UnitError(field, f"cannot parse {_quote(value)} as a rate {expected}")
 
 
+#: The plain numbers parse_time reads as seconds, collected inside :func:`plain_times_read` (else None).
+_PLAIN_TIMES: contextvars.ContextVar[Optional[list]] = contextvars.ContextVar("tcplab_plain_times", default=None)
+
+
+@contextlib.contextmanager
+def plain_times_read() -> Iterator[list]:
+    """Within it, every plain number :func:`parse_time` reads (as seconds) is added to the list it
+    gives: ``tcplab run --set`` finds out so whether a key takes a time (tcplab.overrides)."""
+    seen: list = []
+    token = _PLAIN_TIMES.set(seen)
+    try:
+        yield seen
+    finally:
+        _PLAIN_TIMES.reset(token)
+
+
 def parse_time(value: Quantity, field: str = "time") -> float:
     """Parse a duration into seconds: ``"100ms"`` -> ``0.1``; numbers are seconds."""
     expected = "(expected e.g. '100ms', '2.5s', '50us')"
     v = _plain_number(value, field, "time", "'100ms'")
     if v is not None:
+        seen = _PLAIN_TIMES.get()
+        if seen is not None:
+            seen.append(value)
         return v
     s = _split(value)  # type: ignore[arg-type]
     if s is None:
@@ -253,9 +274,10 @@ def parse_time(value: Quantity, field: str = "time") -> float:
     num, unit = s
     if unit == "":
         # "50" could mean 50 ms as easily as 50 s: a time written as text says its unit. (A plain number,
-        # TOML's rtt = 0.05 or Python's 0.05, stays seconds.)
-        raise UnitError(field, f"{_quote(value)} needs a unit, e.g. '{value.strip()}ms' or '{value.strip()}s' "
-                               f"(a plain number, without quotes, is seconds)")
+        # TOML's rtt = 0.05 or Python's 0.05, stays seconds; a command-line option, named "--...", has no
+        # plain numbers: everything on it is text, so there the advice would mislead.)
+        plain = "" if field.startswith("--") else " (a plain number, without quotes, is seconds)"
+        raise UnitError(field, f"{_quote(value)} needs a unit, e.g. '{value.strip()}ms' or '{value.strip()}s'{plain}")
     key = unit if unit in _TIME_UNITS else unit.lower()
     if key not in _TIME_UNITS:
         raise UnitError(field, f"cannot parse {_quote(value)} as a time {expected}")

@@ -11,8 +11,10 @@ which settings (quick or full, the paper's setup text), and the size and
 wall time of the command that made it. Files in the directory that no item
 made are listed apart, so nothing in it goes undescribed.
 
-An index.md written by an earlier tcplab (without index.json) is read once:
-its "## Outputs" lines become entries marked as not recorded.
+index.md carries the whole record on its last line (an HTML comment, not shown), so
+either file alone is enough: a deleted or damaged index.json loses nothing. An
+index.md without that line (an earlier tcplab's) is read once: its "## Outputs"
+lines become entries, with what they said of when each item was made.
 """
 
 from __future__ import annotations
@@ -81,42 +83,90 @@ def update_index(out: str, title: str, scenario: str, made: dict, setup: str, qu
     return record
 
 
+#: index.md carries the record itself on its last line, so that it is enough alone (index.json
+#: deleted, truncated or unreadable): ``<!-- tcplab-index {...} -->``, one line of JSON.
+_EMBED = "<!-- tcplab-index "
+
+
+def _embedded(record: dict) -> str:
+    """The record as index.md's last line: JSON without line breaks, and no ``--`` in it (a ``-->``
+    inside a string would end the comment): the second dash is written as the escape \\u002d."""
+    text = json.dumps(record, ensure_ascii=True, separators=(",", ":")).replace("--", "-\\u002d")
+    return f"{_EMBED}{text} -->"
+
+
+def _valid(rec: Any) -> bool:
+    return isinstance(rec, dict) and rec.get("format") == FORMAT and isinstance(rec.get("items"), dict)
+
+
 def read_index(out: str) -> dict:
-    """``out``'s index record: index.json, else the Outputs list of an
-    earlier tcplab's index.md, else an empty record."""
-    empty: dict[str, Any] = {"format": FORMAT, "title": "", "scenario": "", "items": {}}
+    """``out``'s index record: the one index.md carries, else index.json, else the Outputs lines of
+    an index.md without one (an earlier tcplab's, or one whose last line was cut off), else an
+    empty record. A damaged index.json loses nothing index.md still lists."""
+    md = os.path.join(out, "index.md")
+    try:
+        with open(md, encoding="utf-8") as fh:
+            text: Optional[str] = fh.read()
+    except (OSError, UnicodeDecodeError):
+        text = None
+    for line in reversed((text or "").splitlines()):
+        if line.startswith(_EMBED) and line.rstrip().endswith("-->"):
+            try:
+                rec = json.loads(line.rstrip()[len(_EMBED):-3])
+            except ValueError:
+                break
+            if _valid(rec):
+                return rec
+            break
     path = os.path.join(out, "index.json")
     if os.path.exists(path):
         try:
             with open(path, encoding="utf-8") as fh:
                 rec = json.load(fh)
-            if isinstance(rec, dict) and rec.get("format") == FORMAT and isinstance(rec.get("items"), dict):
+            if _valid(rec):
                 return rec
         except (OSError, ValueError, UnicodeDecodeError):
             pass
-        print(f"note: {path} is not an index this tcplab reads; it is rewritten with the items made now",
-              file=sys.stderr)
-        return empty
-    old = os.path.join(out, "index.md")
-    if os.path.exists(old):
-        try:
-            with open(old, encoding="utf-8") as fh:
-                text = fh.read()
-        except (OSError, UnicodeDecodeError):
-            return empty
-        outputs = text.split("\n## Outputs\n", 1)
-        if len(outputs) == 2:
-            for line in outputs[1].splitlines():
-                m = re.match(r"^- ([^:\s]+): (.+)$", line)
-                if m:
-                    empty["items"][m.group(1)] = {"files": [f.strip() for f in m.group(2).split(",")],
-                                                  "made": None}
-    return empty
+        kept = " (the items index.md lists are kept)" if text else ""
+        print(f"note: {path} is not an index this tcplab reads; it is rewritten{kept}", file=sys.stderr)
+    return _from_outputs(text or "")
+
+
+#: An Outputs line of index.md: ``- fig2 (QUICK): fig2.png (missing now: fig2.csv); made ...`` (this
+#: version's) or ``- table1: t1.csv, t2.csv`` (before 0.2); the item's name has no spaces or colons.
+_OUTPUT_LINE = re.compile(r"^- ([^:\s]+)( \(QUICK\))?: (.*)$")
+
+
+def _from_outputs(text: str) -> dict:
+    """A record from index.md's "## Outputs" lines alone: each item with its files (those present
+    and those listed as missing) and, when the line says it, when and by which version it was made."""
+    rec: dict[str, Any] = {"format": FORMAT, "title": "", "scenario": "", "items": {}}
+    parts = text.split("\n## Outputs\n", 1)
+    if len(parts) < 2:
+        return rec
+    for line in parts[1].split("\n## ", 1)[0].splitlines():
+        m = _OUTPUT_LINE.match(line)
+        if not m:
+            continue
+        files_text, _, when = m.group(3).partition("; ")
+        missing = re.search(r" \(missing now: ([^)]*)\)$", files_text)
+        if missing:
+            files_text = files_text[:missing.start()]
+        files = [f.strip() for f in files_text.split(",") if f.strip()]
+        files += [f.strip() for f in missing.group(1).split(",") if f.strip()] if missing else []
+        entry: dict[str, Any] = {"files": files, "made": None}
+        if when.startswith("made ") and not when.startswith("made by an earlier tcplab"):
+            entry["as_listed"] = when  # "made <when> by tcplab <version> ...", shown again as it was
+        if m.group(2):
+            entry["quick"] = "QUICK"
+        rec["items"][m.group(1)] = entry
+    return rec
 
 
 def _when(e: dict) -> str:
     if not e.get("made"):
-        return "made by an earlier tcplab; its settings were not recorded"
+        # read back from index.md's lines alone: what they said, else that nothing was recorded
+        return e.get("as_listed") or "made by an earlier tcplab; its settings were not recorded"
     size = []
     if e.get("runs") is not None:
         size.append(f"{e['runs']} runs")
@@ -177,4 +227,5 @@ def render(out: str, record: dict) -> str:
         if other:
             lines.append(f"- not made by the items above (an earlier tcplab, or another program): {', '.join(other)}")
         lines.append("")
-    return "\n".join(lines)
+    lines.append(_embedded(record))  # (read_index reads it back; `tcplab report` does not show it)
+    return "\n".join(lines) + "\n"

@@ -321,7 +321,7 @@ def _md_inline(s: str) -> str:
 
 def _markdown(text: str) -> str:
     """The subset of Markdown the reproductions' index.md uses: headings,
-    paragraphs, bullet lists, pipe tables, bold and code."""
+    paragraphs, bullet lists, pipe tables, bold and code (one-line ``<!-- -->`` comments are left out)."""
     out, para, items, table = [], [], [], []
 
     def flush() -> None:
@@ -341,6 +341,8 @@ def _markdown(text: str) -> str:
             table.clear()
 
     for line in text.splitlines():
+        if line.startswith("<!--") and line.rstrip().endswith("-->"):
+            continue  # a one-line comment: index.md's record for tcplab itself
         m = re.match(r"^(#{1,6})\s+(.*)", line)
         if m:
             flush()

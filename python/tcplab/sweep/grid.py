@@ -103,6 +103,14 @@ def _set_path(doc: Any, tokens: Sequence[Union[str, int]], value: Any, field: st
         cur[last] = value
 
 
+def _dotted(tokens: Sequence[Union[str, int]]) -> str:
+    """``["flows", 0, "start"]`` -> ``flows[0].start``."""
+    out = ""
+    for t in tokens:
+        out += f"[{t}]" if isinstance(t, int) else (f".{t}" if out else t)
+    return out
+
+
 def _plain(v: Any) -> Any:
     """numpy scalars and tuples -> plain JSON-able Python values."""
     if hasattr(v, "item") and not isinstance(v, (str, bytes, bool, int, float)):
@@ -190,7 +198,7 @@ class Sweep:
                 raise SweepError(k, "the drop and retransmission trace is for single runs; a campaign does not store it")
             if k.split(".")[-1] in ("pcap", "pcap_limit"):
                 raise SweepError(k, "the packet capture is for single runs; a campaign does not store it")
-            self._resolve_key(k)
+        self._check_distinct_fields(keys)
         self.seeds = self._seeds(seeds)
 
     # -- validation helpers -------------------------------------------------
@@ -228,6 +236,23 @@ class Sweep:
                 raise SweepError("seeds", "repeated seed")
             return out
         raise SweepError("seeds", f"expected a count or a list of seeds, got {seeds!r}")
+
+    def _check_distinct_fields(self, keys: Sequence[str]) -> None:
+        """Each parameter sets a field of its own: ``buffer`` and ``dumbbell.buffer`` are one field
+        (the last would win at every point while both label it), ``queue`` holds ``queue.target``."""
+        resolved: list[tuple[str, tuple]] = []
+        for k in keys:
+            r = tuple(self._resolve_key(k))
+            for other, ro in resolved:
+                if r == ro:
+                    raise SweepError(k, f"sets the same field as the parameter {other!r} ({_dotted(r)}): sweep it once")
+                if r[:len(ro)] == ro:
+                    raise SweepError(k, f"sets a field inside {_dotted(ro)}, which the parameter {other!r} sets "
+                                        "whole: sweep one of them")
+                if ro[:len(r)] == r:
+                    raise SweepError(k, f"sets {_dotted(r)} whole, which holds the field the parameter {other!r} "
+                                        f"sets ({_dotted(ro)}): sweep one of them")
+            resolved.append((k, r))
 
     def _resolve_key(self, key: str) -> list[Union[str, int]]:
         from ..scenario import DUMBBELL_KEYS, RUN_KEYS, _suggest
