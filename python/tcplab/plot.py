@@ -204,10 +204,6 @@ def _figure(ylabel: str, title: str):
     return fig, ax
 
 
-def _flow_label(results: "Results", fid: int) -> str:
-    return _flow_labels(results)[fid]
-
-
 def _flow_ids(results: "Results", flows: Optional[Sequence[FlowRef]]) -> list[int]:
     return [results._flow_id(f) for f in flows] if flows is not None else list(range(len(results.flows)))
 
@@ -223,13 +219,13 @@ def _finish(fig, ax, n: int, empty: str):
 def cwnd_figure(results: "Results", flows: Optional[Sequence[FlowRef]] = None):
     """Each flow's congestion window (packets) against time; ``flows`` by id or name (default all)."""
     fig, ax = _figure("cwnd (packets)", f"{results.name}: congestion window")
-    ts, ids = results.flow_ts, _flow_ids(results, flows)
+    ts, ids, labels = results.flow_ts, _flow_ids(results, flows), _flow_labels(results)
     n = 0
     if len(ts):
         fcol, t, cw = ts["flow"].to_numpy(), ts["time"].to_numpy(), ts["cwnd"].to_numpy()
         for fid in ids:
             m = fcol == fid
-            ax.plot(t[m], cw[m], lw=0.8, label=_flow_label(results, fid))
+            ax.plot(t[m], cw[m], lw=0.8, label=labels[fid])
             n += 1
     return _finish(fig, ax, n, "no time series (sample_interval = 0)")
 
@@ -242,7 +238,7 @@ def throughput_figure(results: "Results", flows: Optional[Sequence[FlowRef]] = N
     import numpy as np
 
     fig, ax = _figure("throughput (Mbit/s)", f"{results.name}: throughput")
-    ts, ids = results.flow_ts, _flow_ids(results, flows)
+    ts, ids, labels = results.flow_ts, _flow_ids(results, flows), _flow_labels(results)
     n = 0
     if len(ts):
         fcol, t, d = ts["flow"].to_numpy(), ts["time"].to_numpy(), ts["delivered_bytes"].to_numpy()
@@ -254,7 +250,7 @@ def throughput_figure(results: "Results", flows: Optional[Sequence[FlowRef]] = N
             step = float(np.median(np.diff(tf)))
             k = max(1, round(interval / step)) if interval else max(1, len(tf) // 200)
             tk, dk = tf[::k], df[::k]
-            ax.plot(tk[1:], np.diff(dk) * 8 / np.diff(tk) / 1e6, lw=0.8, label=_flow_label(results, fid))
+            ax.plot(tk[1:], np.diff(dk) * 8 / np.diff(tk) / 1e6, lw=0.8, label=labels[fid])
             n += 1
     return _finish(fig, ax, n, "no time series (sample_interval = 0)")
 
