@@ -204,3 +204,27 @@ def test_short_bbr_run_is_paced_and_bounded(tmp_path):
     grow = max(b[1] - a[1] for a, b in zip(q, q[10:]))
     assert grow <= 0.3 * per + 15, grow
     assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
+
+
+def test_environment_check_enters_a_namespace_before_saying_yes(monkeypatch):
+    """Where `ip netns add` works but `ip netns exec` cannot remount / (a chroot, some
+    containers), the check names that instead of passing and failing every kernel run."""
+    import subprocess
+    import types
+
+    calls = []
+
+    def fake_run(cmd, **kw):
+        calls.append(cmd[:3])
+        failed = cmd[:3] == ["ip", "netns", "exec"]
+        return types.SimpleNamespace(returncode=255 if failed else 0, stdout="",
+                                     stderr='"mount --make-rslave /" failed: Invalid argument' if failed else "")
+
+    monkeypatch.setattr(kernel.sys, "platform", "linux")
+    monkeypatch.setattr(kernel.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(kernel.shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    reason = kernel.check_environment("reno")
+    assert reason == ('cannot run a command in a network namespace (ip netns exec): '
+                      '"mount --make-rslave /" failed: Invalid argument')
+    assert ["ip", "netns", "del"] in calls  # the probe namespace is removed either way

@@ -149,7 +149,14 @@ def check_environment(algorithm: str | None = None) -> str | None:
     p = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
     if p.returncode != 0:
         return f"cannot create a network namespace (ip netns add): {p.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    try:
+        # Entering it is a second requirement: `ip netns exec` remounts / as a slave and
+        # /sys, which fails where / is no mount point (a chroot, some containers).
+        p = subprocess.run(["ip", "netns", "exec", name, "true"], capture_output=True, text=True)
+    finally:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    if p.returncode != 0:
+        return f"cannot run a command in a network namespace (ip netns exec): {p.stderr.strip()}"
     try:
         import fcntl
         import struct
