@@ -35,7 +35,7 @@ fi
 # terminal, cargo's "Compiling ..." lines and pip's steps are shown on one
 # line redrawn in place; piped, pip is quiet. Either way a failure prints the
 # end of pip's output.
-say "building the Rust core (release: about 10 minutes on 2 cores the first time, seconds when nothing changed) and installing tcplab with its Python dependencies into .venv"
+say "building the Rust core (release: about 4 minutes on 2 cores the first time, seconds when nothing changed) and installing tcplab with its Python dependencies into .venv"
 log=$(mktemp "${TMPDIR:-/tmp}/tcplab-setup.XXXXXX")
 trap 'rm -f "$log"' EXIT
 verbosity=-q

@@ -9,7 +9,7 @@ bash scripts/setup.sh
 quiet=()
 [ -t 2 ] || quiet=(-q)
 # (target/ is shared with setup's build: the core library is reused, the test harnesses are new)
-echo "test: Rust tests, cargo test --workspace --release (building the test binaries: about 10 minutes on 2 cores the first time)" >&2
+echo "test: Rust tests, cargo test --workspace --release (building the test binaries: about 4 minutes on 2 cores the first time)" >&2
 cargo test ${quiet[@]+"${quiet[@]}"} --workspace --release  # (the +-form: an empty array under set -u before bash 4.4)
-echo "test: Python tests, pytest (about 10 minutes on 2 cores; slow-marked paper-scale tests left out)" >&2
+echo "test: Python tests, pytest (about 5 minutes on 2 cores; slow-marked paper-scale tests left out)" >&2
 .venv/bin/python -m pytest -q "$@"
