@@ -34,6 +34,11 @@ import os
 import re
 from typing import Any, Callable, Optional, Sequence, Union
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
+
 from .errors import ScenarioError
 
 __all__ = ["OverrideError", "apply_overrides", "parse_override", "seconds_warnings", "split_sweep_overrides"]
@@ -62,10 +67,6 @@ def _kind(v: Any) -> str:
 def parse_value(text: str) -> Any:
     """``text`` as a TOML value when it is one, else the string itself."""
     try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
         doc = tomllib.loads(f"v = {text}")
     except tomllib.TOMLDecodeError:
         return text
@@ -82,10 +83,6 @@ _LITERAL = re.compile(r"'[^'\n]*'")
 
 def _toml_key_part(quoted: str) -> Optional[str]:
     """A quoted key part (``"dumbbell.buffer"``, ``'a b'``) as TOML reads it, or None if TOML would not."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
     try:
         doc = tomllib.loads(f"{quoted} = 0")
     except tomllib.TOMLDecodeError:
@@ -232,10 +229,6 @@ def apply_sweep_overrides(doc: dict, overrides: Sequence[str], base_dir: str) ->
 
 
 def _read_base(path: str, base_dir: str) -> Optional[dict]:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore[no-redef]
     full = path if os.path.isabs(path) else os.path.join(base_dir, path)
     if not os.path.isfile(full):
         return None  # (the sweep's own check names the missing file)
