@@ -118,3 +118,20 @@ def test_bad_seed_count_is_named():
         common.seed_list(0)
     with pytest.raises(ValueError, match="seeds"):
         tcplab.experiments.reproduce("mv-highspeed", items=["table2"], quick=True, seeds=0, verbose=False)
+
+
+def test_kk_westwood_fig5_over_two_seeds_flags_the_order_from_its_runs(tmp_path):
+    from tcplab.experiments import kk_westwood as kk
+
+    res = kk.reproduce(items=["fig5"], quick=True, seeds=2, out=str(tmp_path), workers=1, verbose=False)
+    df = res["fig5"]["tables"]["fig5"]
+    per = __import__("pandas").read_csv(tmp_path / "fig5_seeds.csv")
+    assert (df.seeds == 2).all() and sorted(per.seed.unique()) == [1, 2]
+    for (rate, n), g in per.groupby(["rate_mbps", "n"]):
+        w = g[g["mix"] == "Reno + Westwood"].sort_values("seed").jain.to_numpy()
+        p = g[g["mix"] == "Reno + Proposal"].sort_values("seed").jain.to_numpy()
+        flips = bool((p - w > 0).any() and (p - w < 0).any())
+        assert (df[(df.rate_mbps == rate) & (df.n == n)].phase_dependent == flips).all()
+        row = df[(df.rate_mbps == rate) & (df.n == n) & (df["mix"] == "Reno only")].iloc[0]
+        assert row.jain == pytest.approx(g[g["mix"] == "Reno only"].jain.mean())
+    assert "Seeds and phase effects" in (tmp_path / "index.md").read_text()

@@ -255,6 +255,9 @@ def _panels(setup: Setup, res: dict, out: str, name: str, title: str, ylabel: st
         ax.grid(alpha=0.3, which="both")
         if name == "fig-share":
             ax.axhline(0.5, ls=":", color="k", lw=0.8)
+            ax.set_ylim(0, 1.02)  # (a two-seed interval reaches far beyond the physical range)
+        else:
+            ax.set_ylim(bottom=0)
     axes[0][0].set_ylabel(ylabel)
     axes[0][0].legend(fontsize=8)
     n = len(setup.seeds)

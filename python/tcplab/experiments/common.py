@@ -139,7 +139,7 @@ def seed_points(ax: Any, x: Sequence[float], per_seed: Sequence[Sequence[float]]
     xs = [xi for xi, vals in zip(x, per_seed) for _ in vals]
     ys = [v for vals in per_seed for v in vals]
     if any(len(v) > 1 for v in per_seed):
-        ax.plot(xs, ys, ".", color=color, alpha=0.35, ms=4, zorder=1)
+        ax.plot(xs, ys, ".", color=color, alpha=0.6, ms=5, zorder=1)
 
 
 def write_table(df: Any, out: str, name: str, title: str, note: str = "", floatfmt: str = ".3f",

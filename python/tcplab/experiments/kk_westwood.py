@@ -314,6 +314,8 @@ def fig1_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
         ax.plot(bb, mb.model_fixed_rtt, ":", color="0.3", label="model, RTT = 2 RTT_min")
         ax.plot(bb, mb.model_sync, "-.", color="C2", label="sync-loss window model")
         ax.axhline(1.0, color="k", lw=0.5)
+        ratios = per[per.legacy == leg][[f"{nm}_ratio" for nm in NEW]].to_numpy()
+        ax.set_ylim(0, 1.15 * max(float(np.nanmax(ratios[np.isfinite(ratios)], initial=1.0)), 1.5))
         ax.set_xscale("log", base=2)
         ax.set_xticks(setup.buffers)
         ax.set_xticklabels([f"{b:g}" for b in setup.buffers])

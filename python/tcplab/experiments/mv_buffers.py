@@ -459,6 +459,7 @@ def _fig8(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
         ax.set_xlabel("buffer (fraction of BDP, log scale)")
         ax.grid(alpha=0.3, which="both")
     axes[0].set_ylabel("link utilization")
+    axes[0].set_ylim(min(0.9, float(per.utilization.min()) - 0.02), 1.01)  # (the points, not a wide interval)
     axes[0].legend(fontsize=8, loc="lower right")
     fig.suptitle(f"Fig. 8: {F8_FLOWS} flows, C = 200 Mbit/s"
                  + (f"; mean and 95 % CI over {len(seeds)} seeds (dots: each seed)" if len(seeds) > 1 else "")

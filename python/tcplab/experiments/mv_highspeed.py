@@ -334,6 +334,7 @@ def _figs9_10(setup: Setup, res: dict, out: str) -> tuple:
                         d[f"{col}_mbps"], d[f"{col}_mbps_ci_low"], d[f"{col}_mbps_ci_high"], **style)
         ax.set_title(p)
         ax.set_xlabel("buffer (fraction of BDP)")
+        ax.set_ylim(0, 1.05 * C_BPS / 1e6)  # (a two-seed interval reaches far beyond the physical range)
         ax.grid(alpha=0.3)
     for ax in axes[:, 0]:
         ax.set_ylabel("goodput (Mbit/s)")
@@ -435,6 +436,7 @@ def _figs11_12(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
                         d.total_goodput_mbps, d.total_goodput_mbps_ci_low, d.total_goodput_mbps_ci_high,
                         marker="os^vD<>"[i], label=p)
         ax.axhline(200, ls=":", color="k", lw=1, label="C = 200 Mbit/s")
+        ax.set_ylim(0, 1.05 * C_BPS / 1e6)
         ax.set_xlabel("buffer (fraction of BDP)")
         ax.set_ylabel("total goodput (Mbit/s)")
         ax.grid(alpha=0.3)
@@ -487,6 +489,7 @@ def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
             ax.bar(x + (k - 1) * wdt, d.total_goodput_mbps, wdt, label=f"[{a:g}, {e:g}] s",
                    yerr=None if np.isnan(err).all() else np.nan_to_num(err), capsize=2)
         ax.axhline(1000, ls=":", color="k", lw=1)
+        ax.set_ylim(0, 1050)
         ax.set_xticks(x, list(PROTOCOLS), rotation=35, ha="right")
         ax.set_title(f"{n} flows")
         ax.grid(alpha=0.3, axis="y")
