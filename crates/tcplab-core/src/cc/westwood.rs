@@ -14,7 +14,14 @@
 //!   Westwood+, New Reno, and Vegas TCP congestion control", ACM CCR 34(2),
 //!   2004; S. Mascolo et al., MobiCom 2001: "after 3 duplicate ACKs
 //!   ssthresh = BWE x RTTmin / seg; if cwnd > ssthresh then cwnd = ssthresh;
-//!   after a timeout ssthresh = BWE x RTTmin / seg and cwnd = 1".
+//!   after a timeout ssthresh = BWE x RTTmin / seg and cwnd = 1". One sample
+//!   per RTT filtered by one EWMA, `b = 0.9 b + 0.1 sample` (reference
+//!   s8.3).
+//! - ns-2 `tcp/tcp-westwood-nr.cc` (TCPW-NR v1.3, 2002, UCLA):
+//!   `WestwoodNRTcpAgent::dupack_action` sets
+//!   `ssthresh = (int)(current_bwe_ / size_ / 8 * min_rtt_estimate)`, at
+//!   least 2, and `cwnd = ssthresh` if larger, on the third duplicate ACK;
+//!   `bwe_computation` starts `current_bwe_` at 0 (no first-sample fill).
 //!
 //! Variants (parameter `variant`):
 //! - `linux` (default): the BWE value is applied when fast recovery ends
@@ -27,8 +34,26 @@
 //!   sender's recovery works around it; when recovery ends cwnd =
 //!   min(cwnd before the loss, ssthresh) (the papers' "if cwnd > ssthresh").
 //!   `rtt_min` is never reset; window growth is fractional (`mode = float`,
-//!   ns-2 style). The RTO rule is the same in both (ssthresh = BWE x RTTmin,
-//!   cwnd = 1): Linux applies it at the same moment as the papers.
+//!   ns-2 style); the filter is the paper's single EWMA (`filter = ewma`,
+//!   gain 0.1) where Linux cascades two 7/8 stages (`filter = linux`). The
+//!   RTO rule is the same in both (ssthresh = BWE x RTTmin, cwnd = 1): Linux
+//!   applies it at the same moment as the papers.
+//!
+//! The first loss: no source treats a loss in slow start differently.
+//! Slow start is Reno's (Linux `tcp_reno_cong_avoid`, ns-2 `opencwnd`); the
+//! estimator runs throughout and its value is used only at a loss: ns-2 on
+//! the third duplicate ACK, Linux at `CA_EVENT_COMPLETE_CWR` and
+//! `CA_EVENT_LOSS`, both as `max(BWE x RTTmin, 2)` (`tcp_westwood_bw_rttmin`
+//! takes `max_t(u32, bw_est * rtt_min / mss_cache, 2)`). ns-2's
+//! `dupack_action` computes a slow-start divisor `fr_a_` and does not use
+//! it ("'a' is no longer being used"); only its timeout path
+//! (`slowdown(CLOSE_FASTER)`) divides by it, not modelled here. tcplab
+//! therefore models nothing extra at the first loss. Its value lags the
+//! ACK rate of an exponential slow start: a per-RTT sample is the mean of a
+//! rate that doubled during the RTT, and a low-pass filter of samples that
+//! double each RTT settles at about g / (1 - (1 - g) / 2) of the latest one
+//! (0.18 for the paper's EWMA, (2/9)^2 = 0.05 for Linux's cascade).
+//! docs/algorithms/westwood.md has the measured cells.
 //!
 //! Units: the estimate is in segments per second, so `BWE x RTT_min` is in
 //! segments directly (Linux: bytes per jiffy times jiffies divided by
@@ -67,6 +92,11 @@ pub struct Westwood {
     loss_pending: bool,
 }
 
+/// Linux `westwood_do_filter`: `(7a + b) >> 3`, the new input weighs 1/8.
+pub const LINUX_FILTER_GAIN: f64 = 1.0 / 8.0;
+/// Westwood+ paper (Grieco & Mascolo 2004): `b = 0.9 b + 0.1 sample`.
+pub const PAPER_FILTER_GAIN: f64 = 0.1;
+
 /// Parameter names (shared with the algorithms built on Westwood).
 pub const PARAMS: &[&str] = &[
     "variant",
@@ -86,11 +116,11 @@ pub fn info() -> AlgorithmInfo {
         description: "Westwood+: Reno growth; after loss ssthresh = max(BWE x RTTmin, 2) from a once-per-RTT, \
                       low-pass filtered bandwidth estimate (Linux tcp_westwood.c, or the papers' timing).",
         params: vec![
-            ParamInfo { name: "variant", default: "linux", description: "linux: BWE x RTTmin applied at recovery exit, rtt_min reset after RTO, integer cwnd; paper: applied on the 3rd dupack, no rtt_min reset, float cwnd (sets the defaults of the next three)", source: "Linux tcp_westwood.c; Grieco & Mascolo 2004; Mascolo et al. 2001" },
+            ParamInfo { name: "variant", default: "linux", description: "linux: BWE x RTTmin applied at recovery exit, rtt_min reset after RTO, integer cwnd, two cascaded 7/8 filters; paper: applied on the 3rd dupack, no rtt_min reset, float cwnd, one EWMA with gain 0.1 (sets the defaults of bwe_timing, reset_rtt_min_on_rto, mode, filter and filter_gain)", source: "Linux tcp_westwood.c; Grieco & Mascolo 2004; Mascolo et al. 2001" },
             ParamInfo { name: "bwe_timing", default: "recovery_exit (linux) / immediate (paper)", description: "recovery_exit: ssthresh = Reno half on entry, ssthresh = cwnd = BWE x RTTmin at COMPLETE_CWR; immediate: ssthresh = BWE x RTTmin on entry, cwnd = min(prior cwnd, ssthresh) at exit", source: "Linux tcp_westwood_event; papers" },
             ParamInfo { name: "reset_rtt_min_on_rto", default: "true (linux) / false (paper)", description: "after an RTO the next ACK sets rtt_min to the latest RTT sample", source: "Linux CA_EVENT_LOSS" },
             ParamInfo { name: "mode", default: "linux (linux) / float (paper)", description: "Reno growth: linux = integer cwnd with snd_cwnd_cnt; float = cwnd += acked/cwnd", source: "Linux tcp_reno_cong_avoid; ns-2" },
-            ParamInfo { name: "filter", default: "linux", description: "linux: two cascaded EWMAs (bw_ns_est, bw_est); ewma: one EWMA (paper); tustin: v = (1-g) v + g (s + s_prev)/2 (ns-3)", source: "Linux westwood_filter; Grieco & Mascolo 2004; ns-3" },
+            ParamInfo { name: "filter", default: "linux (linux) / ewma (paper)", description: "linux: two cascaded EWMAs (bw_ns_est, bw_est); ewma: one EWMA b = (1-g) b + g s (paper); tustin: v = (1-g) v + g (s + s_prev)/2 (ns-3)", source: "Linux westwood_filter; Grieco & Mascolo 2004; ns-3" },
             ParamInfo { name: "filter_gain", default: "0.125 (linux) / 0.1 (ewma, tustin)", description: "weight of the new input in the filter (Linux 1/8: (7a + b) >> 3)", source: "Linux westwood_do_filter; paper 0.9/0.1" },
             ParamInfo { name: "min_interval", default: "0.05", description: "shortest bandwidth sampling interval, s: a sample is taken when more than max(RTT, min_interval) has elapsed", source: "Linux TCP_WESTWOOD_RTT_MIN = HZ/20" },
             ParamInfo { name: "init_rtt", default: "20", description: "initial rtt and rtt_min, s (no sample before the first RTT sample)", source: "Linux TCP_WESTWOOD_INIT_RTT = 20*HZ" },
@@ -124,6 +154,12 @@ impl Westwood {
         Westwood {
             timing: BweTiming::Immediate,
             reset_rtt_min_on_rto: false,
+            bwe: WestwoodBwe::new(BweConfig {
+                filter: BweFilter::Ewma {
+                    gain: PAPER_FILTER_GAIN,
+                },
+                ..BweConfig::default()
+            }),
             reno: Reno::new(reno::Mode::Float),
             ..Self::linux()
         }
@@ -152,8 +188,16 @@ impl Westwood {
             "float" => reno::Mode::Float,
             _ => reno::Mode::Linux,
         };
-        let kind = p.choice("filter", "linux", &["linux", "ewma", "tustin"])?;
-        let default_gain = if kind == "linux" { 0.125 } else { 0.1 };
+        let kind = p.choice(
+            "filter",
+            if paper { "ewma" } else { "linux" },
+            &["linux", "ewma", "tustin"],
+        )?;
+        let default_gain = if kind == "linux" {
+            LINUX_FILTER_GAIN
+        } else {
+            PAPER_FILTER_GAIN
+        };
         let gain = p.f64(
             "filter_gain",
             default_gain,
@@ -301,19 +345,28 @@ mod tests {
     /// 10 Mbit/s in 1448-byte segments per second.
     const RATE: f64 = 10e6 / (1448.0 * 8.0);
 
-    /// Drives the estimator so that its first non-zero sample is exactly
-    /// `segs` segments over `t` seconds (RTT `rtt`).
-    fn prime(w: &mut Westwood, rtt: f64, segs: u64, t: f64) {
+    /// Sampling windows `prime` feeds: enough for the single EWMA, which
+    /// starts from the connection's first (empty) window, to come within
+    /// 0.9^199 < 1e-9 of the rate.
+    const PRIME_WINDOWS: u64 = 200;
+
+    /// Drives the estimator at a constant `segs` segments per `t` seconds
+    /// (RTT `rtt`): one ACK per window. The first ACK only sets the counting
+    /// baseline, so the first window closes with nothing counted; the
+    /// cascaded filter skips that zero ("if the filter is empty fill it") and
+    /// takes the rate exactly from the next sample, the single EWMA starts
+    /// from 0 and approaches it. Returns the time and `snd_una` of the last ACK.
+    fn prime(w: &mut Westwood, rtt: f64, segs: u64, t: f64) -> (f64, u64) {
         w.on_send(0.0, 1500, 1);
         let win = Window {
             cwnd: 10.0,
             ssthresh: 1e9,
         };
-        w.on_ack_sample(&win, &ack(0.0, 0, Some(rtt), false)); // first ACK: baseline only
-                                                               // Closes [0, t] with nothing counted (the filter stays empty), then counts segs.
-        w.on_ack_sample(&win, &ack(t, segs, Some(rtt), false));
-        // Closes [t, 2t] with segs counted: the first sample, segs / t.
-        w.on_ack_sample(&win, &ack(2.0 * t, segs, Some(rtt), true));
+        w.on_ack_sample(&win, &ack(0.0, 0, Some(rtt), false));
+        for k in 1..=PRIME_WINDOWS {
+            w.on_ack_sample(&win, &ack(k as f64 * t, k * segs, Some(rtt), false));
+        }
+        (PRIME_WINDOWS as f64 * t, PRIME_WINDOWS * segs)
     }
 
     #[test]
@@ -322,9 +375,9 @@ mod tests {
         // (1.25e6 B/s / 1448 B * 0.05 s = 43.16, truncated).
         let t = 1000.0 / RATE; // 1000 segments at 10 Mbit/s
         let mut w = Westwood::linux();
-        prime(&mut w, 0.05, 1000, t);
+        let (end, _) = prime(&mut w, 0.05, 1000, t);
         assert!(
-            (w.bwe.bw_est() - RATE).abs() < 1e-6 * RATE,
+            (w.bwe.bw_est() - RATE).abs() < 1e-9 * RATE,
             "{}",
             w.bwe.bw_est()
         );
@@ -336,42 +389,53 @@ mod tests {
             cwnd: 120.0,
             ssthresh: 1e9,
         };
-        assert_eq!(w.ssthresh(&win, LossEvent::FastRecovery, 120, 3.0), 60.0);
+        assert_eq!(
+            w.ssthresh(&win, LossEvent::FastRecovery, 120, end + 0.1),
+            60.0
+        );
         win.ssthresh = 60.0;
         win.cwnd = 60.0;
-        w.on_recovery_exit(&mut win, 3.1);
+        w.on_recovery_exit(&mut win, end + 0.2);
         assert_eq!((win.cwnd, win.ssthresh), (43.0, 43.0));
         // Linux raises cwnd at the exit when BWE x RTTmin exceeds the Reno half.
         let mut win = Window {
             cwnd: 70.0,
             ssthresh: 1e9,
         };
-        win.ssthresh = w.ssthresh(&win, LossEvent::FastRecovery, 70, 3.2);
+        win.ssthresh = w.ssthresh(&win, LossEvent::FastRecovery, 70, end + 0.3);
         win.cwnd = win.ssthresh;
-        w.on_recovery_exit(&mut win, 3.3);
+        w.on_recovery_exit(&mut win, end + 0.4);
         assert_eq!((win.cwnd, win.ssthresh), (43.0, 43.0));
 
         // Paper timing: ssthresh = BWE x RTTmin on the third dupack; cwnd kept
         // if already below it.
         let mut p = Westwood::paper();
-        prime(&mut p, 0.05, 1000, t);
+        let (end, _) = prime(&mut p, 0.05, 1000, t);
+        assert!(
+            (p.bwe.bw_est() - RATE).abs() < 1e-9 * RATE,
+            "{}",
+            p.bwe.bw_est()
+        );
         let mut win = Window {
             cwnd: 120.0,
             ssthresh: 1e9,
         };
-        assert_eq!(p.ssthresh(&win, LossEvent::FastRecovery, 120, 3.0), 43.0);
+        assert_eq!(
+            p.ssthresh(&win, LossEvent::FastRecovery, 120, end + 0.1),
+            43.0
+        );
         win.ssthresh = 43.0;
         win.cwnd = 43.0;
-        p.on_recovery_exit(&mut win, 3.1);
+        p.on_recovery_exit(&mut win, end + 0.2);
         assert_eq!(win.cwnd, 43.0);
         let mut win = Window {
             cwnd: 30.0,
             ssthresh: 1e9,
         };
-        win.ssthresh = p.ssthresh(&win, LossEvent::FastRecovery, 30, 3.2);
+        win.ssthresh = p.ssthresh(&win, LossEvent::FastRecovery, 30, end + 0.3);
         assert_eq!(win.ssthresh, 43.0);
         win.cwnd = win.ssthresh;
-        p.on_recovery_exit(&mut win, 3.3);
+        p.on_recovery_exit(&mut win, end + 0.4);
         assert_eq!((win.cwnd, win.ssthresh), (30.0, 43.0));
     }
 
@@ -379,24 +443,24 @@ mod tests {
     fn timeout_sets_bwe_ssthresh_and_relearns_rtt_min() {
         let t = 1000.0 / RATE;
         let mut w = Westwood::linux();
-        prime(&mut w, 0.05, 1000, t);
+        let (end, una) = prime(&mut w, 0.05, 1000, t);
         let mut win = Window {
             cwnd: 100.0,
             ssthresh: 1e9,
         };
-        win.ssthresh = w.ssthresh(&win, LossEvent::Timeout, 100, 3.0);
+        win.ssthresh = w.ssthresh(&win, LossEvent::Timeout, 100, end + 0.2);
         win.cwnd = 1.0;
-        w.on_rto(&mut win, 3.0);
+        w.on_rto(&mut win, end + 0.2);
         assert_eq!((win.cwnd, win.ssthresh), (1.0, 43.0));
         // reset_rtt_min: the next ACK takes its RTT as rtt_min even if larger.
-        w.on_ack_sample(&win, &ack(3.5, 1001, Some(0.2), false));
+        w.on_ack_sample(&win, &ack(end + 0.5, una + 1, Some(0.2), false));
         assert_eq!(w.bwe.rtt_min(), 0.2);
         // The paper variant keeps the all-time minimum.
         let mut p = Westwood::paper();
-        prime(&mut p, 0.05, 1000, t);
-        assert_eq!(p.ssthresh(&win, LossEvent::Timeout, 100, 3.0), 43.0);
-        p.on_rto(&mut win, 3.0);
-        p.on_ack_sample(&win, &ack(3.5, 1001, Some(0.2), false));
+        let (end, una) = prime(&mut p, 0.05, 1000, t);
+        assert_eq!(p.ssthresh(&win, LossEvent::Timeout, 100, end + 0.2), 43.0);
+        p.on_rto(&mut win, end + 0.2);
+        p.on_ack_sample(&win, &ack(end + 0.5, una + 1, Some(0.2), false));
         assert_eq!(p.bwe.rtt_min(), 0.05);
     }
 
@@ -472,6 +536,84 @@ mod tests {
             );
         }
         assert!((w.bwe.bw_est() - 2000.0).abs() < 0.1); // 1500 (1 + 100/8) (7/8)^100 = 0.03
+    }
+
+    #[test]
+    fn paper_variant_filters_with_one_ewma() {
+        // Grieco & Mascolo 2004 (reference s8.3): b = 0.9 b + 0.1 sample, one
+        // stage, from b = 0 (the connection's first window closes before
+        // anything is counted; ns-2's tcp-westwood-nr.cc also starts at
+        // current_bwe_ = 0). Constant samples r give r (1 - 0.9^n); after a
+        // step to r2 the estimate is r2 + (e0 - r2) 0.9^k. The Linux cascade
+        // would skip the empty window and give r at once, then
+        // r2 + (r - r2) (q^k + k q^k / 8), q = 7/8.
+        let mut m = serde_json::Map::new();
+        m.insert("variant".into(), serde_json::json!("paper"));
+        let mut w = Westwood::from_params(&m, "cc").unwrap();
+        w.on_send(0.0, 1500, 1);
+        let win = Window {
+            cwnd: 10.0,
+            ssthresh: 1e9,
+        };
+        let t = 0.1; // window length, RTT 50 ms
+        let mut una = 0u64;
+        w.on_ack_sample(&win, &ack(0.0, una, Some(0.05), false));
+        let mut now = 0.0;
+        let mut feed = |w: &mut Westwood, segs: u64| {
+            // One ACK per window: it closes the window (t > max(rtt, 50 ms)),
+            // whose sample is the previous ACK's segments / t, then adds `segs`.
+            now += t;
+            una += segs;
+            w.on_ack_sample(&win, &ack(now, una, Some(0.05), false));
+        };
+        feed(&mut w, 50); // closes the first window, nothing counted
+        assert_eq!(w.bwe.bw_est(), 0.0);
+        for n in 1..=20 {
+            feed(&mut w, 50); // samples of 500 seg/s
+            let expect = 500.0 * (1.0 - 0.9f64.powi(n));
+            assert!(
+                (w.bwe.bw_est() - expect).abs() < 1e-9,
+                "n={n}: {} vs {expect}",
+                w.bwe.bw_est()
+            );
+        }
+        feed(&mut w, 200); // the window still held 50: one more sample of 500
+        let e0 = 500.0 * (1.0 - 0.9f64.powi(21));
+        assert!((w.bwe.bw_est() - e0).abs() < 1e-9);
+        for k in 1..=60 {
+            feed(&mut w, 200); // samples of 2000 seg/s
+            let expect = 2000.0 + (e0 - 2000.0) * 0.9f64.powi(k);
+            assert!(
+                (w.bwe.bw_est() - expect).abs() < 1e-6,
+                "k={k}: {} vs {expect}",
+                w.bwe.bw_est()
+            );
+        }
+        // The same from the constructor; an explicit filter still overrides.
+        assert_eq!(
+            Westwood::paper().bwe.cfg.filter,
+            BweFilter::Ewma {
+                gain: PAPER_FILTER_GAIN
+            }
+        );
+        m.insert("filter".into(), serde_json::json!("linux"));
+        let l = Westwood::from_params(&m, "cc").unwrap();
+        assert_eq!(
+            l.bwe.cfg.filter,
+            BweFilter::LinuxCascaded {
+                gain: LINUX_FILTER_GAIN
+            }
+        );
+        assert_eq!(
+            Westwood::from_params(&serde_json::Map::new(), "cc")
+                .unwrap()
+                .bwe
+                .cfg
+                .filter,
+            BweFilter::LinuxCascaded {
+                gain: LINUX_FILTER_GAIN
+            }
+        );
     }
 
     #[test]
