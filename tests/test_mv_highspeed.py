@@ -44,7 +44,12 @@ def test_quick_runs_obey_physics(quick):
     assert (t1.goodput_kbps * 1e3 <= C + 1500 * 8 / 30.0).all()
     f9 = made["figs9-10"]["tables"]["figs9-10"]
     assert ((f9.jain_index >= 0.5 - 1e-12) & (f9.jain_index <= 1 + 1e-12)).all()
-    assert (f9.total_mbps <= 200.0 * (1 + 1e-3)).all()
+    # Goodput counts in-order delivery: when a loss recovery straddles the window's start, data that crossed the
+    # bottleneck before it, held behind the hole, is delivered inside it (docs/experiments/mv-highspeed.md, "Goodput
+    # above C at a window edge"). At most one window of held data: what fits in the pipe (C x 110 ms, the RTT with
+    # the access links) and the buffer, over the 30 s window.
+    held_bits = (C * 0.110 / 12000 + f9.buffer_bdp * C * 0.100 / 12000) * 12000
+    assert (f9.total_mbps * 1e6 <= C + held_bits / 30.0).all()
 
 
 def test_every_figure_is_written_and_says_quick(quick):
