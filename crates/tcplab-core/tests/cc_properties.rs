@@ -8,7 +8,7 @@ use tcplab_core::cc::{self, AckSample, LossEvent, Window};
 use tcplab_core::spec::CcSpec;
 
 /// Parameter choices beyond `variant` that change which rules run (the
-/// delay-based algorithms' options and the seed form's units and sign).
+/// delay-based algorithms' options and AReno's paper form's units and sign).
 fn extra_configurations() -> Vec<(String, serde_json::Value)> {
     [
         ("vegas", serde_json::json!({"restart_on_idle": false})),
@@ -22,8 +22,9 @@ fn extra_configurations() -> Vec<(String, serde_json::Value)> {
         ("fast", serde_json::json!({"gamma": 1, "alpha": 1, "ss_exit": 0, "restart_on_idle": true})),
         ("areno", serde_json::json!({"b_bps": 1e9, "cap_w_inc": true})),
         ("areno", serde_json::json!({"b_bps": 1e9, "rtt_sample": "srtt", "filter": "linux"})),
-        ("areno", serde_json::json!({"variant": "seed", "exponent": 1, "rtt_unit": "seconds", "beta": 1})),
-        ("areno", serde_json::json!({"variant": "seed", "b_bps": 1e9, "alpha": 100})),
+        ("areno", serde_json::json!({"variant": "paper", "exponent": -1, "rtt_unit": "rtt_min", "beta": 1})),
+        ("areno", serde_json::json!({"variant": "paper", "b_bps": 1e9, "alpha": 100})),
+        ("areno", serde_json::json!({"variant": "seed", "rtt_unit": "rtt_min", "exponent": -1, "alpha": 10, "beta": 0.1})),
     ]
     .into_iter()
     .map(|(a, p)| (a.to_string(), p))

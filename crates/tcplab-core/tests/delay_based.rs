@@ -2,7 +2,9 @@
 //!
 //! Both Vegas and FAST keep a per-flow backlog `w (1 - baseRTT/RTT)` at a
 //! target; with a single bottleneck that backlog is the flow's share of the
-//! bottleneck queue, which the queue trace measures directly.
+//! bottleneck queue, which the queue trace measures directly. AReno's paper
+//! form (ssm-interactions) has a delay-based equilibrium rate that does not
+//! depend on the RTT, which shows as a fairer split between RTTs than Reno's.
 
 mod common;
 
@@ -137,5 +139,52 @@ fn linux_2_6_vegas_also_holds_a_small_steady_queue() {
         let (dlo, dhi) = diff.iter().fold((f64::MAX, f64::MIN), |a, &d| (a.0.min(d), a.1.max(d)));
         assert!(dlo >= alpha - 0.5 && dhi <= beta + 0.5, "diff left the band: [{dlo}, {dhi}]");
         assert!(r.links[0].utilization > 0.97, "utilization {}", r.links[0].utilization);
+    }
+}
+
+/// Two flows with round-trip propagation delays 30 ms and 300 ms through one
+/// 100 Mbit/s drop-tail bottleneck (buffer 275 packets, 0.2 BDP at the mean
+/// RTT), SACK, starts uniform in [0, 2) s; goodputs over the second half.
+fn rtt_pair(algorithm: &str, params: serde_json::Value, seed: u64, duration: f64) -> (f64, f64) {
+    let mut d = Dumbbell::new(2, 100e6, 0.02, 275);
+    d.duration = duration;
+    d.measure_start = duration / 2.0;
+    d.algorithm = algorithm.into();
+    d.params = params.as_object().unwrap().clone();
+    d.recovery = Recovery::Sack;
+    d.start_spread = 2.0;
+    d.seed = seed;
+    let mut spec = d.spec();
+    // Access links: flow 1 2.5 ms each way (RTT 20 + 4 x 2.5 = 30 ms), flow 2 70 ms (300 ms).
+    for l in &mut spec.links {
+        if l.name.contains("s1") || l.name.contains("d1") {
+            l.delay = 0.0025;
+        } else if l.name.contains("s2") || l.name.contains("d2") {
+            l.delay = 0.070;
+        }
+    }
+    let r = tcplab_core::run(spec).unwrap();
+    assert_conservation(&r);
+    (r.flows[0].goodput_bps, r.flows[1].goodput_bps)
+}
+
+#[test]
+fn areno_paper_form_shares_more_evenly_across_rtts_than_reno() {
+    // ssm-interactions' modified AReno grows its window per unit time, not per
+    // RTT (dW/dt = alpha (B/R) e^c - beta c R), and its steady state
+    // R = sqrt(alpha B e^c/(beta c)) is the same for every RTT. Against a
+    // 30 ms flow whose Reno floor fills the queue to c = 1, a 300 ms flow
+    // keeps about its c = 1 equilibrium; Reno's 300 ms flow gets the leftovers
+    // of a window growing 10 times slower. So the 30 ms / 300 ms goodput ratio
+    // must be well below Reno's, in every phase (seed).
+    for seed in 1..=3 {
+        let (rs, rl) = rtt_pair("newreno", serde_json::json!({}), seed, 120.0);
+        let (a_s, a_l) = rtt_pair("areno", serde_json::json!({"variant": "paper"}), seed, 120.0);
+        eprintln!(
+            "seed {seed}: reno {:.1}/{:.1} Mbit/s (ratio {:.1}), areno paper {:.1}/{:.1} (ratio {:.1})",
+            rs / 1e6, rl / 1e6, rs / rl, a_s / 1e6, a_l / 1e6, a_s / a_l
+        );
+        assert!(a_s / a_l < 0.5 * (rs / rl), "seed {seed}: areno paper ratio {} vs reno {}", a_s / a_l, rs / rl);
+        assert!(a_s + a_l > 0.95 * 100e6, "seed {seed}: the pair fills the link: {}", a_s + a_l);
     }
 }

@@ -27,30 +27,57 @@
 //!   `W_inc_max = B / M`, M = 10 Mbit/s. So `W_inc(1) = 1` and the integral of
 //!   `W_inc` over [0, 1] is 1. Loss: `W_base = W/(1 + c)`, `W_probe = 0`.
 //!   Slow start: Reno's.
-//! - `variant = "seed"` (reference Variant A, as restated from the seed paper
-//!   ssm-interactions): per ACK in congestion avoidance
-//!   `W += (alpha (B/R) RTT e^(s c) - beta W c) / W` with `R = W / RTT`, and
-//!   in parallel `W_reno += 1/W`, `W = max(W, W_reno)`; on a loss both are
-//!   divided by `(1 + c)`. alpha, beta, the unit of RTT in
-//!   `alpha (B/R) RTT`, and the sign s of the exponent are not given.
+//! - `variant = "paper"` (alias `"seed"`: the seed paper ssm-interactions'
+//!   *modified* AReno, reference Variant A, the AReno of all that paper's
+//!   figures): per ACK in congestion avoidance
+//!   `W += (alpha (B/R) RTT e^c - beta W c) / W` with `R = W / RTT` and RTT
+//!   a time in seconds, and in parallel `W_reno += 1/W`,
+//!   `W = max(W, W_reno)`; on a loss both are divided by `(1 + c)`. The
+//!   paper gives neither alpha nor beta.
+//!
+//! The paper form, per unit time. ACKs return at `W / RTT` per second, so
+//! `dW/dt = (W/RTT) (alpha (B/R) RTT e^(s c) - beta W c)/W
+//!        = alpha (B/R) e^(s c) - beta c R`:
+//! no RTT is left, only the rate R. This is the paper's reason 1 ("not
+//! proportional to the number of round trip times but proportional to time
+//! elapsed"), and it holds only with RTT as a time: with RTT/RTT_min
+//! (`rtt_unit = rtt_min`) the first term becomes
+//! `alpha (B/R) e^(s c) / RTT_min`, 10 times larger for a 30 ms flow than
+//! for a 300 ms one. The steady state `dW/dt = 0` is
+//! `R^2 = alpha B e^(s c) / (beta c)`, the same for every RTT at a shared
+//! bottleneck (its queue gives every flow the same c). The paper states
+//! `R = sqrt(B alpha e^c / (beta c))`, so `s = +1`, as the formula is
+//! printed. Reason 2 (decrease to W_reno as the queue builds) holds with it:
+//! the decrease over the increase is `(beta R^2 / (alpha B)) c e^(-c)`,
+//! which grows on [0, 1], and at c = 1 every flow faster than
+//! `R1 = sqrt(e alpha B / beta)` shrinks towards W_reno. Reason 2 alone does
+//! not fix the sign (`c e^c` grows too); the stated equilibrium does.
 //!
 //! Choices (parameters; the reasoning is in docs/algorithms/areno.md):
-//! - default `variant = "areno"`: the only fully specified form, and its
-//!   units close (`W_inc_max = B/M` is segments per RTT: 10 at 100 Mbit/s);
+//! - default `variant = "areno"`: the 2006 algorithm, the only fully
+//!   specified form (its units close: `W_inc_max = B/M` is segments per
+//!   RTT, 10 at 100 Mbit/s); reproductions of ssm-interactions select
+//!   `"paper"`;
 //! - `B`: the Westwood+ estimator of `bwe.rs` with the Tustin filter, a =
 //!   0.9 (the AReno ports \[S\]), one sample per RTT (at least 50 ms), in
 //!   segments/s; in bit/s for `B/M` using the size of the data packets sent.
 //!   `b_bps > 0` fixes B instead (e.g. a known capacity, which is what the
 //!   seed text calls B);
-//! - `RTT` in `c` and at a loss: the latest RTT sample (`rtt_sample`, or
-//!   `srtt`); `RTT_min` the minimum sample;
+//! - `RTT` in `c`, in `R = W/RTT` and in the paper form's `alpha (B/R) RTT`:
+//!   the latest RTT sample (`rtt_sample`, or `srtt`); `RTT_min` the minimum
+//!   sample;
 //! - `RTT_cong` is updated at each loss detected by duplicate ACKs (an RTO's
 //!   last sample is stale) before `c` is computed for that loss (so the
 //!   first loss has `c = 1`: Reno's halving); the trait has no hook for a
 //!   loss ignored by the sender;
-//! - seed form defaults: `rtt_unit = rtt_min` (the RTT in units of RTT_min,
-//!   so alpha is in segments per RTT), `exponent = -1` (probing decays with
-//!   congestion, as AReno's `e^(-alpha c)`), alpha = 10, beta = 0.1.
+//! - paper form defaults: `rtt_unit = seconds`, `exponent = +1` (above);
+//!   `beta = 0.5`, so at c = 1 the delay term sheds half the window per RTT,
+//!   as fast as Reno's response to a loss; `alpha = beta M / (e P)`
+//!   segments per second (M = `m_bps` = 10 Mbit/s, P the packet size in
+//!   bits: 153.3 for 1500-byte packets), which puts the equilibrium at
+//!   c = 1 at `R1 = e alpha / beta = M` when B is Westwood's estimate of the
+//!   flow's own rate (B = R): a flow keeps at least M (AReno's own
+//!   reference rate) when Reno flows fill the queue, and gives way above it.
 //!
 //! Deviations: the per-ACK increments are per ACK, not per segment
 //! delivered (as the ns-2 style float Reno); `W_inc` is not capped at
@@ -66,8 +93,9 @@ use crate::error::SpecError;
 pub enum Form {
     /// Reference Variant B: W_base + W_probe (the AReno paper as implemented).
     AReno,
-    /// Reference Variant A: the seed paper's per-ACK formula with a Reno floor.
-    Seed,
+    /// Reference Variant A: ssm-interactions' modified AReno, its per-ACK
+    /// formula with a Reno floor (`variant = "paper"`, alias `"seed"`).
+    Paper,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,8 +125,10 @@ pub struct ArenoConfig {
     /// AReno: M, bit/s.
     pub m_bps: f64,
     pub cap_w_inc: bool,
-    /// Seed form: alpha, beta, RTT unit, sign of the exponent.
-    pub alpha: f64,
+    /// Paper form: alpha in segments per second (None: `beta M / (e P)`,
+    /// M = `m_bps`, P the packet size in bits), beta, RTT unit, sign of the
+    /// exponent.
+    pub alpha: Option<f64>,
     pub beta: f64,
     pub rtt_unit: RttUnit,
     pub exponent: f64,
@@ -114,10 +144,10 @@ impl Default for ArenoConfig {
             decay: 10.0,
             m_bps: 10e6,
             cap_w_inc: false,
-            alpha: 10.0,
-            beta: 0.1,
-            rtt_unit: RttUnit::RttMin,
-            exponent: -1.0,
+            alpha: None,
+            beta: 0.5,
+            rtt_unit: RttUnit::Seconds,
+            exponent: 1.0,
         }
     }
 }
@@ -151,7 +181,7 @@ pub struct AReno {
     packet_bits: Option<f64>,
     /// AReno: the probing window.
     w_probe: f64,
-    /// Seed form: the Reno floor (NaN until congestion avoidance starts).
+    /// Paper form: the Reno floor (NaN until congestion avoidance starts).
     w_reno: f64,
     last_c_loss: f64,
     last_w_inc: f64,
@@ -182,17 +212,17 @@ pub fn info() -> AlgorithmInfo {
         description: "TCP-AdaptiveReno: congestion level c = (RTT - RTTmin)/(RTTcong - RTTmin) in [0, 1]; Reno growth plus a \
                       bandwidth-scaled probe that fades as c rises; on loss W / (1 + c). Westwood+ bandwidth estimate.",
         params: vec![
-            ParamInfo { name: "variant", default: "areno", description: "areno: W = W_base + W_probe, W_probe += W_inc(c)/W with W_inc(c) = (B/M) e^(-10c) + beta c + gamma (the AReno paper as implemented, fully specified); seed: W += (alpha (B/R) RTT e^(s c) - beta W c)/W with a Reno floor (the ssm-interactions formula, alpha/beta/units unspecified)", source: "reference s14.1 Variants B and A" },
+            ParamInfo { name: "variant", default: "areno", description: "areno: the 2006 AReno, W = W_base + W_probe, W_probe += W_inc(c)/W with W_inc(c) = (B/M) e^(-10c) + beta c + gamma (the AReno paper as implemented, fully specified); paper (alias seed): ssm-interactions' modified AReno, W += (alpha (B/R) RTT e^c - beta W c)/W with RTT in seconds and a Reno floor W >= W_reno, steady state R = sqrt(alpha B e^c/(beta c)) for every RTT", source: "reference s14.1 Variants B and A; ssm-interactions section II" },
             ParamInfo { name: "rtt_cong_weight", default: "0.85", description: "history weight a of RTT_cong = a RTT_cong + (1 - a) RTT at each loss", source: "AReno ports [S]" },
             ParamInfo { name: "rtt_sample", default: "latest", description: "RTT in c and at a loss: latest sample or srtt", source: "implementations use the latest [S]; unspecified" },
             ParamInfo { name: "b_bps", default: "0", description: "B in bit/s; 0 = the Westwood+ estimate (an achieved rate), > 0 = a fixed value (e.g. the bottleneck capacity)", source: "reference s14.1 (B unspecified)" },
             ParamInfo { name: "decay", default: "10", description: "areno: alpha in W_inc's e^(-alpha c)", source: "AReno paper via ports [S]" },
-            ParamInfo { name: "m_bps", default: "1e7", description: "areno: M in W_inc_max = B/M, bit/s", source: "AReno paper via ports [S] (10 Mbit/s)" },
+            ParamInfo { name: "m_bps", default: "1e7", description: "M, bit/s: areno: W_inc_max = B/M; paper: the default alpha = beta M/(e x packet bits), which makes M the equilibrium rate at c = 1 when B is the flow's own rate", source: "AReno paper via ports [S] (10 Mbit/s)" },
             ParamInfo { name: "cap_w_inc", default: "false", description: "areno: cap W_inc at W_inc_max", source: "ns-2 adaptation [S]" },
-            ParamInfo { name: "alpha", default: "10", description: "seed: probing gain; segments per RTT at c = 0, B = R, RTT = RTT_min (rtt_unit = rtt_min)", source: "unspecified in the seed paper; choice" },
-            ParamInfo { name: "beta", default: "0.1", description: "seed: delay-based decrease, beta W c segments per RTT", source: "unspecified in the seed paper; choice" },
-            ParamInfo { name: "rtt_unit", default: "rtt_min", description: "seed: RTT in alpha (B/R) RTT as RTT/RTT_min (rtt_min) or seconds", source: "unspecified in the seed paper; choice" },
-            ParamInfo { name: "exponent", default: "-1", description: "seed: sign s of the exponent e^(s c): -1 (probing fades with congestion, as AReno) or 1 (as restated)", source: "reference s14.1 (sign open)" },
+            ParamInfo { name: "alpha", default: "beta m_bps/(e x packet bits) (153.3 at 1500 B)", description: "paper: probing gain, window growth in segments per second at c = 0 and B = R (rtt_unit = seconds)", source: "unspecified in the paper; equilibrium at c = 1 at M" },
+            ParamInfo { name: "beta", default: "0.5", description: "paper: delay-based decrease, beta W c segments per RTT (half the window per RTT at c = 1, as a Reno loss)", source: "unspecified in the paper; choice" },
+            ParamInfo { name: "rtt_unit", default: "seconds", description: "paper: RTT in alpha (B/R) RTT as a time in seconds (growth proportional to time, the paper's RTT-fairness) or rtt_min (RTT/RTT_min, alpha per RTT; not the paper's)", source: "ssm-interactions reason 1" },
+            ParamInfo { name: "exponent", default: "1", description: "paper: sign s of e^(s c): 1 as printed and as the paper's steady state R = sqrt(B alpha e^c/(beta c)) requires; -1 for comparison", source: "ssm-interactions (formula and steady state)" },
             ParamInfo { name: "filter", default: "tustin", description: "bandwidth filter: tustin (a = 1 - filter_gain), ewma, linux", source: "AReno ports use Westwood+ with Tustin 0.9/0.1 [S]" },
             ParamInfo { name: "filter_gain", default: "0.1", description: "weight of the new bandwidth sample", source: "Grieco & Mascolo 2004; ns-3" },
             ParamInfo { name: "min_interval", default: "0.05", description: "shortest bandwidth sampling interval, s", source: "Linux TCP_WESTWOOD_RTT_MIN" },
@@ -234,17 +264,18 @@ impl AReno {
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
         let p = Params::new(map, field, PARAMS)?;
         let d = ArenoConfig::default();
-        let form = match p.choice("variant", "areno", &["areno", "seed"])? {
-            "seed" => Form::Seed,
+        let form = match p.choice("variant", "areno", &["areno", "paper", "seed"])? {
+            // "seed": the seed paper's (ssm-interactions) form, the same algorithm.
+            "paper" | "seed" => Form::Paper,
             _ => Form::AReno,
         };
         let rtt_sample = match p.choice("rtt_sample", "latest", &["latest", "srtt"])? {
             "srtt" => RttSample::Srtt,
             _ => RttSample::Latest,
         };
-        let rtt_unit = match p.choice("rtt_unit", "rtt_min", &["rtt_min", "seconds"])? {
-            "seconds" => RttUnit::Seconds,
-            _ => RttUnit::RttMin,
+        let rtt_unit = match p.choice("rtt_unit", "seconds", &["seconds", "rtt_min"])? {
+            "rtt_min" => RttUnit::RttMin,
+            _ => RttUnit::Seconds,
         };
         let cfg = ArenoConfig {
             form,
@@ -254,7 +285,10 @@ impl AReno {
             decay: p.f64("decay", d.decay, |x| x > 0.0, "a number > 0")?,
             m_bps: p.f64("m_bps", d.m_bps, |x| x > 0.0, "a rate > 0 in bit/s")?,
             cap_w_inc: p.bool("cap_w_inc", d.cap_w_inc)?,
-            alpha: p.f64("alpha", d.alpha, |x| x >= 0.0, "a number >= 0")?,
+            alpha: match map.get("alpha") {
+                None => None,
+                Some(_) => Some(p.f64("alpha", 0.0, |x| x >= 0.0, "a number >= 0 (segments per second)")?),
+            },
             beta: p.f64("beta", d.beta, |x| x >= 0.0, "a number >= 0")?,
             rtt_unit,
             exponent: p.f64("exponent", d.exponent, |x| x == 1.0 || x == -1.0, "1 or -1")?,
@@ -311,6 +345,13 @@ impl AReno {
         self.b_segments() * self.packet_bits()
     }
 
+    /// The paper form's alpha, segments per second: as given, or
+    /// `beta M / (e P)` (P = packet bits), which makes the equilibrium rate
+    /// at c = 1 with B = R, `e alpha / beta`, equal to M.
+    pub fn alpha(&self) -> f64 {
+        self.cfg.alpha.unwrap_or_else(|| self.cfg.beta * self.cfg.m_bps / (std::f64::consts::E * self.packet_bits()))
+    }
+
     /// AReno's `W_inc_max = B / M`, segments per RTT.
     pub fn w_inc_max(&self) -> f64 {
         self.b_bps() / self.cfg.m_bps
@@ -340,14 +381,14 @@ impl AReno {
                 self.w_probe = (self.w_probe + inc / win).max(0.0);
                 w.cwnd = base + self.w_probe;
             }
-            Form::Seed => {
+            Form::Paper => {
                 let rtt = self.rtt();
                 let rate = win / rtt; // R = W / RTT, segments/s
                 let rtt_term = match self.cfg.rtt_unit {
                     RttUnit::RttMin => rtt / self.rtt_min(),
                     RttUnit::Seconds => rtt,
                 };
-                let probe = self.cfg.alpha * (self.b_segments() / rate) * rtt_term * (self.cfg.exponent * c).exp();
+                let probe = self.alpha() * (self.b_segments() / rate) * rtt_term * (self.cfg.exponent * c).exp();
                 let inc = probe - self.cfg.beta * win * c;
                 self.last_w_inc = inc;
                 let reno = if self.w_reno.is_finite() { self.w_reno } else { win };
@@ -442,7 +483,7 @@ impl CongestionControl for AReno {
         ]);
         match self.cfg.form {
             Form::AReno => out.push(("w_probe", self.w_probe)),
-            Form::Seed => out.push(("w_reno", self.w_reno)),
+            Form::Paper => out.push(("w_reno", self.w_reno)),
         }
     }
 }
@@ -581,49 +622,151 @@ mod tests {
         assert_eq!(a.w_probe, 0.0);
     }
 
-    #[test]
-    fn seed_form_per_ack_formula_with_the_reno_floor() {
-        // W += (alpha (B/R) (RTT/RTT_min) e^(-c) - beta W c)/W; W_reno += 1/W; W = max(W, W_reno).
-        let mut a = build(serde_json::json!({"variant": "seed", "b_bps": 12e6, "alpha": 2.0, "beta": 0.5}));
-        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
-        rtts(&mut a, &w, &[0.1, 0.2]);
-        a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0); // RTT_cong = 0.2; w_reno not started (NaN)
-        rtts(&mut a, &w, &[0.15]); // c = 0.5
-        a.on_ack(&mut w, &ack(1.0, 10, 0.15));
-        let (b, r) = (1000.0, 100.0 / 0.15); // 12 Mbit/s in 1500-byte segments; R = W/RTT
-        let inc = 2.0 * (b / r) * 1.5 * (-0.5f64).exp() - 0.5 * 100.0 * 0.5;
-        let w_reno = 100.0 + 1.0 / 100.0;
-        assert!(inc < 0.0);
-        assert!(((100.0 + inc / 100.0).max(w_reno) - w.cwnd).abs() < 1e-12);
-        assert_eq!(w.cwnd, w_reno, "the delay-based decrease is floored by the Reno window");
-        // Uncongested (c = 0): the probe alone, above the floor.
-        let mut a = build(serde_json::json!({"variant": "seed", "b_bps": 12e6, "alpha": 2.0, "beta": 0.5}));
-        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
-        rtts(&mut a, &w, &[0.1]);
-        a.on_ack(&mut w, &ack(1.0, 10, 0.1));
-        let inc = 2.0 * (1000.0 / 1000.0) * 1.0;
-        assert!((w.cwnd - (100.0 + inc / 100.0)).abs() < 1e-12);
-        // rtt_unit = seconds and exponent = +1 change the probe as documented.
-        let mut s = build(serde_json::json!({"variant": "seed", "b_bps": 12e6, "alpha": 20.0, "beta": 0.0, "rtt_unit": "seconds", "exponent": 1}));
-        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
-        rtts(&mut s, &w, &[0.1, 0.2]);
-        s.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0);
-        rtts(&mut s, &w, &[0.15]);
-        s.on_ack(&mut w, &ack(1.0, 10, 0.15));
-        let inc = 20.0 * (1000.0 / (100.0 / 0.15)) * 0.15 * (0.5f64).exp();
-        assert!((w.cwnd - (100.0 + inc / 100.0)).abs() < 1e-12);
+    /// A paper-form AReno with RTT_min = `rtt_min`, RTT_cong = `rtt_cong` (one
+    /// loss at that RTT) and a current RTT `rtt`; `b_bps` fixes B.
+    fn paper_at(params: serde_json::Value, rtt_min: f64, rtt_cong: f64, rtt: f64) -> AReno {
+        let mut a = build(params);
+        let w = Window { cwnd: 100.0, ssthresh: 50.0 };
+        rtts(&mut a, &w, &[rtt_min, rtt_cong]);
+        a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0);
+        assert_eq!(a.rtt_cong(), Some(rtt_cong));
+        rtts(&mut a, &w, &[rtt]);
+        a
     }
 
     #[test]
-    fn seed_loss_divides_both_windows() {
-        let mut a = build(serde_json::json!({"variant": "seed", "b_bps": 12e6}));
+    fn paper_growth_per_unit_time_is_the_same_for_every_rtt() {
+        // ssm-interactions: W += (alpha (B/R) RTT e^c - beta W c)/W per ACK, RTT a
+        // time. ACKs return at W/RTT per second, so dW/dt = alpha (B/R) e^c - beta c R:
+        // two flows at the same rate R, c and B/R grow their windows equally per
+        // second whatever their RTT (the paper's RTT-fairness, reason 1).
+        // R = 1000 segments/s, B = 2000 segments/s (24 Mbit/s in 1500-byte segments), c = 0.5.
+        let (r, b) = (1000.0, 2000.0);
+        let params = serde_json::json!({"variant": "paper", "b_bps": b * 12000.0});
+        let mut per_second = Vec::new();
+        for (rtt_min, rtt_cong) in [(0.030, 0.050), (0.300, 0.320)] {
+            let rtt = (rtt_min + rtt_cong) / 2.0;
+            let mut a = paper_at(params.clone(), rtt_min, rtt_cong, rtt);
+            assert!((a.c() - 0.5).abs() < 1e-9);
+            let w0 = r * rtt; // R = W / RTT
+            let mut w = Window { cwnd: w0, ssthresh: 1.0 };
+            a.on_ack(&mut w, &ack(2.0, 100, rtt));
+            let (alpha, beta) = (a.alpha(), 0.5);
+            let per_ack = (alpha * (b / r) * rtt * 0.5f64.exp() - beta * w0 * 0.5) / w0;
+            assert!((w.cwnd - w0 - per_ack).abs() < 1e-9, "per ACK: {} vs {per_ack}", w.cwnd - w0);
+            per_second.push((w.cwnd - w0) * w0 / rtt);
+        }
+        let formula = 153.3 * 2.0 * 0.5f64.exp() - 0.5 * 0.5 * r;
+        for g in &per_second {
+            assert!((g - formula).abs() < 0.1, "dW/dt {g} vs alpha (B/R) e^c - beta c R = {formula}");
+        }
+        assert!((per_second[0] - per_second[1]).abs() < 1e-9, "{per_second:?}");
+        // With RTT in units of RTT_min (not the paper's) the 30 ms flow would grow
+        // faster by the ratio of the probes, RTT_min 300 ms / 30 ms = 10.
+        let mut growth = Vec::new();
+        for (rtt_min, rtt_cong) in [(0.030, 0.050), (0.300, 0.320)] {
+            let rtt = (rtt_min + rtt_cong) / 2.0;
+            let mut p = params.clone();
+            p["rtt_unit"] = "rtt_min".into();
+            let mut a = paper_at(p, rtt_min, rtt_cong, rtt);
+            let w0 = r * rtt;
+            let mut w = Window { cwnd: w0, ssthresh: 1.0 };
+            a.on_ack(&mut w, &ack(2.0, 100, rtt));
+            growth.push((w.cwnd - w0) * w0 / rtt + 0.5 * 0.5 * r); // the probe's share
+        }
+        assert!((growth[0] / growth[1] - 10.0).abs() < 1e-6, "{growth:?}");
+    }
+
+    #[test]
+    fn paper_steady_state_is_the_papers_and_needs_the_plus_sign() {
+        // dW/dt = 0 at R = sqrt(alpha B e^c / (beta c)), the paper's stated steady state;
+        // with e^(-c) (exponent = -1) the same rate grows or shrinks instead.
+        let (b, c, rtt_min, rtt_cong) = (5000.0, 0.5, 0.1, 0.14);
+        let rtt = rtt_min + c * (rtt_cong - rtt_min);
+        let params = serde_json::json!({"variant": "paper", "b_bps": b * 12000.0});
+        let mut a = paper_at(params.clone(), rtt_min, rtt_cong, rtt);
+        a.w_reno = 1.0; // the Reno floor far below
+        let (alpha, beta) = (a.alpha(), a.cfg.beta);
+        let r = (alpha * b * c.exp() / (beta * c)).sqrt();
+        let w0 = r * rtt;
+        let mut w = Window { cwnd: w0, ssthresh: 1.0 };
+        a.on_ack(&mut w, &ack(2.0, 100, rtt));
+        assert!((w.cwnd - w0).abs() < 1e-9, "at the paper's steady state W stays: {}", w.cwnd - w0);
+        let mut p = params;
+        p["exponent"] = (-1).into();
+        let mut m = paper_at(p, rtt_min, rtt_cong, rtt);
+        m.w_reno = 1.0;
+        let mut w = Window { cwnd: w0, ssthresh: 1.0 };
+        m.on_ack(&mut w, &ack(2.0, 100, rtt));
+        assert!(w.cwnd - w0 < -0.1, "e^(-c) is not in equilibrium there: {}", w.cwnd - w0);
+    }
+
+    #[test]
+    fn paper_default_alpha_puts_the_equilibrium_at_c_one_at_m() {
+        // alpha = beta M / (e P): with B = R the steady state R = alpha e^c/(beta c)
+        // is M at c = 1, whatever the packet size.
+        let a = build(serde_json::json!({"variant": "paper"}));
+        assert!((a.alpha() - 0.5 * 10e6 / (std::f64::consts::E * 12000.0)).abs() < 1e-9);
+        assert!((a.alpha() - 153.3).abs() < 0.05);
+        for bytes in [1500u32, 1000] {
+            let mut a = build(serde_json::json!({"variant": "paper"}));
+            a.on_send(0.0, bytes, 1);
+            let r1_bps = a.alpha() * std::f64::consts::E / a.cfg.beta * a.packet_bits();
+            assert!((r1_bps - 10e6).abs() < 1e-3, "{r1_bps}");
+        }
+        let a = build(serde_json::json!({"variant": "paper", "alpha": 40, "beta": 0.2, "m_bps": 1e6}));
+        assert_eq!((a.alpha(), a.cfg.beta), (40.0, 0.2), "explicit values override");
+    }
+
+    #[test]
+    fn paper_reno_floor_holds_the_window_when_the_delay_term_wins() {
+        // W = max(W, W_reno), W_reno += 1/W: at c = 1 and R far above the
+        // equilibrium the formula shrinks W, the floor keeps W_reno + 1/W.
+        // B = 100 segments/s (1.2 Mbit/s), R = 500 segments/s.
+        let mut a = paper_at(serde_json::json!({"variant": "paper", "b_bps": 1.2e6}), 0.1, 0.2, 0.2);
+        assert_eq!(a.c(), 1.0);
         let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
-        rtts(&mut a, &w, &[0.1, 0.2]);
-        a.on_ack(&mut w, &ack(0.5, 5, 0.2)); // starts W_reno at about W
-        let reno = a.w_reno;
-        let ss = a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0); // c = 1
-        assert!((ss - w.cwnd / 2.0).abs() < 1e-12);
-        assert!((a.w_reno - reno / 2.0).abs() < 1e-12);
+        a.on_ack(&mut w, &ack(2.0, 10, 0.2)); // starts W_reno at W
+        let (b, r) = (100.0, 100.0 / 0.2);
+        let inc = a.alpha() * (b / r) * 0.2 * 1f64.exp() - 0.5 * 100.0;
+        assert!(inc < 0.0, "{inc}");
+        assert_eq!(w.cwnd, 100.0 + 1.0 / 100.0, "W_reno + 1/W, not W + {inc}/W");
+        assert_eq!(a.w_reno, w.cwnd);
+        // Uncongested (c = 0): the probe alone, above the floor.
+        let mut a = paper_at(serde_json::json!({"variant": "paper", "b_bps": 12e6}), 0.1, 0.2, 0.1);
+        assert_eq!(a.c(), 0.0);
+        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
+        a.on_ack(&mut w, &ack(2.0, 10, 0.1));
+        let inc = a.alpha() * (1000.0 / 1000.0) * 0.1;
+        assert!((w.cwnd - (100.0 + inc / 100.0)).abs() < 1e-12);
+        assert!(w.cwnd > a.w_reno);
+    }
+
+    #[test]
+    fn paper_loss_divides_both_windows_by_one_plus_c() {
+        // On a loss W = W/(1 + c) and W_reno = W_reno/(1 + c), c read after
+        // RTT_cong learns this loss's RTT.
+        let mut a = paper_at(serde_json::json!({"variant": "paper", "b_bps": 12e6}), 0.1, 0.2, 0.15);
+        let mut w = Window { cwnd: 300.0, ssthresh: 50.0 };
+        a.on_ack(&mut w, &ack(2.0, 10, 0.15)); // starts W_reno at W
+        a.w_reno = 120.0;
+        let ss = a.ssthresh(&w, LossEvent::FastRecovery, 300, 3.0);
+        let rtt_cong = 0.85 * 0.2 + 0.15 * 0.15;
+        let c = (0.15 - 0.1) / (rtt_cong - 0.1);
+        assert!((a.last_c_loss - c).abs() < 1e-12);
+        assert!((ss - w.cwnd / (1.0 + c)).abs() < 1e-9, "{ss}");
+        assert!((a.w_reno - 120.0 / (1.0 + c)).abs() < 1e-9, "{}", a.w_reno);
+    }
+
+    #[test]
+    fn seed_is_the_paper_form() {
+        let s = build(serde_json::json!({"variant": "seed"}));
+        let p = build(serde_json::json!({"variant": "paper"}));
+        assert_eq!(s.cfg, p.cfg);
+        assert_eq!(
+            (p.cfg.form, p.cfg.alpha, p.cfg.beta, p.cfg.rtt_unit, p.cfg.exponent),
+            (Form::Paper, None, 0.5, RttUnit::Seconds, 1.0)
+        );
     }
 
     #[test]
@@ -647,7 +790,10 @@ mod tests {
         assert_eq!(e.field, "flows[0].cc.params.exponent");
         let e = AReno::from_params(serde_json::json!({"variant": "b"}).as_object().unwrap(), "f").err().unwrap();
         assert_eq!(e.field, "f.params.variant");
-        let a = build(serde_json::json!({"variant": "seed"}));
-        assert_eq!((a.cfg.form, a.cfg.alpha, a.cfg.beta, a.cfg.rtt_unit, a.cfg.exponent), (Form::Seed, 10.0, 0.1, RttUnit::RttMin, -1.0));
+        let e = AReno::from_params(serde_json::json!({"variant": "paper", "alpha": -1}).as_object().unwrap(), "f").err().unwrap();
+        assert_eq!(e.field, "f.params.alpha");
+        let e = AReno::from_params(serde_json::json!({"variant": "paper", "rtt_unit": "ms"}).as_object().unwrap(), "f").err().unwrap();
+        assert_eq!(e.field, "f.params.rtt_unit");
+        assert_eq!(build(serde_json::json!({})).cfg.form, Form::AReno, "the default is the 2006 AReno");
     }
 }

@@ -34,13 +34,19 @@
 //!   the event).
 //!
 //! Parameters: `variant = linux` (default) is the above with integer
-//! arithmetic (`arith = linux`, jiffies at `hz` = 1000). `variant = paper`
-//! (seed mv-highspeed: "b = 1 - RTTmin/RTTmax", Delta_L = 1 s) uses exact
-//! real arithmetic in seconds (`arith = float`: alpha recomputed on every ACK,
-//! cwnd += alpha acked/cwnd, ssthresh = beta cwnd), beta = RTTmin/RTTmax
-//! without bounds (beta_min 0, beta_max 1), no bandwidth switch, no RTT
-//! scaling and no first-event 0.5 backoff (`modeswitch = false`). Every
-//! constant can be set individually.
+//! arithmetic (`arith = linux`, jiffies at `hz` = 1000). `variant = paper` is
+//! H-TCP as the seed paper mv-highspeed states it: `a = 1 + 10 (Delta -
+//! Delta_th) + ((Delta - Delta_th)/2)^2` per RTT after Delta_th = 1 s,
+//! backoff `b = 1 - RTTmin/RTTmax`, and nothing else. So it uses exact real
+//! arithmetic in seconds (`arith = float`: alpha recomputed on every ACK,
+//! cwnd += alpha acked/cwnd, ssthresh = beta cwnd), alpha = alpha(Delta)
+//! itself (`beta_scaled_alpha = false`: no 2(1 - beta) factor, which at
+//! beta = 0.93 would make the increase 7 times slower than the paper's
+//! formula), beta = RTTmin/RTTmax without bounds (beta_min 0, beta_max 1),
+//! no bandwidth switch, no RTT scaling and no first-event 0.5 backoff
+//! (`modeswitch = false`). Every constant can be set individually, and an
+//! explicit value overrides the variant's default (e.g. `variant = paper`
+//! with `beta_scaled_alpha = true` is Leith and Shorten's scaled form).
 //!
 //! Deviations:
 //! - The CA state is inferred ([`super::filters::CaStateTracker`]): Disorder
@@ -85,7 +91,8 @@ pub struct HtcpConfig {
     pub bw_switch_threshold: f64,
     /// Linux `modeswitch`: the first event (and the first after a switch) uses beta = 0.5.
     pub modeswitch: bool,
-    /// alpha <- 2 (1 - beta) alpha(Delta).
+    /// alpha <- 2 (1 - beta) alpha(Delta) (Linux, Leith & Shorten); false:
+    /// alpha = alpha(Delta) (the seed paper's formula).
     pub beta_scaled_alpha: bool,
 }
 
@@ -114,6 +121,7 @@ impl HtcpConfig {
             use_rtt_scaling: false,
             use_bandwidth_switch: false,
             modeswitch: false,
+            beta_scaled_alpha: false,
             ..Self::linux()
         }
     }
@@ -201,10 +209,11 @@ pub fn info() -> AlgorithmInfo {
     AlgorithmInfo {
         name: "htcp",
         aliases: &["h-tcp"],
-        description: "H-TCP: increase alpha(Delta) = 1 + 10(Delta-1) + ((Delta-1)/2)^2 per RTT after 1 s without loss, \
-                      scaled by 2(1-beta); adaptive backoff beta = RTTmin/RTTmax (Linux tcp_htcp.c or the paper).",
+        description: "H-TCP: increase alpha(Delta) = 1 + 10(Delta-1) + ((Delta-1)/2)^2 per RTT after 1 s without loss \
+                      (Linux scales it by 2(1-beta), the paper variant does not); adaptive backoff beta = RTTmin/RTTmax \
+                      (Linux tcp_htcp.c or the paper).",
         params: vec![
-            ParamInfo { name: "variant", default: "linux", description: "linux: tcp_htcp.c defaults; paper: float arithmetic, beta = RTTmin/RTTmax unbounded, no bandwidth switch, no RTT scaling, no first-event 0.5 (sets the defaults of the parameters below)", source: "Linux tcp_htcp.c; Leith & Shorten PFLDnet 2004; mv-highspeed" },
+            ParamInfo { name: "variant", default: "linux", description: "linux: tcp_htcp.c defaults; paper: the seed paper's formulas: float arithmetic, alpha = alpha(Delta) without the 2(1 - beta) factor, beta = RTTmin/RTTmax unbounded, no bandwidth switch, no RTT scaling, no first-event 0.5 (sets the defaults of the parameters below; an explicit value overrides)", source: "Linux tcp_htcp.c; Leith & Shorten PFLDnet 2004; mv-highspeed" },
             ParamInfo { name: "arith", default: "linux (linux) / float (paper)", description: "linux: jiffies, alpha/beta x128, integer cwnd with snd_cwnd_cnt; float: seconds, real alpha recomputed per ACK, cwnd += alpha*acked/cwnd", source: "Linux tcp_htcp.c" },
             ParamInfo { name: "hz", default: "1000", description: "jiffies per second in linux arithmetic", source: "Linux CONFIG_HZ" },
             ParamInfo { name: "delta_l", default: "1", description: "Delta_L, s: alpha = 1 until this long after a congestion event", source: "paper; Linux (HZ)" },
@@ -215,7 +224,7 @@ pub fn info() -> AlgorithmInfo {
             ParamInfo { name: "use_bandwidth_switch", default: "true (linux) / false (paper)", description: "beta = 0.5 when the max throughput changed by more than bw_switch_threshold since the last event", source: "Linux use_bandwidth_switch; paper" },
             ParamInfo { name: "bw_switch_threshold", default: "0.2", description: "relative throughput change for the bandwidth switch", source: "Linux (5 maxB within [4, 6] old_maxB)" },
             ParamInfo { name: "modeswitch", default: "true (linux) / false (paper)", description: "the first congestion event (and the first after a bandwidth switch) backs off with beta = 0.5", source: "Linux htcp_beta_update" },
-            ParamInfo { name: "beta_scaled_alpha", default: "true", description: "alpha = 2 (1 - beta) alpha(Delta)", source: "paper; Linux" },
+            ParamInfo { name: "beta_scaled_alpha", default: "true (linux) / false (paper)", description: "true: alpha = 2 (1 - beta) alpha(Delta) (Linux alpha = 2 factor (128 - beta)); false: alpha = alpha(Delta), the seed paper's formula", source: "Linux htcp_alpha_update; Leith & Shorten 2004; mv-highspeed (no factor)" },
         ],
     }
 }
@@ -657,10 +666,11 @@ mod tests {
     }
 
     #[test]
-    fn alpha_includes_two_one_minus_beta_and_is_computed_from_time_since_event() {
+    fn beta_scaled_alpha_is_two_one_minus_beta_times_alpha_of_delta() {
         // alpha = 2 (1 - beta) alpha(Delta); with beta = 0.5 the factor is 1.
         let mut h = Htcp::new(HtcpConfig {
             use_rtt_scaling: false,
+            beta_scaled_alpha: true,
             ..HtcpConfig::paper()
         });
         h.init(0.0);
@@ -808,7 +818,10 @@ mod tests {
     fn float_increase_is_about_alpha_per_rtt() {
         // cwnd += alpha/cwnd per ACK: over one window of W ACKs the increase lies
         // between alpha W/(W + alpha) and alpha.
-        let mut h = Htcp::new(HtcpConfig::paper());
+        let mut h = Htcp::new(HtcpConfig {
+            beta_scaled_alpha: true,
+            ..HtcpConfig::paper()
+        });
         h.on_send(0.0, 1500, 1);
         h.beta = 0.6;
         let alpha = 2.0 * 0.4 * 45.0;
@@ -830,6 +843,49 @@ mod tests {
         h.min_rtt = 0.1;
         h.max_rtt = 0.25;
         assert!((h.ssthresh(&w, LossEvent::FastRecovery, 0, 6.0) - 0.4 * w.cwnd).abs() < 1e-9);
+    }
+
+    /// An H-TCP built from `params`, after one congestion event at t = 10 s with
+    /// RTTmin = 100 ms and RTTmax = 107.5 ms (beta = RTTmin/RTTmax = 0.930),
+    /// ended at once; then one window of W = 1000 ACKs at Delta = 5 s after the
+    /// event. Returns (beta, the window's increase).
+    fn increase_per_rtt_after_event(params: serde_json::Value) -> (f64, f64) {
+        let mut h = Htcp::from_params(params.as_object().unwrap(), "f").unwrap();
+        h.on_send(0.0, 1500, 1);
+        let mut w = Window {
+            cwnd: 1000.0,
+            ssthresh: 100.0,
+        };
+        for (i, r) in [0.1, 0.1075].iter().enumerate() {
+            h.on_ack_sample(&w, &sample(1.0 + i as f64, 1, Some(*r)));
+        }
+        h.ssthresh(&w, LossEvent::FastRecovery, 1000, 10.0);
+        h.on_recovery_exit(&mut w, 10.0);
+        for _ in 0..1000 {
+            let s = sample(15.0, 1, None);
+            h.on_ack_sample(&w, &s);
+            h.on_ack(&mut w, &s);
+        }
+        (h.beta, w.cwnd - 1000.0)
+    }
+
+    #[test]
+    fn paper_variant_increases_by_alpha_of_delta_per_rtt_without_the_two_one_minus_beta_factor() {
+        // Seed mv-highspeed: a = 1 + 10 (Delta - 1) + ((Delta - 1)/2)^2 per RTT, b = 1 - RTTmin/RTTmax.
+        // At Delta = 5 s, a = 45: cwnd += 45/cwnd per ACK, so one window of 1000 ACKs
+        // adds between 45 * 1000/1045 and 45 segments.
+        let (beta, inc) = increase_per_rtt_after_event(serde_json::json!({"variant": "paper"}));
+        assert!((beta - 0.1 / 0.1075).abs() < 1e-12, "beta {beta}");
+        let a = alpha_of_delta(5.0, 1.0);
+        assert_eq!(a, 45.0);
+        assert!(inc <= a && inc >= a * 1000.0 / (1000.0 + a), "paper: {inc} per RTT, formula {a}");
+        // Linux's rule alpha = 2 (1 - beta) alpha(Delta) (also Leith and Shorten's),
+        // given explicitly, makes the same increase 2 (1 - 0.930) = 0.140 times as
+        // large: 7 times slower.
+        let (_, scaled) = increase_per_rtt_after_event(serde_json::json!({"variant": "paper", "beta_scaled_alpha": true}));
+        let k = 2.0 * (1.0 - beta);
+        assert!(scaled <= k * a && scaled >= k * a * 1000.0 / (1000.0 + k * a), "scaled: {scaled}, {}", k * a);
+        assert!(inc / scaled > 6.5, "{inc} vs {scaled}");
     }
 
     #[test]
@@ -874,6 +930,13 @@ mod tests {
         m.insert("variant".into(), serde_json::json!("paper"));
         let p = Htcp::from_params(&m, "f").unwrap();
         assert_eq!(p.cfg, HtcpConfig::paper());
+        assert!(!p.cfg.beta_scaled_alpha, "the paper's alpha has no 2 (1 - beta) factor");
+        // An explicit value overrides the variant's default, both ways.
+        m.insert("beta_scaled_alpha".into(), serde_json::json!(true));
+        assert!(Htcp::from_params(&m, "f").unwrap().cfg.beta_scaled_alpha);
+        let mut l = serde_json::Map::new();
+        l.insert("beta_scaled_alpha".into(), serde_json::json!(false));
+        assert!(!Htcp::from_params(&l, "f").unwrap().cfg.beta_scaled_alpha);
         assert_eq!(
             Htcp::from_params(&serde_json::Map::new(), "f").unwrap().cfg,
             HtcpConfig::linux()
