@@ -18,16 +18,24 @@ Scenario: tcplab.Dumbbell, access links at 10 x C, drop-tail buffer B at R1
 (B excludes the packet in service, as in ns-2), 1500-byte packets with ns-2
 accounting, 40-byte ACKs, one ACK per packet. Choices where the paper is
 silent are listed in docs/experiments/mv-buffers.md and in each index.md.
+
+TCP setup (``setup``): ``"paper"`` (default) gives the simulations' flows
+the defaults of the ns-2 the paper ran (initial window 2, ns-2's RTO bounds,
+limited transmit; :func:`tcplab.experiments.settings.ns2`) and the
+real-experiment analog's flows those of the Linux 2.6 hosts of its time
+(:func:`~tcplab.experiments.settings.linux_2_6`); ``"linux"`` gives both
+tcplab's defaults (initial window 10). index.md lists every value with its
+source.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
 from typing import Any, Optional, Sequence
 
+from . import settings
 from .common import check_items, finish, pyplot, save_figure, write_index, write_table
 
 import numpy as np
@@ -52,6 +60,14 @@ REAL_PROTOCOLS: dict[str, tuple[str, dict, str]] = {
     "Westwood+": ("westwood", {}, "sack"),
 }
 
+#: The simulations' ns-2: the paper does not name the release; its companion mv-highspeed, by the same
+#: authors and of the same period, names ns-2.28.
+PAPER_SETUP = settings.ns2("ns-2.28", "2005/02", "the paper does not name the release; mv-highspeed, by the same "
+                                                 "authors and of the same period, names ns-2.28")
+#: The real experiment's hosts.
+REAL_SETUP = settings.linux_2_6("the paper's transatlantic experiment; it gives no host settings")
+STATED = settings.SetupValue("packet size", "1500 B, counted whole (ns-2 accounting)", "the paper", flow=False)
+
 F4_C = 40e6
 F4_RTTS = (100, 50)
 F8_C = 200e6
@@ -65,8 +81,10 @@ REAL_FLOWS = 3
 class Setup:
     """Durations and grids; ``quick`` shortens everything and says so."""
 
-    def __init__(self, quick: bool):
+    def __init__(self, quick: bool, setup: str = "paper"):
         self.quick = quick
+        self.tcp = settings.choose(setup, PAPER_SETUP, "mv-buffers")
+        self.real_tcp = settings.choose(setup, REAL_SETUP, "mv-buffers")
         # Fig. 4: cycle-aligned utilization from the first congestion event
         # after f4_measure_start to the last one before the end.
         self.f4_duration = 300.0 if quick else 2000.0
@@ -98,12 +116,21 @@ class Setup:
             f"- real: {REAL_FLOWS} flows, C = {REAL_C / 1e9:g} Gbit/s, RTT {REAL_RTT} ms, {self.real_duration:g} s, "
             f"buffers (x BDP) {', '.join(f'{b:g}' for b in self.real_buffers)}",
             f"- 1500-byte packets, ns-2 accounting, 40-byte ACKs, access links 10 x C; seed {SEED}",
-            "- protocols (Figs. 4, 5, 8): " + "; ".join(f"{p}: `{a}` `{json.dumps(pr, sort_keys=True)}` recovery `{r}`"
-                                                      for p, (a, pr, r) in PROTOCOLS.items()),
-            "- protocols (real): " + "; ".join(f"{p}: `{a}` `{json.dumps(pr, sort_keys=True)}` recovery `{r}`"
-                                              for p, (a, pr, r) in REAL_PROTOCOLS.items()),
         ]
-        return "\n".join(lines)
+        tcp = [("Figs. 4, 5 and 8 (the ns-2 simulations)", self.tcp.with_values(STATED)),
+               ("real (the analog of the paper's Linux experiment)", self.real_tcp)]
+        why = {"NewReno": "ns-2's NewReno agent, as the paper's simulations",
+               "Westwood+": "the paper's Westwood+: cwnd = ssthresh = BWE x RTT_min on the third duplicate ACK, "
+                            "on ns-2's NewReno agent"}
+        protocols = [settings.Protocol(f"{p} (Figs. 4, 5, 8)", a, pr, r, why[p]) for p, (a, pr, r) in PROTOCOLS.items()]
+        protocols += [settings.Protocol(f"{p} (real)", a, pr, r, "the Linux module with its defaults and SACK: the "
+                                                                 "paper's experiment ran Linux end hosts")
+                      for p, (a, pr, r) in REAL_PROTOCOLS.items()]
+        other = ["- access links 10 x C; the seed (1) also fixes the many-flow items' access delays",
+                 "- Fig. 4 and Fig. 5 at zero access delay, so that RTT_m is the nominal RTT",
+                 "- the real-experiment analog: RTT 120 ms (about Europe to the US east coast), buffers 0.02 and "
+                 "0.2 BDP, access delays uniform in (0, 10 ms)"]
+        return settings.settings_markdown(lines, tcp, protocols, other)
 
 
 def buffer_packets(fraction: float, bdp: int) -> int:
@@ -188,14 +215,15 @@ def _job(key: str, sc, **args) -> tuple[str, dict, str, dict]:
 
 
 def _dumbbell(protos: dict, proto: str, n: int, rate: float, rtt_ms: float, buf: int, duration: float,
-              measure_start: float, sample: str, access_delay: Any, start: Any = 0.0):
+              measure_start: float, sample: str, access_delay: Any, start: Any = 0.0,
+              tcp: Optional[settings.TcpSetup] = None):
     from tcplab import Dumbbell
 
     a, params, rec = protos[proto]
     return Dumbbell(n_flows=n, bottleneck_rate=rate, rtt=f"{rtt_ms}ms", buffer=int(buf), algorithm=a,
                     params=dict(params), recovery=rec, duration=f"{duration}s", measure_start=f"{measure_start}s",
                     sample_interval=sample, access_delay=access_delay, start=start, packet_size=f"{PACKET}B",
-                    accounting="ns2", seed=SEED)
+                    accounting="ns2", seed=SEED, flow_options=tcp.flow_options() if tcp else None)
 
 
 def _bdp(rate: float, rtt_ms: float) -> int:
@@ -213,7 +241,7 @@ def _fig4_jobs(setup: Setup) -> list:
         for p in PROTOCOLS:
             for b in setup.f4_buffers:
                 sc = _dumbbell(PROTOCOLS, p, 1, F4_C, rtt, buffer_packets(b, bdp), setup.f4_duration,
-                               setup.f4_measure_start, setup.f4_sample, "0ms")
+                               setup.f4_measure_start, setup.f4_sample, "0ms", tcp=setup.tcp)
                 jobs.append(_job(f"f4|{p}|{rtt}|{b}", sc, cycle_from=setup.f4_measure_start,
                                     event_gap=3 * rtt / 1e3))
     return jobs
@@ -224,7 +252,8 @@ def _fig5_jobs(setup: Setup) -> list:
     bdp = _bdp(F4_C, 100)
     for p in PROTOCOLS:
         for b in (1.0, 0.1):
-            sc = _dumbbell(PROTOCOLS, p, 1, F4_C, 100, buffer_packets(b, bdp), setup.f5_duration, 0.0, "0.05s", "0ms")
+            sc = _dumbbell(PROTOCOLS, p, 1, F4_C, 100, buffer_packets(b, bdp), setup.f5_duration, 0.0, "0.05s", "0ms",
+                           tcp=setup.tcp)
             jobs.append(_job(f"f5|{p}|{b}", sc, traces=True))
     return jobs
 
@@ -242,7 +271,7 @@ def _fig8_jobs(setup: Setup) -> list:
         for p in PROTOCOLS:
             for b in setup.f8_buffers:
                 sc = _dumbbell(PROTOCOLS, p, F8_FLOWS, F8_C, rtt, buffer_packets(b, bdp), setup.f8_duration,
-                               setup.f8_measure_start, "1s", "uniform", start=starts)
+                               setup.f8_measure_start, "1s", "uniform", start=starts, tcp=setup.tcp)
                 jobs.append(_job(f"f8|{p}|{rtt}|{b}", sc))
     return jobs
 
@@ -253,7 +282,7 @@ def _real_jobs(setup: Setup) -> list:
     for p in REAL_PROTOCOLS:
         for b in setup.real_buffers:
             sc = _dumbbell(REAL_PROTOCOLS, p, REAL_FLOWS, REAL_C, REAL_RTT, buffer_packets(b, bdp),
-                           setup.real_duration, setup.real_measure_start, "1s", "uniform")
+                           setup.real_duration, setup.real_measure_start, "1s", "uniform", tcp=setup.real_tcp)
             jobs.append(_job(f"real|{p}|{b}", sc, series=True))
     return jobs
 
@@ -480,9 +509,10 @@ def _real(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None) -> dict:
+              recovery: Optional[str] = None, setup: str = "paper") -> dict:
     """Regenerate the items into ``out``. ``variants``/``recovery`` are
-    accepted for the CLI's sake; only the documented choices are supported."""
+    accepted for the CLI's sake; only the documented choices are supported.
+    ``setup``: the TCP setup, ``"paper"`` or ``"linux"`` (module notes)."""
     from .runner import run_all
 
     items = check_items("mv-buffers", items, ITEMS)
@@ -492,7 +522,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
     if recovery is not None:
         raise ValueError("recovery: mv-buffers fixes the recovery per item (NewReno in the simulations, SACK in "
                          "the real-experiment analog)")
-    setup = Setup(quick)
+    setup = Setup(quick, setup)
     out = out or os.path.join("out", "mv-buffers" + ("-quick" if quick else ""))
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()

@@ -24,6 +24,12 @@ bytes, counted with ns-2 accounting, and ACKs are 40 bytes. Runs last
 2000 s. All flows start at 0; the dumbbell has no randomness, so the seed
 (1) only labels the runs.
 
+TCP setup (``setup``): ``"paper"`` (default) gives every flow ns-2.28's
+defaults, the simulator the paper ran (initial window 2, ns-2's RTO bounds,
+limited transmit; :func:`tcplab.experiments.settings.ns2`), ``"linux"``
+tcplab's defaults (initial window 10). index.md lists every value with its
+source.
+
 Algorithm variants: the paper's. See ``PROTOCOLS``; ``--variants linux``
 selects the Linux defaults instead.
 
@@ -45,6 +51,7 @@ import os
 import time
 from typing import Optional, Sequence
 
+from . import settings
 from .common import check_items, finish, save_figure, write_index, write_table
 
 ITEMS = ["table1", "figs2-8", "figs9-10", "table2", "figs11-12", "fig13"]
@@ -59,10 +66,27 @@ PROTOCOLS: dict[str, tuple[str, dict, dict, str]] = {
     "BIC": ("bic", {"variant": "paper"}, {}, "sack"),
     "CUBIC": ("cubic", {"variant": "2005"}, {}, "sack"),
 }
+#: Where each protocol's paper variant comes from (docs/papers/mv-highspeed.md).
+WHY = {
+    "NewReno": "the paper's NewReno (a = 1/cwnd, b = 0.5) and its NewReno recovery",
+    "STCP": "the paper's STCP: a = 0.01 per ACK, b = 0.125, no low window",
+    "HSTCP": "the paper's HSTCP: RFC 3649's a(w), b(w) on a fractional window, ns-2's Low_P",
+    "H-TCP": "the paper's H-TCP: alpha(Delta), beta = RTTmin/RTTmax unbounded",
+    "Westwood+": "the paper's Westwood+: cwnd = ssthresh = BWE x RTTmin on the third duplicate ACK",
+    "BIC": "the paper's BIC: b = 0.2 (beta 0.8), binary search and max probing",
+    "CUBIC": "the paper's CUBIC of 2005 (Linux v2.0): b = 0.2 (beta 0.8), C = 0.4, no HyStart",
+}
+#: The paper's simulator (it names ns-2.28) and what the paper states itself.
+PAPER_SETUP = settings.ns2("ns-2.28", "2005/02", "the paper names ns-2.28")
+STATED = settings.SetupValue("packet size", "1500 B, counted whole as goodput (ns-2 accounting)",
+                             "the paper: 1500-byte packets", flow=False)
+
 #: Figure numbers of Figs. 2-8, in the paper's order of protocols.
 FIG_OF = {"NewReno": 2, "STCP": 3, "HSTCP": 4, "H-TCP": 5, "Westwood+": 6, "BIC": 7, "CUBIC": 8}
 
 C_BPS = 200e6
+#: Table I's columns in the paper's order: (buffer in BDP, RTT in ms).
+TABLE1_COLUMNS = [(0.1, 100), (0.1, 300), (1.0, 100), (1.0, 300)]
 PACKET = 1500
 SEED = 1
 
@@ -70,10 +94,11 @@ SEED = 1
 class Setup:
     """Durations and grids; ``quick`` shortens everything and says so."""
 
-    def __init__(self, quick: bool, variants: str = "paper", recovery: Optional[str] = None):
+    def __init__(self, quick: bool, variants: str = "paper", recovery: Optional[str] = None, setup: str = "paper"):
         self.quick = quick
         self.variants = variants
         self.recovery = recovery
+        self.tcp = settings.choose(setup, PAPER_SETUP, "mv-highspeed")
         self.duration = 60.0 if quick else 2000.0
         self.window = 30.0 if quick else 1000.0
         self.buffers = [0.1, 0.5, 1.0] if quick else [round(0.1 * k, 1) for k in range(1, 11)]
@@ -96,13 +121,16 @@ class Setup:
                  f"- Fig. 13: {self.fig13_duration:g} s, windows "
                  + ", ".join(f"[{a:g}, {b:g}] s" for a, b in self.fig13_windows),
                  f"- loss recovery: {self.recovery or 'per protocol (below)'}; algorithm variants: {self.variants}; "
-                 f"seed {SEED}",
-                 "- protocols:"]
-        for p in PROTOCOLS:
-            a, params = self.algo(p)
-            lines.append(f"  - {p}: algorithm `{a}`, params `{json.dumps(params, sort_keys=True)}`, "
-                         f"recovery `{self.recovery_of(p)}`")
-        return "\n".join(lines)
+                 f"seed {SEED}"]
+        protocols = [settings.Protocol(p, *self.algo(p), self.recovery_of(p),
+                                       WHY[p] if self.variants == "paper" else "Linux defaults (--variants linux)")
+                     for p in PROTOCOLS]
+        other = ["- access links: 10 x C (the paper: faster than C)",
+                 "- loss recovery (the paper does not state it): NewReno (RFC 6582) for NewReno, SACK (RFC 6675) "
+                 "for the high-speed protocols, whose slow-start overshoot leaves thousands of losses that "
+                 "one-hole-per-RTT recovery cannot repair" + (f"; forced to {self.recovery} for every flow"
+                                                              if self.recovery else "")]
+        return settings.settings_markdown(lines, self.tcp.with_values(STATED), protocols, other)
 
 
 def _dumbbell(setup: Setup, protos: Sequence[str], rate: float, rtt_ms: float, buffer_bdp: float, duration: float,
@@ -114,7 +142,7 @@ def _dumbbell(setup: Setup, protos: Sequence[str], rate: float, rtt_ms: float, b
                     algorithm=[a for a, _ in algos], params=[p for _, p in algos],
                     recovery=[setup.recovery_of(p) for p in protos],
                     duration=f"{duration}s", measure_window=f"{window}s", sample_interval=sample_interval,
-                    packet_size=f"{PACKET}B", accounting="ns2", seed=SEED)
+                    packet_size=f"{PACKET}B", accounting="ns2", seed=SEED, flow_options=setup.tcp.flow_options())
 
 
 def _job(key: str, sc, extract: str, **args) -> tuple[str, dict, str, dict]:
@@ -205,9 +233,10 @@ def _table1(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
                     row["analytic_goodput_kbps"] = reno_sawtooth_goodput(C_BPS, rtt / 1e3 + 0.010, buf, PACKET) / 1e3
                 rows.append(row)
     df = pd.DataFrame(rows)
-    piv = df.pivot_table(index="protocol", columns=["rtt_ms", "buffer_bdp"], values="goodput_kbps", sort=False)
-    piv.columns = [f"RTT {r} ms, B = {b:g} BDP" for r, b in piv.columns]
-    piv = piv.reindex(list(PROTOCOLS))
+    # The paper's layout: B = 0.1 BDP first, then B = BDP, each at RTT 100 and 300 ms.
+    piv = df.pivot_table(index="protocol", columns=["buffer_bdp", "rtt_ms"], values="goodput_kbps", sort=False)
+    piv = piv.reindex(index=list(PROTOCOLS), columns=TABLE1_COLUMNS)
+    piv.columns = [f"B = {b:g} BDP, RTT {r} ms" for b, r in piv.columns]
     note = (f"Goodput (kbit/s) over the last {setup.window:g} s of {setup.duration:g} s; C = 200 Mbit/s; one flow. "
             "NewReno's analytic sawtooth values are in the CSV column `analytic_goodput_kbps`. "
             "Goodput counts in-order delivery to the application: when a loss recovery straddles the window's "
@@ -311,13 +340,14 @@ def _table2(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
         for a_host, b_host in ((p, "NewReno"), ("NewReno", p)):
             r = res[f"t2|{a_host}|{b_host}"]
             g = r["goodput_bps"]
-            rows.append({"protocol": p, "host_a": a_host, "host_b": b_host, "goodput_a_mbps": g[0] / 1e6,
-                         "goodput_b_mbps": g[1] / 1e6, "new_protocol_mbps": (g[0] if a_host == p else g[1]) / 1e6,
-                         "newreno_mbps": (g[1] if a_host == p else g[0]) / 1e6, "utilization": r["utilization"],
+            rows.append({"protocol": p, "host_a": a_host, "host_b": b_host, "goodput_a_kbps": g[0] / 1e3,
+                         "goodput_b_kbps": g[1] / 1e3, "new_protocol_kbps": (g[0] if a_host == p else g[1]) / 1e3,
+                         "newreno_kbps": (g[1] if a_host == p else g[0]) / 1e3, "utilization": r["utilization"],
                          "quick": setup.quick})
     df = pd.DataFrame(rows)
     files = write_table(df, out, "table2", "mv-highspeed Table II: each protocol against NewReno, B = BDP",
-                         note="Goodput (Mbit/s) of host A (shorter access delay) and host B. " + _quick_note(setup))
+                         note="Goodput (kbit/s, as the paper) of host A (shorter access delay) and host B. "
+                         + _quick_note(setup), floatfmt=".0f")
     return {"table2": df}, files
 
 
@@ -409,7 +439,7 @@ def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None) -> dict:
+              recovery: Optional[str] = None, setup: str = "paper") -> dict:
     from .runner import run_all
 
     items = check_items("mv-highspeed", items, ITEMS)
@@ -417,7 +447,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
         raise ValueError(f"recovery: must be reno, newreno or sack, got {recovery!r}")
     if variants not in ("paper", "linux"):
         raise ValueError(f"variants: must be 'paper' or 'linux', got {variants!r}")
-    setup = Setup(quick, variants, recovery)
+    setup = Setup(quick, variants, recovery, setup)
     out = out or os.path.join("out", "mv-highspeed" + ("-quick" if quick else ""))
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()
