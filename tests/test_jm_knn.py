@@ -105,8 +105,15 @@ def test_cost_item_two_flows_and_jain(quick):
     c = made["cost"]["tables"]["cost"]
     assert len(c) == 2 * len(jm.COST_BUFFERS)
     assert ((c.jain_index >= 0.5 - 1e-12) & (c.jain_index <= 1 + 1e-12)).all()
-    assert ((c.cubic_mbps + c.reno_mbps) * 1e6 <= PAYLOAD_RATE * 1.001).all()
     assert (c.utilization <= 1 + 1e-9).all()
+    # Every byte delivered crossed X-Y, so by any time t both flows together delivered at most its payload rate
+    # x t (plus the segment on the wire); a window's throughput alone can read above it (data held behind a hole
+    # at the window's start is delivered inside it). The runs are read back from the campaign.
+    res = run_all(jm._cost_jobs(jm.Setup(True)), workers=1, verbose=False, campaign=str(out / "campaign"))
+    for key, r in res.items():
+        t = np.asarray(r["series_time"])
+        delivered = np.cumsum(np.sum(r["series_bps"], axis=0) * np.diff(t, prepend=0.0))
+        assert (delivered <= PAYLOAD_RATE * t + 1448 * 8).all(), key
     assert (c[~c.cubic_has_knn].cubic_loss_events == 0).all()
     assert (c[c.cubic_has_knn].cubic_loss_events > 0).all()
     assert (out / "cost.png").exists()
@@ -160,7 +167,7 @@ def test_the_paper_setup_and_variants_reach_every_runs_spec():
 
     paper = flows()
     assert {(f["init_cwnd"], f["init_rto"], f["min_rto"], f["max_rto"], f["rto_mode"]) for f in paper} == \
-        {(2.0, 3.0, 0.2, 120.0, "rfc6298")}
+        {(2.0, 3.0, 0.2, 120.0, "linux")}
     cubic = [f["cc"]["params"] for f in paper if f["cc"]["algorithm"] == "cubic"]
     assert cubic and all(p == {"variant": "2005", "initial_ssthresh": 0} for p in cubic)
     linux = flows(variants="linux", setup="linux")

@@ -4,6 +4,7 @@ analysis)."""
 
 import os
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -53,9 +54,8 @@ def test_table2_is_in_kbit_per_s_as_the_paper(quick):
     out, made = quick
     t2 = made["table2"]["tables"]["table2"]
     assert {"goodput_a_kbps", "goodput_b_kbps", "new_protocol_kbps", "newreno_kbps"} <= set(t2.columns)
-    total = t2.goodput_a_kbps + t2.goodput_b_kbps
-    # two flows share 200 Mbit/s = 200,000 kbit/s (in Mbit/s the sum could never pass 200)
-    assert (total <= C / 1e3 * (1 + 1e-3)).all() and (total > 1000).all()
+    # two flows share 200 Mbit/s = 200,000 kbit/s: in Mbit/s the sum could never pass 200
+    assert ((t2.goodput_a_kbps + t2.goodput_b_kbps) > 1000).all()
     assert "kbit/s" in (out / "table2.md").read_text()
 
 
@@ -64,12 +64,34 @@ def test_quick_runs_obey_physics(quick):
     for key in ("table1", "figs9-10", "table2"):
         df = made[key]["tables"][key]
         assert (df.utilization <= 1.0 + 1e-9).all() and (df.utilization > 0).all()
-    t1 = made["table1"]["tables"]["table1"]
-    # Goodput never above the link (ns-2 accounting counts whole packets), up to a packet at the window edge.
-    assert (t1.goodput_kbps * 1e3 <= C + 1500 * 8 / 30.0).all()
     f9 = made["figs9-10"]["tables"]["figs9-10"]
     assert ((f9.jain_index >= 0.5 - 1e-12) & (f9.jain_index <= 1 + 1e-12)).all()
-    assert (f9.total_mbps <= 200.0 * (1 + 1e-3)).all()
+
+
+def _delivered(raw, spec, args):
+    """A run's in-order delivered bytes, all flows together, at each sample time (ns-2 accounting: whole
+    packets, the bytes the bottleneck carried)."""
+    from tcplab.experiments.runner import _series
+
+    series = [_series(raw, "flow_ts", "flow", i, "delivered_bytes") for i in range(len(spec["flows"]))]
+    return {"time": series[0][0].tolist(), "bytes": sum(d.astype(float) for _, d in series).tolist()}
+
+
+def test_no_run_delivers_more_than_the_bottleneck_carried(quick):
+    # Every byte delivered crossed the bottleneck, so by any time t the flows together have delivered at most
+    # C t (plus the packet on the wire). (A window's goodput can read above C: data held behind a hole at the
+    # window's start is delivered inside it; table1.md's note.) The runs are read back from the campaign.
+    from tcplab.experiments import runner
+
+    out, _ = quick
+    runner.EXTRACTS["test_delivered"] = _delivered
+    s = mv.Setup(True)
+    jobs = [(k, spec, "test_delivered", a) for k, spec, _, a in
+            mv._table1_jobs(s, traces=True) + mv._pairs_jobs(s) + mv._table2_jobs(s)]
+    res = runner.run_all(jobs, workers=1, verbose=False, campaign=str(out / "campaign"))
+    for key, r in res.items():
+        t, d = np.asarray(r["time"]), np.asarray(r["bytes"])
+        assert (d * 8 <= C * t + 1500 * 8).all(), key
 
 
 def test_every_figure_is_written_and_says_quick(quick):
@@ -91,7 +113,8 @@ def test_index_gives_the_ns2_setup_with_its_sources(quick):
     for row in ("| init_cwnd | 2 | ns-2 Agent/TCP `windowInit_` = 2",
                 "| init_rto | 6 s | ns-2 Agent/TCP `rtxcur_init_` = 6 s until 2006/01/21",
                 "| max_rto | 100000 s | ns-2 Agent/TCP `maxrto_` = 100000 s until 2007/03/28",
-                "| rto_mode | rfc6298 | ns-2 `rtt_timeout()`", "| limited_transmit | on | ns-2 Agent/TCP `singledup_`",
+                "| rto_mode | linux | choice: ns-2's `rtt_timeout()`",
+                "| limited_transmit | on | ns-2 Agent/TCP `singledup_`",
                 "| rwnd | unlimited | ns-2's `window_` = 20 caps the window at 20 packets"):
         assert row in index, row
     assert "`tcpTick_` = 0.01 s" in index  # what tcplab does not model of ns-2, on the page
@@ -106,7 +129,7 @@ def test_the_setup_reaches_every_runs_spec():
 
     paper = flows("paper")
     assert {(f["init_cwnd"], f["init_rto"], f["min_rto"], f["max_rto"], f["rto_mode"], f["limited_transmit"],
-             f["init_ssthresh"], f["rwnd_packets"]) for f in paper} == {(2.0, 6.0, 0.2, 100000.0, "rfc6298", True,
+             f["init_ssthresh"], f["rwnd_packets"]) for f in paper} == {(2.0, 6.0, 0.2, 100000.0, "linux", True,
                                                                          None, None)}
     linux = flows("linux")
     assert {(f["init_cwnd"], f["init_rto"], f["max_rto"], f["rto_mode"], f["limited_transmit"]) for f in linux} \
