@@ -103,7 +103,7 @@ def test_every_items_runs_get_the_tcp_setup(monkeypatch, tmp_path):
 
     monkeypatch.setattr(runner, "run_all", catch)
     for setup, expect in (("paper", (2.0, 6.0, 100000.0, "linux", True)), ("linux", (10.0, 1.0, 60.0, "linux", False))):
-        s = kk.Setup(True, [1.0], setup)
+        s = kk.Setup(True, [1.0], setup=setup)
         for item, make in kk.FUNCS.items():
             seen.clear()
             with pytest.raises(Caught):

@@ -53,11 +53,19 @@ def test_quick_runs_obey_physics(quick):
     assert (f4.utilization <= 1 + 1e-3).all()
     f8 = made["fig8"]["tables"]["fig8"]
     assert ((f8.utilization > 0) & (f8.utilization <= 1 + 1e-9)).all()
-    assert (f8.total_goodput_mbps <= 200 * (1 + 1e-6)).all()
+    # In-order goodput over a window exceeds C by the data the receivers held behind holes when it opened
+    # (a recovery straddling the window's start); that data is inside the senders' flight, at most twice the
+    # pipe plus the buffer (the flight at an overflow, doubled by at most one round of slow start before the
+    # loss is seen). Seed 2 of the quick Fig. 8 reads 202.9 Mbit/s over its 15 s window so.
+    setup = mv.Setup(True)
+    held = 2 * (200e6 * f8.mean_path_rtt_ms / 1e3 / 12000 + f8.buffer_packets) * 12000
+    assert (f8.total_goodput_mbps * 1e6 <= 200e6 + held / (setup.f8_duration - setup.f8_measure_start)).all()
     assert ((f8.jain_index > 0) & (f8.jain_index <= 1 + 1e-12)).all()
     real = made["real"]["tables"]["real"]
     assert {"flow1_mbps", "flow2_mbps", "flow3_mbps"} <= set(real.columns)
-    assert (real.total_goodput_mbps <= 1000 * (1 + 1e-6)).all()
+    held = 2 * (1e9 * 0.160 / 12000 + real.buffer_packets) * 12000  # path RTT at most 120 + 4 x 10 ms
+    assert (real.total_goodput_mbps * 1e6 <= 1e9 + held / (setup.real_duration - setup.real_measure_start)).all()
+    assert (real.seeds == 2).all() and (f8.seeds == 2).all()
 
 
 def test_quick_newreno_already_follows_the_sawtooth(quick):
@@ -134,7 +142,7 @@ def test_the_setup_reaches_every_runs_spec():
     # --setup paper: ns-2's defaults in the simulations, Linux 2.6's in the real-experiment analog; --setup linux:
     # tcplab's in both
     def flows(setup, gen):
-        return [f for _, spec, _, _ in gen(mv.Setup(True, setup)) for f in spec["flows"]]
+        return [f for _, spec, _, _ in gen(mv.Setup(True, setup=setup)) for f in spec["flows"]]
 
     key = lambda f: (f["init_cwnd"], f["init_rto"], f["max_rto"], f["rto_mode"], f["limited_transmit"])  # noqa: E731
     for gen in (mv._fig4_jobs, mv._fig5_jobs, mv._fig8_jobs):

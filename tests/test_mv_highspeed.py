@@ -66,6 +66,12 @@ def test_quick_runs_obey_physics(quick):
         assert (df.utilization <= 1.0 + 1e-9).all() and (df.utilization > 0).all()
     f9 = made["figs9-10"]["tables"]["figs9-10"]
     assert ((f9.jain_index >= 0.5 - 1e-12) & (f9.jain_index <= 1 + 1e-12)).all()
+    # In-order goodput over a window exceeds C by the data the receivers held behind holes when it opened
+    # (a recovery straddling the window's start); that data is inside the senders' flight, at most twice the
+    # pipe (C x path RTT, at most 110.5 ms with the jitter) plus the buffer (the flight at an overflow, doubled
+    # by at most one round of slow start before the loss is seen).
+    held_bits = 2 * (C * 0.1105 / 12000 + f9.buffer_bdp * 1667) * 12000
+    assert (f9.total_mbps * 1e6 <= C + held_bits / 30.0).all()
 
 
 def _delivered(raw, spec, args):
@@ -137,7 +143,8 @@ def test_the_setup_reaches_every_runs_spec():
     import tcplab
 
     s = mv.Setup(True, setup="linux")
-    before = tcplab.Dumbbell(n_flows=2, bottleneck_rate=C, rtt="100ms", buffer="1.0BDP", algorithm=["scalable", "newreno"],
+    before = tcplab.Dumbbell(n_flows=2, bottleneck_rate=C, rtt="100ms", buffer="1.0BDP",
+                             algorithm=["scalable", "newreno"],
                              params=[{"variant": "paper", "low_window": 0}, {}], recovery=["sack", "newreno"],
                              duration=f"{s.duration}s", measure_window=f"{s.window}s", sample_interval="1s",
                              packet_size="1500B", accounting="ns2", seed=mv.SEED)
@@ -217,11 +224,21 @@ def test_cli_reproduce_lists_items_and_runs_a_quick_item(tmp_path):
                          text=True, check=True).stdout.split()
     assert out == mv.ITEMS
     d = tmp_path / "t2"
-    subprocess.run([sys.executable, "-m", "tcplab", "reproduce", "mv-highspeed", "table2", "--quick", "--setup", "linux",
-                    "--out", str(d)], capture_output=True, text=True, check=True)
+    subprocess.run([sys.executable, "-m", "tcplab", "reproduce", "mv-highspeed", "table2", "--quick", "--seeds", "2",
+                    "--setup", "linux", "--out", str(d)], capture_output=True, text=True, check=True)
     t2 = pd.read_csv(d / "table2.csv")
     assert len(t2) == 12 and set(t2.host_a) | set(t2.host_b) == set(mv.PROTOCOLS)
+    # two seeds: each cell the mean over them, with its 95 % interval and the phase flag
+    assert (t2.seeds == 2).all() and t2.phase_dependent.isin([True, False]).all()
+    assert (t2.goodput_a_kbps_ci_low <= t2.goodput_a_kbps).all()
+    assert (t2.goodput_a_kbps <= t2.goodput_a_kbps_ci_high).all()
+    per = pd.read_csv(d / "table2_seeds.csv")
+    assert sorted(per.seed.unique()) == [1, 2] and len(per) == 24
+    first = per[(per.host_a == t2.host_a[0]) & (per.host_b == t2.host_b[0])].goodput_a_kbps
+    assert t2.goodput_a_kbps[0] == pytest.approx(first.mean())
+    assert "95 % Student-t interval" in (d / "table2.md").read_text()
     index = (d / "index.md").read_text()
+    assert "table2 N = 2" in index
     assert "`--setup linux`" in index and "| init_cwnd | 10 | RFC 6928" in index
     bad = subprocess.run([sys.executable, "-m", "tcplab", "reproduce", "mv-highspeeed", "--quick"], capture_output=True,
                          text=True)

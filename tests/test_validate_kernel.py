@@ -180,10 +180,23 @@ def test_short_bbr_run_is_paced_and_bounded(tmp_path):
     allows and stays under half a BDP, nothing is dropped, and cwnd stays near 2 BDP."""
     rate, rtt, duration = 20e6, 0.05, 10.0
     bdp = round(rate * rtt / (1500 * 8))
-    out = kernel.run_kernel("bbr", rate, rtt, bdp, duration, tmp_path / "run")
-    meta = json.loads((out / "meta.json").read_text())
-    for d in meta["disturbances"]:
-        print("disturbance:", d)
+    # The bounds below are the kernel's on an undisturbed emulated link. A stall of the forwarder
+    # loop delays packets that it then writes back to back as it catches up: the path briefly
+    # delivers faster than C, BBR's max-bandwidth filter keeps that sample for 10 round trips
+    # (tcp_bbr.c bbr_bw_rtts) and paces above C meanwhile, so the queue can pass half a BDP for
+    # reasons that are the host's, not BBR's (once 71 packets for 2 s after a 5.5 ms stall).
+    # Such a run is measured again once; a second disturbed run skips, naming the stalls.
+    for attempt in (1, 2):
+        out = kernel.run_kernel("bbr", rate, rtt, bdp, duration, tmp_path / f"run{attempt}")
+        meta = json.loads((out / "meta.json").read_text())
+        for d in meta["disturbances"]:
+            print(f"run {attempt} disturbance:", d)
+        stalls = [s for s in meta["forwarder"]["stalls"] if s[0] + s[1] >= 0]
+        if not stalls:
+            break
+    else:
+        pytest.skip(f"the forwarder loop stalled in both runs (second run: {len(stalls)} stalls, longest "
+                    f"{max(s[1] for s in stalls) * 1e3:.1f} ms): the bounds hold only on an undisturbed link")
     assert meta["sender"]["congestion_control"] == "bbr"
     assert meta["default_congestion_control"] == "bbr"  # the sender namespace's default too
     assert meta["pacing"]["fq"] is False and "internal pacing" in meta["pacing"]["paced_by"], meta["pacing"]

@@ -149,6 +149,10 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--fresh", action="store_true",
                     help="start over: delete the campaign OUT/campaign/ and run everything again (default: reuse "
                          "the runs stored there)")
+    rp.add_argument("--seeds", type=int, metavar="N",
+                    help="seeds 1..N for every multi-flow item, each with its own access-delay jitter; tables "
+                         "give the mean and 95 %% confidence interval (default: the paper's choice per item, "
+                         "docs/experiments/PAPER.md; ssm-interactions' configurations are its seeds: --configs)")
     rp.add_argument("--configs", type=int, help="ssm-interactions: number of generated configurations (default 12)")
     rp.add_argument("--duration", type=float, help="ssm-interactions: seconds simulated per run (default 600); "
                                                    "bbr-coexistence: seconds per run (default 60, quick 10)")
@@ -705,7 +709,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             kw["variants"] = args.variants
         if args.setup is not None:
             kw["setup"] = args.setup
-        for name in ("configs", "duration"):
+        if args.seeds is not None and args.seeds < 1:
+            raise _CliError(f"--seeds: must be at least 1, got {args.seeds}")
+        for name in ("configs", "duration", "seeds"):
             if getattr(args, name) is not None:
                 kw[name] = getattr(args, name)
         if args.protocols:

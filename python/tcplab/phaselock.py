@@ -11,7 +11,7 @@ their reproductions must stay bit for bit), but says so.
 The test (:func:`phase_lock_reason`) is exact about the seed: a run's seed is used only by
 random loss on links, by the queue disciplines that draw random numbers (RED, PIE, DualPI2's coins,
 FQ-CoDel's hash salt), by on/off sources with exponential periods, and by a dumbbell's
-``access_delay = "uniform"``. A scenario with none of these and two or more long-lived (bulk) TCP
+``access_delay = "uniform"`` or nonzero ``access_jitter``. A scenario with none of these and two or more long-lived (bulk) TCP
 flows gets the warning; ``tcplab run`` and ``tcplab sweep`` print it as one line on stderr,
 :func:`tcplab.run` issues a :class:`PhaseLockWarning` (once per process).
 """
@@ -50,6 +50,8 @@ def _randomness(scenario: Any, spec: Mapping[str, Any]) -> Optional[str]:
     if isinstance(scenario, Dumbbell) and isinstance(scenario.access_delay, str) \
             and scenario.access_delay.strip().lower() == "uniform":
         return "uniform access delays"
+    if isinstance(scenario, Dumbbell) and scenario.access_jitter_s > 0:
+        return "access-delay jitter"
     for link in spec.get("links", []):
         if _random_loss(link.get("loss")):
             return f"random loss on {link.get('name')}"

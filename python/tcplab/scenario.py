@@ -45,6 +45,8 @@ a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
     ``start`` (flow start time or list; default 0), ``access_rate`` (default
     10 x ``bottleneck_rate``), ``access_delay`` (``"spread"`` (default),
     ``"uniform"``, one time for all, or a list of times, one per flow),
+    ``access_jitter`` (a time, default 0: each sender's access delay gets an
+    offset drawn uniform in [0, jitter) from the seed),
     ``packet_size`` (``"1500B"``), ``header_size`` (``40``), ``ack_size``
     (``40``), ``accounting`` (``"ns2"``), ``loss`` / ``reverse_loss``,
     ``queue`` / ``reverse_queue`` (the bottleneck's queue discipline, e.g.
@@ -202,6 +204,10 @@ ACCESS_RATE_FACTOR = 10.0
 MAX_RATE_BPS = 8e12
 #: Range of the "uniform" access-delay rule of mv-buffers (seconds).
 UNIFORM_ACCESS_DELAY_MAX = 10e-3
+#: The second word of the seed of a dumbbell's ``access_jitter`` draws,
+#: ``numpy.random.default_rng([seed, ACCESS_JITTER_STREAM])``: a stream apart from
+#: ``access_delay = "uniform"``'s ``default_rng(seed)``, so the two never draw the same numbers.
+ACCESS_JITTER_STREAM = 1
 
 UNLIMITED_QUEUE = {"limit_packets": None, "limit_bytes": None}
 
@@ -1437,6 +1443,7 @@ _DUMBBELL_DEFAULTS: dict[str, Any] = {
     "start": 0.0,
     "access_rate": None,
     "access_delay": "spread",
+    "access_jitter": 0.0,
     "packet_size": 1500,
     "header_size": None,
     "ack_size": None,
@@ -1490,6 +1497,20 @@ class Dumbbell(Scenario):
       - one time (e.g. ``"2.5ms"``) for every access link, or a list of N
         times, entry i used for both sender i and receiver i.
 
+    * ``access_jitter`` (a time, default 0: none): sender i's access links
+      (``s<i>-r1`` and ``r1-s<i>``) get ``access_delay``'s delay plus an
+      offset drawn uniform in [0, ``access_jitter``) from
+      ``numpy.random.default_rng([seed, 1]).uniform(0, access_jitter, size=N)``
+      (a stream apart from ``"uniform"``'s). It breaks the phase lock of a
+      deterministic dumbbell (:mod:`tcplab.phaselock`): an offset of a
+      fraction of a packet's transmission time on the bottleneck already
+      moves the flows' relative phase, so each seed shows another phase,
+      while each round-trip time grows by less than 2 x ``access_jitter``.
+      The paper reproductions use 0.25 ms in their multi-flow runs
+      (docs/experiments/mv-highspeed.md, "Seeds and phase effects", has the
+      measurement). With 0 (the default) the delays are exactly
+      ``access_delay``'s.
+
     * Drop-tail buffer ``buffer`` at r1 on ``r1-r2``: packets (``100``,
       ``"100p"``), bytes (``"150KB"``) or a fraction of the BDP (``"0.1BDP"``)
       where BDP = C x ``rtt`` / (8 x ``packet_size``) packets, rounded to
@@ -1541,6 +1562,7 @@ class Dumbbell(Scenario):
         start: Union[Quantity, Sequence[Quantity]] = 0.0,
         access_rate: Optional[Quantity] = None,
         access_delay: Union[str, Quantity, Sequence[Quantity]] = "spread",
+        access_jitter: Quantity = 0.0,
         packet_size: Quantity = 1500,
         header_size: Optional[Quantity] = None,
         ack_size: Optional[Quantity] = None,
@@ -1575,6 +1597,7 @@ class Dumbbell(Scenario):
         self.start = start
         self.access_rate = access_rate
         self.access_delay = access_delay
+        self.access_jitter = access_jitter
         self.packet_size = packet_size
         self.header_size = header_size
         self.ack_size = ack_size
@@ -1689,8 +1712,33 @@ class Dumbbell(Scenario):
         return _pos_rate(self.access_rate, "access_rate")
 
     @property
+    def access_jitter_s(self) -> float:
+        """``access_jitter`` in seconds (0: none)."""
+        return _nonneg_time(self.access_jitter, "access_jitter")
+
+    def access_jitters(self) -> list[float]:
+        """Per flow i (0-based): the offset added to sender i's access delay, seconds, drawn uniform
+        in [0, ``access_jitter``) from ``default_rng([seed, ACCESS_JITTER_STREAM])``; all 0 without jitter."""
+        n = self._n()
+        jitter = self.access_jitter_s
+        if jitter == 0:
+            return [0.0] * n
+        import numpy as np
+
+        d = np.random.default_rng([self._seed(), ACCESS_JITTER_STREAM]).uniform(0.0, jitter, size=n)
+        return [float(x) for x in d]
+
+    @property
     def access_delays(self) -> list[tuple[float, float]]:
-        """Per flow i (0-based): (sender access delay, receiver access delay), seconds."""
+        """Per flow i (0-based): (sender access delay, receiver access delay), seconds; the sender's
+        includes its ``access_jitter`` offset."""
+        base = self._base_access_delays()
+        if self.access_jitter_s == 0:
+            return base
+        return [(s + j, r) for (s, r), j in zip(base, self.access_jitters())]
+
+    def _base_access_delays(self) -> list[tuple[float, float]]:
+        """``access_delay``'s delays, before the jitter."""
         n = self._n()
         ad = self.access_delay
         if isinstance(ad, str) and ad.strip().lower() == "spread":

@@ -70,7 +70,9 @@ def reproduce(paper: str, items: Optional[Sequence[str]] = None, quick: bool = F
     accepted = inspect.signature(mod.reproduce).parameters
     for k in options:
         if k not in accepted:
-            raise ValueError(f"{k}: not an option of {paper}")
+            hint = ("; its generated configurations are its seeds (--configs N, configs=N)"
+                    if k == "seeds" and "configs" in accepted else "")
+            raise ValueError(f"{k}: not an option of {paper}{hint}")
     if store_on not in (None, "client", "worker"):
         raise ValueError(f"store_on: expected 'client' or 'worker', got {store_on!r}")
     out = out or default_out(paper, quick)

@@ -20,6 +20,12 @@ Scenario: tcplab.Dumbbell, C = 100 Mbit/s, bottleneck round-trip delay
 BBR flow's 20/40/80 ms; buffer in multiples of BDP = C x 20 ms (the CUBIC
 flow's, the shorter RTT: 167 packets); both flows with the Linux TCP
 profile (SACK, PRR, RACK-TLP, delayed ACKs) as the kernel runs them.
+
+Seeds: every cell runs over seeds 1..N (``SEEDS``; ``seeds=N``, ``--seeds
+N``), each sender's access delay plus a jitter uniform in [0, 0.25 ms) drawn
+from the seed (``common.PHASE_JITTER_S``); the table and figures give the
+mean with its 95 % Student-t interval and each seed's value.
+
 This is a study of today's Linux, so its TCP setup is ``linux`` (the only
 one ``setup`` accepts).
 """
@@ -34,7 +40,8 @@ import numpy as np
 
 from . import runner
 from . import settings
-from .common import check_items, finish, pyplot, save_figure, write_index, write_table
+from .common import (PHASE_JITTER_S, check_items, ci_text, finish, per_seed, phase_note, pyplot, save_figure,
+                     seed_list, seed_points, seed_summary, write_index, write_table)
 
 ITEMS = ["table", "fig-share", "fig-delay", "fig-retrans"]
 
@@ -45,6 +52,9 @@ BOTTLENECK_RTT_MS = 10.0
 CUBIC_RTT_MS = 20.0
 BDP_PACKETS = C_BPS * CUBIC_RTT_MS / 1e3 / (8 * PACKET)  # 166.7
 SEED = 1
+#: Seeds per cell (full length; the whole sweep costs about 12 CPU s per seed).
+SEEDS = 5
+QUICK_SEEDS = 2
 #: the BBR flow starts 0.1 s after CUBIC: flows started in the same picosecond lock
 #: into a phase effect (docs/validation.md)
 BBR_START = 0.1
@@ -67,8 +77,11 @@ TCP_SETUP = settings.TcpSetup("linux", "today's Linux, the study's only setup: t
 
 
 class Setup:
-    def __init__(self, quick: bool, protocols: Optional[Sequence[str]] = None, duration: Optional[float] = None):
+    def __init__(self, quick: bool, protocols: Optional[Sequence[str]] = None, duration: Optional[float] = None,
+                 seeds: Optional[int] = None):
         self.quick = quick
+        #: seeds of every cell (1..N, with the access-delay jitter)
+        self.seeds = seed_list(seeds if seeds is not None else QUICK_SEEDS if quick else SEEDS)
         self.protocols = list(protocols) if protocols else ["bbr", "bbr3"]
         self.buffers = [0.5, 2.0, 8.0] if quick else [0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0]
         self.ratios = [1, 4] if quick else [1, 2, 4]
@@ -88,7 +101,9 @@ class Setup:
             f"- BBR versions: {', '.join(self.protocols)}; the other flow: cubic",
             f"- {self.duration:g} s per run, measured over [{self.measure_start:g}, {self.duration:g}] s; CUBIC "
             f"starts at 0, BBR at {BBR_START:g} s{q}",
-            f"- 1500-byte packets, payload goodput, queue sampled every {self.sample:g} s; seed {SEED}",
+            f"- 1500-byte packets, payload goodput, queue sampled every {self.sample:g} s",
+            f"- seeds 1..{len(self.seeds)} per cell, each sender's access delay plus a jitter uniform in "
+            f"[0, {PHASE_JITTER_S * 1e3:g} ms) from the seed; mean and 95 % Student-t interval over the seeds",
         ]
         protocols = [settings.Protocol(v, v, {}, "sack", "today's Linux module (the study's subject)")
                      for v in self.protocols]
@@ -109,7 +124,8 @@ def access_delay_ms(rtt_ms: float) -> float:
 
 
 def scenario(version: str, ratio: float, buffer_bdp: float, duration: float, measure_start: float,
-             sample: float = 0.05):
+             sample: float = 0.05, seed: Optional[int] = None):
+    """One cell's dumbbell; ``seed`` given: that seed, with the access-delay jitter (else seed 1 without)."""
     from tcplab import Dumbbell
 
     delays = [f"{access_delay_ms(CUBIC_RTT_MS)}ms", f"{access_delay_ms(ratio * CUBIC_RTT_MS)}ms"]
@@ -117,7 +133,8 @@ def scenario(version: str, ratio: float, buffer_bdp: float, duration: float, mea
                     buffer=buffer_packets(buffer_bdp), algorithm=["cubic", version], start=[0.0, BBR_START],
                     access_delay=delays, duration=f"{duration}s", measure_start=f"{measure_start}s",
                     sample_interval=f"{sample}s", accounting="payload", flow_options={"profile": "linux"},
-                    seed=SEED, name=f"coexist-{version}-{ratio}-{buffer_bdp}")
+                    seed=SEED if seed is None else seed, access_jitter=0.0 if seed is None else PHASE_JITTER_S,
+                    name=f"coexist-{version}-{ratio}-{buffer_bdp}")
 
 
 # ---------------------------------------------------------------- extract (per run)
@@ -144,17 +161,18 @@ runner.EXTRACTS["bbr_coexistence"] = extract_coexistence
 
 def _jobs(setup: Setup) -> list:
     jobs = []
-    for v in setup.protocols:
-        for r in setup.ratios:
-            for b in setup.buffers:
-                sc = scenario(v, r, b, setup.duration, setup.measure_start, setup.sample)
-                spec = sc.to_spec()
-                for f in spec.get("flows", []):  # as mv_buffers: older cores reject a null loss_classifier
-                    if f.get("loss_classifier", 0) is None:
-                        del f["loss_classifier"]
-                jobs.append((f"{v}|{r}|{b}", spec, "bbr_coexistence",
-                             {"bottleneck": sc.bottleneck_links()[0], "measure_start": setup.measure_start,
-                              "duration": setup.duration}))
+    for s in setup.seeds:
+        for v in setup.protocols:
+            for r in setup.ratios:
+                for b in setup.buffers:
+                    sc = scenario(v, r, b, setup.duration, setup.measure_start, setup.sample, seed=s)
+                    spec = sc.to_spec()
+                    for f in spec.get("flows", []):  # as mv_buffers: older cores reject a null loss_classifier
+                        if f.get("loss_classifier", 0) is None:
+                            del f["loss_classifier"]
+                    jobs.append((f"{v}|{r}|{b}|{s}", spec, "bbr_coexistence",
+                                 {"bottleneck": sc.bottleneck_links()[0], "measure_start": setup.measure_start,
+                                  "duration": setup.duration}))
     return jobs
 
 
@@ -164,62 +182,94 @@ def _qnote(setup: Setup) -> str:
     return " **QUICK MODE**: fewer points, shorter runs." if setup.quick else ""
 
 
+#: The table's metrics, averaged over the seeds with their 95 % intervals.
+METRICS = ["bbr_mbps", "cubic_mbps", "bbr_share", "cubic_share", "utilization", "jain", "queue_delay_ms_mean",
+           "queue_delay_ms_p95", "bbr_retx_rate", "cubic_retx_rate", "bbr_retransmits", "cubic_retransmits",
+           "bbr_packets_sent", "cubic_packets_sent", "drops", "bbr_timeouts", "cubic_timeouts"]
+
+
 def _table_df(setup: Setup, res: dict):
+    """(per-cell means over the seeds with 95 % intervals and ``phase_dependent``: whether the BBR share
+    crosses one half across the seeds; the per-seed rows)."""
+    per = _per_seed_df(setup, res)
+    df = seed_summary(per, ["bbr", "rtt_ratio", "buffer_bdp"], METRICS,
+                      flips={"phase_dependent": lambda g: g["bbr_share"] - 0.5})
+    return df, per
+
+
+def _per_seed_df(setup: Setup, res: dict):
     import pandas as pd
 
     from tcplab.analysis import jain_index
 
     pkt_s = PACKET * 8 / C_BPS
     rows = []
-    for v in setup.protocols:
-        for r in setup.ratios:
-            for b in setup.buffers:
-                x = res[f"{v}|{r}|{b}"]
-                g_cubic, g_bbr = x["goodput_bps"]
-                tot = g_cubic + g_bbr
-                rc, rb = x["retransmits"]
-                dc, db = x["data_packets_sent"]
-                rows.append({
-                    "bbr": v, "rtt_ratio": r, "bbr_rtt_ms": r * CUBIC_RTT_MS, "cubic_rtt_ms": CUBIC_RTT_MS,
-                    "buffer_bdp": b, "buffer_packets": buffer_packets(b),
-                    "bbr_mbps": g_bbr / 1e6, "cubic_mbps": g_cubic / 1e6,
-                    "bbr_share": g_bbr / tot if tot else float("nan"),
-                    "cubic_share": g_cubic / tot if tot else float("nan"),
-                    "utilization": x["utilization"], "jain": jain_index([g_cubic, g_bbr]),
-                    "queue_delay_ms_mean": 1e3 * x["queue_mean_packets"] * pkt_s,
-                    "queue_delay_ms_p95": 1e3 * x["queue_p95"] * pkt_s,
-                    "bbr_retx_rate": rb / db if db else float("nan"),
-                    "cubic_retx_rate": rc / dc if dc else float("nan"),
-                    "bbr_retransmits": rb, "cubic_retransmits": rc, "bbr_packets_sent": db, "cubic_packets_sent": dc, "drops": x["drops"],
-                    "bbr_timeouts": x["timeouts"][1], "cubic_timeouts": x["timeouts"][0],
-                    "duration_s": setup.duration, "quick": setup.quick})
+    for s in setup.seeds:
+        for v in setup.protocols:
+            for r in setup.ratios:
+                for b in setup.buffers:
+                    x = res[f"{v}|{r}|{b}|{s}"]
+                    g_cubic, g_bbr = x["goodput_bps"]
+                    tot = g_cubic + g_bbr
+                    rc, rb = x["retransmits"]
+                    dc, db = x["data_packets_sent"]
+                    rows.append({
+                        "bbr": v, "rtt_ratio": r, "bbr_rtt_ms": r * CUBIC_RTT_MS, "cubic_rtt_ms": CUBIC_RTT_MS,
+                        "buffer_bdp": b, "buffer_packets": buffer_packets(b), "seed": s,
+                        "bbr_mbps": g_bbr / 1e6, "cubic_mbps": g_cubic / 1e6,
+                        "bbr_share": g_bbr / tot if tot else float("nan"),
+                        "cubic_share": g_cubic / tot if tot else float("nan"),
+                        "utilization": x["utilization"], "jain": jain_index([g_cubic, g_bbr]),
+                        "queue_delay_ms_mean": 1e3 * x["queue_mean_packets"] * pkt_s,
+                        "queue_delay_ms_p95": 1e3 * x["queue_p95"] * pkt_s,
+                        "bbr_retx_rate": rb / db if db else float("nan"),
+                        "cubic_retx_rate": rc / dc if dc else float("nan"),
+                        "bbr_retransmits": rb, "cubic_retransmits": rc, "bbr_packets_sent": db,
+                        "cubic_packets_sent": dc, "drops": x["drops"],
+                        "bbr_timeouts": x["timeouts"][1], "cubic_timeouts": x["timeouts"][0],
+                        "duration_s": setup.duration, "quick": setup.quick})
     return pd.DataFrame(rows)
 
 
-def _table(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
-    df = _table_df(setup, res)
+def _table(setup: Setup, res: dict, out: str) -> tuple:
+    df, per = _table_df(setup, res)
+    n = len(setup.seeds)
+    flagged = [f"{r.bbr} ratio {r.rtt_ratio:g} B = {r.buffer_bdp:g} BDP" for r in df.itertuples() if r.phase_dependent]
+    phase = phase_note(flagged, len(df), n, "whether the BBR flow gets more than half")
+    seeds = (f" Mean over {n} seeds (each with its own access-delay jitter in [0, {PHASE_JITTER_S * 1e3:g} ms)); "
+             "the BBR share with its 95 % Student-t interval in brackets, every metric's interval in the CSV "
+             "(`_ci_low`, `_ci_high`), each seed's row in `table_seeds.csv`. " + phase if n > 1 else
+             " One seed (with the access-delay jitter).")
     note = ("One CUBIC flow (RTT 20 ms) and one BBR flow (RTT = ratio x 20 ms) on a 100 Mbit/s drop-tail "
             f"bottleneck; goodput (payload) and shares over [{setup.measure_start:g}, {setup.duration:g}] s; "
             "queueing delay = time-averaged bottleneck queue x packet time (mean) and the 95th percentile of the "
             f"{setup.sample:g}-s samples; retransmission rate = a flow's retransmissions / its data packets "
-            "sent, over the whole run (start-up included)." + _qnote(setup))
+            "sent, over the whole run (start-up included)." + seeds + _qnote(setup))
     md = df[["bbr", "rtt_ratio", "buffer_bdp", "bbr_share", "cubic_share", "utilization", "queue_delay_ms_mean",
-             "queue_delay_ms_p95", "bbr_retx_rate", "cubic_retx_rate"]]
+             "queue_delay_ms_p95", "bbr_retx_rate", "cubic_retx_rate"]].copy()
+    md["bbr_share"] = [ci_text(r.bbr_share, r.bbr_share_ci_low, r.bbr_share_ci_high, ".3f") for r in df.itertuples()]
+    md["phase_dependent"] = ["-" if x is None else ("yes" if x else "no") for x in df.phase_dependent]
     files = write_table(df, out, "table", "bbr-coexistence: BBR and CUBIC sharing a bottleneck", note,
-                        floatfmt=".4g", md_df=md.set_index(["bbr", "rtt_ratio", "buffer_bdp"]))
-    return {"table": df}, files
+                        floatfmt=".4g", md_df=md.set_index("bbr"))
+    path = os.path.join(out, "table_seeds.csv")
+    per.to_csv(path, index=False)
+    return {"table": df}, files + [path], phase
 
 
 def _panels(setup: Setup, res: dict, out: str, name: str, title: str, ylabel: str, series) -> tuple[dict, list]:
     plt = pyplot()
-    df = _table_df(setup, res)
+    df, per = _table_df(setup, res)
     fig, axes = plt.subplots(1, len(setup.ratios), figsize=(5 * len(setup.ratios), 4.2), sharey=True, squeeze=False)
     for ax, r in zip(axes[0], setup.ratios):
         d0 = df[df.rtt_ratio == r]
         for k, v in enumerate(setup.protocols):
             d = d0[d0.bbr == v].sort_values("buffer_bdp")
             for col, label, style in series(v):
-                ax.plot(d.buffer_bdp, d[col], style, color=f"C{k}", mfc="none", label=label)
+                ls = style.lstrip("os^vD")
+                seed_points(ax, list(d.buffer_bdp),
+                            [per_seed(per, {"bbr": v, "rtt_ratio": r, "buffer_bdp": b}, col) for b in d.buffer_bdp],
+                            d[col], d[f"{col}_ci_low"], d[f"{col}_ci_high"], marker=style[0], ls=ls or "-",
+                            color=f"C{k}", mfc="none", label=label)
         ax.set_xscale("log")
         ax.set_xticks(setup.buffers)
         ax.set_xticklabels([f"{b:g}" for b in setup.buffers])
@@ -229,9 +279,14 @@ def _panels(setup: Setup, res: dict, out: str, name: str, title: str, ylabel: st
         ax.grid(alpha=0.3, which="both")
         if name == "fig-share":
             ax.axhline(0.5, ls=":", color="k", lw=0.8)
+            ax.set_ylim(0, 1.02)  # (a two-seed interval reaches far beyond the physical range)
+        else:
+            ax.set_ylim(bottom=0)
     axes[0][0].set_ylabel(ylabel)
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(title + (" [QUICK MODE]" if setup.quick else ""))
+    n = len(setup.seeds)
+    fig.suptitle(title + (f"; mean and 95 % CI over {n} seeds (dots: each seed)" if n > 1 else "")
+                 + (" [QUICK MODE]" if setup.quick else ""))
     fig.tight_layout()
     return {}, [save_figure(fig, out, f"{name}.png")]
 
@@ -257,10 +312,11 @@ def _fig_retrans(setup: Setup, res: dict, out: str):
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
               recovery: Optional[str] = None, protocols: Optional[Sequence[str]] = None,
-              duration: Optional[float] = None, setup: str = "linux") -> dict:
+              duration: Optional[float] = None, seeds: Optional[int] = None, setup: str = "linux") -> dict:
     """Run the sweep and write the table and figures. ``protocols``: the BBR
     versions to sweep (default bbr and bbr3; any algorithm name is accepted, so
-    another one can stand in); ``duration``: seconds per run; ``setup``: only
+    another one can stand in); ``duration``: seconds per run; ``seeds``: seeds
+    per cell (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: only
     ``"linux"`` (a study of today's Linux)."""
     from tcplab.scenario import algorithm_catalog
 
@@ -274,7 +330,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
     if setup != "linux":
         raise ValueError(f"setup: bbr-coexistence is a study of today's Linux, so its only setup is 'linux'; got "
                          f"{setup!r}")
-    setup = Setup(quick, protocols, duration)
+    setup = Setup(quick, protocols, duration, seeds)
     have = {a["name"] for a in algorithm_catalog()}
     missing = [p for p in setup.protocols if p not in have]
     if missing:

@@ -24,6 +24,124 @@ def check_items(paper: str, items: Optional[Sequence[str]], known: Sequence[str]
     return items
 
 
+# ---------------------------------------------------------------- seeds and confidence intervals
+
+#: The access-delay jitter (seconds) of the reproductions' multi-flow runs: each sender's access delay
+#: gets an offset uniform in [0, 0.25 ms) drawn from the run's seed (tcplab.Dumbbell's
+#: ``access_jitter``), so each seed shows another phase. Why this size: docs/experiments/mv-highspeed.md,
+#: "Seeds and phase effects".
+PHASE_JITTER_S = 0.25e-3
+
+
+def seed_list(n: int, what: str = "seeds") -> list[int]:
+    """Seeds 1..n; ``n`` must be a positive integer (an error naming ``what`` otherwise)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{what}: must be a positive integer, got {n!r}")
+    return list(range(1, n + 1))
+
+
+def mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float, int]:
+    """(mean, low, high, n) of the two-sided Student-t interval ``mean ± t(1 - a/2, n - 1) s / sqrt(n)``
+    over the seeds' ``values`` (s: the sample standard deviation); low = high = NaN for one value."""
+    from tcplab.sweep import t_interval
+
+    mean, half, _, n = t_interval(values, confidence)
+    return mean, mean - half, mean + half, n
+
+
+def seed_summary(df: Any, by: Sequence[str], metrics: Sequence[str], diff: Optional[tuple[str, str]] = None,
+                 flips: Optional[dict[str, Callable[[Any], Sequence[float]]]] = None, confidence: float = 0.95) -> Any:
+    """One row per group of ``by`` from the per-seed rows of ``df`` (a ``seed`` column): each metric's
+    mean over the seeds under its own name, its 95 % interval as ``<metric>_ci_low`` and
+    ``<metric>_ci_high`` (:func:`mean_ci`; NaN with one seed), and ``seeds``, the number of seeds.
+    ``diff = (a, b)``: also ``phase_dependent``, whether ``a - b`` changes sign across the seeds
+    (:func:`winner_flips`; None with one seed); ``flips``: more such columns, each named with a
+    function of the group's rows that gives the per-seed differences. Other columns keep their first
+    value in the group. Groups stay in their first appearance's order."""
+    import pandas as pd
+
+    flips = dict(flips or {})
+    if diff is not None:
+        a, b = diff
+        flips["phase_dependent"] = lambda g: g[a] - g[b]
+
+    rows = []
+    for _, g in df.groupby(list(by), sort=False, dropna=False):
+        row = dict(g.iloc[0])
+        row.pop("seed", None)
+        for m in metrics:
+            mean, lo, hi, _ = mean_ci(g[m].tolist(), confidence)
+            row[m], row[f"{m}_ci_low"], row[f"{m}_ci_high"] = mean, lo, hi
+        row["seeds"] = len(g)
+        for name, fn in flips.items():
+            row[name] = winner_flips(list(fn(g)))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def per_seed(per: Any, where: dict, metric: str) -> list[float]:
+    """The seeds' values of ``metric`` in the per-seed rows ``per`` that match ``where`` (column: value)."""
+    mask = None
+    for k, v in where.items():
+        m = per[k] == v
+        mask = m if mask is None else mask & m
+    return per[mask][metric].tolist()
+
+
+def yes_no(flag: Any) -> str:
+    """A ``phase_dependent`` cell for reading: yes, no, or - (one seed)."""
+    return "-" if flag is None or (isinstance(flag, float) and flag != flag) else ("yes" if flag else "no")
+
+
+def winner_flips(diffs: Sequence[float]) -> Optional[bool]:
+    """Whether per-seed differences (e.g. host A's goodput minus host B's) change sign across the
+    seeds: the winner then depends on the phase the seed gives, not on the protocols. None for fewer
+    than two seeds (nothing to compare)."""
+    d = [float(x) for x in diffs]
+    if len(d) < 2:
+        return None
+    return any(x > 0 for x in d) and any(x < 0 for x in d)
+
+
+def phase_note(flagged: Sequence[str], total: int, seeds: int, what: str) -> str:
+    """The line under a table (and in index.md) on its phase-dependent cells: ``flagged`` names them,
+    ``what`` says what flips (e.g. "which host gets more"). Empty for one seed."""
+    if seeds < 2:
+        return ("One seed per cell: no interval and no phase check (`--seeds N` runs N seeds, each with its "
+                "own access-delay jitter).")
+    if not flagged:
+        return f"Phase check: in none of the {total} cells does {what} change across the {seeds} seeds."
+    return (f"**Phase-dependent** (`phase_dependent` column): in {len(flagged)} of the {total} cells {what} "
+            f"changes across the {seeds} seeds, so there the outcome is the phase the seed gives, not the "
+            f"protocol: {', '.join(flagged)}.")
+
+
+def ci_text(mean: float, low: float, high: float, fmt: str = ".1f") -> str:
+    """A table cell "mean [low, high]"; the mean alone when there is no interval (one seed)."""
+    import math
+
+    if math.isnan(low) or math.isnan(high):
+        return format(mean, fmt)
+    return f"{format(mean, fmt)} [{format(low, fmt)}, {format(high, fmt)}]"
+
+
+def seed_points(ax: Any, x: Sequence[float], per_seed: Sequence[Sequence[float]], mean: Sequence[float],
+                low: Sequence[float], high: Sequence[float], **style: Any) -> None:
+    """The spread over seeds on ``ax``: the mean with its 95 % interval as error bars (where there is
+    one) and every seed's value as a small translucent dot at the same x. ``per_seed[i]``: the seeds'
+    values at ``x[i]``; ``style``: the mean line's matplotlib style (marker, ls, color, label)."""
+    import numpy as np
+
+    mean = np.asarray(mean, dtype=float)
+    err = np.vstack([mean - np.asarray(low, dtype=float), np.asarray(high, dtype=float) - mean])
+    line = ax.errorbar(x, mean, yerr=None if np.isnan(err).all() else np.nan_to_num(err), capsize=3, **style)
+    color = line[0].get_color()
+    xs = [xi for xi, vals in zip(x, per_seed) for _ in vals]
+    ys = [v for vals in per_seed for v in vals]
+    if any(len(v) > 1 for v in per_seed):
+        ax.plot(xs, ys, ".", color=color, alpha=0.6, ms=5, zorder=1)
+
+
 def write_table(df: Any, out: str, name: str, title: str, note: str = "", floatfmt: str = ".3f",
                 md_df: Any = None) -> list[str]:
     """``name.csv`` (tidy, every row) and ``name.md`` (``md_df`` if given,
@@ -144,14 +262,17 @@ def write_index(out: str, title: str, quick_text: Optional[str], runs: Optional[
 def finish(paper: str, items: Sequence[str], known: Sequence[str], builders: dict[str, Callable], setup: Any,
            res: dict, out: str, t0: float, runs: int, verbose: bool, write_index_fn: Callable) -> dict:
     """Builds each requested item's tables and figures from the runs' results
-    (in the paper's item order), adds them to index.md through ``write_index_fn(setup,
+    (in the paper's item order; a builder returns ``(tables, files)`` or ``(tables, files, phase)``,
+    ``phase`` its note on phase effects for index.md), adds them to index.md through ``write_index_fn(setup,
     out, items, made, wall, runs, packets)`` and reports; returns
     ``{item: {"tables": ..., "files": [...]}}``."""
     made: dict[str, dict] = {}
     for it in known:
         if it in items:
-            tables, files = builders[it](setup, res, out)
-            made[it] = {"tables": tables, "files": files}
+            built = builders[it](setup, res, out)
+            made[it] = {"tables": built[0], "files": built[1]}
+            if len(built) > 2 and built[2]:  # (tables, files, the item's note on phase effects)
+                made[it]["phase"] = built[2]
     wall = time.perf_counter() - t0
     packets = sum(r.get("bottleneck_packets", 0) for r in res.values())
     _ORDER[:] = list(known)

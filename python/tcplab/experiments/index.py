@@ -71,6 +71,8 @@ def update_index(out: str, title: str, scenario: str, made: dict, setup: str, qu
             "bottleneck_packets": packets,
             "wall_s": round(float(wall), 1),
         }
+        if made[it].get("phase"):
+            record["items"][it]["phase"] = made[it]["phase"]
     record["title"] = title
     record["scenario"] = scenario
     rank = {it: i for i, it in enumerate(order)}
@@ -216,6 +218,9 @@ def render(out: str, record: dict) -> str:
         lines.append(f"- {it}{mark}: {', '.join(present)}"
                      + (f" (missing now: {', '.join(gone)})" if gone else "") + f"; {_when(e)}")
     lines.append("")
+    phase = [(it, e["phase"]) for it, e in items.items() if e.get("phase")]
+    if phase:  # what the seeds say of each item's outcome (computed from its runs)
+        lines += ["## Seeds and phase effects", ""] + [f"- {it}: {text}" for it, text in phase] + [""]
     try:
         names = sorted(os.listdir(out))
     except OSError:

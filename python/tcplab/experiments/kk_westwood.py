@@ -24,6 +24,13 @@ newreno or sack. Choice (unspecified in the paper): a Westwood flow uses the
 same loss recovery as the legacy flows it competes with, so only the
 congestion control differs; "Reno" in Figs. 3-5 is Reno recovery.
 
+Seeds: the multi-flow items whose outcome is a split (Figs. 1, 3, 4, 5) run
+each point over seeds 1..N (``SEEDS``; ``seeds=N``, ``--seeds N``), each
+sender's access delay plus a jitter uniform in [0, 0.25 ms) drawn from the
+seed (``common.PHASE_JITTER_S``), and report the mean with its 95 %
+Student-t interval; ``rce`` (the estimator's accuracy) and ``bs-tracking``
+(one flow) run seed 1 without jitter.
+
 TCP setup (``setup``): ``"paper"`` (default) gives every flow the defaults
 of the ns-2 of 2005 the paper ran (initial window 2, ns-2's RTO bounds,
 limited transmit; :func:`tcplab.experiments.settings.ns2`), ``"linux"``
@@ -39,7 +46,8 @@ import time
 from typing import Any, Optional, Sequence
 
 from . import settings
-from .common import save_figure, write_index, write_table
+from .common import (PHASE_JITTER_S, ci_text, phase_note, save_figure, seed_list, seed_points, seed_summary,
+                     winner_flips, write_index, write_table, yes_no)
 
 ITEMS = ["rce", "bs-tracking", "fig1", "fig3", "fig4", "fig5"]
 
@@ -51,6 +59,9 @@ SCENARIO = ("Kaneko & Katto, *Reno Friendly TCP Westwood Based on Router Buffer 
 
 PACKET = 1500
 SEED = 1
+#: Seeds of Figs. 1, 3, 4 and 5 (full length; the whole paper's runs cost about 30 CPU s per seed).
+SEEDS = 5
+QUICK_SEEDS = 2
 WESTWOOD = ("westwood-re", {})
 PROPOSAL = ("westwood-bs", {})
 NEW = {"Westwood": WESTWOOD, "Proposal": PROPOSAL}
@@ -69,9 +80,12 @@ STATED = settings.SetupValue("packet size", "1500 B, counted whole (ns-2 account
 
 
 class Setup:
-    def __init__(self, quick: bool, buffers: Optional[Sequence[float]] = None, setup: str = "paper"):
+    def __init__(self, quick: bool, buffers: Optional[Sequence[float]] = None, seeds: Optional[int] = None,
+                 setup: str = "paper"):
         self.quick = quick
         self.tcp = settings.choose(setup, PAPER_SETUP, "kk-westwood")
+        #: seeds of the multi-flow items (1..N, with the access-delay jitter)
+        self.seeds = seed_list(seeds if seeds is not None else QUICK_SEEDS if quick else SEEDS)
         self.duration = 60.0 if quick else 300.0
         self.window = 30.0 if quick else 200.0
         self.buffers = list(buffers) if buffers else [0.25, 0.5, 1.0, 2.0]
@@ -85,7 +99,10 @@ class Setup:
             + (" (QUICK MODE: shortened runs and grids, not the paper's)" if self.quick else ""),
             f"- Fig. 1/4 buffers (x BDP = {F1_BDP} packets): {', '.join(f'{b:g}' for b in self.buffers)}",
             f"- Fig. 3 N: {self.f3_ns}; Fig. 5 N: {self.f5_ns}, rates {[r / 1e6 for r in self.f5_rates]} Mbit/s",
-            f"- packets {PACKET} B, ns-2 accounting, seed {SEED}",
+            f"- packets {PACKET} B, ns-2 accounting",
+            f"- seeds: rce and bs-tracking seed {SEED}, no jitter; Figs. 1, 3, 4, 5 seeds 1..{len(self.seeds)} with "
+            f"each sender's access delay plus a jitter uniform in [0, {PHASE_JITTER_S * 1e3:g} ms) from the seed, "
+            "mean and 95 % Student-t interval over the seeds",
         ]
         same = ("that of the legacy flows it meets: reno, newreno or sack in Fig. 1, newreno in rce and "
                 "bs-tracking, reno in Figs. 3-5")
@@ -117,7 +134,8 @@ class Setup:
 
 
 def _f1(setup: Setup, algos: Sequence[tuple[str, dict]], recovery, buffer_pkts: int, duration=None, window=None,
-        sample="1s", n=None):
+        sample="1s", n=None, seed=None):
+    """The Fig. 1/4 dumbbell; ``seed`` given (a multi-flow point): that seed, with the access-delay jitter."""
     from tcplab import Dumbbell
 
     n = n or len(algos)
@@ -125,7 +143,8 @@ def _f1(setup: Setup, algos: Sequence[tuple[str, dict]], recovery, buffer_pkts: 
                     access_delay="5ms", algorithm=[a for a, _ in algos], params=[dict(p) for _, p in algos],
                     recovery=recovery, duration=f"{duration or setup.duration}s",
                     measure_window=f"{window or setup.window}s", sample_interval=sample,
-                    packet_size=f"{PACKET}B", accounting="ns2", seed=SEED, flow_options=setup.tcp.flow_options())
+                    packet_size=f"{PACKET}B", accounting="ns2", seed=SEED if seed is None else seed,
+                    access_jitter=0.0 if seed is None else PHASE_JITTER_S, flow_options=setup.tcp.flow_options())
 
 
 def _job(key, sc, extract="summary", **args):
@@ -258,39 +277,63 @@ def bs_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
 
 # ---------------------------------------------------------------- fig1
 
+def _seeds_text(setup: Setup) -> str:
+    n = len(setup.seeds)
+    return (f" Mean over {n} seeds with its 95 % Student-t interval (`_ci_low`, `_ci_high` columns; each seed's "
+            f"value in the `_seeds.csv` file): each seed moves every sender's access delay by its own jitter in "
+            f"[0, {PHASE_JITTER_S * 1e3:g} ms)." if n > 1 else " One seed (with the access-delay jitter).")
+
+
+def _write_seeds(per, out: str, name: str) -> str:
+    path = os.path.join(out, f"{name}_seeds.csv")
+    per.to_csv(path, index=False)
+    return path
+
+
 def fig1_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     import pandas as pd
 
     from tcplab.analysis import predicted_ratio_vs_buffer
 
+    from .common import per_seed
     from .runner import run_all
 
     jobs = []
-    for leg, rec in LEGACY.items():
-        for nm, algo in NEW.items():
-            for b in setup.buffers:
-                sc = _f1(setup, [algo, ("newreno", {})], rec, round(b * F1_BDP))
-                jobs.append(_job(f"f1|{leg}|{nm}|{b}", sc))
+    for s in setup.seeds:
+        for leg, rec in LEGACY.items():
+            for nm, algo in NEW.items():
+                for b in setup.buffers:
+                    sc = _f1(setup, [algo, ("newreno", {})], rec, round(b * F1_BDP), seed=s)
+                    jobs.append(_job(f"f1|{leg}|{nm}|{b}|{s}", sc))
     res = run_all(jobs, workers=workers, label="fig1", verbose=verbose)
     model = predicted_ratio_vs_buffer([round(b * F1_BDP) for b in setup.buffers], F1_C, F1_RTT, PACKET)
     rows = []
-    for leg in LEGACY:
-        for i, b in enumerate(setup.buffers):
-            row = {"legacy": leg, "buffer_bdp": b, "buffer_packets": round(b * F1_BDP)}
-            for nm in NEW:
-                r = res[f"f1|{leg}|{nm}|{b}"]
-                g = r["goodput_bps"]
-                row[f"{nm}_ratio"] = g[0] / g[1] if g[1] > 0 else float("inf")
-                row[f"{nm}_util"] = r["utilization"]
-            row["model_consistent"] = model.model_consistent[i]
-            row["model_fixed_rtt"] = model.model_fixed_rtt[i]
-            row["model_sync"] = model.model_sync[i]
-            rows.append(row)
-    df = pd.DataFrame(rows)
+    for s in setup.seeds:
+        for leg in LEGACY:
+            for i, b in enumerate(setup.buffers):
+                row = {"legacy": leg, "buffer_bdp": b, "buffer_packets": round(b * F1_BDP), "seed": s}
+                for nm in NEW:
+                    r = res[f"f1|{leg}|{nm}|{b}|{s}"]
+                    g = r["goodput_bps"]
+                    row[f"{nm}_ratio"] = g[0] / g[1] if g[1] > 0 else float("inf")
+                    row[f"{nm}_util"] = r["utilization"]
+                row["model_consistent"] = model.model_consistent[i]
+                row["model_fixed_rtt"] = model.model_fixed_rtt[i]
+                row["model_sync"] = model.model_sync[i]
+                rows.append(row)
+    per = pd.DataFrame(rows)
+    df = seed_summary(per, ["legacy", "buffer_bdp"], [f"{nm}_{m}" for nm in NEW for m in ("ratio", "util")],
+                      flips={f"{nm}_phase_dependent": (lambda g, nm=nm: g[f"{nm}_ratio"] - 1.0) for nm in NEW})
+    flagged = [f"{nm} vs {r['legacy']} at {r['buffer_bdp']:g} BDP" for _, r in df.iterrows() for nm in NEW
+               if r[f"{nm}_phase_dependent"]]
+    phase = phase_note(flagged, len(df) * len(NEW), len(setup.seeds), "whether the new flow gets more than the "
+                                                                        "legacy one (ratio above or below 1)")
     files = write_table(df, out, "fig1", "Fig. 1: Westwood (or proposal) / legacy throughput ratio vs buffer",
                    "Two flows, 50 Mbit/s, RTT 90 ms, BDP 375 packets. model_consistent: the paper's sqrt "
                    "formulas with RTT = RTT_min + T_q; model_fixed_rtt: the same with RTT = 2 RTT_min (the spec's "
-                   "1.4 / 0.7); model_sync: synchronized-loss window model (tcplab.analysis).")
+                   "1.4 / 0.7); model_sync: synchronized-loss window model (tcplab.analysis)." + _seeds_text(setup)
+                   + " " + phase)
+    files.append(_write_seeds(per, out, "fig1"))
     import matplotlib
 
     matplotlib.use("Agg")
@@ -302,12 +345,17 @@ def fig1_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     mb = predicted_ratio_vs_buffer(bb * F1_BDP, F1_C, F1_RTT, PACKET)
     for ax, (k, leg) in zip(axes, enumerate(LEGACY)):
         d = df[df.legacy == leg]
-        ax.plot(d.buffer_bdp, d.Westwood_ratio, "o-", color="C0", label="Westwood (RE), simulated")
-        ax.plot(d.buffer_bdp, d.Proposal_ratio, "s-", color="C3", label="Proposal, simulated")
+        for nm, style in (("Westwood", {"marker": "o", "color": "C0", "label": "Westwood (RE), simulated"}),
+                          ("Proposal", {"marker": "s", "color": "C3", "label": "Proposal, simulated"})):
+            seed_points(ax, list(d.buffer_bdp),
+                        [per_seed(per, {"legacy": leg, "buffer_bdp": b}, f"{nm}_ratio") for b in d.buffer_bdp],
+                        d[f"{nm}_ratio"], d[f"{nm}_ratio_ci_low"], d[f"{nm}_ratio_ci_high"], ls="-", **style)
         ax.plot(bb, mb.model_consistent, "--", color="0.3", label="model, RTT = RTT_min + T_q")
         ax.plot(bb, mb.model_fixed_rtt, ":", color="0.3", label="model, RTT = 2 RTT_min")
         ax.plot(bb, mb.model_sync, "-.", color="C2", label="sync-loss window model")
         ax.axhline(1.0, color="k", lw=0.5)
+        ratios = per[per.legacy == leg][[f"{nm}_ratio" for nm in NEW]].to_numpy()
+        ax.set_ylim(0, 1.15 * max(float(np.nanmax(ratios[np.isfinite(ratios)], initial=1.0)), 1.5))
         ax.set_xscale("log", base=2)
         ax.set_xticks(setup.buffers)
         ax.set_xticklabels([f"{b:g}" for b in setup.buffers])
@@ -315,32 +363,70 @@ def fig1_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
         ax.set_title(f"({'abc'[k]}) legacy = {leg}", fontsize=10)
     axes[0].set_ylabel("throughput ratio new / legacy")
     axes[0].legend(fontsize=7)
-    fig.suptitle("Fig. 1: throughput ratio vs bottleneck buffer (50 Mbit/s, 90 ms)")
+    spread = f"; mean and 95 % CI over {len(setup.seeds)} seeds (dots: each seed)" if len(setup.seeds) > 1 else ""
+    fig.suptitle("Fig. 1: throughput ratio vs bottleneck buffer (50 Mbit/s, 90 ms)" + spread)
     fig.tight_layout()
     files.append(save_figure(fig, out, "fig1.png"))
-    return {"tables": {"fig1": df}, "files": files}
+    return {"tables": {"fig1": df}, "files": files, "phase": phase}
 
 
 # ---------------------------------------------------------------- fig3 / fig4 (trade-off graphs)
 
-def _tradeoff_runs(points: list, workers, label, verbose):
-    """points: (key, make, base, new, n, extra columns dict)."""
+def _tradeoff_runs(points: list, seeds: Sequence[int], workers, label, verbose):
+    """points: (key, make, base, new, n, extra columns dict), ``make(protos, seed)``; one row per point
+    and seed (a ``seed`` column)."""
     from tcplab.tradeoff import point_from_summaries, tradeoff_jobs
 
     from .runner import run_all
 
     jobs, meta = [], []
-    for key, make, base, new, n, extra in points:
-        j, rep = tradeoff_jobs(make, base, new, n, key=key)
-        jobs += j
-        meta.append((key, rep, extra))
+    for s in seeds:
+        for key, make, base, new, n, extra in points:
+            j, rep = tradeoff_jobs(lambda protos, make=make, s=s: make(protos, s), base, new, n, key=f"{key}|{s}")
+            jobs += j
+            meta.append((f"{key}|{s}", s, rep, extra))
     res = run_all(jobs, workers=workers, label=label, verbose=verbose)
     rows = []
-    for key, rep, extra in meta:
+    for key, s, rep, extra in meta:
         p = point_from_summaries(res[f"{key}|base"], res[f"{key}|mixed"], rep, tol=0.01).as_dict()
         p.update(extra)
+        p["seed"] = s
         rows.append(p)
     return rows
+
+
+_LG = ["t1", "t2", "new_mean", "u1", "u2", "L", "G"]
+
+
+def _tradeoff_summary(per, by: Sequence[str], setup: Setup):
+    """The points' means over the seeds (L, G, throughputs, utilizations, with 95 % intervals), the
+    region of the mean point, and ``phase_dependent``: whether L crosses 1 across the seeds (the base
+    flows keep more than alone in some seeds and less in others)."""
+    from tcplab.tradeoff import region
+
+    df = seed_summary(per, by, _LG, flips={"phase_dependent": lambda g: g["L"] - 1.0})
+    df["region"] = [region(r.L, r.G, 0.01) for r in df.itertuples()]
+    return df
+
+
+def _plot_spread(ax, df, per, by_label: str, x_keys: Sequence[str]) -> None:
+    """The seeds on a trade-off graph: each seed's (L, G) as a small dot and the mean's 95 % intervals in
+    L and G as error bars, in each series' colour (as plot_tradeoff drew the series)."""
+    import numpy as np
+
+    for k, (lab, g) in enumerate(df.groupby(by_label, sort=False)):
+        color = f"C{k}"
+        for r in g.itertuples():
+            sel = per[by_label] == lab
+            for key in x_keys:
+                sel &= per[key] == getattr(r, key)
+            pts = per[sel]
+            if len(pts) > 1:
+                ax.plot(pts.L, pts.G, ".", color=color, alpha=0.35, ms=4, zorder=2)
+                xerr = np.array([[r.L - r.L_ci_low], [r.L_ci_high - r.L]])
+                yerr = np.array([[r.G - r.G_ci_low], [r.G_ci_high - r.G]])
+                ax.errorbar([r.L], [r.G], xerr=xerr, yerr=yerr, fmt="none", ecolor=color, lw=0.8, capsize=2,
+                            zorder=2)
 
 
 def fig3_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
@@ -351,14 +437,18 @@ def fig3_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     base = Protocol("newreno", {}, "reno", "Reno")
     pts = []
     for panel, bufp in (("a", 67), ("b", 266)):
-        make = dumbbell_maker("20Mbps", "70ms", bufp, access_delay="2.5ms", duration=f"{setup.duration}s",
-                              measure_window=f"{setup.window}s", sample_interval="1s", packet_size=f"{PACKET}B",
-                              seed=SEED, flow_options=setup.tcp.flow_options())
+        def make(protos, seed, bufp=bufp):
+            return dumbbell_maker("20Mbps", "70ms", bufp, access_delay="2.5ms", duration=f"{setup.duration}s",
+                                  measure_window=f"{setup.window}s", sample_interval="1s", packet_size=f"{PACKET}B",
+                                  seed=seed, access_jitter=PHASE_JITTER_S,
+                                  flow_options=setup.tcp.flow_options())(protos)
+
         for nm, (alg, par) in NEW.items():
             for n in setup.f3_ns:
                 pts.append((f"f3|{panel}|{nm}|{n}", make, base, Protocol(alg, par, "reno", nm), n,
                             {"panel": panel, "buffer_packets": bufp, "label": nm}))
-    df = pd.DataFrame(_tradeoff_runs(pts, workers, "fig3", verbose))
+    per = pd.DataFrame(_tradeoff_runs(pts, setup.seeds, workers, "fig3", verbose))
+    df = _tradeoff_summary(per, ["panel", "label", "n"], setup)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -366,15 +456,22 @@ def fig3_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 5))
     for ax, panel, bufp in ((axes[0], "a", 67), (axes[1], "b", 266)):
-        plot_tradeoff(df[df.panel == panel], ax=ax,
-                      title=f"({panel}) 20 Mbit/s, 80 ms, B = {bufp} packets ({'BDP/2' if panel == 'a' else '2 BDP'})")
+        d = df[df.panel == panel]
+        plot_tradeoff(d, ax=ax,
+                      title=f"({panel}) 20 Mbit/s, 80 ms, B = {bufp} packets ({'BDP/2' if panel == 'a' else '2 BDP'})"
+                      + (f"; mean of {len(setup.seeds)} seeds, 95 % CI" if len(setup.seeds) > 1 else ""))
+        _plot_spread(ax, d, per[per.panel == panel], "label", ["n"])
     fig.tight_layout()
-    cols = ["panel", "buffer_packets", "label", "n", "t1", "t2", "new_mean", "u1", "u2", "L", "G", "region"]
+    flagged = [f"({r.panel}) {r.label} N = {r.n}" for r in df.itertuples() if r.phase_dependent]
+    phase = phase_note(flagged, len(df), len(setup.seeds), "whether L is above or below 1")
+    cols = ["panel", "buffer_packets", "label", "n", *_LG, "region", "L_ci_low", "L_ci_high", "G_ci_low",
+            "G_ci_high", "seeds", "phase_dependent"]
     files = write_table(df[cols], out, "fig3", "Fig. 3: efficiency/friendliness trade-off (L, G)",
-                   "Throughputs in bit/s. Every path RTT 80 ms (70 ms bottleneck + 2.5 ms access links). Region: "
-                   "'boundary' when |L-1| or |G-1| <= 0.01.")
+                   "Throughputs in bit/s. Every path RTT 80 ms (70 ms bottleneck + 2.5 ms access links). Region "
+                   "(of the mean point): 'boundary' when |L-1| or |G-1| <= 0.01." + _seeds_text(setup) + " " + phase)
+    files.append(_write_seeds(per, out, "fig3"))
     files.append(save_figure(fig, out, "fig3.png"))
-    return {"tables": {"fig3": df[cols]}, "files": files}
+    return {"tables": {"fig3": df[cols]}, "files": files, "phase": phase}
 
 
 def fig4_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
@@ -387,13 +484,15 @@ def fig4_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     for b in setup.buffers:
         bufp = round(b * F1_BDP)
 
-        def make(protos, bufp=bufp):
-            return _f1(setup, [(p.algorithm, p.params) for p in protos], [p.recovery for p in protos], bufp)
+        def make(protos, seed, bufp=bufp):
+            return _f1(setup, [(p.algorithm, p.params) for p in protos], [p.recovery for p in protos], bufp,
+                       seed=seed)
 
         for nm, (alg, par) in NEW.items():
             pts.append((f"f4|{nm}|{b}", make, base, Protocol(alg, par, "reno", nm), 2,
                         {"buffer_bdp": b, "buffer": f"{b:g} BDP", "label": nm}))
-    df = pd.DataFrame(_tradeoff_runs(pts, workers, "fig4", verbose))
+    per = pd.DataFrame(_tradeoff_runs(pts, setup.seeds, workers, "fig4", verbose))
+    df = _tradeoff_summary(per, ["label", "buffer_bdp"], setup)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -401,13 +500,21 @@ def fig4_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 5))
     for ax, (k, nm) in zip(axes, enumerate(NEW)):
-        plot_tradeoff(df[df.label == nm], ax=ax, annotate="buffer",
-                      title=f"({'ab'[k]}) {nm} vs Reno, N = 2, 50 Mbit/s, 90 ms")
+        d = df[df.label == nm]
+        plot_tradeoff(d, ax=ax, annotate="buffer",
+                      title=f"({'ab'[k]}) {nm} vs Reno, N = 2, 50 Mbit/s, 90 ms"
+                      + (f"; mean of {len(setup.seeds)} seeds, 95 % CI" if len(setup.seeds) > 1 else ""))
+        _plot_spread(ax, d, per[per.label == nm], "label", ["buffer_bdp"])
     fig.tight_layout()
-    cols = ["label", "buffer_bdp", "t1", "t2", "new_mean", "u1", "u2", "L", "G", "region"]
-    files = write_table(df[cols], out, "fig4", "Fig. 4: trade-off points, N = 2, four buffers")
+    flagged = [f"{r.label} at {r.buffer_bdp:g} BDP" for r in df.itertuples() if r.phase_dependent]
+    phase = phase_note(flagged, len(df), len(setup.seeds), "whether L is above or below 1")
+    cols = ["label", "buffer_bdp", *_LG, "region", "L_ci_low", "L_ci_high", "G_ci_low", "G_ci_high", "seeds",
+            "phase_dependent"]
+    files = write_table(df[cols], out, "fig4", "Fig. 4: trade-off points, N = 2, four buffers",
+                        "Region of the mean point." + _seeds_text(setup) + " " + phase)
+    files.append(_write_seeds(per, out, "fig4"))
     files.append(save_figure(fig, out, "fig4.png"))
-    return {"tables": {"fig4": df[cols]}, "files": files}
+    return {"tables": {"fig4": df[cols]}, "files": files, "phase": phase}
 
 
 # ---------------------------------------------------------------- fig5
@@ -418,34 +525,47 @@ def fig5_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     from tcplab import Dumbbell
     from tcplab.analysis import jain_index
 
+    from .common import per_seed
     from .runner import run_all
 
     mixes = {"Reno only": None, "Reno + Westwood": WESTWOOD, "Reno + Proposal": PROPOSAL}
     jobs, meta = [], []
-    for rate in setup.f5_rates:
-        buf = 200 if rate == 10e6 else 2000
-        for n in setup.f5_ns:
-            # Flow i (1..N): RTT = 10 + 240 i / N ms = 10 ms bottleneck + 4 x access delay.
-            acc = [f"{60.0 * i / n}ms" for i in range(1, n + 1)]
-            for mix, new in mixes.items():
-                algos = [("newreno", {}) if (new is None or i % 2 == 0) else new for i in range(n)]
-                sc = Dumbbell(n_flows=n, bottleneck_rate=rate, rtt="10ms", buffer=buf, access_delay=acc,
-                              algorithm=[a for a, _ in algos], params=[dict(p) for _, p in algos], recovery="reno",
-                              duration=f"{setup.duration}s", measure_window=f"{setup.window}s",
-                              sample_interval="1s", packet_size=f"{PACKET}B", seed=SEED,
-                              flow_options=setup.tcp.flow_options())
-                key = f"f5|{rate}|{n}|{mix}"
-                jobs.append(_job(key, sc))
-                meta.append((key, rate, buf, n, mix))
+    for s in setup.seeds:
+        for rate in setup.f5_rates:
+            buf = 200 if rate == 10e6 else 2000
+            for n in setup.f5_ns:
+                # Flow i (1..N): RTT = 10 + 240 i / N ms = 10 ms bottleneck + 4 x access delay.
+                acc = [f"{60.0 * i / n}ms" for i in range(1, n + 1)]
+                for mix, new in mixes.items():
+                    algos = [("newreno", {}) if (new is None or i % 2 == 0) else new for i in range(n)]
+                    sc = Dumbbell(n_flows=n, bottleneck_rate=rate, rtt="10ms", buffer=buf, access_delay=acc,
+                                  algorithm=[a for a, _ in algos], params=[dict(p) for _, p in algos],
+                                  recovery="reno", duration=f"{setup.duration}s", measure_window=f"{setup.window}s",
+                                  sample_interval="1s", packet_size=f"{PACKET}B", seed=s,
+                                  access_jitter=PHASE_JITTER_S, flow_options=setup.tcp.flow_options())
+                    key = f"f5|{rate}|{n}|{mix}|{s}"
+                    jobs.append(_job(key, sc))
+                    meta.append((key, rate, buf, n, mix, s))
     res = run_all(jobs, workers=workers, label="fig5", verbose=verbose)
     rows = []
-    for key, rate, buf, n, mix in meta:
+    for key, rate, buf, n, mix, s in meta:
         g = res[key]["goodput_bps"]
-        rows.append({"rate_mbps": rate / 1e6, "buffer_packets": buf, "n": n, "mix": mix, "jain": jain_index(g),
-                     "utilization": res[key]["utilization"],
+        rows.append({"rate_mbps": rate / 1e6, "buffer_packets": buf, "n": n, "mix": mix, "seed": s,
+                     "jain": jain_index(g), "utilization": res[key]["utilization"],
                      "reno_mean_mbps": sum(g[0::2]) / len(g[0::2]) / 1e6,
                      "other_mean_mbps": sum(g[1::2]) / len(g[1::2]) / 1e6})
-    df = pd.DataFrame(rows)
+    per = pd.DataFrame(rows)
+    df = seed_summary(per, ["rate_mbps", "n", "mix"], ["jain", "utilization", "reno_mean_mbps", "other_mean_mbps"])
+    # The same seed gives both mixes the same jitter draws: Westwood's and the proposal's indexes pair by seed.
+    order = {}
+    for (rate, n), g in per.groupby(["rate_mbps", "n"], sort=False):
+        w = g[g["mix"] == "Reno + Westwood"].set_index("seed").jain
+        p = g[g["mix"] == "Reno + Proposal"].set_index("seed").jain
+        order[(rate, n)] = winner_flips((p - w.reindex(p.index)).tolist())
+    df["phase_dependent"] = [order[(r.rate_mbps, r.n)] for r in df.itertuples()]
+    flagged = [f"{rate:g} Mbit/s N = {n}" for (rate, n), f in order.items() if f]
+    phase = phase_note(flagged, len(order), len(setup.seeds), "which of Westwood and the proposal has the higher "
+                                                                "Jain's index")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -456,19 +576,26 @@ def fig5_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
         d = df[df.rate_mbps == rate / 1e6]
         for mix, m in zip(mixes, "o^s"):
             dd = d[d["mix"] == mix]
-            ax.plot(dd.n, dd.jain, marker=m, label=mix)
+            seed_points(ax, list(dd.n), [per_seed(per, {"rate_mbps": rate / 1e6, "n": n, "mix": mix}, "jain")
+                                         for n in dd.n], dd.jain, dd.jain_ci_low, dd.jain_ci_high, marker=m,
+                        label=mix)
         ax.set_xlabel("number of flows N")
         ax.set_ylabel("Jain's fairness index")
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{rate / 1e6:g} Mbit/s, B = {200 if rate == 10e6 else 2000} packets, "
-                     f"RTT 10+240/N .. 250 ms", fontsize=9)
+                     f"RTT 10+240/N .. 250 ms" + (f"\nmean and 95 % CI over {len(setup.seeds)} seeds (dots: each "
+                                                   f"seed)" if len(setup.seeds) > 1 else ""), fontsize=9)
         ax.legend(fontsize=8)
     fig.tight_layout()
     files = write_table(df, out, "fig5", "Fig. 5: Jain's index vs N (RTT fairness)",
                    "Flows 1, 3, 5, ... (shorter RTT of each pair) Reno; flows 2, 4, ... the new protocol "
-                   "('Reno only': all Reno). reno_mean = mean over odd flows, other_mean = over even flows.")
+                   "('Reno only': all Reno). reno_mean = mean over odd flows, other_mean = over even flows."
+                   + _seeds_text(setup) + " `phase_dependent` (the same on the three rows of a rate and N): "
+                   "whether Westwood's and the proposal's indexes change order across the seeds (paired by seed). "
+                   + phase)
+    files.append(_write_seeds(per, out, "fig5"))
     files.append(save_figure(fig, out, "fig5.png"))
-    return {"tables": {"fig5": df}, "files": files}
+    return {"tables": {"fig5": df}, "files": files, "phase": phase}
 
 
 FUNCS = {"rce": rce_item, "bs-tracking": bs_item, "fig1": fig1_item, "fig3": fig3_item, "fig4": fig4_item,
@@ -477,9 +604,11 @@ FUNCS = {"rce": rce_item, "bs-tracking": bs_item, "fig1": fig1_item, "fig3": fig
 
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, buffers: Optional[Sequence[float]] = None,
-              variants: str = "paper", recovery: Optional[str] = None, setup: str = "paper") -> dict:
+              variants: str = "paper", recovery: Optional[str] = None, seeds: Optional[int] = None,
+              setup: str = "paper") -> dict:
     """``variants``/``recovery`` come from the shared CLI; this paper fixes its
-    protocols (see the module notes), so other values are refused. ``setup``:
+    protocols (see the module notes), so other values are refused. ``seeds``:
+    seeds of Figs. 1, 3, 4, 5 (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``:
     the TCP setup, ``"paper"`` or ``"linux"`` (module notes)."""
     if variants not in ("paper", None):
         raise ValueError("--variants: kk-westwood has only the paper's protocol definitions")
@@ -489,7 +618,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
     for it in items:
         if it not in FUNCS:
             raise ValueError(f"items: unknown item {it!r}; known: {', '.join(ITEMS)}")
-    setup = Setup(quick, buffers, setup)
+    setup = Setup(quick, buffers, seeds, setup)
     out = out or os.path.join("out", "kk-westwood" + ("-quick" if quick else ""))
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()

@@ -19,6 +19,11 @@ Scenario: tcplab.Dumbbell, access links at 10 x C, drop-tail buffer B at R1
 accounting, 40-byte ACKs, one ACK per packet. Choices where the paper is
 silent are listed in docs/experiments/mv-buffers.md and in each index.md.
 
+Seeds: the many-flow items (Fig. 8, real) already draw every access delay
+(and Fig. 8's start times) from the seed, so each seed is another draw; they
+run over seeds 1..N (``SEEDS``; ``seeds=N``, ``--seeds N``) and report the
+mean with its 95 % Student-t interval. Figs. 4 and 5 (one flow) run seed 1.
+
 TCP setup (``setup``): ``"paper"`` (default) gives the simulations' flows
 the defaults of the ns-2 the paper ran (initial window 2, ns-2's RTO bounds,
 limited transmit; :func:`tcplab.experiments.settings.ns2`) and the
@@ -36,7 +41,8 @@ import time
 from typing import Any, Optional, Sequence
 
 from . import settings
-from .common import check_items, finish, pyplot, save_figure, write_index, write_table
+from .common import (check_items, finish, per_seed, pyplot, save_figure, seed_list, seed_points, seed_summary,
+                     write_index, write_table)
 
 import numpy as np
 
@@ -46,6 +52,9 @@ ITEMS = ["fig4", "fig5", "fig8", "real"]
 
 PACKET = 1500
 SEED = 1
+#: Seeds of the many-flow items (full length): Fig. 8's 40 runs of 200 flows cost most of the paper's CPU.
+SEEDS = {"fig8": 3, "real": 3}
+QUICK_SEEDS = 2
 
 #: Display name -> (core algorithm, params, loss recovery) for the ns-2 simulations
 #: (Figs. 4, 5, 8): the paper's Westwood+ (cwnd = ssthresh = BWE x RTT_min on the
@@ -81,10 +90,13 @@ REAL_FLOWS = 3
 class Setup:
     """Durations and grids; ``quick`` shortens everything and says so."""
 
-    def __init__(self, quick: bool, setup: str = "paper"):
+    def __init__(self, quick: bool, seeds: Optional[int] = None, setup: str = "paper"):
         self.quick = quick
         self.tcp = settings.choose(setup, PAPER_SETUP, "mv-buffers")
         self.real_tcp = settings.choose(setup, REAL_SETUP, "mv-buffers")
+        #: seeds of the many-flow items (1..N: the access delays, and Fig. 8's start times, drawn from each)
+        self.seeds = {it: seed_list(seeds if seeds is not None else QUICK_SEEDS if quick else n)
+                      for it, n in SEEDS.items()}
         # Fig. 4: cycle-aligned utilization from the first congestion event
         # after f4_measure_start to the last one before the end.
         self.f4_duration = 300.0 if quick else 2000.0
@@ -115,7 +127,10 @@ class Setup:
             f"[0, {self.f8_start_spread:g}) s; buffers (x BDP): {', '.join(f'{b:g}' for b in self.f8_buffers)}",
             f"- real: {REAL_FLOWS} flows, C = {REAL_C / 1e9:g} Gbit/s, RTT {REAL_RTT} ms, {self.real_duration:g} s, "
             f"buffers (x BDP) {', '.join(f'{b:g}' for b in self.real_buffers)}",
-            f"- 1500-byte packets, ns-2 accounting, 40-byte ACKs, access links 10 x C; seed {SEED}",
+            f"- 1500-byte packets, ns-2 accounting, 40-byte ACKs, access links 10 x C",
+            f"- seeds: Figs. 4, 5 (one flow) seed {SEED}; Fig. 8 seeds 1..{len(self.seeds['fig8'])}, real seeds "
+            f"1..{len(self.seeds['real'])} (each seed draws the access delays, and Fig. 8's start times, anew), "
+            "mean and 95 % Student-t interval over the seeds",
         ]
         tcp = [("Figs. 4, 5 and 8 (the ns-2 simulations)", self.tcp.with_values(STATED)),
                ("real (the analog of the paper's Linux experiment)", self.real_tcp)]
@@ -126,7 +141,7 @@ class Setup:
         protocols += [settings.Protocol(f"{p} (real)", a, pr, r, "the Linux module with its defaults and SACK: the "
                                                                  "paper's experiment ran Linux end hosts")
                       for p, (a, pr, r) in REAL_PROTOCOLS.items()]
-        other = ["- access links 10 x C; the seed (1) also fixes the many-flow items' access delays",
+        other = ["- access links 10 x C; each seed draws the many-flow items' access delays",
                  "- Fig. 4 and Fig. 5 at zero access delay, so that RTT_m is the nominal RTT",
                  "- the real-experiment analog: RTT 120 ms (about Europe to the US east coast), buffers 0.02 and "
                  "0.2 BDP, access delays uniform in (0, 10 ms)"]
@@ -215,7 +230,7 @@ def _job(key: str, sc, **args) -> tuple[str, dict, str, dict]:
 
 
 def _dumbbell(protos: dict, proto: str, n: int, rate: float, rtt_ms: float, buf: int, duration: float,
-              measure_start: float, sample: str, access_delay: Any, start: Any = 0.0,
+              measure_start: float, sample: str, access_delay: Any, start: Any = 0.0, seed: int = SEED,
               tcp: Optional[settings.TcpSetup] = None):
     from tcplab import Dumbbell
 
@@ -223,7 +238,7 @@ def _dumbbell(protos: dict, proto: str, n: int, rate: float, rtt_ms: float, buf:
     return Dumbbell(n_flows=n, bottleneck_rate=rate, rtt=f"{rtt_ms}ms", buffer=int(buf), algorithm=a,
                     params=dict(params), recovery=rec, duration=f"{duration}s", measure_start=f"{measure_start}s",
                     sample_interval=sample, access_delay=access_delay, start=start, packet_size=f"{PACKET}B",
-                    accounting="ns2", seed=SEED, flow_options=tcp.flow_options() if tcp else None)
+                    accounting="ns2", seed=seed, flow_options=tcp.flow_options() if tcp else None)
 
 
 def _bdp(rate: float, rtt_ms: float) -> int:
@@ -258,32 +273,36 @@ def _fig5_jobs(setup: Setup) -> list:
     return jobs
 
 
-def _f8_starts(n: int, spread: float) -> list[float]:
-    rng = np.random.default_rng(SEED + 1000)
+def _f8_starts(n: int, spread: float, seed: int = SEED) -> list[float]:
+    rng = np.random.default_rng(seed + 1000)
     return [float(x) for x in rng.uniform(0.0, spread, size=n)]
 
 
 def _fig8_jobs(setup: Setup) -> list:
     jobs = []
-    starts = _f8_starts(F8_FLOWS, setup.f8_start_spread)
-    for rtt in F8_RTTS:
-        bdp = _bdp(F8_C, rtt)
-        for p in PROTOCOLS:
-            for b in setup.f8_buffers:
-                sc = _dumbbell(PROTOCOLS, p, F8_FLOWS, F8_C, rtt, buffer_packets(b, bdp), setup.f8_duration,
-                               setup.f8_measure_start, "1s", "uniform", start=starts, tcp=setup.tcp)
-                jobs.append(_job(f"f8|{p}|{rtt}|{b}", sc))
+    for s in setup.seeds["fig8"]:
+        starts = _f8_starts(F8_FLOWS, setup.f8_start_spread, s)
+        for rtt in F8_RTTS:
+            bdp = _bdp(F8_C, rtt)
+            for p in PROTOCOLS:
+                for b in setup.f8_buffers:
+                    sc = _dumbbell(PROTOCOLS, p, F8_FLOWS, F8_C, rtt, buffer_packets(b, bdp), setup.f8_duration,
+                                   setup.f8_measure_start, "1s", "uniform", start=starts, seed=s,
+                                   tcp=setup.tcp)
+                    jobs.append(_job(f"f8|{p}|{rtt}|{b}|{s}", sc))
     return jobs
 
 
 def _real_jobs(setup: Setup) -> list:
     jobs = []
     bdp = _bdp(REAL_C, REAL_RTT)
-    for p in REAL_PROTOCOLS:
-        for b in setup.real_buffers:
-            sc = _dumbbell(REAL_PROTOCOLS, p, REAL_FLOWS, REAL_C, REAL_RTT, buffer_packets(b, bdp),
-                           setup.real_duration, setup.real_measure_start, "1s", "uniform", tcp=setup.real_tcp)
-            jobs.append(_job(f"real|{p}|{b}", sc, series=True))
+    for s in setup.seeds["real"]:
+        for p in REAL_PROTOCOLS:
+            for b in setup.real_buffers:
+                sc = _dumbbell(REAL_PROTOCOLS, p, REAL_FLOWS, REAL_C, REAL_RTT, buffer_packets(b, bdp),
+                               setup.real_duration, setup.real_measure_start, "1s", "uniform", seed=s,
+                               tcp=setup.real_tcp)
+                jobs.append(_job(f"real|{p}|{b}|{s}", sc, series=s == 1))
     return jobs
 
 
@@ -389,44 +408,66 @@ def _fig5(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     return {}, files
 
 
+def _seeds_text(n: int) -> str:
+    return (f" Mean over {n} seeds (each draws the access delays anew) with its 95 % Student-t interval "
+            "(`_ci_low`, `_ci_high` columns; each seed's row in the `_seeds.csv` file)." if n > 1 else
+            " One seed.")
+
+
+def _write_seeds(per, out: str, name: str) -> str:
+    path = os.path.join(out, f"{name}_seeds.csv")
+    per.to_csv(path, index=False)
+    return path
+
+
 def _fig8(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     import pandas as pd
 
     from tcplab import Dumbbell
     from tcplab import analysis as an
 
+    seeds = setup.seeds["fig8"]
     rows = []
-    for rtt in F8_RTTS:
-        bdp = _bdp(F8_C, rtt)
-        # The bound's pipe C RTT_m with the mean path RTT (bottleneck + access delays).
-        sc = Dumbbell(n_flows=F8_FLOWS, bottleneck_rate=F8_C, rtt=f"{rtt}ms", buffer=1, access_delay="uniform",
-                      seed=SEED, duration="1s")
-        mean_rtt = float(np.mean([sc.path_rtt(i) for i in range(F8_FLOWS)]))
-        pipe = F8_C * mean_rtt / (8.0 * PACKET)
-        for p in PROTOCOLS:
-            for b in setup.f8_buffers:
-                r = res[f"f8|{p}|{rtt}|{b}"]
-                buf = buffer_packets(b, bdp)
-                reno_b = an.reno_desync_utilization_bound(F8_FLOWS, buf, pipe)
-                west_b = an.westwood_desync_utilization_bound(F8_FLOWS)
-                bound = reno_b if p == "NewReno" else west_b
-                rows.append({
-                    "protocol": p, "rtt_ms": rtt, "buffer_bdp": b, "buffer_packets": buf, "bdp_packets": bdp,
-                    "utilization": r["utilization"], "bound": bound, "at_or_above_bound": r["utilization"] >= bound,
-                    "reno_bound": reno_b,
-                    "reno_bound_nominal_rtt": an.reno_desync_utilization_bound(F8_FLOWS, buf, bdp),
-                    "westwood_bound_derived": west_b,
-                    "westwood_bound_printed": an.westwood_desync_utilization_bound(F8_FLOWS, "printed"),
-                    "mean_path_rtt_ms": 1e3 * mean_rtt, "total_goodput_mbps": sum(r["goodput_bps"]) / 1e6,
-                    "jain_index": an.jain_index(r["goodput_bps"]), "timeouts": sum(r["timeouts"]),
-                    "drops": r["drops"], "queue_mean_packets": r["queue_mean_packets"],
-                    "duration_s": setup.f8_duration, "quick": setup.quick})
-    df = pd.DataFrame(rows)
+    for s in seeds:
+        for rtt in F8_RTTS:
+            bdp = _bdp(F8_C, rtt)
+            # The bound's pipe C RTT_m with the mean path RTT (bottleneck + access delays) of this seed's draw.
+            sc = Dumbbell(n_flows=F8_FLOWS, bottleneck_rate=F8_C, rtt=f"{rtt}ms", buffer=1, access_delay="uniform",
+                          seed=s, duration="1s")
+            mean_rtt = float(np.mean([sc.path_rtt(i) for i in range(F8_FLOWS)]))
+            pipe = F8_C * mean_rtt / (8.0 * PACKET)
+            for p in PROTOCOLS:
+                for b in setup.f8_buffers:
+                    r = res[f"f8|{p}|{rtt}|{b}|{s}"]
+                    buf = buffer_packets(b, bdp)
+                    reno_b = an.reno_desync_utilization_bound(F8_FLOWS, buf, pipe)
+                    west_b = an.westwood_desync_utilization_bound(F8_FLOWS)
+                    bound = reno_b if p == "NewReno" else west_b
+                    rows.append({
+                        "protocol": p, "rtt_ms": rtt, "buffer_bdp": b, "buffer_packets": buf, "bdp_packets": bdp,
+                        "seed": s, "utilization": r["utilization"], "bound": bound,
+                        "at_or_above_bound": r["utilization"] >= bound, "reno_bound": reno_b,
+                        "reno_bound_nominal_rtt": an.reno_desync_utilization_bound(F8_FLOWS, buf, bdp),
+                        "westwood_bound_derived": west_b,
+                        "westwood_bound_printed": an.westwood_desync_utilization_bound(F8_FLOWS, "printed"),
+                        "mean_path_rtt_ms": 1e3 * mean_rtt, "total_goodput_mbps": sum(r["goodput_bps"]) / 1e6,
+                        "jain_index": an.jain_index(r["goodput_bps"]), "timeouts": sum(r["timeouts"]),
+                        "drops": r["drops"], "queue_mean_packets": r["queue_mean_packets"],
+                        "duration_s": setup.f8_duration, "quick": setup.quick})
+    per = pd.DataFrame(rows)
+    by = ["protocol", "rtt_ms", "buffer_bdp"]
+    df = seed_summary(per, by, ["utilization", "bound", "reno_bound", "reno_bound_nominal_rtt", "mean_path_rtt_ms",
+                                "total_goodput_mbps", "jain_index", "timeouts", "drops", "queue_mean_packets"])
+    held = per.groupby(by, sort=False).at_or_above_bound.agg(["sum", "all"]).reset_index()
+    df["at_or_above_bound"] = held["all"].values  # in every seed
+    df["seeds_at_or_above_bound"] = held["sum"].astype(int).values
     note = (f"{F8_FLOWS} flows, C = 200 Mbit/s, access delays uniform in (0, 10 ms), utilization of the bottleneck "
             "over "
             f"[{setup.f8_measure_start:g}, {setup.f8_duration:g}] s. `bound`: eq. 9 for NewReno (pipe C x mean path "
-            "RTT), erf(sqrt(3n/2)) for Westwood+." + _qnote(setup))
+            "RTT of each seed's delays), erf(sqrt(3n/2)) for Westwood+; `at_or_above_bound`: in every seed."
+            + _seeds_text(len(seeds)) + _qnote(setup))
     files = write_table(df, out, "fig8", "mv-buffers Fig. 8: 200 flows, utilization against buffer", note)
+    files.append(_write_seeds(per, out, "fig8"))
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
     for ax, rtt in zip(axes, F8_RTTS):
@@ -440,14 +481,20 @@ def _fig8(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
                 label="Westwood+ lower bound erf(sqrt(3n/2))")
         for p, m, c in (("NewReno", "o", "C0"), ("Westwood+", "s", "C3")):
             d = d0[d0.protocol == p]
-            ax.plot(d.buffer_bdp, d.utilization, m + "-", color=c, mfc="none", ms=7, lw=0.8, label=f"{p} (simulation)")
+            seed_points(ax, list(d.buffer_bdp),
+                        [per_seed(per, {"protocol": p, "rtt_ms": rtt, "buffer_bdp": b}, "utilization")
+                         for b in d.buffer_bdp], d.utilization, d.utilization_ci_low, d.utilization_ci_high,
+                        marker=m, ls="-", color=c, mfc="none", ms=7, lw=0.8, label=f"{p} (simulation)")
         ax.set_xscale("log")
         ax.set_title(f"RTT = {rtt} ms (BDP = {bdp} packets)")
         ax.set_xlabel("buffer (fraction of BDP, log scale)")
         ax.grid(alpha=0.3, which="both")
     axes[0].set_ylabel("link utilization")
+    axes[0].set_ylim(min(0.9, float(per.utilization.min()) - 0.02), 1.01)  # (the points, not a wide interval)
     axes[0].legend(fontsize=8, loc="lower right")
-    fig.suptitle(f"Fig. 8: {F8_FLOWS} flows, C = 200 Mbit/s" + (" [QUICK MODE]" if setup.quick else ""))
+    fig.suptitle(f"Fig. 8: {F8_FLOWS} flows, C = 200 Mbit/s"
+                 + (f"; mean and 95 % CI over {len(seeds)} seeds (dots: each seed)" if len(seeds) > 1 else "")
+                 + (" [QUICK MODE]" if setup.quick else ""))
     fig.tight_layout()
     path = save_figure(fig, out, "fig8.png")
     return {"fig8": df}, files + [path]
@@ -459,29 +506,37 @@ def _real(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     from tcplab.analysis import jain_index
 
     bdp = _bdp(REAL_C, REAL_RTT)
+    seeds = setup.seeds["real"]
     rows = []
-    for p in REAL_PROTOCOLS:
-        for b in setup.real_buffers:
-            r = res[f"real|{p}|{b}"]
-            g = r["goodput_bps"]
-            row = {"protocol": p, "buffer_bdp": b, "buffer_packets": buffer_packets(b, bdp),
-                   "utilization": r["utilization"], "total_goodput_mbps": sum(g) / 1e6, "jain_index": jain_index(g)}
-            for i, x in enumerate(g):
-                row[f"flow{i + 1}_mbps"] = x / 1e6
-            row.update({"timeouts": sum(r["timeouts"]), "drops": r["drops"], "duration_s": setup.real_duration,
-                        "quick": setup.quick})
-            rows.append(row)
-    df = pd.DataFrame(rows)
+    for s in seeds:
+        for p in REAL_PROTOCOLS:
+            for b in setup.real_buffers:
+                r = res[f"real|{p}|{b}|{s}"]
+                g = r["goodput_bps"]
+                row = {"protocol": p, "buffer_bdp": b, "buffer_packets": buffer_packets(b, bdp), "seed": s,
+                       "utilization": r["utilization"], "total_goodput_mbps": sum(g) / 1e6,
+                       "jain_index": jain_index(g)}
+                for i, x in enumerate(g):
+                    row[f"flow{i + 1}_mbps"] = x / 1e6
+                row.update({"timeouts": sum(r["timeouts"]), "drops": r["drops"],
+                            "duration_s": setup.real_duration, "quick": setup.quick})
+                rows.append(row)
+    per = pd.DataFrame(rows)
+    df = seed_summary(per, ["protocol", "buffer_bdp"], ["utilization", "total_goodput_mbps", "jain_index",
+                                                        *[f"flow{i + 1}_mbps" for i in range(REAL_FLOWS)],
+                                                        "timeouts", "drops"])
     note = (f"{REAL_FLOWS} flows, C = 1 Gbit/s, bottleneck RTT {REAL_RTT} ms plus access delays uniform in (0, 10 ms), "
             f"goodput over [{setup.real_measure_start:g}, {setup.real_duration:g}] s, Linux-default variants with SACK."
-            + _qnote(setup))
+            + _seeds_text(len(seeds)) + " Flow i's path differs from seed to seed (its delays are drawn anew), so "
+            "`flowI_mbps` averages different paths; Jain's index and the totals compare." + _qnote(setup))
     files = write_table(df, out, "real", "mv-buffers: simulated analog of the 1 Gbit/s real experiment", note)
+    files.append(_write_seeds(per, out, "real"))
     plt = pyplot()
     nb = len(setup.real_buffers)
     fig, axes = plt.subplots(len(REAL_PROTOCOLS), nb, figsize=(6.5 * nb, 7), sharex=True, sharey=True, squeeze=False)
     for i, p in enumerate(REAL_PROTOCOLS):
         for j, b in enumerate(setup.real_buffers):
-            r = res[f"real|{p}|{b}"]
+            r = res[f"real|{p}|{b}|1"]
             ax = axes[i][j]
             t = np.asarray(r["series_time"])
             tot = np.zeros(len(t))
@@ -499,6 +554,7 @@ def _real(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     fig.legend(*axes[0][0].get_legend_handles_labels(), loc="lower center", ncol=REAL_FLOWS + 1, fontsize=9,
                frameon=False)
     fig.suptitle(f"Real-experiment analog: {REAL_FLOWS} flows, 1 Gbit/s, RTT {REAL_RTT} ms"
+                 + (f" (seed 1 of {len(seeds)}; every seed's goodput in real.csv)" if len(seeds) > 1 else "")
                  + (" [QUICK MODE]" if setup.quick else ""))
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     path = save_figure(fig, out, "real.png")
@@ -509,10 +565,11 @@ def _real(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None, setup: str = "paper") -> dict:
+              recovery: Optional[str] = None, seeds: Optional[int] = None, setup: str = "paper") -> dict:
     """Regenerate the items into ``out``. ``variants``/``recovery`` are
     accepted for the CLI's sake; only the documented choices are supported.
-    ``setup``: the TCP setup, ``"paper"`` or ``"linux"`` (module notes)."""
+    ``seeds``: seeds of Fig. 8 and real (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: the TCP
+    setup, ``"paper"`` or ``"linux"`` (module notes)."""
     from .runner import run_all
 
     items = check_items("mv-buffers", items, ITEMS)
@@ -522,7 +579,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
     if recovery is not None:
         raise ValueError("recovery: mv-buffers fixes the recovery per item (NewReno in the simulations, SACK in "
                          "the real-experiment analog)")
-    setup = Setup(quick, setup)
+    setup = Setup(quick, seeds, setup)
     out = out or os.path.join("out", "mv-buffers" + ("-quick" if quick else ""))
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()

@@ -21,8 +21,16 @@ Items:
 The scenario is the paper's dumbbell (tcplab.Dumbbell): access links at
 10 x C, with one-way delays spread from 2.5/N to 2.5 ms. Packets are 1500
 bytes, counted with ns-2 accounting, and ACKs are 40 bytes. Runs last
-2000 s. All flows start at 0; the dumbbell has no randomness, so the seed
-(1) only labels the runs.
+2000 s. All flows start at 0.
+
+Seeds: the dumbbell is deterministic, so a multi-flow run shows one phase of
+the flows' packets at the drop-tail queue (tcplab.phaselock). The multi-flow
+items (Figs. 9-13, Table II) therefore run each cell over seeds 1..N, each
+sender's access delay plus a jitter uniform in [0, 0.25 ms) drawn from the
+seed (``common.PHASE_JITTER_S``), and report the mean with a 95 % Student-t
+interval and each seed's value; ``SEEDS`` gives N per item, ``seeds=N``
+(``--seeds N``) sets it for all of them. Table I and Figs. 2-8 (one flow:
+nothing to vary) run seed 1 without jitter.
 
 TCP setup (``setup``): ``"paper"`` (default) gives every flow ns-2.28's
 defaults, the simulator the paper ran (initial window 2, ns-2's RTO bounds,
@@ -52,7 +60,8 @@ import time
 from typing import Optional, Sequence
 
 from . import settings
-from .common import check_items, finish, save_figure, write_index, write_table
+from .common import (PHASE_JITTER_S, check_items, ci_text, finish, phase_note, save_figure, seed_list, seed_points,
+                     seed_summary, winner_flips, write_index, write_table)
 
 ITEMS = ["table1", "figs2-8", "figs9-10", "table2", "figs11-12", "fig13"]
 
@@ -89,13 +98,24 @@ C_BPS = 200e6
 TABLE1_COLUMNS = [(0.1, 100), (0.1, 300), (1.0, 100), (1.0, 300)]
 PACKET = 1500
 SEED = 1
+#: Seeds per multi-flow item (full length). Two flows splitting a link, where the phase decides the
+#: split, get the most the 40-minute budget of scripts/main.sh allows (Table II's 12 runs per seed cost
+#: 94 CPU s, Figs. 9-10's 70 runs 619 s); the totals over 10 and more flows (Figs. 11-13: 1,303 and 985
+#: CPU s per seed) one. docs/experiments/mv-highspeed.md, "Seeds and phase effects".
+SEEDS = {"figs9-10": 2, "table2": 4, "figs11-12": 1, "fig13": 1}
+#: Seeds per multi-flow item in quick mode.
+QUICK_SEEDS = 2
 
 
 class Setup:
     """Durations and grids; ``quick`` shortens everything and says so."""
 
-    def __init__(self, quick: bool, variants: str = "paper", recovery: Optional[str] = None, setup: str = "paper"):
+    def __init__(self, quick: bool, variants: str = "paper", recovery: Optional[str] = None,
+                 seeds: Optional[int] = None, setup: str = "paper"):
         self.quick = quick
+        #: seeds of each multi-flow item (1..N, with the access-delay jitter)
+        self.seeds = {it: seed_list(seeds if seeds is not None else QUICK_SEEDS if quick else n)
+                      for it, n in SEEDS.items()}
         self.variants = variants
         self.recovery = recovery
         self.tcp = settings.choose(setup, PAPER_SETUP, "mv-highspeed")
@@ -120,8 +140,11 @@ class Setup:
                  f"- buffers (fractions of BDP) for the buffer sweeps: {', '.join(f'{b:g}' for b in self.buffers)}",
                  f"- Fig. 13: {self.fig13_duration:g} s, windows "
                  + ", ".join(f"[{a:g}, {b:g}] s" for a, b in self.fig13_windows),
-                 f"- loss recovery: {self.recovery or 'per protocol (below)'}; algorithm variants: {self.variants}; "
-                 f"seed {SEED}"]
+                 f"- loss recovery: {self.recovery or 'per protocol (below)'}; algorithm variants: {self.variants}",
+                 f"- seeds: Table I and Figs. 2-8 (one flow) seed {SEED}, no jitter; the multi-flow items seeds 1..N "
+                 f"with each sender's access delay plus a jitter uniform in [0, {PHASE_JITTER_S * 1e3:g} ms) from "
+                 "the seed, mean and 95 % Student-t interval over the seeds: "
+                 + ", ".join(f"{it} N = {len(s)}" for it, s in self.seeds.items())]
         protocols = [settings.Protocol(p, *self.algo(p), self.recovery_of(p),
                                        WHY[p] if self.variants == "paper" else "Linux defaults (--variants linux)")
                      for p in PROTOCOLS]
@@ -134,7 +157,8 @@ class Setup:
 
 
 def _dumbbell(setup: Setup, protos: Sequence[str], rate: float, rtt_ms: float, buffer_bdp: float, duration: float,
-              window: float, sample_interval: str):
+              window: float, sample_interval: str, seed: Optional[int] = None):
+    """The paper's dumbbell; ``seed`` given (a multi-flow run): that seed, with the access-delay jitter."""
     from tcplab import Dumbbell
 
     algos = [setup.algo(p) for p in protos]
@@ -142,7 +166,8 @@ def _dumbbell(setup: Setup, protos: Sequence[str], rate: float, rtt_ms: float, b
                     algorithm=[a for a, _ in algos], params=[p for _, p in algos],
                     recovery=[setup.recovery_of(p) for p in protos],
                     duration=f"{duration}s", measure_window=f"{window}s", sample_interval=sample_interval,
-                    packet_size=f"{PACKET}B", accounting="ns2", seed=SEED, flow_options=setup.tcp.flow_options())
+                    packet_size=f"{PACKET}B", accounting="ns2", seed=SEED if seed is None else seed,
+                    access_jitter=0.0 if seed is None else PHASE_JITTER_S, flow_options=setup.tcp.flow_options())
 
 
 def _job(key: str, sc, extract: str, **args) -> tuple[str, dict, str, dict]:
@@ -165,41 +190,45 @@ def _table1_jobs(setup: Setup, traces: bool) -> list:
 
 def _pairs_jobs(setup: Setup) -> list:
     jobs = []
-    for p in PROTOCOLS:
-        for b in setup.buffers:
-            sc = _dumbbell(setup, [p, p], C_BPS, 100, b, setup.duration, setup.window, "1s")
-            jobs.append(_job(f"f9|{p}|{b}", sc, "summary"))
+    for s in setup.seeds["figs9-10"]:
+        for p in PROTOCOLS:
+            for b in setup.buffers:
+                sc = _dumbbell(setup, [p, p], C_BPS, 100, b, setup.duration, setup.window, "1s", seed=s)
+                jobs.append(_job(f"f9|{p}|{b}|{s}", sc, "summary"))
     return jobs
 
 
 def _table2_jobs(setup: Setup) -> list:
     jobs = []
-    for p in PROTOCOLS:
-        if p == "NewReno":
-            continue
-        for order in ((p, "NewReno"), ("NewReno", p)):
-            sc = _dumbbell(setup, list(order), C_BPS, 100, 1.0, setup.duration, setup.window, "1s")
-            jobs.append(_job(f"t2|{order[0]}|{order[1]}", sc, "summary"))
+    for s in setup.seeds["table2"]:
+        for p in PROTOCOLS:
+            if p == "NewReno":
+                continue
+            for order in ((p, "NewReno"), ("NewReno", p)):
+                sc = _dumbbell(setup, list(order), C_BPS, 100, 1.0, setup.duration, setup.window, "1s", seed=s)
+                jobs.append(_job(f"t2|{order[0]}|{order[1]}|{s}", sc, "summary"))
     return jobs
 
 
 def _ten_jobs(setup: Setup) -> list:
     jobs = []
-    for rtt in (100, 300):
-        for p in PROTOCOLS:
-            for b in setup.buffers:
-                sc = _dumbbell(setup, [p] * 10, C_BPS, rtt, b, setup.duration, setup.window, "1s")
-                jobs.append(_job(f"f11|{p}|{rtt}|{b}", sc, "summary"))
+    for s in setup.seeds["figs11-12"]:
+        for rtt in (100, 300):
+            for p in PROTOCOLS:
+                for b in setup.buffers:
+                    sc = _dumbbell(setup, [p] * 10, C_BPS, rtt, b, setup.duration, setup.window, "1s", seed=s)
+                    jobs.append(_job(f"f11|{p}|{rtt}|{b}|{s}", sc, "summary"))
     return jobs
 
 
 def _fig13_jobs(setup: Setup) -> list:
     jobs = []
-    for n in setup.fig13_flows:
-        for p in PROTOCOLS:
-            sc = _dumbbell(setup, [p] * n, 1e9, 100, 0.1, setup.fig13_duration,
-                           setup.fig13_windows[-1][1] - setup.fig13_windows[-1][0], "1s")
-            jobs.append(_job(f"f13|{p}|{n}", sc, "summary", windows=setup.fig13_windows))
+    for s in setup.seeds["fig13"]:
+        for n in setup.fig13_flows:
+            for p in PROTOCOLS:
+                sc = _dumbbell(setup, [p] * n, 1e9, 100, 0.1, setup.fig13_duration,
+                               setup.fig13_windows[-1][1] - setup.fig13_windows[-1][0], "1s", seed=s)
+                jobs.append(_job(f"f13|{p}|{n}|{s}", sc, "summary", windows=setup.fig13_windows))
     return jobs
 
 
@@ -273,115 +302,175 @@ def _figs2_8(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     return {}, files
 
 
-def _figs9_10(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
-    import matplotlib
+def _seeds_text(n: int) -> str:
+    return (f"Mean over {n} seeds with its 95 % Student-t interval in brackets (the access-delay jitter of each "
+            f"seed moves the phase; each seed's value is in the `_seeds.csv` file)." if n > 1 else
+            "One seed (with the access-delay jitter).")
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def _write_seeds(per, out: str, name: str) -> str:
+    """The per-seed rows beside the table (tidy CSV)."""
+    path = os.path.join(out, f"{name}_seeds.csv")
+    per.to_csv(path, index=False)
+    return path
+
+
+def _figs9_10(setup: Setup, res: dict, out: str) -> tuple:
     import pandas as pd
 
     from tcplab.analysis import jain_index
 
+    from .common import per_seed, pyplot, yes_no
+
+    plt = pyplot()
+    seeds = setup.seeds["figs9-10"]
     rows = []
-    for p in PROTOCOLS:
-        for b in setup.buffers:
-            r = res[f"f9|{p}|{b}"]
-            g = r["goodput_bps"]
-            rows.append({"protocol": p, "algorithm": setup.algo(p)[0], "buffer_bdp": b,
-                         "goodput_a_mbps": g[0] / 1e6, "goodput_b_mbps": g[1] / 1e6,
-                         "total_mbps": sum(g) / 1e6, "jain_index": jain_index(g), "utilization": r["utilization"],
-                         "quick": setup.quick})
-    df = pd.DataFrame(rows)
-    files = write_table(df, out, "figs9_10", "mv-highspeed Figs. 9-10: two flows against buffer size",
-                         note="Host A has the shorter access delay (1.25 ms), host B the longer (2.5 ms). "
-                         + _quick_note(setup))
+    for s in seeds:
+        for p in PROTOCOLS:
+            for b in setup.buffers:
+                r = res[f"f9|{p}|{b}|{s}"]
+                g = r["goodput_bps"]
+                rows.append({"protocol": p, "algorithm": setup.algo(p)[0], "buffer_bdp": b, "seed": s,
+                             "goodput_a_mbps": g[0] / 1e6, "goodput_b_mbps": g[1] / 1e6,
+                             "total_mbps": sum(g) / 1e6, "jain_index": jain_index(g), "utilization": r["utilization"],
+                             "quick": setup.quick})
+    per = pd.DataFrame(rows)
+    metrics = ["goodput_a_mbps", "goodput_b_mbps", "total_mbps", "jain_index", "utilization"]
+    df = seed_summary(per, ["protocol", "buffer_bdp"], metrics, diff=("goodput_a_mbps", "goodput_b_mbps"))
+    flagged = [f"{r.protocol} B = {r.buffer_bdp:g} BDP" for r in df.itertuples() if r.phase_dependent]
+    phase = phase_note(flagged, len(df), len(seeds), "which host gets more")
+    md = pd.DataFrame({
+        "protocol": df.protocol, "B (BDP)": df.buffer_bdp,
+        "host A (Mbit/s)": [ci_text(r.goodput_a_mbps, r.goodput_a_mbps_ci_low, r.goodput_a_mbps_ci_high)
+                            for r in df.itertuples()],
+        "host B (Mbit/s)": [ci_text(r.goodput_b_mbps, r.goodput_b_mbps_ci_low, r.goodput_b_mbps_ci_high)
+                            for r in df.itertuples()],
+        "Jain's index": [ci_text(r.jain_index, r.jain_index_ci_low, r.jain_index_ci_high, ".3f")
+                         for r in df.itertuples()],
+        "phase-dependent": [yes_no(x) for x in df.phase_dependent]}).set_index("protocol")
+    files = write_table(df, out, "figs9_10", "mv-highspeed Figs. 9-10: two flows against buffer size", md_df=md,
+                        note="Host A has the shorter access delay (1.25 ms), host B the longer (2.5 ms). "
+                        + _seeds_text(len(seeds)) + " " + phase + " " + _quick_note(setup))
+    files.append(_write_seeds(per, out, "figs9_10"))
+    spread = f", mean and 95 % CI over {len(seeds)} seeds (dots: each seed)" if len(seeds) > 1 else ""
     fig, axes = plt.subplots(2, 4, figsize=(15, 7), sharey=True)
     for ax, p in zip(axes.flat, PROTOCOLS):
         d = df[df.protocol == p]
-        ax.plot(d.buffer_bdp, d.goodput_a_mbps, "o-", label="host A (shorter RTT)")
-        ax.plot(d.buffer_bdp, d.goodput_b_mbps, "s--", label="host B (longer RTT)")
+        for col, style in (("goodput_a", {"marker": "o", "ls": "-", "label": "host A (shorter RTT)"}),
+                           ("goodput_b", {"marker": "s", "ls": "--", "label": "host B (longer RTT)"})):
+            seed_points(ax, list(d.buffer_bdp),
+                        [per_seed(per, {"protocol": p, "buffer_bdp": b}, f"{col}_mbps") for b in d.buffer_bdp],
+                        d[f"{col}_mbps"], d[f"{col}_mbps_ci_low"], d[f"{col}_mbps_ci_high"], **style)
         ax.set_title(p)
         ax.set_xlabel("buffer (fraction of BDP)")
+        ax.set_ylim(0, 1.05 * C_BPS / 1e6)  # (a two-seed interval reaches far beyond the physical range)
         ax.grid(alpha=0.3)
     for ax in axes[:, 0]:
         ax.set_ylabel("goodput (Mbit/s)")
     axes.flat[0].legend(fontsize=8)
     axes.flat[-1].axis("off")
-    fig.suptitle("Fig. 9: goodput of two flows of the same protocol, C = 200 Mbit/s, RTT = 100 ms"
+    fig.suptitle("Fig. 9: goodput of two flows of the same protocol, C = 200 Mbit/s, RTT = 100 ms" + spread
                  + (" [QUICK MODE]" if setup.quick else ""))
     fig.tight_layout()
-    p9 = os.path.join(out, "fig9.png")
-    fig.savefig(p9, dpi=110)
-    plt.close(fig)
+    p9 = save_figure(fig, out, "fig9.png")
     fig, ax = plt.subplots(figsize=(8, 5))
     for i, p in enumerate(PROTOCOLS):
         d = df[df.protocol == p]
-        ax.plot(d.buffer_bdp, d.jain_index, marker="os^vD<>"[i], label=p)
+        seed_points(ax, list(d.buffer_bdp),
+                    [per_seed(per, {"protocol": p, "buffer_bdp": b}, "jain_index") for b in d.buffer_bdp],
+                    d.jain_index, d.jain_index_ci_low, d.jain_index_ci_high, marker="os^vD<>"[i], label=p)
     ax.set_xlabel("buffer (fraction of BDP)")
     ax.set_ylabel("Jain's fairness index")
     ax.set_ylim(0.45, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    ax.set_title("Fig. 10: Jain's index of two flows" + (" [QUICK MODE]" if setup.quick else ""))
+    ax.set_title("Fig. 10: Jain's index of two flows" + spread + (" [QUICK MODE]" if setup.quick else ""),
+                 fontsize=10)
     fig.tight_layout()
-    p10 = os.path.join(out, "fig10.png")
-    fig.savefig(p10, dpi=110)
-    plt.close(fig)
-    return {"figs9-10": df}, files + [p9, p10]
+    p10 = save_figure(fig, out, "fig10.png")
+    return {"figs9-10": df}, files + [p9, p10], phase
 
 
-def _table2(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
+def _table2(setup: Setup, res: dict, out: str) -> tuple:
     import pandas as pd
 
+    from .common import yes_no
+
+    seeds = setup.seeds["table2"]
     rows = []
-    for p in PROTOCOLS:
-        if p == "NewReno":
-            continue
-        for a_host, b_host in ((p, "NewReno"), ("NewReno", p)):
-            r = res[f"t2|{a_host}|{b_host}"]
-            g = r["goodput_bps"]
-            rows.append({"protocol": p, "host_a": a_host, "host_b": b_host, "goodput_a_kbps": g[0] / 1e3,
-                         "goodput_b_kbps": g[1] / 1e3, "new_protocol_kbps": (g[0] if a_host == p else g[1]) / 1e3,
-                         "newreno_kbps": (g[1] if a_host == p else g[0]) / 1e3, "utilization": r["utilization"],
-                         "quick": setup.quick})
-    df = pd.DataFrame(rows)
-    files = write_table(df, out, "table2", "mv-highspeed Table II: each protocol against NewReno, B = BDP",
-                         note="Goodput (kbit/s, as the paper) of host A (shorter access delay) and host B. "
-                         + _quick_note(setup), floatfmt=".0f")
-    return {"table2": df}, files
+    for s in seeds:
+        for p in PROTOCOLS:
+            if p == "NewReno":
+                continue
+            for a_host, b_host in ((p, "NewReno"), ("NewReno", p)):
+                r = res[f"t2|{a_host}|{b_host}|{s}"]
+                g = r["goodput_bps"]
+                rows.append({"protocol": p, "host_a": a_host, "host_b": b_host, "seed": s,
+                             "goodput_a_kbps": g[0] / 1e3, "goodput_b_kbps": g[1] / 1e3,
+                             "new_protocol_kbps": (g[0] if a_host == p else g[1]) / 1e3,
+                             "newreno_kbps": (g[1] if a_host == p else g[0]) / 1e3, "utilization": r["utilization"],
+                             "quick": setup.quick})
+    per = pd.DataFrame(rows)
+    metrics = ["goodput_a_kbps", "goodput_b_kbps", "new_protocol_kbps", "newreno_kbps", "utilization"]
+    df = seed_summary(per, ["protocol", "host_a", "host_b"], metrics, diff=("new_protocol_kbps", "newreno_kbps"))
+    flagged = [f"{r.host_a} (A) vs {r.host_b} (B)" for r in df.itertuples() if r.phase_dependent]
+    phase = phase_note(flagged, len(df), len(seeds), "which protocol gets more")
+    md = pd.DataFrame({
+        "host A": df.host_a, "host B": df.host_b,
+        "host A (kbit/s)": [ci_text(r.goodput_a_kbps, r.goodput_a_kbps_ci_low, r.goodput_a_kbps_ci_high, ".0f")
+                            for r in df.itertuples()],
+        "host B (kbit/s)": [ci_text(r.goodput_b_kbps, r.goodput_b_kbps_ci_low, r.goodput_b_kbps_ci_high, ".0f")
+                            for r in df.itertuples()],
+        "phase-dependent": [yes_no(x) for x in df.phase_dependent]}).set_index("host A")
+    files = write_table(df, out, "table2", "mv-highspeed Table II: each protocol against NewReno, B = BDP", md_df=md,
+                        note="Goodput (kbit/s, as the paper) of host A (shorter access delay) and host B. "
+                        + _seeds_text(len(seeds)) + " " + phase + " " + _quick_note(setup))
+    files.append(_write_seeds(per, out, "table2"))
+    return {"table2": df}, files, phase
 
 
 def _figs11_12(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import pandas as pd
 
     from tcplab.analysis import jain_index
 
+    from .common import per_seed, pyplot
+
+    plt = pyplot()
+    seeds = setup.seeds["figs11-12"]
     rows = []
-    for rtt in (100, 300):
-        for p in PROTOCOLS:
-            for b in setup.buffers:
-                r = res[f"f11|{p}|{rtt}|{b}"]
-                rows.append({"protocol": p, "algorithm": setup.algo(p)[0], "rtt_ms": rtt, "buffer_bdp": b,
-                             "total_goodput_mbps": sum(r["goodput_bps"]) / 1e6, "utilization": r["utilization"],
-                             "jain_index": jain_index(r["goodput_bps"]), "quick": setup.quick})
-    df = pd.DataFrame(rows)
+    for s in seeds:
+        for rtt in (100, 300):
+            for p in PROTOCOLS:
+                for b in setup.buffers:
+                    r = res[f"f11|{p}|{rtt}|{b}|{s}"]
+                    rows.append({"protocol": p, "algorithm": setup.algo(p)[0], "rtt_ms": rtt, "buffer_bdp": b,
+                                 "seed": s, "total_goodput_mbps": sum(r["goodput_bps"]) / 1e6,
+                                 "utilization": r["utilization"], "jain_index": jain_index(r["goodput_bps"]),
+                                 "quick": setup.quick})
+    per = pd.DataFrame(rows)
+    df = seed_summary(per, ["protocol", "rtt_ms", "buffer_bdp"], ["total_goodput_mbps", "utilization", "jain_index"])
     files = write_table(df, out, "figs11_12", "mv-highspeed Figs. 11-12: ten flows against buffer size",
-                         note=_quick_note(setup))
+                        note=_seeds_text(len(seeds)).replace(" in brackets", " (`_ci_low`, `_ci_high` columns)")
+                        + " " + _quick_note(setup))
+    files.append(_write_seeds(per, out, "figs11_12"))
+    spread = f", mean and 95 % CI over {len(seeds)} seeds" if len(seeds) > 1 else ""
     for fig_no, rtt in ((11, 100), (12, 300)):
         fig, ax = plt.subplots(figsize=(8, 5))
         for i, p in enumerate(PROTOCOLS):
             d = df[(df.protocol == p) & (df.rtt_ms == rtt)]
-            ax.plot(d.buffer_bdp, d.total_goodput_mbps, marker="os^vD<>"[i], label=p)
+            seed_points(ax, list(d.buffer_bdp),
+                        [per_seed(per, {"protocol": p, "rtt_ms": rtt, "buffer_bdp": b}, "total_goodput_mbps")
+                         for b in d.buffer_bdp],
+                        d.total_goodput_mbps, d.total_goodput_mbps_ci_low, d.total_goodput_mbps_ci_high,
+                        marker="os^vD<>"[i], label=p)
         ax.axhline(200, ls=":", color="k", lw=1, label="C = 200 Mbit/s")
+        ax.set_ylim(0, 1.05 * C_BPS / 1e6)
         ax.set_xlabel("buffer (fraction of BDP)")
         ax.set_ylabel("total goodput (Mbit/s)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-        ax.set_title(f"Fig. {fig_no}: ten flows, RTT = {rtt} ms" + (" [QUICK MODE]" if setup.quick else ""))
+        ax.set_title(f"Fig. {fig_no}: ten flows, RTT = {rtt} ms" + spread + (" [QUICK MODE]" if setup.quick else ""))
         fig.tight_layout()
         path = save_figure(fig, out, f"fig{fig_no}.png")
         files.append(path)
@@ -389,45 +478,55 @@ def _figs11_12(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 
 def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
     import pandas as pd
 
+    from .common import pyplot
+
+    plt = pyplot()
+    seeds = setup.seeds["fig13"]
     rows = []
-    for n in setup.fig13_flows:
-        for p in PROTOCOLS:
-            r = res[f"f13|{p}|{n}"]
-            per = np.asarray(r["window_goodput_bps"])  # flows x windows
-            for k, (a, e) in enumerate(setup.fig13_windows):
-                rows.append({"protocol": p, "flows": n, "window": f"[{a:g}, {e:g}] s", "window_start_s": a,
-                             "window_end_s": e, "total_goodput_mbps": float(per[:, k].sum()) / 1e6,
-                             "quick": setup.quick})
-    df = pd.DataFrame(rows)
+    for s in seeds:
+        for n in setup.fig13_flows:
+            for p in PROTOCOLS:
+                r = res[f"f13|{p}|{n}|{s}"]
+                w = np.asarray(r["window_goodput_bps"])  # flows x windows
+                for k, (a, e) in enumerate(setup.fig13_windows):
+                    rows.append({"protocol": p, "flows": n, "window": f"[{a:g}, {e:g}] s", "window_start_s": a,
+                                 "window_end_s": e, "seed": s, "total_goodput_mbps": float(w[:, k].sum()) / 1e6,
+                                 "quick": setup.quick})
+    per = pd.DataFrame(rows)
+    df = seed_summary(per, ["protocol", "flows", "window"], ["total_goodput_mbps"])
     piv = df.pivot_table(index="protocol", columns=["flows", "window"], values="total_goodput_mbps", sort=False)
     piv.columns = [f"{n} flows, {w}" for n, w in piv.columns]
     files = write_table(df, out, "fig13", "mv-highspeed Fig. 13: convergence at 1 Gbit/s, B = 0.1 BDP",
-                         md_df=piv.reindex(list(PROTOCOLS)),
-                         note="Total goodput (Mbit/s) of all flows in each window. " + _quick_note(setup),
-                         floatfmt=".1f")
+                        md_df=piv.reindex(list(PROTOCOLS)),
+                        note="Total goodput (Mbit/s) of all flows in each window. "
+                        + _seeds_text(len(seeds)).replace(" with its 95 % Student-t interval in brackets",
+                                                          " (its 95 % Student-t interval: the CSV's `_ci_low`, "
+                                                          "`_ci_high` columns)")
+                        + " " + _quick_note(setup), floatfmt=".1f")
+    files.append(_write_seeds(per, out, "fig13"))
     fig, axes = plt.subplots(1, len(setup.fig13_flows), figsize=(15, 4.8), sharey=True)
     x = np.arange(len(PROTOCOLS))
     wdt = 0.8 / len(setup.fig13_windows)
     for ax, n in zip(axes, setup.fig13_flows):
         for k, (a, e) in enumerate(setup.fig13_windows):
-            vals = [df[(df.protocol == p) & (df.flows == n) & (df.window_start_s == a)].total_goodput_mbps.iloc[0]
-                    for p in PROTOCOLS]
-            ax.bar(x + (k - 1) * wdt, vals, wdt, label=f"[{a:g}, {e:g}] s")
+            d = df[(df.flows == n) & (df.window_start_s == a)].set_index("protocol").reindex(list(PROTOCOLS))
+            err = np.vstack([d.total_goodput_mbps - d.total_goodput_mbps_ci_low,
+                             d.total_goodput_mbps_ci_high - d.total_goodput_mbps])
+            ax.bar(x + (k - 1) * wdt, d.total_goodput_mbps, wdt, label=f"[{a:g}, {e:g}] s",
+                   yerr=None if np.isnan(err).all() else np.nan_to_num(err), capsize=2)
         ax.axhline(1000, ls=":", color="k", lw=1)
+        ax.set_ylim(0, 1050)
         ax.set_xticks(x, list(PROTOCOLS), rotation=35, ha="right")
         ax.set_title(f"{n} flows")
         ax.grid(alpha=0.3, axis="y")
     axes[0].set_ylabel("total goodput (Mbit/s)")
     # below the panels: inside, it covers the tallest bars
     fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncol=len(setup.fig13_windows), fontsize=9,
-               title="goodput over the window", title_fontsize=9, frameon=False)
+               title="goodput over the window" + (f" (bars: mean over {len(seeds)} seeds, 95 % CI)"
+                                                  if len(seeds) > 1 else ""), title_fontsize=9, frameon=False)
     fig.suptitle("Fig. 13: total goodput at 1 Gbit/s, RTT = 100 ms, B = 0.1 BDP"
                  + (" [QUICK MODE]" if setup.quick else ""))
     fig.tight_layout(rect=(0, 0.1, 1, 1))
@@ -439,7 +538,9 @@ def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None, setup: str = "paper") -> dict:
+              recovery: Optional[str] = None, seeds: Optional[int] = None, setup: str = "paper") -> dict:
+    """``seeds``: seeds per multi-flow item (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: the TCP
+    setup, ``"paper"`` or ``"linux"`` (module notes)."""
     from .runner import run_all
 
     items = check_items("mv-highspeed", items, ITEMS)
@@ -447,7 +548,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
         raise ValueError(f"recovery: must be reno, newreno or sack, got {recovery!r}")
     if variants not in ("paper", "linux"):
         raise ValueError(f"variants: must be 'paper' or 'linux', got {variants!r}")
-    setup = Setup(quick, variants, recovery, setup)
+    setup = Setup(quick, variants, recovery, seeds, setup)
     out = out or os.path.join("out", "mv-highspeed" + ("-quick" if quick else ""))
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()
