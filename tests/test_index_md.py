@@ -93,3 +93,65 @@ def test_the_record_line_survives_dashes_and_the_report_does_not_show_it(tmp_pat
     html = _markdown(text)
     assert "tcplab-index" not in html and "b ---- c" in html  # the scenario shown, the record line not
     assert render(str(tmp_path), rec) == text
+
+
+# ---------------------------------------------------------------- every paper's settings, one layout
+
+def _paper_setup(paper, setup):
+    """The paper's module and its quick Setup with the TCP ``setup``."""
+    import importlib
+
+    from tcplab.experiments import PAPERS
+
+    mod = importlib.import_module(PAPERS[paper])
+    return mod, (mod.Setup(True) if paper == "bbr-coexistence" else mod.Setup(True, setup=setup))
+
+
+#: A protocol each paper's index.md must name (bold, as a list item).
+A_PROTOCOL = {"mv-highspeed": "STCP", "kk-westwood": "Proposal", "mv-buffers": "Westwood+ (Figs. 4, 5, 8)",
+              "jm-knn": "CUBIC", "ssm-interactions": "AReno", "bbr-coexistence": "bbr3"}
+#: Each paper's initial window under --setup paper (ns-2's windowInit_; bbr-coexistence has only linux).
+PAPER_IW = {"mv-highspeed": "2", "kk-westwood": "2", "mv-buffers": "2", "jm-knn": "2", "ssm-interactions": "2"}
+
+
+@pytest.mark.parametrize("paper, setup", [(p, s) for p in A_PROTOCOL for s in ("paper", "linux")
+                                          if not (p == "bbr-coexistence" and s == "paper")])  # (linux only)
+def test_every_paper_writes_the_same_index_layout_with_every_setup_value_sourced(tmp_path, paper, setup):
+    from tcplab.experiments.settings import INDEX_LAYOUT, index_sections
+
+    mod, s = _paper_setup(paper, setup)
+    first, second = mod.ITEMS[0], mod.ITEMS[-1]
+    for item in (first, second):  # two commands into one directory: the first item stays listed
+        mod._write_index(s, str(tmp_path), [item], {item: _made(tmp_path, f"{item}.csv")}, 1.0, 3, 100)
+    md = (tmp_path / "index.md").read_text()
+    assert index_sections(md)[:len(INDEX_LAYOUT)] == list(INDEX_LAYOUT), index_sections(md)
+    assert f"- {first}: {first}.csv; made " in md and f"- {second}: {second}.csv; made " in md
+    tcp = md.split("### TCP setup", 1)[1].split("### Protocols", 1)[0]
+    assert f"`--setup {setup}`" in tcp
+    rows = [line.split("|")[1:-1] for line in tcp.splitlines() if line.startswith("| ") and "---" not in line]
+    options = {r[0].strip() for r in rows}
+    assert {"init_cwnd", "init_ssthresh"} <= options, options
+    assert all(len(r) == 3 and r[2].strip() for r in rows[1:]), rows  # every value has its source
+    if paper != "bbr-coexistence":
+        assert {"rwnd", "init_rto", "min_rto", "max_rto", "rto_mode", "delayed_ack"} <= options, options
+        iw = PAPER_IW[paper] if setup == "paper" else "10"
+        assert f"| init_cwnd | {iw} | " in tcp
+    protocols = md.split("### Protocols", 1)[1].split("### Other choices", 1)[0]
+    assert f"- **{A_PROTOCOL[paper]}**: `" in protocols and "  - parameters: " in protocols
+    assert "{" not in protocols  # parameters as readable lists, not JSON
+
+
+@pytest.mark.parametrize("paper", [p for p in A_PROTOCOL if p != "bbr-coexistence"])
+def test_an_unknown_setup_is_refused_naming_the_option_before_anything_is_made(tmp_path, paper):
+    from tcplab.experiments import reproduce
+
+    with pytest.raises(ValueError, match=r"^setup: must be 'paper' or 'linux', got 'ns3'"):
+        reproduce(paper, quick=True, out=str(tmp_path / "o"), verbose=False, setup="ns3")
+    assert not (tmp_path / "o").exists()
+
+
+def test_bbr_coexistence_has_only_the_linux_setup(tmp_path):
+    from tcplab.experiments import reproduce
+
+    with pytest.raises(ValueError, match=r"^setup: bbr-coexistence is a study of today's Linux"):
+        reproduce("bbr-coexistence", quick=True, out=str(tmp_path / "o"), verbose=False, setup="paper")

@@ -85,3 +85,43 @@ def test_reproduce_full(tmp_path):
     rce = res["rce"]["tables"]["rce"]
     single = rce[rce.competing_flows == 0]
     assert (single.median_C_over_true.sub(1).abs() < 0.05).all()
+
+
+def test_every_items_runs_get_the_tcp_setup(monkeypatch, tmp_path):
+    # Each item builds its scenarios its own way (Fig. 1/4's pair, Fig. 3's trade-off maker, Fig. 5's RTT
+    # spread): every flow of every one must carry the setup's values. The jobs are caught before they run.
+    from tcplab.experiments import runner
+
+    class Caught(Exception):
+        pass
+
+    seen = []
+
+    def catch(jobs, **kw):
+        seen.extend(jobs)
+        raise Caught
+
+    monkeypatch.setattr(runner, "run_all", catch)
+    for setup, expect in (("paper", (2.0, 6.0, 100000.0, "linux", True)), ("linux", (10.0, 1.0, 60.0, "linux", False))):
+        s = kk.Setup(True, [1.0], setup=setup)
+        for item, make in kk.FUNCS.items():
+            seen.clear()
+            with pytest.raises(Caught):
+                make(s, str(tmp_path), workers=1, verbose=False)
+            flows = [f for _, spec, _, _ in seen for f in spec["flows"]]
+            assert flows, item
+            assert {(f["init_cwnd"], f["init_rto"], f["max_rto"], f["rto_mode"], f["limited_transmit"])
+                    for f in flows} == {expect}, (setup, item)
+
+
+def test_index_records_the_setup_the_rtt_assignment_and_the_rce_settings(tmp_path):
+    # rce then bs-tracking into one directory: both stay listed; the page names the choices the paper leaves open
+    out = tmp_path / "kk"
+    kk.reproduce(items=["rce"], quick=True, buffers=[1.0], out=str(out), workers=1, verbose=False)
+    kk.reproduce(items=["bs-tracking"], quick=True, buffers=[1.0], out=str(out), workers=1, verbose=False)
+    index = (out / "index.md").read_text()
+    assert "\n- rce: rce.csv" in index and "\n- bs-tracking: bs_tracking.csv" in index
+    assert "| init_cwnd | 2 | ns-2 Agent/TCP `windowInit_` = 2" in index
+    assert "Fig. 5: flow i (1..N) has RTT 10 + 240 i/N ms" in index and "even flows the new protocol" in index
+    for param in ("rtt_sample = latest", "rce_interval = 0 (the RTO)", "rce_filter = last"):
+        assert f"    - {param} (" in index, param

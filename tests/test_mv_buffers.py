@@ -136,3 +136,33 @@ def test_full_fig8_reno_within_one_percent_of_its_bound_and_westwood_above_reno_
     small = piv[piv.index.get_level_values("buffer_bdp") <= 0.05]
     assert (small["Westwood+"] > small["NewReno"]).all()
     assert math.isclose(an.westwood_desync_utilization_bound(200), 1.0)
+
+
+def test_the_setup_reaches_every_runs_spec():
+    # --setup paper: ns-2's defaults in the simulations, Linux 2.6's in the real-experiment analog; --setup linux:
+    # tcplab's in both
+    def flows(setup, gen):
+        return [f for _, spec, _, _ in gen(mv.Setup(True, setup=setup)) for f in spec["flows"]]
+
+    key = lambda f: (f["init_cwnd"], f["init_rto"], f["max_rto"], f["rto_mode"], f["limited_transmit"])  # noqa: E731
+    for gen in (mv._fig4_jobs, mv._fig5_jobs, mv._fig8_jobs):
+        assert {key(f) for f in flows("paper", gen)} == {(2.0, 6.0, 100000.0, "linux", True)}, gen
+        assert {key(f) for f in flows("linux", gen)} == {(10.0, 1.0, 60.0, "linux", False)}, gen
+    assert {key(f) for f in flows("paper", mv._real_jobs)} == {(3.0, 3.0, 120.0, "linux", False)}
+    assert {key(f) for f in flows("linux", mv._real_jobs)} == {(10.0, 1.0, 60.0, "linux", False)}
+
+
+def test_index_gives_each_items_setup_with_its_sources(quick):
+    out, _ = quick
+    index = (out / "index.md").read_text()
+    sim, real = index.split("#### Figs. 4, 5 and 8 (the ns-2 simulations)", 1)[1].split("#### real", 1)
+    assert "| init_cwnd | 2 | ns-2 Agent/TCP `windowInit_` = 2" in sim
+    assert "| init_cwnd | 3 | Linux 2.6 `tcp_init_cwnd` (RFC 3390)" in real.split("### Protocols", 1)[0]
+
+
+def test_a_second_command_into_the_output_keeps_the_items_made_before(quick):
+    out, _ = quick
+    reproduce("mv-buffers", items=["real"], quick=True, out=str(out), verbose=False)  # its runs are stored
+    index = (out / "index.md").read_text()
+    for item in mv.ITEMS:
+        assert f"\n- {item}: " in index, item

@@ -177,6 +177,44 @@ def test_paper_variants_run_the_period_vegas_and_compound():
     spec = fz.spec(Mix.all(setup.cc("Vegas")))
     assert {f["cc"]["params"]["variant"] for f in spec["flows"]} == {"linux-2.6"}
     assert Setup(True, variants="linux").cc("Vegas") == "vegas"
-    assert Setup(True).cc("CUBIC") == "cubic"
     with pytest.raises(ValueError, match="variants"):
         Setup(True, variants="ns2")
+
+
+def test_paper_variants_are_the_2007_tcp_linux_modules_and_areno_is_the_papers():
+    # the period variants where tcplab has them (ns-2's TCP/Linux carries Linux 2.6.22's modules)
+    paper, linux = Setup(True), Setup(True, variants="linux")
+    assert paper.cc("STCP") == {"algorithm": "scalable", "params": {"variant": "linux-pre-2020"}}
+    assert paper.cc("CUBIC") == {"algorithm": "cubic", "params": {"variant": "2005", "initial_ssthresh": 0}}
+    assert paper.cc("HSTCP") == "highspeed" and paper.cc("BIC") == "bic" and paper.cc("H-TCP") == "htcp"
+    assert linux.cc("STCP") == "scalable" and linux.cc("CUBIC") == "cubic"
+    # AReno is the paper's modified AReno in both, not the 2005/2006 algorithm (areno's default variant)
+    for s in (paper, linux):
+        assert s.cc("AReno") == {"algorithm": "areno", "params": {"variant": "paper"}}
+
+
+def test_the_setup_reaches_every_flow_of_the_frozen_scenarios():
+    for setup, expect in (("paper", (2.0, 3.0, 120.0, "linux")), ("linux", (10.0, 1.0, 60.0, "linux"))):
+        flows = Setup(True, setup=setup).frozen(1, 1).spec_base["flows"]
+        assert {(f["init_cwnd"], f["init_rto"], f["max_rto"], f["rto_mode"]) for f in flows} == {expect}, setup
+
+
+def test_index_names_the_setup_and_each_protocols_period_module(quick):
+    out, _ = quick
+    index = (out / "index.md").read_text()
+    assert "| init_cwnd | 2 | ns-2 `windowInit_` = 2" in index and "| max_rto | 120 s | ns-2 Agent/TCP/Linux" in index
+    for p in QUICK_PROTOCOLS:
+        assert f"- **{p}**: `{PROTOCOLS[p]}`, loss recovery sack" in index, p
+    assert "  - parameters: variant = paper\n  - why: the paper's modified AReno" in index
+
+
+def test_fig6_summary_counts_flows_and_gives_mbit_per_s(quick):
+    out, made = quick
+    per_flow = made["fig6"]["tables"]["fig6"]
+    rows = [line.split("|")[1:-1] for line in (out / "fig6.md").read_text().splitlines() if line.startswith("|")]
+    header = [c.strip() for c in rows[0]]
+    assert header[1:3] == ["flows", "mean (Mbit/s)"]
+    for r in rows[2:]:
+        d = per_flow[per_flow.protocol == r[0].strip()]
+        assert int(r[1]) == len(d)  # a count, not divided by 1e6
+        assert float(r[2]) == pytest.approx(d.throughput_bps.mean() / 1e6, abs=1e-3)

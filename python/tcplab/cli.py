@@ -130,6 +130,11 @@ def _parser() -> argparse.ArgumentParser:
     rp.add_argument("--workers", type=int, help="worker processes (default: all local cores)")
     rp.add_argument("--variants", choices=["paper", "linux"], default="paper",
                     help="algorithm variants: the paper's (default) or the Linux defaults")
+    rp.add_argument("--setup", choices=["paper", "linux"],
+                    help="TCP setup of every flow (initial window, initial ssthresh, RTO, receiver): the paper's "
+                         "simulator settings, ns-2's defaults where the paper is silent (paper, the default), or "
+                         "today's (linux: initial window 10, the Linux RTO); bbr-coexistence has only linux. "
+                         "index.md lists every value with its source")
     rp.add_argument("--recovery", choices=["reno", "newreno", "sack"],
                     help="force one loss recovery for every flow (default: the experiment's documented choice)")
     rp.add_argument("--list", action="store_true", help="list the paper's items and exit")
@@ -702,6 +707,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         kw: dict = {"recovery": args.recovery} if args.recovery else {}
         if args.variants != "paper":
             kw["variants"] = args.variants
+        if args.setup is not None:
+            kw["setup"] = args.setup
         if args.seeds is not None and args.seeds < 1:
             raise _CliError(f"--seeds: must be at least 1, got {args.seeds}")
         for name in ("configs", "duration", "seeds"):

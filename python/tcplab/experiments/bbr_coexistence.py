@@ -25,11 +25,13 @@ Seeds: every cell runs over seeds 1..N (``SEEDS``; ``seeds=N``, ``--seeds
 N``), each sender's access delay plus a jitter uniform in [0, 0.25 ms) drawn
 from the seed (``common.PHASE_JITTER_S``); the table and figures give the
 mean with its 95 % Student-t interval and each seed's value.
+
+This is a study of today's Linux, so its TCP setup is ``linux`` (the only
+one ``setup`` accepts).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import Any, Optional, Sequence
@@ -37,6 +39,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from . import runner
+from . import settings
 from .common import (PHASE_JITTER_S, check_items, ci_text, finish, per_seed, phase_note, pyplot, save_figure,
                      seed_list, seed_points, seed_summary, write_index, write_table)
 
@@ -56,6 +59,22 @@ QUICK_SEEDS = 2
 #: into a phase effect (docs/validation.md)
 BBR_START = 0.1
 
+#: Both flows run tcplab's Linux TCP profile (scenario() sets it): a study of today's Linux has no other setup.
+TCP_SETUP = settings.TcpSetup("linux", "today's Linux, the study's only setup: tcplab's Linux TCP profile "
+                                       "(`flow_options={\"profile\": \"linux\"}`) for both flows", (
+    settings.SetupValue("profile", "linux", "Linux 6.x as tcplab models it (docs/tcp.md, \"The Linux profile\")",
+                        flow=False),
+    settings.SetupValue("init_cwnd", 10.0, "RFC 6928; Linux TCP_INIT_CWND", flow=False),
+    settings.SetupValue("init_ssthresh", None, "Linux TCP_INFINITE_SSTHRESH", flow=False),
+    settings.SetupValue("rto (initial / min / max)", "1 s / 0.2 s / 60 s, Linux mode",
+                        "Linux TCP_TIMEOUT_INIT, TCP_RTO_MIN, `__tcp_set_rto`; max: RFC 6298 2.5", flow=False),
+    settings.SetupValue("loss recovery", "SACK with PRR, RACK-TLP, F-RTO and undo", "the Linux profile",
+                        flow=False),
+    settings.SetupValue("receiver", "Linux 6.x delayed and quick ACKs, D-SACK", "the Linux profile", flow=False),
+    settings.SetupValue("header and ACK size", "52 B (MSS 1448 in 1500 B)", "the Linux profile: timestamps on",
+                        flow=False),
+))
+
 
 class Setup:
     def __init__(self, quick: bool, protocols: Optional[Sequence[str]] = None, duration: Optional[float] = None,
@@ -74,7 +93,7 @@ class Setup:
 
     def describe(self) -> str:
         q = " (QUICK MODE: fewer points, shorter runs)" if self.quick else ""
-        return "\n".join([
+        runs = [
             f"- C = {C_BPS / 1e6:g} Mbit/s; bottleneck round trip {BOTTLENECK_RTT_MS:g} ms; CUBIC RTT "
             f"{CUBIC_RTT_MS:g} ms; BBR RTT = ratio x {CUBIC_RTT_MS:g} ms, ratios {self.ratios}",
             f"- buffers (x BDP = C x {CUBIC_RTT_MS:g} ms = {BDP_PACKETS:.0f} packets): "
@@ -82,11 +101,16 @@ class Setup:
             f"- BBR versions: {', '.join(self.protocols)}; the other flow: cubic",
             f"- {self.duration:g} s per run, measured over [{self.measure_start:g}, {self.duration:g}] s; CUBIC "
             f"starts at 0, BBR at {BBR_START:g} s{q}",
-            f"- 1500-byte packets, Linux TCP profile for both flows (MSS 1448, SACK, PRR, RACK-TLP, delayed ACKs), "
-            f"payload goodput, queue sampled every {self.sample:g} s",
+            f"- 1500-byte packets, payload goodput, queue sampled every {self.sample:g} s",
             f"- seeds 1..{len(self.seeds)} per cell, each sender's access delay plus a jitter uniform in "
             f"[0, {PHASE_JITTER_S * 1e3:g} ms) from the seed; mean and 95 % Student-t interval over the seeds",
-        ])
+        ]
+        protocols = [settings.Protocol(v, v, {}, "sack", "today's Linux module (the study's subject)")
+                     for v in self.protocols]
+        protocols.append(settings.Protocol("CUBIC", "cubic", {}, "sack", "today's Linux default"))
+        other = [f"- the BBR flow starts {BBR_START:g} s after CUBIC: flows started together lock into a phase effect",
+                 "- the buffer in multiples of the CUBIC flow's BDP (the shorter RTT)"]
+        return settings.settings_markdown(runs, TCP_SETUP, protocols, other)
 
 
 def buffer_packets(b: float) -> int:
@@ -288,11 +312,12 @@ def _fig_retrans(setup: Setup, res: dict, out: str):
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
               recovery: Optional[str] = None, protocols: Optional[Sequence[str]] = None,
-              duration: Optional[float] = None, seeds: Optional[int] = None) -> dict:
+              duration: Optional[float] = None, seeds: Optional[int] = None, setup: str = "linux") -> dict:
     """Run the sweep and write the table and figures. ``protocols``: the BBR
     versions to sweep (default bbr and bbr3; any algorithm name is accepted, so
     another one can stand in); ``duration``: seconds per run; ``seeds``: seeds
-    per cell (default ``SEEDS``, quick ``QUICK_SEEDS``)."""
+    per cell (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: only
+    ``"linux"`` (a study of today's Linux)."""
     from tcplab.scenario import algorithm_catalog
 
     from .runner import run_all
@@ -302,6 +327,9 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
         raise ValueError("variants: bbr-coexistence runs the Linux variants only; --variants is not used")
     if recovery not in (None, "sack"):
         raise ValueError("recovery: bbr-coexistence runs both flows with SACK (Linux profile); only 'sack' is accepted")
+    if setup != "linux":
+        raise ValueError(f"setup: bbr-coexistence is a study of today's Linux, so its only setup is 'linux'; got "
+                         f"{setup!r}")
     setup = Setup(quick, protocols, duration, seeds)
     have = {a["name"] for a in algorithm_catalog()}
     missing = [p for p in setup.protocols if p not in have]
@@ -321,5 +349,5 @@ def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, r
     write_index(out, "bbr-coexistence study",
                 "QUICK MODE: fewer points and shorter runs." if setup.quick else None, runs, packets, wall,
                 ("Dumbbell: a CUBIC flow and a BBR flow share a 100 Mbit/s drop-tail bottleneck "
-                 "(docs/experiments/bbr-coexistence.md). Not a paper reproduction: a study beside them.\n\n"
-                 + json.dumps({"protocols": setup.protocols})), setup.describe(), items, made)
+                 "(docs/experiments/bbr-coexistence.md). Not a paper reproduction: a study beside them. BBR "
+                 f"versions: {', '.join(setup.protocols)}."), setup.describe(), items, made)

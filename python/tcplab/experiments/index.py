@@ -179,6 +179,11 @@ def _when(e: dict) -> str:
     return f"made {e['made']} by tcplab {e['version']}{together} ({'; '.join(size)})"
 
 
+def _demoted(text: str) -> str:
+    """Markdown ``text`` with every heading one level lower (``### Runs`` -> ``#### Runs``)."""
+    return "\n".join("#" + line if re.match(r"#+ ", line) else line for line in text.split("\n"))
+
+
 def render(out: str, record: dict) -> str:
     """index.md for ``record`` (the subset of Markdown `tcplab report` renders)."""
     items = record["items"]
@@ -201,7 +206,8 @@ def render(out: str, record: dict) -> str:
     elif setups:
         lines += ["## Settings", "", "The items were made with different settings:", ""]
         for text, its in setups.items():
-            lines += [f"### {', '.join(its)}", "", text, ""]
+            # each group's own headings one level down, under the group's
+            lines += [f"### {', '.join(its)}", "", _demoted(text), ""]
     lines += ["## Outputs", ""]
     claimed = set()
     for it, e in items.items():

@@ -22,6 +22,17 @@ Topology: tcplab's generic Scenario with two hosts X and Y and a duplex link
 packets and the random loss; Y-X carries the ACKs, loss-free and unlimited.
 Random loss is in the data direction only: the paper speaks of dropped
 packets, and lost ACKs would mostly be hidden by cumulative ACKs anyway.
+
+The paper ran ns-2 with TCP/Linux. ``variants="paper"`` (default) runs the
+CUBIC module TCP/Linux carries (Linux 2.6.22's v2.1: tcplab's ``2005``
+engine with initial_ssthresh 0), ``"linux"`` today's (v2.3, HyStart).
+``setup="paper"`` (default) gives every flow Agent/TCP/Linux's defaults
+(initial window 2, RTO 3 s / 0.2 s / 120 s;
+:func:`tcplab.experiments.settings.ns2_tcp_linux`), ``"linux"`` tcplab's
+(initial window 10). index.md lists every value with its source.
+
+The figures carry the paper's numbers: Figs. 1 and 4 are p = 0.001, Fig. 2
+p = 0.1, Fig. 3 p = 0.01; the error-free figure is tcplab's own.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ import os
 import time
 from typing import Any, Optional, Sequence
 
+from . import settings
 from .common import check_items, finish, pyplot, save_figure, write_index, write_table
 
 import numpy as np
@@ -46,8 +58,24 @@ PAYLOAD = 1448
 HEADER = 40
 DURATION = 50.0
 LOSSES = [0.1, 0.01, 0.001]
-#: CUBIC as in Linux (tcp_cubic.c v2.3, HyStart on), with SACK recovery as TCP/Linux.
-CUBIC = ("cubic", {})
+#: CUBIC as ns-2's TCP/Linux carries it (tcp/linux/src/tcp_cubic.c, "from linux-2.6.22.6": v2.1, beta
+#: 819/1024, max_increment 16, initial_ssthresh 0, no HyStart), with SACK recovery as TCP/Linux.
+CUBIC = ("cubic", {"variant": "2005", "initial_ssthresh": 0})
+#: Today's Linux CUBIC (tcp_cubic.c v2.3, HyStart on): ``variants="linux"``.
+CUBIC_LINUX = ("cubic", {})
+CUBIC_WHY = ("the module ns-2's TCP/Linux carries, tcp_cubic.c v2.1 of Linux 2.6.22.6 (beta 819/1024, C = 0.4, "
+             "max_increment 16, initial_ssthresh 0, no HyStart): tcplab's 2005 (v2.0) engine with initial_ssthresh "
+             "0; v2.1's fixed cnt = 50 before the first loss and its packets-per-ACK ratio are not modelled "
+             "(docs/algorithms/cubic.md)")
+#: The paper's simulator.
+PAPER_SETUP = settings.ns2_tcp_linux("the paper ran ns-2 with TCP/Linux")
+STATED = (settings.SetupValue("segment", "1448 B of payload + 40 B of headers", "the paper: 1448-byte packets (the "
+                                                                                  "Linux MSS with timestamps)",
+                              flow=False),
+          settings.SetupValue("goodput", "payload", "choice: the paper's 1448-byte packets are the payload",
+                              flow=False))
+#: The paper's figures: p -> their numbers (the error-free figure is tcplab's own).
+FIGURES = {"0.001": (1, 4), "0.1": (2,), "0.01": (3,)}
 RENO = ("newreno", {})
 RECOVERY = "sack"
 #: The guesser with tcplab's defaults (max_size 500, range 0.1, ack_every 1, drop_flag answer, timeouts classify).
@@ -61,8 +89,13 @@ CASES = {"cubic_clean": "CUBIC, error-free link", "cubic_loss": "CUBIC, random l
 
 
 class Setup:
-    def __init__(self, quick: bool):
+    def __init__(self, quick: bool, variants: str = "paper", setup: str = "paper"):
+        if variants not in ("paper", "linux"):
+            raise ValueError(f"variants: must be 'paper' or 'linux', got {variants!r}")
         self.quick = quick
+        self.variants = variants
+        self.cubic = CUBIC if variants == "paper" else CUBIC_LINUX
+        self.tcp = settings.choose(setup, PAPER_SETUP, "jm-knn")
         self.seeds = [1] if quick else list(range(1, 11))
         self.cost_duration = 60.0 if quick else 300.0
         self.cost_window = 40.0 if quick else 250.0
@@ -76,32 +109,49 @@ class Setup:
 
     def describe(self) -> str:
         q = " (QUICK MODE: fewer seeds, shorter cost runs, smaller grid)" if self.quick else ""
-        return "\n".join([
+        runs = [
             f"- link X -> Y {RATE / 1e6:g} Mbit/s, {DELAY * 1e3:g} ms one way (RTT {2 * DELAY * 1e3:g} ms), "
             f"drop-tail {BUFFER} packets; segments {PAYLOAD} B payload + {HEADER} B headers; ACKs 40 B, one per "
             f"segment; payload accounting{q}",
             f"- {DURATION:g} s runs, throughput sampled every second; seeds {self.seeds}",
             f"- random loss p in {LOSSES} and none, Bernoulli, data direction only",
-            f"- CUBIC `{CUBIC[0]}` {json.dumps(CUBIC[1])} (Linux defaults), Reno `{RENO[0]}`, recovery `{RECOVERY}`",
-            f"- guesser `{json.dumps(KNN)}` (defaults: max_size 500, range 0.1, ack_every 1, drop_flag answer, "
-            "timeouts classify)",
             f"- cost: no random loss, buffers {COST_BUFFERS} packets, {self.cost_duration:g} s, throughput over the "
             f"last {self.cost_window:g} s; sensitivity at p = {SENSITIVITY_P}, seeds {self.sens_seeds}",
-        ])
+            f"- algorithm variants: {self.variants}",
+        ]
+        why = CUBIC_WHY if self.variants == "paper" else "today's Linux CUBIC, v2.3 with HyStart (--variants linux)"
+        protocols = [settings.Protocol("CUBIC", *self.cubic, RECOVERY, why),
+                     settings.Protocol("Reno (cost item)", *RENO, RECOVERY, "Reno window rules with the same SACK "
+                                                                             "recovery, so only the congestion "
+                                                                             "control differs")]
+        other = ["- the k-NN guesser: the core's loss classifier `knn`, attached to CUBIC, with tcplab's defaults:",
+                 "  - max_size = 500, range = 0.1 (distances in the (time, cwnd) plane, normalized by the history's "
+                 "time span and its largest cwnd), ack_every = 1, drop_flag = answer, timeouts = classify",
+                 "  - the `sensitivity` item varies each in turn",
+                 "- the moving average: the current sample and the 4 before it",
+                 "- the cost scenario: CUBIC (with or without the guesser) against Reno, both from t = 0, the same RTT"]
+        return settings.settings_markdown(runs, self.tcp.with_values(*STATED), protocols, other)
+
+    def scenario(self, p: Optional[float], flows: Sequence[tuple[Optional[tuple[str, dict]], Optional[dict]]],
+                 **kw: Any):
+        """:func:`scenario` with this setup's flow options; a flow's algorithm None is this setup's CUBIC."""
+        return scenario(p, [(self.cubic if a is None else a, lc) for a, lc in flows],
+                        flow_options=self.tcp.flow_options(), **kw)
 
 
 def scenario(p: Optional[float], flows: Sequence[tuple[tuple[str, dict], Optional[dict]]], buffer: int = BUFFER,
              duration: float = DURATION, measure_window: Optional[float] = None, seed: int = SEED,
-             sample_interval: str = "1s"):
+             sample_interval: str = "1s", flow_options: Optional[dict] = None):
     """The paper's two-node scenario: ``flows`` is a list of ((algorithm,
     params), loss_classifier or None), all from X to Y; ``p`` the Bernoulli
-    loss probability on X-Y (None: no random loss)."""
+    loss probability on X-Y (None: no random loss); ``flow_options``: more
+    :class:`~tcplab.scenario.Flow` options for every flow (the TCP setup)."""
     from tcplab.scenario import Flow, Link, Node, Route, Scenario
 
     links = [Link("X-Y", "X", "Y", RATE, DELAY, int(buffer), loss=p if p else None),
              Link("Y-X", "Y", "X", RATE, DELAY, None)]
     fl = [Flow("X", "Y", name=f"flow{i + 1}", algorithm=a, params=dict(pr), recovery=RECOVERY,
-               packet_size=PAYLOAD + HEADER, header_size=HEADER, loss_classifier=lc)
+               packet_size=PAYLOAD + HEADER, header_size=HEADER, loss_classifier=lc, **(flow_options or {}))
           for i, ((a, pr), lc) in enumerate(flows)]
     return Scenario(nodes=[Node("X"), Node("Y")], links=links, flows=fl,
                     routes=[Route("X", "Y", "X-Y"), Route("Y", "X", "Y-X")], duration=f"{duration}s",
@@ -170,11 +220,11 @@ def moving_average(x: Sequence[float], n: int = 5) -> np.ndarray:
 def _throughput_jobs(setup: Setup) -> list:
     jobs = []
     for s in setup.seeds:
-        jobs.append(_job(f"tp|none|cubic_clean|{s}", scenario(None, [(CUBIC, None)], seed=s)))
-        jobs.append(_job(f"tp|none|knn_clean|{s}", scenario(None, [(CUBIC, KNN)], seed=s)))
+        jobs.append(_job(f"tp|none|cubic_clean|{s}", setup.scenario(None, [(None, None)], seed=s)))
+        jobs.append(_job(f"tp|none|knn_clean|{s}", setup.scenario(None, [(None, KNN)], seed=s)))
         for p in LOSSES:
-            jobs.append(_job(f"tp|{_pkey(p)}|cubic_loss|{s}", scenario(p, [(CUBIC, None)], seed=s)))
-            jobs.append(_job(f"tp|{_pkey(p)}|knn_loss|{s}", scenario(p, [(CUBIC, KNN)], seed=s)))
+            jobs.append(_job(f"tp|{_pkey(p)}|cubic_loss|{s}", setup.scenario(p, [(None, None)], seed=s)))
+            jobs.append(_job(f"tp|{_pkey(p)}|knn_loss|{s}", setup.scenario(p, [(None, KNN)], seed=s)))
     return jobs
 
 
@@ -184,7 +234,7 @@ def _cost_jobs(setup: Setup, knn: Optional[dict] = None, tag: str = "") -> list:
         for name, lc in (("cubic", None), ("knn", knn or KNN)):
             if tag and name == "cubic":
                 continue
-            sc = scenario(None, [(CUBIC, lc), (RENO, None)], buffer=b, duration=setup.cost_duration,
+            sc = setup.scenario(None, [(None, lc), (RENO, None)], buffer=b, duration=setup.cost_duration,
                           measure_window=setup.cost_window)
             jobs.append(_job(f"cost{tag}|{b}|{name}", sc))
     return jobs
@@ -208,10 +258,10 @@ def _sens_jobs(setup: Setup) -> list:
         lc = {"kind": "knn", "params": params}
         tag = f"{k}={v}"
         for s in setup.sens_seeds:
-            jobs.append(_job(f"sens|{tag}|{s}", scenario(SENSITIVITY_P, [(CUBIC, lc)], seed=s)))
+            jobs.append(_job(f"sens|{tag}|{s}", setup.scenario(SENSITIVITY_P, [(None, lc)], seed=s)))
         jobs += _cost_jobs(setup, lc, tag="s:" + tag)
     for s in setup.sens_seeds:  # the baseline without the guesser
-        jobs.append(_job(f"sens|none|{s}", scenario(SENSITIVITY_P, [(CUBIC, None)], seed=s)))
+        jobs.append(_job(f"sens|none|{s}", setup.scenario(SENSITIVITY_P, [(None, None)], seed=s)))
     return jobs
 
 
@@ -268,7 +318,7 @@ def _throughput(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     files += write_table(summary, out, "summary", "jm-knn: mean throughput per loss rate and case", note)
     plt = pyplot()
     s0 = setup.seeds[0]
-    for fig_no, pk in enumerate([_pkey(p) for p in LOSSES] + ["none"], 1):
+    for pk in [_pkey(p) for p in LOSSES] + ["none"]:
         fig, ax = plt.subplots(figsize=(9, 5))
         cases = ("cubic_clean", "knn_clean") if pk == "none" else ("cubic_clean", "cubic_loss", "knn_loss")
         for case in cases:
@@ -284,11 +334,15 @@ def _throughput(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
         ax.set_ylim(0, RATE / 1e6 * 1.05)
         ax.grid(alpha=0.3)
         fig.legend(*ax.get_legend_handles_labels(), loc="lower center", ncol=3, fontsize=8, frameon=False)
-        ax.set_title(f"Fig. {fig_no}: one CUBIC flow, 100 Mbit/s, RTT 128 ms, B = {BUFFER}, "
+        numbers = FIGURES.get(pk, ())
+        label = ("Figs. " + " and ".join(map(str, numbers)) if len(numbers) > 1 else f"Fig. {numbers[0]}") \
+            if numbers else "Error-free link (no figure of the paper)"
+        ax.set_title(f"{label}: one CUBIC flow, 100 Mbit/s, RTT 128 ms, B = {BUFFER}, "
                      + ("no random loss" if pk == "none" else f"p = {pk}") + f" (seed {s0})"
                      + (" [QUICK MODE]" if setup.quick else ""))
         fig.tight_layout(rect=(0, 0.1, 1, 1))  # the legend below the axes covers no data
-        path = save_figure(fig, out, f"throughput_p{pk}.png")
+        name = "_".join(f"fig{n}" for n in numbers) + f"_p{pk}.png" if numbers else f"throughput_p{pk}.png"
+        path = save_figure(fig, out, name)
         files.append(path)
     return {"summary": summary, "runs": runs}, files
 
@@ -384,16 +438,16 @@ def _sensitivity(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None) -> dict:
-    """Regenerate the items into ``out`` (default ``out/jm-knn[-quick]``)."""
+              recovery: Optional[str] = None, setup: str = "paper") -> dict:
+    """Regenerate the items into ``out`` (default ``out/jm-knn[-quick]``).
+    ``variants``: CUBIC as TCP/Linux carried it (``"paper"``) or today's
+    (``"linux"``); ``setup``: the TCP setup (module notes)."""
     from .runner import run_all
 
     items = check_items("jm-knn", items, ITEMS)
-    if variants != "paper":
-        raise ValueError("variants: jm-knn runs Linux CUBIC, as the paper did; --variants does not apply")
     if recovery is not None:
         raise ValueError("recovery: jm-knn uses SACK (TCP/Linux), the only setting supported")
-    setup = Setup(quick)
+    setup = Setup(quick, variants, setup)
     out = out or os.path.join("out", "jm-knn" + ("-quick" if quick else ""))
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()

@@ -30,16 +30,22 @@ sender's access delay plus a jitter uniform in [0, 0.25 ms) drawn from the
 seed (``common.PHASE_JITTER_S``), and report the mean with its 95 %
 Student-t interval; ``rce`` (the estimator's accuracy) and ``bs-tracking``
 (one flow) run seed 1 without jitter.
+
+TCP setup (``setup``): ``"paper"`` (default) gives every flow the defaults
+of the ns-2 of 2005 the paper ran (initial window 2, ns-2's RTO bounds,
+limited transmit; :func:`tcplab.experiments.settings.ns2`), ``"linux"``
+tcplab's defaults (initial window 10). index.md lists every value with its
+source.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from typing import Any, Optional, Sequence
 
+from . import settings
 from .common import (PHASE_JITTER_S, ci_text, phase_note, save_figure, seed_list, seed_points, seed_summary,
                      winner_flips, write_index, write_table, yes_no)
 
@@ -66,10 +72,18 @@ F1_C = 50e6
 F1_RTT = 0.09
 F1_BDP = 375
 
+#: The paper ran ns-2 without naming the release; in 2005 that was ns-2.28 or 2.29, whose defaults agree.
+PAPER_SETUP = settings.ns2("ns-2 of 2005 (2.28 or 2.29)", "2005",
+                           "the paper ran ns-2 without naming the release; it is of 2005")
+STATED = settings.SetupValue("packet size", "1500 B, counted whole (ns-2 accounting)",
+                             "the paper: BDP 375 packets of 1500 B at 50 Mbit/s and 90 ms", flow=False)
+
 
 class Setup:
-    def __init__(self, quick: bool, buffers: Optional[Sequence[float]] = None, seeds: Optional[int] = None):
+    def __init__(self, quick: bool, buffers: Optional[Sequence[float]] = None, seeds: Optional[int] = None,
+                 setup: str = "paper"):
         self.quick = quick
+        self.tcp = settings.choose(setup, PAPER_SETUP, "kk-westwood")
         #: seeds of the multi-flow items (1..N, with the access-delay jitter)
         self.seeds = seed_list(seeds if seeds is not None else QUICK_SEEDS if quick else SEEDS)
         self.duration = 60.0 if quick else 300.0
@@ -80,17 +94,43 @@ class Setup:
         self.f5_rates = [10e6] if quick else [10e6, 100e6]
 
     def describe(self) -> str:
-        return "\n".join([
+        runs = [
             f"- duration {self.duration:g} s, throughput over the last {self.window:g} s"
             + (" (QUICK MODE: shortened runs and grids, not the paper's)" if self.quick else ""),
             f"- Fig. 1/4 buffers (x BDP = {F1_BDP} packets): {', '.join(f'{b:g}' for b in self.buffers)}",
             f"- Fig. 3 N: {self.f3_ns}; Fig. 5 N: {self.f5_ns}, rates {[r / 1e6 for r in self.f5_rates]} Mbit/s",
-            f"- Westwood = `{WESTWOOD[0]}` {json.dumps(WESTWOOD[1])}; Proposal = `{PROPOSAL[0]}` "
-            f"{json.dumps(PROPOSAL[1])}; packets {PACKET} B, ns-2 accounting",
+            f"- packets {PACKET} B, ns-2 accounting",
             f"- seeds: rce and bs-tracking seed {SEED}, no jitter; Figs. 1, 3, 4, 5 seeds 1..{len(self.seeds)} with "
             f"each sender's access delay plus a jitter uniform in [0, {PHASE_JITTER_S * 1e3:g} ms) from the seed, "
             "mean and 95 % Student-t interval over the seeds",
-        ])
+        ]
+        same = ("that of the legacy flows it meets: reno, newreno or sack in Fig. 1, newreno in rce and "
+                "bs-tracking, reno in Figs. 3-5")
+        protocols = [
+            settings.Protocol("Westwood", WESTWOOD[0], WESTWOOD[1], same,
+                              "the paper's Westwood: TCP Westwood with Rate Estimation"),
+            settings.Protocol("Proposal", PROPOSAL[0], PROPOSAL[1], same,
+                              "the paper's buffer-estimating Westwood (docs/algorithms/westwood-bs.md)"),
+        ] + [settings.Protocol(name, "newreno", {}, rec, "a legacy Reno version: Reno window rules, the paper's "
+                                                         "loss recovery of that name")
+             for name, rec in LEGACY.items()]
+        other = [
+            "- a Westwood flow (or the proposal) uses the loss recovery of the legacy flows it meets, so that only "
+            "the congestion control differs; \"Reno\" in Figs. 3-5 is Reno recovery",
+            "- buffers 0.25, 0.5, 1 and 2 BDP (the paper does not list its four)",
+            "- protocols and RTTs:",
+            "  - Fig. 1 and Fig. 4: flow 1 (S1) the new protocol, flow 2 (S2) the legacy one, both RTT 90 ms "
+            "(access 100 Mbit/s, 5 ms)",
+            "  - Fig. 3: every path 80 ms (70 ms bottleneck, 2.5 ms access links); the new protocol takes flows 2, "
+            "4, ... (`tcplab.tradeoff.replaced_indices`)",
+            "  - Fig. 5: flow i (1..N) has RTT 10 + 240 i/N ms (10 ms bottleneck, 4 x 60 i/N ms of access links); "
+            "odd flows Reno, even flows the new protocol, which so holds the longer RTT of each pair; \"Reno "
+            "only\" is all Reno",
+            "  - rce: the proposal alone at each buffer, or against 1 or 3 NewReno flows at 1 BDP; its state "
+            "sampled every 10 ms, measurements after 5 s",
+            "  - bs-tracking: the proposal alone at 1 and 2 BDP",
+        ]
+        return settings.settings_markdown(runs, self.tcp.with_values(STATED), protocols, other)
 
 
 def _f1(setup: Setup, algos: Sequence[tuple[str, dict]], recovery, buffer_pkts: int, duration=None, window=None,
@@ -104,7 +144,7 @@ def _f1(setup: Setup, algos: Sequence[tuple[str, dict]], recovery, buffer_pkts: 
                     recovery=recovery, duration=f"{duration or setup.duration}s",
                     measure_window=f"{window or setup.window}s", sample_interval=sample,
                     packet_size=f"{PACKET}B", accounting="ns2", seed=SEED if seed is None else seed,
-                    access_jitter=0.0 if seed is None else PHASE_JITTER_S)
+                    access_jitter=0.0 if seed is None else PHASE_JITTER_S, flow_options=setup.tcp.flow_options())
 
 
 def _job(key, sc, extract="summary", **args):
@@ -400,7 +440,8 @@ def fig3_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
         def make(protos, seed, bufp=bufp):
             return dumbbell_maker("20Mbps", "70ms", bufp, access_delay="2.5ms", duration=f"{setup.duration}s",
                                   measure_window=f"{setup.window}s", sample_interval="1s", packet_size=f"{PACKET}B",
-                                  seed=seed, access_jitter=PHASE_JITTER_S)(protos)
+                                  seed=seed, access_jitter=PHASE_JITTER_S,
+                                  flow_options=setup.tcp.flow_options())(protos)
 
         for nm, (alg, par) in NEW.items():
             for n in setup.f3_ns:
@@ -501,7 +542,7 @@ def fig5_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
                                   algorithm=[a for a, _ in algos], params=[dict(p) for _, p in algos],
                                   recovery="reno", duration=f"{setup.duration}s", measure_window=f"{setup.window}s",
                                   sample_interval="1s", packet_size=f"{PACKET}B", seed=s,
-                                  access_jitter=PHASE_JITTER_S)
+                                  access_jitter=PHASE_JITTER_S, flow_options=setup.tcp.flow_options())
                     key = f"f5|{rate}|{n}|{mix}|{s}"
                     jobs.append(_job(key, sc))
                     meta.append((key, rate, buf, n, mix, s))
@@ -563,10 +604,12 @@ FUNCS = {"rce": rce_item, "bs-tracking": bs_item, "fig1": fig1_item, "fig3": fig
 
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, buffers: Optional[Sequence[float]] = None,
-              variants: str = "paper", recovery: Optional[str] = None, seeds: Optional[int] = None) -> dict:
+              variants: str = "paper", recovery: Optional[str] = None, seeds: Optional[int] = None,
+              setup: str = "paper") -> dict:
     """``variants``/``recovery`` come from the shared CLI; this paper fixes its
     protocols (see the module notes), so other values are refused. ``seeds``:
-    seeds of Figs. 1, 3, 4, 5 (default ``SEEDS``, quick ``QUICK_SEEDS``)."""
+    seeds of Figs. 1, 3, 4, 5 (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``:
+    the TCP setup, ``"paper"`` or ``"linux"`` (module notes)."""
     if variants not in ("paper", None):
         raise ValueError("--variants: kk-westwood has only the paper's protocol definitions")
     if recovery is not None:
@@ -575,7 +618,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
     for it in items:
         if it not in FUNCS:
             raise ValueError(f"items: unknown item {it!r}; known: {', '.join(ITEMS)}")
-    setup = Setup(quick, buffers, seeds)
+    setup = Setup(quick, buffers, seeds, setup)
     out = out or os.path.join("out", "kk-westwood" + ("-quick" if quick else ""))
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()
@@ -587,9 +630,14 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
             results[it] = FUNCS[it](setup, out, workers=workers, verbose=verbose)
     wall = time.perf_counter() - t0
     # index.md as every paper writes it (runs are counted per figure by run_all's lines, not here)
-    write_index(out, "kk-westwood reproduction",
-                "QUICK MODE: shortened runs and grids; these are not the paper's results." if quick else None,
-                None, None, wall, SCENARIO, setup.describe(), list(results), results, order=ITEMS)
+    _write_index(setup, out, list(results), results, wall, None, None)
     if verbose:
         print(f"kk-westwood: {wall:.1f} s wall; outputs in {out}/ (index.md)", file=sys.stderr)
     return results
+
+
+def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: Optional[int],
+                 packets: Optional[int]) -> None:
+    write_index(out, "kk-westwood reproduction",
+                "QUICK MODE: shortened runs and grids; these are not the paper's results." if setup.quick else None,
+                runs, packets, wall, SCENARIO, setup.describe(), items, made, order=ITEMS)

@@ -23,16 +23,24 @@ Seeds: the many-flow items (Fig. 8, real) already draw every access delay
 (and Fig. 8's start times) from the seed, so each seed is another draw; they
 run over seeds 1..N (``SEEDS``; ``seeds=N``, ``--seeds N``) and report the
 mean with its 95 % Student-t interval. Figs. 4 and 5 (one flow) run seed 1.
+
+TCP setup (``setup``): ``"paper"`` (default) gives the simulations' flows
+the defaults of the ns-2 the paper ran (initial window 2, ns-2's RTO bounds,
+limited transmit; :func:`tcplab.experiments.settings.ns2`) and the
+real-experiment analog's flows those of the Linux 2.6 hosts of its time
+(:func:`~tcplab.experiments.settings.linux_2_6`); ``"linux"`` gives both
+tcplab's defaults (initial window 10). index.md lists every value with its
+source.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
 from typing import Any, Optional, Sequence
 
+from . import settings
 from .common import (check_items, finish, per_seed, pyplot, save_figure, seed_list, seed_points, seed_summary,
                      write_index, write_table)
 
@@ -61,6 +69,14 @@ REAL_PROTOCOLS: dict[str, tuple[str, dict, str]] = {
     "Westwood+": ("westwood", {}, "sack"),
 }
 
+#: The simulations' ns-2: the paper does not name the release; its companion mv-highspeed, by the same
+#: authors and of the same period, names ns-2.28.
+PAPER_SETUP = settings.ns2("ns-2.28", "2005/02", "the paper does not name the release; mv-highspeed, by the same "
+                                                 "authors and of the same period, names ns-2.28")
+#: The real experiment's hosts.
+REAL_SETUP = settings.linux_2_6("the paper's transatlantic experiment; it gives no host settings")
+STATED = settings.SetupValue("packet size", "1500 B, counted whole (ns-2 accounting)", "the paper", flow=False)
+
 F4_C = 40e6
 F4_RTTS = (100, 50)
 F8_C = 200e6
@@ -74,8 +90,10 @@ REAL_FLOWS = 3
 class Setup:
     """Durations and grids; ``quick`` shortens everything and says so."""
 
-    def __init__(self, quick: bool, seeds: Optional[int] = None):
+    def __init__(self, quick: bool, seeds: Optional[int] = None, setup: str = "paper"):
         self.quick = quick
+        self.tcp = settings.choose(setup, PAPER_SETUP, "mv-buffers")
+        self.real_tcp = settings.choose(setup, REAL_SETUP, "mv-buffers")
         #: seeds of the many-flow items (1..N: the access delays, and Fig. 8's start times, drawn from each)
         self.seeds = {it: seed_list(seeds if seeds is not None else QUICK_SEEDS if quick else n)
                       for it, n in SEEDS.items()}
@@ -113,12 +131,21 @@ class Setup:
             f"- seeds: Figs. 4, 5 (one flow) seed {SEED}; Fig. 8 seeds 1..{len(self.seeds['fig8'])}, real seeds "
             f"1..{len(self.seeds['real'])} (each seed draws the access delays, and Fig. 8's start times, anew), "
             "mean and 95 % Student-t interval over the seeds",
-            "- protocols (Figs. 4, 5, 8): " + "; ".join(f"{p}: `{a}` `{json.dumps(pr, sort_keys=True)}` recovery `{r}`"
-                                                      for p, (a, pr, r) in PROTOCOLS.items()),
-            "- protocols (real): " + "; ".join(f"{p}: `{a}` `{json.dumps(pr, sort_keys=True)}` recovery `{r}`"
-                                              for p, (a, pr, r) in REAL_PROTOCOLS.items()),
         ]
-        return "\n".join(lines)
+        tcp = [("Figs. 4, 5 and 8 (the ns-2 simulations)", self.tcp.with_values(STATED)),
+               ("real (the analog of the paper's Linux experiment)", self.real_tcp)]
+        why = {"NewReno": "ns-2's NewReno agent, as the paper's simulations",
+               "Westwood+": "the paper's Westwood+: cwnd = ssthresh = BWE x RTT_min on the third duplicate ACK, "
+                            "on ns-2's NewReno agent"}
+        protocols = [settings.Protocol(f"{p} (Figs. 4, 5, 8)", a, pr, r, why[p]) for p, (a, pr, r) in PROTOCOLS.items()]
+        protocols += [settings.Protocol(f"{p} (real)", a, pr, r, "the Linux module with its defaults and SACK: the "
+                                                                 "paper's experiment ran Linux end hosts")
+                      for p, (a, pr, r) in REAL_PROTOCOLS.items()]
+        other = ["- access links 10 x C; each seed draws the many-flow items' access delays",
+                 "- Fig. 4 and Fig. 5 at zero access delay, so that RTT_m is the nominal RTT",
+                 "- the real-experiment analog: RTT 120 ms (about Europe to the US east coast), buffers 0.02 and "
+                 "0.2 BDP, access delays uniform in (0, 10 ms)"]
+        return settings.settings_markdown(lines, tcp, protocols, other)
 
 
 def buffer_packets(fraction: float, bdp: int) -> int:
@@ -203,14 +230,15 @@ def _job(key: str, sc, **args) -> tuple[str, dict, str, dict]:
 
 
 def _dumbbell(protos: dict, proto: str, n: int, rate: float, rtt_ms: float, buf: int, duration: float,
-              measure_start: float, sample: str, access_delay: Any, start: Any = 0.0, seed: int = SEED):
+              measure_start: float, sample: str, access_delay: Any, start: Any = 0.0, seed: int = SEED,
+              tcp: Optional[settings.TcpSetup] = None):
     from tcplab import Dumbbell
 
     a, params, rec = protos[proto]
     return Dumbbell(n_flows=n, bottleneck_rate=rate, rtt=f"{rtt_ms}ms", buffer=int(buf), algorithm=a,
                     params=dict(params), recovery=rec, duration=f"{duration}s", measure_start=f"{measure_start}s",
                     sample_interval=sample, access_delay=access_delay, start=start, packet_size=f"{PACKET}B",
-                    accounting="ns2", seed=seed)
+                    accounting="ns2", seed=seed, flow_options=tcp.flow_options() if tcp else None)
 
 
 def _bdp(rate: float, rtt_ms: float) -> int:
@@ -228,7 +256,7 @@ def _fig4_jobs(setup: Setup) -> list:
         for p in PROTOCOLS:
             for b in setup.f4_buffers:
                 sc = _dumbbell(PROTOCOLS, p, 1, F4_C, rtt, buffer_packets(b, bdp), setup.f4_duration,
-                               setup.f4_measure_start, setup.f4_sample, "0ms")
+                               setup.f4_measure_start, setup.f4_sample, "0ms", tcp=setup.tcp)
                 jobs.append(_job(f"f4|{p}|{rtt}|{b}", sc, cycle_from=setup.f4_measure_start,
                                     event_gap=3 * rtt / 1e3))
     return jobs
@@ -239,7 +267,8 @@ def _fig5_jobs(setup: Setup) -> list:
     bdp = _bdp(F4_C, 100)
     for p in PROTOCOLS:
         for b in (1.0, 0.1):
-            sc = _dumbbell(PROTOCOLS, p, 1, F4_C, 100, buffer_packets(b, bdp), setup.f5_duration, 0.0, "0.05s", "0ms")
+            sc = _dumbbell(PROTOCOLS, p, 1, F4_C, 100, buffer_packets(b, bdp), setup.f5_duration, 0.0, "0.05s", "0ms",
+                           tcp=setup.tcp)
             jobs.append(_job(f"f5|{p}|{b}", sc, traces=True))
     return jobs
 
@@ -258,7 +287,8 @@ def _fig8_jobs(setup: Setup) -> list:
             for p in PROTOCOLS:
                 for b in setup.f8_buffers:
                     sc = _dumbbell(PROTOCOLS, p, F8_FLOWS, F8_C, rtt, buffer_packets(b, bdp), setup.f8_duration,
-                                   setup.f8_measure_start, "1s", "uniform", start=starts, seed=s)
+                                   setup.f8_measure_start, "1s", "uniform", start=starts, seed=s,
+                                   tcp=setup.tcp)
                     jobs.append(_job(f"f8|{p}|{rtt}|{b}|{s}", sc))
     return jobs
 
@@ -270,7 +300,8 @@ def _real_jobs(setup: Setup) -> list:
         for p in REAL_PROTOCOLS:
             for b in setup.real_buffers:
                 sc = _dumbbell(REAL_PROTOCOLS, p, REAL_FLOWS, REAL_C, REAL_RTT, buffer_packets(b, bdp),
-                               setup.real_duration, setup.real_measure_start, "1s", "uniform", seed=s)
+                               setup.real_duration, setup.real_measure_start, "1s", "uniform", seed=s,
+                               tcp=setup.real_tcp)
                 jobs.append(_job(f"real|{p}|{b}|{s}", sc, series=s == 1))
     return jobs
 
@@ -534,10 +565,11 @@ def _real(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None, seeds: Optional[int] = None) -> dict:
+              recovery: Optional[str] = None, seeds: Optional[int] = None, setup: str = "paper") -> dict:
     """Regenerate the items into ``out``. ``variants``/``recovery`` are
     accepted for the CLI's sake; only the documented choices are supported.
-    ``seeds``: seeds of Fig. 8 and real (default ``SEEDS``, quick ``QUICK_SEEDS``)."""
+    ``seeds``: seeds of Fig. 8 and real (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: the TCP
+    setup, ``"paper"`` or ``"linux"`` (module notes)."""
     from .runner import run_all
 
     items = check_items("mv-buffers", items, ITEMS)
@@ -547,7 +579,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
     if recovery is not None:
         raise ValueError("recovery: mv-buffers fixes the recovery per item (NewReno in the simulations, SACK in "
                          "the real-experiment analog)")
-    setup = Setup(quick, seeds)
+    setup = Setup(quick, seeds, setup)
     out = out or os.path.join("out", "mv-buffers" + ("-quick" if quick else ""))
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()

@@ -32,6 +32,12 @@ interval and each seed's value; ``SEEDS`` gives N per item, ``seeds=N``
 (``--seeds N``) sets it for all of them. Table I and Figs. 2-8 (one flow:
 nothing to vary) run seed 1 without jitter.
 
+TCP setup (``setup``): ``"paper"`` (default) gives every flow ns-2.28's
+defaults, the simulator the paper ran (initial window 2, ns-2's RTO bounds,
+limited transmit; :func:`tcplab.experiments.settings.ns2`), ``"linux"``
+tcplab's defaults (initial window 10). index.md lists every value with its
+source.
+
 Algorithm variants: the paper's. See ``PROTOCOLS``; ``--variants linux``
 selects the Linux defaults instead.
 
@@ -53,6 +59,7 @@ import os
 import time
 from typing import Optional, Sequence
 
+from . import settings
 from .common import (PHASE_JITTER_S, check_items, ci_text, finish, phase_note, save_figure, seed_list, seed_points,
                      seed_summary, winner_flips, write_index, write_table)
 
@@ -68,10 +75,27 @@ PROTOCOLS: dict[str, tuple[str, dict, dict, str]] = {
     "BIC": ("bic", {"variant": "paper"}, {}, "sack"),
     "CUBIC": ("cubic", {"variant": "2005"}, {}, "sack"),
 }
+#: Where each protocol's paper variant comes from (docs/papers/mv-highspeed.md).
+WHY = {
+    "NewReno": "the paper's NewReno (a = 1/cwnd, b = 0.5) and its NewReno recovery",
+    "STCP": "the paper's STCP: a = 0.01 per ACK, b = 0.125, no low window",
+    "HSTCP": "the paper's HSTCP: RFC 3649's a(w), b(w) on a fractional window, ns-2's Low_P",
+    "H-TCP": "the paper's H-TCP: alpha(Delta), beta = RTTmin/RTTmax unbounded",
+    "Westwood+": "the paper's Westwood+: cwnd = ssthresh = BWE x RTTmin on the third duplicate ACK",
+    "BIC": "the paper's BIC: b = 0.2 (beta 0.8), binary search and max probing",
+    "CUBIC": "the paper's CUBIC of 2005 (Linux v2.0): b = 0.2 (beta 0.8), C = 0.4, no HyStart",
+}
+#: The paper's simulator (it names ns-2.28) and what the paper states itself.
+PAPER_SETUP = settings.ns2("ns-2.28", "2005/02", "the paper names ns-2.28")
+STATED = settings.SetupValue("packet size", "1500 B, counted whole as goodput (ns-2 accounting)",
+                             "the paper: 1500-byte packets", flow=False)
+
 #: Figure numbers of Figs. 2-8, in the paper's order of protocols.
 FIG_OF = {"NewReno": 2, "STCP": 3, "HSTCP": 4, "H-TCP": 5, "Westwood+": 6, "BIC": 7, "CUBIC": 8}
 
 C_BPS = 200e6
+#: Table I's columns in the paper's order: (buffer in BDP, RTT in ms).
+TABLE1_COLUMNS = [(0.1, 100), (0.1, 300), (1.0, 100), (1.0, 300)]
 PACKET = 1500
 SEED = 1
 #: Seeds per multi-flow item (full length). Two flows splitting a link, where the phase decides the
@@ -87,13 +111,14 @@ class Setup:
     """Durations and grids; ``quick`` shortens everything and says so."""
 
     def __init__(self, quick: bool, variants: str = "paper", recovery: Optional[str] = None,
-                 seeds: Optional[int] = None):
+                 seeds: Optional[int] = None, setup: str = "paper"):
         self.quick = quick
         #: seeds of each multi-flow item (1..N, with the access-delay jitter)
         self.seeds = {it: seed_list(seeds if seeds is not None else QUICK_SEEDS if quick else n)
                       for it, n in SEEDS.items()}
         self.variants = variants
         self.recovery = recovery
+        self.tcp = settings.choose(setup, PAPER_SETUP, "mv-highspeed")
         self.duration = 60.0 if quick else 2000.0
         self.window = 30.0 if quick else 1000.0
         self.buffers = [0.1, 0.5, 1.0] if quick else [round(0.1 * k, 1) for k in range(1, 11)]
@@ -119,13 +144,16 @@ class Setup:
                  f"- seeds: Table I and Figs. 2-8 (one flow) seed {SEED}, no jitter; the multi-flow items seeds 1..N "
                  f"with each sender's access delay plus a jitter uniform in [0, {PHASE_JITTER_S * 1e3:g} ms) from "
                  "the seed, mean and 95 % Student-t interval over the seeds: "
-                 + ", ".join(f"{it} N = {len(s)}" for it, s in self.seeds.items()),
-                 "- protocols:"]
-        for p in PROTOCOLS:
-            a, params = self.algo(p)
-            lines.append(f"  - {p}: algorithm `{a}`, params `{json.dumps(params, sort_keys=True)}`, "
-                         f"recovery `{self.recovery_of(p)}`")
-        return "\n".join(lines)
+                 + ", ".join(f"{it} N = {len(s)}" for it, s in self.seeds.items())]
+        protocols = [settings.Protocol(p, *self.algo(p), self.recovery_of(p),
+                                       WHY[p] if self.variants == "paper" else "Linux defaults (--variants linux)")
+                     for p in PROTOCOLS]
+        other = ["- access links: 10 x C (the paper: faster than C)",
+                 "- loss recovery (the paper does not state it): NewReno (RFC 6582) for NewReno, SACK (RFC 6675) "
+                 "for the high-speed protocols, whose slow-start overshoot leaves thousands of losses that "
+                 "one-hole-per-RTT recovery cannot repair" + (f"; forced to {self.recovery} for every flow"
+                                                              if self.recovery else "")]
+        return settings.settings_markdown(lines, self.tcp.with_values(STATED), protocols, other)
 
 
 def _dumbbell(setup: Setup, protos: Sequence[str], rate: float, rtt_ms: float, buffer_bdp: float, duration: float,
@@ -139,7 +167,7 @@ def _dumbbell(setup: Setup, protos: Sequence[str], rate: float, rtt_ms: float, b
                     recovery=[setup.recovery_of(p) for p in protos],
                     duration=f"{duration}s", measure_window=f"{window}s", sample_interval=sample_interval,
                     packet_size=f"{PACKET}B", accounting="ns2", seed=SEED if seed is None else seed,
-                    access_jitter=0.0 if seed is None else PHASE_JITTER_S)
+                    access_jitter=0.0 if seed is None else PHASE_JITTER_S, flow_options=setup.tcp.flow_options())
 
 
 def _job(key: str, sc, extract: str, **args) -> tuple[str, dict, str, dict]:
@@ -234,9 +262,10 @@ def _table1(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
                     row["analytic_goodput_kbps"] = reno_sawtooth_goodput(C_BPS, rtt / 1e3 + 0.010, buf, PACKET) / 1e3
                 rows.append(row)
     df = pd.DataFrame(rows)
-    piv = df.pivot_table(index="protocol", columns=["rtt_ms", "buffer_bdp"], values="goodput_kbps", sort=False)
-    piv.columns = [f"RTT {r} ms, B = {b:g} BDP" for r, b in piv.columns]
-    piv = piv.reindex(list(PROTOCOLS))
+    # The paper's layout: B = 0.1 BDP first, then B = BDP, each at RTT 100 and 300 ms.
+    piv = df.pivot_table(index="protocol", columns=["buffer_bdp", "rtt_ms"], values="goodput_kbps", sort=False)
+    piv = piv.reindex(index=list(PROTOCOLS), columns=TABLE1_COLUMNS)
+    piv.columns = [f"B = {b:g} BDP, RTT {r} ms" for b, r in piv.columns]
     note = (f"Goodput (kbit/s) over the last {setup.window:g} s of {setup.duration:g} s; C = 200 Mbit/s; one flow. "
             "NewReno's analytic sawtooth values are in the CSV column `analytic_goodput_kbps`. "
             "Goodput counts in-order delivery to the application: when a loss recovery straddles the window's "
@@ -377,25 +406,25 @@ def _table2(setup: Setup, res: dict, out: str) -> tuple:
                 r = res[f"t2|{a_host}|{b_host}|{s}"]
                 g = r["goodput_bps"]
                 rows.append({"protocol": p, "host_a": a_host, "host_b": b_host, "seed": s,
-                             "goodput_a_mbps": g[0] / 1e6, "goodput_b_mbps": g[1] / 1e6,
-                             "new_protocol_mbps": (g[0] if a_host == p else g[1]) / 1e6,
-                             "newreno_mbps": (g[1] if a_host == p else g[0]) / 1e6, "utilization": r["utilization"],
+                             "goodput_a_kbps": g[0] / 1e3, "goodput_b_kbps": g[1] / 1e3,
+                             "new_protocol_kbps": (g[0] if a_host == p else g[1]) / 1e3,
+                             "newreno_kbps": (g[1] if a_host == p else g[0]) / 1e3, "utilization": r["utilization"],
                              "quick": setup.quick})
     per = pd.DataFrame(rows)
-    metrics = ["goodput_a_mbps", "goodput_b_mbps", "new_protocol_mbps", "newreno_mbps", "utilization"]
-    df = seed_summary(per, ["protocol", "host_a", "host_b"], metrics, diff=("new_protocol_mbps", "newreno_mbps"))
+    metrics = ["goodput_a_kbps", "goodput_b_kbps", "new_protocol_kbps", "newreno_kbps", "utilization"]
+    df = seed_summary(per, ["protocol", "host_a", "host_b"], metrics, diff=("new_protocol_kbps", "newreno_kbps"))
     flagged = [f"{r.host_a} (A) vs {r.host_b} (B)" for r in df.itertuples() if r.phase_dependent]
     phase = phase_note(flagged, len(df), len(seeds), "which protocol gets more")
     md = pd.DataFrame({
         "host A": df.host_a, "host B": df.host_b,
-        "host A (Mbit/s)": [ci_text(r.goodput_a_mbps, r.goodput_a_mbps_ci_low, r.goodput_a_mbps_ci_high)
+        "host A (kbit/s)": [ci_text(r.goodput_a_kbps, r.goodput_a_kbps_ci_low, r.goodput_a_kbps_ci_high, ".0f")
                             for r in df.itertuples()],
-        "host B (Mbit/s)": [ci_text(r.goodput_b_mbps, r.goodput_b_mbps_ci_low, r.goodput_b_mbps_ci_high)
+        "host B (kbit/s)": [ci_text(r.goodput_b_kbps, r.goodput_b_kbps_ci_low, r.goodput_b_kbps_ci_high, ".0f")
                             for r in df.itertuples()],
         "phase-dependent": [yes_no(x) for x in df.phase_dependent]}).set_index("host A")
     files = write_table(df, out, "table2", "mv-highspeed Table II: each protocol against NewReno, B = BDP", md_df=md,
-                        note="Goodput (Mbit/s) of host A (shorter access delay) and host B. " + _seeds_text(len(seeds))
-                        + " " + phase + " " + _quick_note(setup))
+                        note="Goodput (kbit/s, as the paper) of host A (shorter access delay) and host B. "
+                        + _seeds_text(len(seeds)) + " " + phase + " " + _quick_note(setup))
     files.append(_write_seeds(per, out, "table2"))
     return {"table2": df}, files, phase
 
@@ -509,8 +538,9 @@ def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None, seeds: Optional[int] = None) -> dict:
-    """``seeds``: seeds per multi-flow item (default ``SEEDS``, quick ``QUICK_SEEDS``)."""
+              recovery: Optional[str] = None, seeds: Optional[int] = None, setup: str = "paper") -> dict:
+    """``seeds``: seeds per multi-flow item (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: the TCP
+    setup, ``"paper"`` or ``"linux"`` (module notes)."""
     from .runner import run_all
 
     items = check_items("mv-highspeed", items, ITEMS)
@@ -518,7 +548,7 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
         raise ValueError(f"recovery: must be reno, newreno or sack, got {recovery!r}")
     if variants not in ("paper", "linux"):
         raise ValueError(f"variants: must be 'paper' or 'linux', got {variants!r}")
-    setup = Setup(quick, variants, recovery, seeds)
+    setup = Setup(quick, variants, recovery, seeds, setup)
     out = out or os.path.join("out", "mv-highspeed" + ("-quick" if quick else ""))
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()

@@ -30,6 +30,14 @@ Throughput figures (4-8, rtt-ratio) use the long-lived flows (the short
 ones are limited by their offered load, and are covered by Figs. 9-10).
 Choices where the paper is silent are in docs/experiments/ssm-interactions.md
 and in each index.md.
+
+The paper ran ns-2 with the TCP/Linux patch of 2007: ``variants="paper"``
+(default) runs the Linux 2.6.x modules of that time where tcplab has them
+(``PAPER_PARAMS``), ``"linux"`` today's; AReno is the paper's modified AReno
+in both. ``setup="paper"`` (default) gives every flow Agent/TCP/Linux's
+defaults (initial window 2, RTO 3 s / 0.2 s / 120 s;
+:func:`tcplab.experiments.settings.ns2_tcp_linux`), ``"linux"`` tcplab's
+(initial window 10). index.md lists every value with its source.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import pandas as pd
 
+from . import settings
 from .common import check_items, finish, pyplot, save_figure, write_index, write_table
 
 ITEMS = ["fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "rtt-ratio"]
@@ -61,15 +70,48 @@ PROTOCOLS: dict[str, str] = {
 }
 QUICK_PROTOCOLS = ["Reno", "CUBIC", "H-TCP", "CTCP", "Vegas", "AReno"]
 
+#: Parameters of a protocol in both variants: AReno is the paper's own modified AReno (its section II),
+#: not the 2005/2006 algorithm of its reference [9].
+PROTOCOL_PARAMS: dict[str, dict] = {
+    "AReno": {"variant": "paper"},
+}
+
 #: ``variants="paper"`` (default): where tcplab has the module ns-2's TCP/Linux
-#: patch carried in 2007, use it: Vegas from Linux 2.6.22 and the 2006
-#: out-of-tree Compound port, both without idle restart (ns-2 never raises
-#: TX_START). Every other protocol has only its current Linux form.
+#: patch carried in 2007 (the Linux 2.6.x modules of that time; ns-2.35 ships
+#: them "from linux-2.6.22.6"), use it; ``PAPER_WHY`` says what each is.
 #: ``variants="linux"``: current Linux defaults for all.
 PAPER_PARAMS: dict[str, dict] = {
+    "STCP": {"variant": "linux-pre-2020"},
+    "CUBIC": {"variant": "2005", "initial_ssthresh": 0},
     "Vegas": {"variant": "linux-2.6", "restart_on_idle": False},
     "CTCP": {"variant": "linux-port", "restart_on_idle": False},
 }
+#: Why each protocol runs as it does with ``variants="paper"``.
+PAPER_WHY: dict[str, str] = {
+    "Reno": "Linux's Reno, TCP/Linux's default module",
+    "HSTCP": "tcp_highspeed.c: the 72-row table of Linux 2.6.22 is today's too; tcplab has this one Linux form",
+    "STCP": "tcp_scalable.c of Linux 2.6.22 (TCP_SCALABLE_AI_CNT = 50, one credit per ACK): tcplab's "
+            "linux-pre-2020; the 2.6 form's one extra ACK per increment is not modelled",
+    "BIC": "tcp_bic.c: Linux 2.6.22's constants (max_increment 16, low_window 14, beta 819/1024, "
+           "initial_ssthresh 0) are today's, and its per-ACK count equals today's per-segment one with an ACK per "
+           "segment; tcplab has this one Linux form",
+    "CUBIC": "tcp_cubic.c v2.1 of Linux 2.6.22 (beta 819/1024, C = 0.4, max_increment 16, initial_ssthresh 0, no "
+             "HyStart): tcplab's 2005 (v2.0) engine with initial_ssthresh 0; v2.1's fixed cnt = 50 before the first "
+             "loss and its packets-per-ACK ratio are not modelled",
+    "H-TCP": "tcp_htcp.c: Linux 2.6.22's rules and constants (beta in [0.5, 0.8], RTT scaling, bandwidth switch) "
+             "are today's, except that 2.6.22 tracks minRTT and maxRTT on srtt where tcplab, as today's Linux, "
+             "uses each RTT sample; tcplab has this one Linux form",
+    "CTCP": "the 2006 out-of-tree tcp_compound.c that TCP/Linux ships, without idle restart (ns-2 raises no "
+            "TX_START)",
+    "Vegas": "tcp_vegas.c of Linux 2.6.16-2.6.22 as TCP/Linux ships it, without idle restart (ns-2 raises no "
+             "TX_START)",
+    "AReno": "the paper's modified AReno (section II), the AReno of all its figures",
+}
+#: The paper's simulator.
+PAPER_SETUP = settings.ns2_tcp_linux("the paper ran ns-2 with the TCP/Linux patch of 2007; its Agent/TCP/Linux "
+                                     "defaults are read in ns-2.35, into which the patch was merged (2.33)")
+STATED = settings.SetupValue("packet size", "1500 B (1460 B of payload + 40 B of headers)",
+                             "choice: the paper gives no size; ns-2's 1500-byte convention", flow=False)
 
 
 class Setup:
@@ -77,11 +119,12 @@ class Setup:
     L in {1, 4}, 30 s, 2 configurations) and every output says so."""
 
     def __init__(self, quick: bool, configs: Optional[int] = None, duration: Optional[float] = None,
-                 protocols: Optional[Sequence[str]] = None, variants: str = "paper"):
+                 protocols: Optional[Sequence[str]] = None, variants: str = "paper", setup: str = "paper"):
         self.quick = quick
         if variants not in ("paper", "linux"):
             raise ValueError(f"variants: must be 'paper' or 'linux', got {variants!r}")
         self.variants = variants
+        self.tcp = settings.choose(setup, PAPER_SETUP, "ssm-interactions")
         self.rate = 100e6 if quick else 1e9
         self.buffer = 200_000 if quick else 2_000_000
         self.n_short = 10 if quick else 100
@@ -107,9 +150,14 @@ class Setup:
         self.bins = size_bins(1e3, 1e10, 2)
         self._frozen: dict = {}
 
+    def params(self, p: str) -> dict:
+        """The parameters protocol ``p`` runs with (:data:`PROTOCOL_PARAMS`, then :data:`PAPER_PARAMS` for
+        the paper's variants)."""
+        return {**PROTOCOL_PARAMS.get(p, {}), **(PAPER_PARAMS.get(p, {}) if self.variants == "paper" else {})}
+
     def cc(self, p: str):
         """The mix entry of protocol ``p``: an algorithm name or a table."""
-        params = PAPER_PARAMS.get(p) if self.variants == "paper" else None
+        params = self.params(p)
         return {"algorithm": PROTOCOLS[p], "params": params} if params else PROTOCOLS[p]
 
     @property
@@ -123,12 +171,11 @@ class Setup:
         if key not in self._frozen:
             self._frozen[key] = parking_lot_scenario(
                 n_long, seed=config, duration=self.duration, rate=self.rate, buffer=f"{self.buffer}B",
-                n_short=self.n_short)
+                n_short=self.n_short, flow_options=self.tcp.flow_options())
         return self._frozen[key]
 
     def describe(self) -> str:
-        return "\n".join([
-            "## Settings", "",
+        runs = [
             f"- parking lot: 5 routers, 8 unidirectional backbone links of {self.rate / 1e6:g} Mbit/s, access links "
             f"{self.rate / 1e6:g} Mbit/s, buffers {self.buffer / 1e6:g} MB on every link",
             "- every link's one-way propagation delay ~ Exponential(mean 15 ms), drawn per configuration",
@@ -136,15 +183,20 @@ class Setup:
             f"long-lived flows L in {list(self.longs)} (4.7 GB files, Poisson arrivals mean 120 s, first file at "
             "the flow's start, starts uniform in [0, 10 s])",
             f"- {self.configs} configurations (seeds 1..{self.configs}), {self.duration:g} s each",
-            f"- protocols: {', '.join(f'{p} ({PROTOCOLS[p]})' for p in self.protocols)}; SACK; variants "
-            f"'{self.variants}': " + ("Vegas and CTCP as ns-2 TCP/Linux carried them "
-                                      f"({'; '.join(f'{k} {v}' for k, v in PAPER_PARAMS.items())}), "
-                                      "the others their current Linux defaults" if self.variants == "paper"
-                                      else "current Linux defaults for all"),
             "- mixes: all-Reno, reno+X (group A Reno, group B X; groups split each traffic class in half), all-X",
-            "- throughput = bytes delivered x 8 / (run end - flow start); transfer time = first packet sent to the "
-            "ACK of the last",
-        ])
+            f"- algorithm variants: {self.variants}",
+        ]
+        protocols = [settings.Protocol(p, PROTOCOLS[p], self.params(p), "sack",
+                                       PAPER_WHY[p] if self.variants == "paper" or p in PROTOCOL_PARAMS
+                                       else "today's Linux defaults (--variants linux)")
+                     for p in self.protocols]
+        note = ("The paper ran ns-2 with the TCP/Linux patch, so every protocol is a Linux module of 2007 where "
+                "tcplab has that form (`--variants paper`), with SACK recovery.")
+        other = ["- throughput = bytes delivered x 8 / (run end - flow start); transfer time = first packet sent "
+                 "to the ACK of the last",
+                 "- link delays read as one-way (docs/experiments/ssm-interactions.md), access links from the same "
+                 "law; Pareto shape 1.5; long-lived flows start uniform in [0, 10 s]"]
+        return settings.settings_markdown(runs, self.tcp.with_values(STATED), protocols, other, protocols_note=note)
 
 
 def _mix_jobs(setup: Setup) -> list:
@@ -312,9 +364,14 @@ def _fig6(setup: Setup, res: dict, out: str):
     axes[0].set_ylabel("throughput (Mbit/s)")
     _title(fig, f"Fig. 6: per-flow throughput of long-lived flows vs RTT (all-X, L = {setup.L})", setup)
     cols = ["protocol", "config", "name", "base_rtt", "hops", "throughput_bps"]
-    files = write_table(df[cols], out, "fig6", "Fig. 6: per-flow throughput (long-lived flows)",
-                        md_df=df.groupby("protocol").throughput_bps.describe().loc[setup.protocols] / 1e6,
-                        note="Summary in Mbit/s; fig6.csv has every flow.")
+    summary = df.groupby("protocol").throughput_bps.describe().loc[setup.protocols]
+    stats = [c for c in summary.columns if c != "count"]
+    summary[stats] = summary[stats] / 1e6  # the flow count stays a count
+    summary["count"] = summary["count"].astype(int)
+    summary = summary.rename(columns={"count": "flows", **{c: f"{c} (Mbit/s)" for c in stats}})
+    files = write_table(df[cols], out, "fig6", "Fig. 6: per-flow throughput (long-lived flows)", md_df=summary,
+                        note="Throughput of the long-lived flows in Mbit/s (flows: how many); fig6.csv has every "
+                             "flow.", floatfmt=["", ".0f"] + [".3f"] * len(stats))
     return {"fig6": df[cols]}, files + [save_figure(fig, out, "fig6.png")]
 
 
@@ -472,13 +529,13 @@ def _rtt_ratio(setup: Setup, res: dict, out: str):
 def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
               workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
               recovery: Optional[str] = None, configs: Optional[int] = None, duration: Optional[float] = None,
-              protocols: Optional[Sequence[str]] = None) -> dict:
+              protocols: Optional[Sequence[str]] = None, setup: str = "paper") -> dict:
     from .runner import run_all
 
     items = check_items("ssm-interactions", items, ITEMS)
     if recovery not in (None, "sack"):
         raise ValueError("recovery: ssm-interactions runs every flow with SACK (Linux); only 'sack' is accepted")
-    setup = Setup(quick, configs, duration, protocols, variants)
+    setup = Setup(quick, configs, duration, protocols, variants, setup)
     out = out or os.path.join("out", "ssm-interactions" + ("-quick" if quick else ""))
     os.makedirs(out, exist_ok=True)
     t0 = time.perf_counter()
