@@ -5,9 +5,11 @@
     python scripts/diff_reproductions.py OLD_DIR NEW_DIR --cells    # and every changed cell, old→new
 
 OLD_DIR and NEW_DIR are `tcplab reproduce PAPER -o DIR` outputs (for example of two tcplab versions).
-Tables are the CSV files found in both; rows are matched by position (a reproduction writes its rows in
-a fixed order) and named by their leading parameter columns. Wall-clock columns are ignored. Exit status:
-0 when nothing differs, 1 when something does, 2 on bad input.
+Tables are the CSV files found in both; rows are matched by their leading parameter columns when those
+name each row once in both tables (so a reordered table compares row with row), otherwise by position,
+and named by those columns. Columns only one version has are listed, not compared; a column renamed for
+its unit (``x_mbps`` -> ``x_kbps``) is compared in the new unit. Wall-clock columns are ignored. Exit
+status: 0 when nothing differs, 1 when something does, 2 on bad input.
 
 With --cells, each changed row follows its table as one line, `  - ROW: column old→new; ...`, numbers
 to 5 significant digits (docs/changes-0.2.0-cells.md is this output for each paper).
@@ -63,12 +65,61 @@ def short(v) -> str:
     return f"{f:.5g}"
 
 
+#: Unit suffixes a column may change between versions, with the factor from old to new.
+UNIT_RENAMES = {("_mbps", "_kbps"): 1e3, ("_kbps", "_mbps"): 1e-3}
+
+
+def align_columns(old: pd.DataFrame, new: pd.DataFrame) -> tuple:
+    """``(old, new, notes)``: both tables on the columns they share (old's order), an old column whose
+    unit suffix changed converted and renamed to the new one, and a note per column only one side has."""
+    old = old.copy()
+    for c in list(old.columns):
+        if c in new.columns:
+            continue
+        for (a, b), factor in UNIT_RENAMES.items():
+            if c.endswith(a) and c[: -len(a)] + b in new.columns and c[: -len(a)] + b not in old.columns:
+                old[c] = pd.to_numeric(old[c], errors="coerce") * factor
+                old = old.rename(columns={c: c[: -len(a)] + b})
+                break
+    notes = []
+    gone = [c for c in old.columns if c not in new.columns]
+    added = [c for c in new.columns if c not in old.columns]
+    if gone:
+        notes.append("columns only in the old table: " + ", ".join(gone))
+    if added:
+        notes.append("columns only in the new table: " + ", ".join(added))
+    common = [c for c in old.columns if c in new.columns]
+    return old[common], new[common], notes
+
+
+def match_rows(old: pd.DataFrame, new: pd.DataFrame) -> tuple:
+    """``(new, keys)``: ``new`` in ``old``'s row order, matched on ``keys``, the shortest run of leading
+    columns (at most 6) whose values name each row once and name the same rows in both; otherwise
+    ``(new, [])``, rows matched by position."""
+    lead = []
+    for c in old.columns[:6]:
+        if c in WALL_CLOCK:
+            break
+        lead.append(c)
+    for n in range(1, len(lead) + 1):
+        ko, kn = old[lead[:n]].astype(str), new[lead[:n]].astype(str)
+        if ko.duplicated().any() or kn.duplicated().any():
+            continue
+        to, tn = list(map(tuple, ko.values)), list(map(tuple, kn.values))
+        if sorted(to) == sorted(tn):
+            where = {t: i for i, t in enumerate(tn)}
+            return new.iloc[[where[t] for t in to]].reset_index(drop=True), lead[:n]
+    return new, []
+
+
 def diff_table(old: pd.DataFrame, new: pd.DataFrame) -> tuple:
-    """``(label columns, [(row index, row label, column, old, new)])`` for every changed cell."""
-    if list(old.columns) != list(new.columns) or len(old) != len(new):
-        raise ValueError(f"the tables differ in shape: {old.shape} {list(old.columns)} against "
-                         f"{new.shape} {list(new.columns)}")
-    keys = row_name(old, new)
+    """``(label columns, [(row index, row label, column, old, new)], notes)`` for every changed cell of
+    the columns both tables have."""
+    if len(old) != len(new):
+        raise ValueError(f"the tables differ in rows: {len(old)} against {len(new)}")
+    old, new, notes = align_columns(old, new)
+    new, matched = match_rows(old, new)
+    keys = max(row_name(old, new), matched, key=len)
     out = []
     for i in range(len(old)):
         label = ", ".join(f"{k}={old.at[i, k]}" for k in keys)
@@ -77,7 +128,7 @@ def diff_table(old: pd.DataFrame, new: pd.DataFrame) -> tuple:
                 continue
             if not same(old.at[i, c], new.at[i, c]):
                 out.append((i, label, c, old.at[i, c], new.at[i, c]))
-    return keys, out
+    return keys, out, notes
 
 
 def main(argv=None) -> int:
@@ -103,14 +154,17 @@ def main(argv=None) -> int:
             continue
         old, new = pd.read_csv(os.path.join(a.old, name)), pd.read_csv(path)
         try:
-            keys, cells = diff_table(old, new)
+            keys, cells, notes = diff_table(old, new)
         except ValueError as e:
             print(f"{name}: {e}")
             changed = True
             continue
-        total = len(old) * len([c for c in old.columns if c not in WALL_CLOCK and c not in keys])
+        shared = [c for c in align_columns(old, new)[0].columns if c not in WALL_CLOCK and c not in keys]
+        total = len(old) * len(shared)
         rows = len({i for i, *_ in cells})
-        print(f"{name}: {len(cells)} of {total} cells changed, in {rows} of {len(old)} rows")
+        print(f"{name}: {len(cells)} of {total} cells changed, in {rows} of {len(old)} rows"
+              + "".join(f"; {n}" for n in notes))
+        changed = changed or bool(notes)
         if a.cells:
             by_row: dict = {}
             for i, label, c, x, y in cells:

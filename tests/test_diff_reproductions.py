@@ -39,4 +39,18 @@ def test_identical_outputs_exit_0_and_bad_input_exits_2(tmp_path, capsys):
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "table1.csv").write_text("protocol,goodput_mbps\nNewReno,1.0\n")
     assert dr.main([str(tmp_path / "a"), str(tmp_path / "c")]) == 1
-    assert "the tables differ in shape" in capsys.readouterr().out
+    assert "the tables differ in rows: 2 against 1" in capsys.readouterr().out
+
+
+def test_reordered_rows_new_columns_and_a_unit_change_compare_like_with_like(tmp_path, capsys):
+    write(tmp_path / "a", ["NewReno,100,1.0,162.5,577,9.0\n", "NewReno,100,0.1,150.0,886,9.0\n"])
+    (tmp_path / "b").mkdir()
+    # the new version lists B = 0.1 BDP first, writes goodput in kbit/s and adds an interval column
+    (tmp_path / "b" / "table1.csv").write_text(
+        "protocol,rtt_ms,buffer_bdp,goodput_kbps,drops,wall_s,goodput_kbps_ci_low\n"
+        "NewReno,100,0.1,150000.0,886,1.0,149000\nNewReno,100,1.0,162600.0,577,1.0,162000\n")
+    assert dr.main([str(tmp_path / "a"), str(tmp_path / "b"), "--cells"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["table1.csv: 1 of 4 cells changed, in 1 of 2 rows; columns only in the new table: "
+                   "goodput_kbps_ci_low",
+                   "  - protocol=NewReno, rtt_ms=100, buffer_bdp=1.0: goodput_kbps 162500→162600"]
