@@ -71,8 +71,8 @@
 //!   first loss has `c = 1`, Reno's halving, when its RTT is above RTT_min,
 //!   and `c = 0` when it is not); the trait has no hook for a loss ignored
 //!   by the sender. Random losses feed RTT_cong too: on a lossy path with
-//!   little queue it settles a millisecond or two above RTT_min and `c`
-//!   reads 1 at a small queue (docs/algorithms/areno.md);
+//!   little queue it settles less than a millisecond above RTT_min, so `c`
+//!   reads 1 at such a queue (docs/algorithms/areno.md);
 //! - paper form defaults: `rtt_unit = seconds`, `exponent = +1` (above);
 //!   `beta = 0.5`, so at c = 1 the delay term sheds half the window per RTT,
 //!   as fast as Reno's response to a loss; `alpha = beta M / (e P)`
@@ -102,11 +102,12 @@
 //! `alpha (B/R) RTT e^c / W = alpha B RTT^2 e^c / W^2`, unbounded as W gets
 //! small while B does not: after a timeout, a loss early in the next slow
 //! start leaves W = ssthresh = 2 while Westwood's B still holds the
-//! pre-timeout rate, and at B = 7611 segments/s, RTT 110 ms one ACK took
-//! the window from 2 to 3186 (a fixed `b_bps` far above the path does it
-//! at every window). The 2006 form's probe, `W_inc/W` per ACK with
-//! `W_inc(0) = 0.8 B/M + 1` per RTT, exceeds one segment per ACK whenever
-//! `W < W_inc`: at the same B one ACK took the window from 2 to 6.3.
+//! pre-timeout rate: at B = 7611 segments/s, RTT 110 ms and c = 0 one ACK
+//! takes the window from 2 to about 3,500 (a fixed `b_bps` far above the
+//! path does the like at every window). The 2006 form's probe, `W_inc/W`
+//! per ACK with `W_inc(0) = 0.8 B/M + 1` per RTT, exceeds one segment per
+//! ACK whenever `W < W_inc`: at the same B one ACK takes the window from 2
+//! to about 6.65.
 
 use super::bwe::{BweConfig, BweFilter, WestwoodBwe, WESTWOOD_INIT_RTT, WESTWOOD_RTT_MIN};
 use super::reno::Reno;
