@@ -91,7 +91,9 @@ fn check(name: &str, w: &Window, step: usize) {
     assert!(w.ssthresh >= 2.0, "{name} step {step}: ssthresh {} < 2", w.ssthresh);
 }
 
-fn drive(name: &str, params: &serde_json::Map<String, serde_json::Value>, ops: &[Op]) {
+/// Drives `name` with `params` through `ops`, checking the invariants after
+/// every step and `per_ack(before, after, acked)` around every ACK.
+fn drive(name: &str, params: &serde_json::Map<String, serde_json::Value>, ops: &[Op], per_ack: &dyn Fn(&Window, &Window, u32)) {
     let spec = CcSpec { algorithm: name.into(), params: params.clone() };
     let mut cc = cc::build(&spec, "cc").unwrap_or_else(|e| panic!("{name} {params:?}: {e}"));
     let mut w = Window { cwnd: 10.0, ssthresh: 2_147_483_647.0 };
@@ -124,7 +126,9 @@ fn drive(name: &str, params: &serde_json::Map<String, serde_json::Value>, ops: &
                 now += dt_ms as f64 / 1e3;
                 let s = sample(now, acked, Some(rtt_ms as f64 / 1e3), &w, &mut una, &mut delivered, &mut min_rtt, &mut srtt, false);
                 cc.on_ack_sample(&w, &s);
+                let before = w;
                 cc.on_ack(&mut w, &s);
+                per_ack(&before, &w, acked);
             }
             Op::DupAck { rtt_ms, dt_ms } => {
                 now += dt_ms as f64 / 1e3;
@@ -201,7 +205,20 @@ proptest! {
     #[test]
     fn algorithms_keep_their_invariants_under_random_event_sequences(ops in proptest::collection::vec(op(), 1..400)) {
         for (name, params) in buildable() {
-            drive(&name, &params, &ops);
+            drive(&name, &params, &ops, &|_, _, _| {});
+        }
+    }
+
+    #[test]
+    fn areno_never_grows_the_window_faster_than_slow_start(ops in proptest::collection::vec(op(), 1..400)) {
+        // Every AReno configuration: an ACK of k segments adds at most k
+        // (slow start's growth, RFC 5681 s3.1), plus Reno's 1/W where an ACK
+        // crossing ssthresh leaves less than that to congestion avoidance.
+        for (name, params) in buildable().into_iter().filter(|(a, _)| a == "areno") {
+            drive(&name, &params, &ops, &|before, after, acked| {
+                let most = before.cwnd + acked as f64 + 1.0 / before.cwnd;
+                assert!(after.cwnd <= most + 1e-9, "areno {params:?}: {before:?} -> {} on an ACK of {acked}", after.cwnd);
+            });
         }
     }
 }

@@ -4,7 +4,8 @@
 //! target; with a single bottleneck that backlog is the flow's share of the
 //! bottleneck queue, which the queue trace measures directly. AReno's paper
 //! form (ssm-interactions) has a delay-based equilibrium rate that does not
-//! depend on the RTT, which shows as a fairer split between RTTs than Reno's.
+//! depend on the RTT, which shows as a fairer split between RTTs than Reno's,
+//! and a window that never grows faster than slow start, whatever its B.
 
 mod common;
 
@@ -187,4 +188,37 @@ fn areno_paper_form_shares_more_evenly_across_rtts_than_reno() {
         assert!(a_s / a_l < 0.5 * (rs / rl), "seed {seed}: areno paper ratio {} vs reno {}", a_s / a_l, rs / rl);
         assert!(a_s + a_l > 0.95 * 100e6, "seed {seed}: the pair fills the link: {}", a_s + a_l);
     }
+}
+
+#[test]
+fn areno_paper_form_with_a_huge_fixed_b_stays_within_what_the_path_holds() {
+    // B fixed at 1 Tbit/s on a 50 Mbit/s path makes the paper formula's probe,
+    // alpha B RTT^2 e^c / W^2 per ACK, thousands of segments per ACK at any
+    // window. With the per-ACK bound (no ACK grows the window by more than the
+    // segments it acknowledges) the window grows at most as slow start does:
+    // per round trip by the segments acknowledged in it, at most what the path
+    // holds, BDP + buffer. A loss is detected about a round trip after the
+    // buffer overflows, so the window stays below 2 (BDP + buffer) plus a few
+    // segments, as a slow-start overshoot does. Without the bound it reached
+    // hundreds of thousands of segments within seconds.
+    // Bottleneck RTT 60 ms plus 2.5 ms on each of the four access-link crossings.
+    let buffer = 50u64;
+    let bdp = 50e6 * (0.06 + 4.0 * 0.0025) / 12000.0; // 292 segments
+    let mut d = Dumbbell::new(1, 50e6, 0.06, buffer);
+    d.duration = 5.0;
+    d.measure_start = 0.0;
+    d.sample_interval = 0.002;
+    d.algorithm = "areno".into();
+    d.params = serde_json::json!({"variant": "paper", "b_bps": 1e12}).as_object().unwrap().clone();
+    d.recovery = Recovery::Sack;
+    let r = tcplab_core::run(d.spec()).unwrap();
+    assert_conservation(&r);
+    let max = r.flow_ts.cwnd.iter().cloned().fold(0.0, f64::max);
+    let f = &r.flows[0];
+    eprintln!(
+        "areno paper, b_bps 1e12: max cwnd {max:.1} (2 (BDP + buffer) = {}), goodput {:.2} Mbit/s, {} fast recoveries, {} timeouts",
+        2.0 * (bdp + buffer as f64), f.goodput_bps / 1e6, f.fast_recoveries, f.timeouts
+    );
+    assert!(f.fast_recoveries > 0, "the window reached the buffer");
+    assert!(max <= 2.0 * (bdp + buffer as f64) + 10.0, "max cwnd {max}");
 }

@@ -68,8 +68,11 @@
 //!   sample;
 //! - `RTT_cong` is updated at each loss detected by duplicate ACKs (an RTO's
 //!   last sample is stale) before `c` is computed for that loss (so the
-//!   first loss has `c = 1`: Reno's halving); the trait has no hook for a
-//!   loss ignored by the sender;
+//!   first loss has `c = 1`, Reno's halving, when its RTT is above RTT_min,
+//!   and `c = 0` when it is not); the trait has no hook for a loss ignored
+//!   by the sender. Random losses feed RTT_cong too: on a lossy path with
+//!   little queue it settles less than a millisecond above RTT_min, so `c`
+//!   reads 1 at such a queue (docs/algorithms/areno.md);
 //! - paper form defaults: `rtt_unit = seconds`, `exponent = +1` (above);
 //!   `beta = 0.5`, so at c = 1 the delay term sheds half the window per RTT,
 //!   as fast as Reno's response to a loss; `alpha = beta M / (e P)`
@@ -78,11 +81,33 @@
 //!   c = 1 at `R1 = e alpha / beta = M` when B is Westwood's estimate of the
 //!   flow's own rate (B = R): a flow keeps at least M (AReno's own
 //!   reference rate) when Reno flows fill the queue, and gives way above it.
+//!   This default assumes `rtt_unit = seconds` and `exponent = +1`: with
+//!   `rtt_unit = rtt_min` the same number is segments per RTT, and with
+//!   `exponent = -1` the equilibrium at c = 1 is `M / e^2`; give `alpha`
+//!   explicitly with those;
 //!
 //! Deviations: the per-ACK increments are per ACK, not per segment
 //! delivered (as the ns-2 style float Reno); `W_inc` is not capped at
 //! `W_inc_max` unless `cap_w_inc` (the ns-2 adaptation's cap \[S\]). During
 //! fast recovery the sender's recovery applies and nothing grows.
+//!
+//! Per-ACK bound (both forms; not in either printed formula): no ACK grows
+//! the window by more than slow start would, the segments it acknowledges
+//! (RFC 5681 s3.1 bounds slow start's growth per ACK, and no
+//! congestion-avoidance rule may grow faster than slow start). Where an ACK
+//! crosses ssthresh, what slow start did not use of it is the bound, or
+//! Reno's `1/W` if that is larger. Only the probing term is cut. The bound
+//! binds only where a formula asks the window to more than double in one
+//! round trip. The paper form's probe per ACK is
+//! `alpha (B/R) RTT e^c / W = alpha B RTT^2 e^c / W^2`, unbounded as W gets
+//! small while B does not: after a timeout, a loss early in the next slow
+//! start leaves W = ssthresh = 2 while Westwood's B still holds the
+//! pre-timeout rate: at B = 7611 segments/s, RTT 110 ms and c = 0 one ACK
+//! takes the window from 2 to about 3,500 (a fixed `b_bps` far above the
+//! path does the like at every window). The 2006 form's probe, `W_inc/W`
+//! per ACK with `W_inc(0) = 0.8 B/M + 1` per RTT, exceeds one segment per
+//! ACK whenever `W < W_inc`: at the same B one ACK takes the window from 2
+//! to about 6.65.
 
 use super::bwe::{BweConfig, BweFilter, WestwoodBwe, WESTWOOD_INIT_RTT, WESTWOOD_RTT_MIN};
 use super::reno::Reno;
@@ -212,14 +237,14 @@ pub fn info() -> AlgorithmInfo {
         description: "TCP-AdaptiveReno: congestion level c = (RTT - RTTmin)/(RTTcong - RTTmin) in [0, 1]; Reno growth plus a \
                       bandwidth-scaled probe that fades as c rises; on loss W / (1 + c). Westwood+ bandwidth estimate.",
         params: vec![
-            ParamInfo { name: "variant", default: "areno", description: "areno: the 2006 AReno, W = W_base + W_probe, W_probe += W_inc(c)/W with W_inc(c) = (B/M) e^(-10c) + beta c + gamma (the AReno paper as implemented, fully specified); paper (alias seed): ssm-interactions' modified AReno, W += (alpha (B/R) RTT e^c - beta W c)/W with RTT in seconds and a Reno floor W >= W_reno, steady state R = sqrt(alpha B e^c/(beta c)) for every RTT", source: "reference s14.1 Variants B and A; ssm-interactions section II" },
+            ParamInfo { name: "variant", default: "areno", description: "areno: the 2006 AReno, W = W_base + W_probe, W_probe += W_inc(c)/W with W_inc(c) = (B/M) e^(-10c) + beta c + gamma (the AReno paper as implemented, fully specified); paper (alias seed): ssm-interactions' modified AReno, W += (alpha (B/R) RTT e^c - beta W c)/W with RTT in seconds and a Reno floor W >= W_reno, steady state R = sqrt(alpha B e^c/(beta c)) for every RTT. In both, no ACK grows the window by more than the segments it acknowledges (slow start's bound; not in the printed formulas)", source: "reference s14.1 Variants B and A; ssm-interactions section II" },
             ParamInfo { name: "rtt_cong_weight", default: "0.85", description: "history weight a of RTT_cong = a RTT_cong + (1 - a) RTT at each loss", source: "AReno ports [S]" },
             ParamInfo { name: "rtt_sample", default: "latest", description: "RTT in c and at a loss: latest sample or srtt", source: "implementations use the latest [S]; unspecified" },
             ParamInfo { name: "b_bps", default: "0", description: "B in bit/s; 0 = the Westwood+ estimate (an achieved rate), > 0 = a fixed value (e.g. the bottleneck capacity)", source: "reference s14.1 (B unspecified)" },
             ParamInfo { name: "decay", default: "10", description: "areno: alpha in W_inc's e^(-alpha c)", source: "AReno paper via ports [S]" },
             ParamInfo { name: "m_bps", default: "1e7", description: "M, bit/s: areno: W_inc_max = B/M; paper: the default alpha = beta M/(e x packet bits), which makes M the equilibrium rate at c = 1 when B is the flow's own rate", source: "AReno paper via ports [S] (10 Mbit/s)" },
             ParamInfo { name: "cap_w_inc", default: "false", description: "areno: cap W_inc at W_inc_max", source: "ns-2 adaptation [S]" },
-            ParamInfo { name: "alpha", default: "beta m_bps/(e x packet bits) (153.3 at 1500 B)", description: "paper: probing gain, window growth in segments per second at c = 0 and B = R (rtt_unit = seconds)", source: "unspecified in the paper; equilibrium at c = 1 at M" },
+            ParamInfo { name: "alpha", default: "beta m_bps/(e x packet bits) (153.3 at 1500 B)", description: "paper: probing gain, window growth in segments per second at c = 0 and B = R; the default puts the c = 1 equilibrium at m_bps with rtt_unit = seconds and exponent = 1 only (with rtt_unit = rtt_min it is segments per RTT; with exponent = -1 the equilibrium is m_bps/e^2): set it explicitly with those", source: "unspecified in the paper; equilibrium at c = 1 at M" },
             ParamInfo { name: "beta", default: "0.5", description: "paper: delay-based decrease, beta W c segments per RTT (half the window per RTT at c = 1, as a Reno loss)", source: "unspecified in the paper; choice" },
             ParamInfo { name: "rtt_unit", default: "seconds", description: "paper: RTT in alpha (B/R) RTT as a time in seconds (growth proportional to time, the paper's RTT-fairness) or rtt_min (RTT/RTT_min, alpha per RTT; not the paper's)", source: "ssm-interactions reason 1" },
             ParamInfo { name: "exponent", default: "1", description: "paper: sign s of e^(s c): 1 as printed and as the paper's steady state R = sqrt(B alpha e^c/(beta c)) requires; -1 for comparison", source: "ssm-interactions (formula and steady state)" },
@@ -264,7 +289,11 @@ impl AReno {
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
         let p = Params::new(map, field, PARAMS)?;
         let d = ArenoConfig::default();
-        let form = match p.choice("variant", "areno", &["areno", "paper", "seed"])? {
+        let variant = p.choice("variant", "areno", &["areno", "paper", "seed"]).map_err(|e| {
+            let got = map.get("variant").map(|v| v.to_string()).unwrap_or_default();
+            SpecError::new(e.field, format!("must be one of areno, paper (alias seed), got {got}"))
+        })?;
+        let form = match variant {
             // "seed": the seed paper's (ssm-interactions) form, the same algorithm.
             "paper" | "seed" => Form::Paper,
             _ => Form::AReno,
@@ -365,10 +394,18 @@ impl AReno {
         }
     }
 
-    /// One congestion-avoidance ACK.
-    fn avoid(&mut self, w: &mut Window) {
+    /// One congestion-avoidance ACK that leaves `credit` segments of its
+    /// acknowledged segments to congestion avoidance (all of them, or what
+    /// slow start did not use when this ACK crossed ssthresh).
+    ///
+    /// No ACK grows the window by more than slow start would: the step is at
+    /// most `credit` segments, or Reno's own `1/W` if that is larger (module
+    /// notes, "Per-ACK bound"). Only the probing term is cut; Reno's `1/W`
+    /// and the decrease are not.
+    fn avoid(&mut self, w: &mut Window, credit: f64) {
         let win = w.cwnd;
         let c = self.c();
+        let most = win + credit.max(1.0 / win);
         match self.cfg.form {
             Form::AReno => {
                 let w_max = self.w_inc_max();
@@ -378,7 +415,7 @@ impl AReno {
                 }
                 self.last_w_inc = inc;
                 let base = win - self.w_probe + 1.0 / win;
-                self.w_probe = (self.w_probe + inc / win).max(0.0);
+                self.w_probe = (self.w_probe + inc / win).max(0.0).min(most - base);
                 w.cwnd = base + self.w_probe;
             }
             Form::Paper => {
@@ -393,7 +430,7 @@ impl AReno {
                 self.last_w_inc = inc;
                 let reno = if self.w_reno.is_finite() { self.w_reno } else { win };
                 self.w_reno = reno + 1.0 / win;
-                w.cwnd = (win + inc / win).max(self.w_reno).max(1.0);
+                w.cwnd = (win + inc / win).min(most).max(self.w_reno).max(1.0);
             }
         }
     }
@@ -424,16 +461,17 @@ impl CongestionControl for AReno {
         if !s.cwnd_limited || s.acked == 0 {
             return;
         }
+        let mut credit = s.acked as f64;
         if w.in_slow_start() {
-            let left = Reno::slow_start_float(w, s.acked as f64);
+            credit = Reno::slow_start_float(w, credit);
             // Reno's slow start: the probing window stays 0, the Reno floor follows.
             self.w_probe = 0.0;
             self.w_reno = w.cwnd;
-            if left <= 0.0 {
+            if credit <= 0.0 {
                 return;
             }
         }
-        self.avoid(w);
+        self.avoid(w, credit);
     }
 
     fn ssthresh(&mut self, w: &Window, event: LossEvent, _in_flight: u64, _now: f64) -> f64 {
@@ -662,7 +700,9 @@ mod tests {
         }
         assert!((per_second[0] - per_second[1]).abs() < 1e-9, "{per_second:?}");
         // With RTT in units of RTT_min (not the paper's) the 30 ms flow would grow
-        // faster by the ratio of the probes, RTT_min 300 ms / 30 ms = 10.
+        // faster by the ratio of the probes, RTT_min 300 ms / 30 ms = 10. Read
+        // from the formula's increment (`last_w_inc`): at 30 ms its probe, 17
+        // segments per ACK, is beyond the per-ACK bound, which would cut it.
         let mut growth = Vec::new();
         for (rtt_min, rtt_cong) in [(0.030, 0.050), (0.300, 0.320)] {
             let rtt = (rtt_min + rtt_cong) / 2.0;
@@ -672,7 +712,7 @@ mod tests {
             let w0 = r * rtt;
             let mut w = Window { cwnd: w0, ssthresh: 1.0 };
             a.on_ack(&mut w, &ack(2.0, 100, rtt));
-            growth.push((w.cwnd - w0) * w0 / rtt + 0.5 * 0.5 * r); // the probe's share
+            growth.push(a.last_w_inc / rtt + 0.5 * 0.5 * r); // the probe's share per second
         }
         assert!((growth[0] / growth[1] - 10.0).abs() < 1e-6, "{growth:?}");
     }
@@ -759,6 +799,46 @@ mod tests {
     }
 
     #[test]
+    fn no_ack_grows_the_window_more_than_slow_start_would() {
+        // After a timeout and a loss early in the next slow start: W = ssthresh
+        // = 2 in congestion avoidance while B still holds the pre-timeout rate,
+        // 7611 segments/s (91 Mbit/s), RTT 110 ms, c = 0. One ACK of one
+        // segment may add at most one segment (slow start's growth, RFC 5681
+        // s3.1): cwnd 3, where the paper formula's step is
+        // alpha B RTT^2 e^c / W^2 = 153.3 x 7611 x 0.0121 / 4, about 3500
+        // segments, and the 2006 form's (1 + W_inc(0))/W about 4.7.
+        let b = 7611.0;
+        for (params, unbounded) in [
+            (serde_json::json!({"variant": "paper", "b_bps": b * 12000.0}), 153.3 * b * 0.11 * 0.11 / 4.0),
+            (serde_json::json!({"b_bps": b * 12000.0}), (1.0 + w_inc(0.0, b * 12000.0 / 10e6, 10.0)) / 2.0),
+        ] {
+            let mut a = paper_at(params.clone(), 0.11, 0.12, 0.11);
+            assert_eq!(a.c(), 0.0);
+            assert!(unbounded > 4.0, "{params}: the formula's step {unbounded}");
+            let mut w = Window { cwnd: 2.0, ssthresh: 2.0 };
+            a.on_ack(&mut w, &ack(2.0, 10, 0.11));
+            assert_eq!(w.cwnd, 3.0, "{params}: one ACK of one segment");
+            // An ACK of three segments may add three.
+            let mut w = Window { cwnd: 2.0, ssthresh: 2.0 };
+            a.on_ack(&mut w, &AckSample { acked: 3, ..ack(2.1, 13, 0.11) });
+            assert_eq!(w.cwnd, 5.0, "{params}: one ACK of three segments");
+            // An ACK crossing ssthresh: slow start takes 1 of its 3 segments
+            // (1 -> 2), congestion avoidance at most the 2 left.
+            let mut w = Window { cwnd: 1.0, ssthresh: 2.0 };
+            a.on_ack(&mut w, &AckSample { acked: 3, ..ack(2.2, 16, 0.11) });
+            assert_eq!(w.cwnd, 4.0, "{params}: slow start's 1 and at most 2 more");
+        }
+        // Where the formula asks for less than one segment per ACK the bound
+        // does not bind: the per-ACK tests above see the formula's exact step.
+        let mut a = paper_at(serde_json::json!({"variant": "paper", "b_bps": b * 12000.0}), 0.11, 0.12, 0.11);
+        let w0 = 1000.0;
+        let mut w = Window { cwnd: w0, ssthresh: 2.0 };
+        a.on_ack(&mut w, &ack(2.0, 10, 0.11));
+        let step = a.alpha() * b * 0.11 * 0.11 / (w0 * w0);
+        assert!(step < 1.0 && (w.cwnd - w0 - step).abs() < 1e-9, "{} vs {step}", w.cwnd - w0);
+    }
+
+    #[test]
     fn seed_is_the_paper_form() {
         let s = build(serde_json::json!({"variant": "seed"}));
         let p = build(serde_json::json!({"variant": "paper"}));
@@ -790,6 +870,7 @@ mod tests {
         assert_eq!(e.field, "flows[0].cc.params.exponent");
         let e = AReno::from_params(serde_json::json!({"variant": "b"}).as_object().unwrap(), "f").err().unwrap();
         assert_eq!(e.field, "f.params.variant");
+        assert_eq!(e.message, "must be one of areno, paper (alias seed), got \"b\"");
         let e = AReno::from_params(serde_json::json!({"variant": "paper", "alpha": -1}).as_object().unwrap(), "f").err().unwrap();
         assert_eq!(e.field, "f.params.alpha");
         let e = AReno::from_params(serde_json::json!({"variant": "paper", "rtt_unit": "ms"}).as_object().unwrap(), "f").err().unwrap();

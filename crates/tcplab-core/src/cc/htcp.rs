@@ -35,9 +35,10 @@
 //!
 //! Parameters: `variant = linux` (default) is the above with integer
 //! arithmetic (`arith = linux`, jiffies at `hz` = 1000). `variant = paper` is
-//! H-TCP as the seed paper mv-highspeed states it: `a = 1 + 10 (Delta -
-//! Delta_th) + ((Delta - Delta_th)/2)^2` per RTT after Delta_th = 1 s,
-//! backoff `b = 1 - RTTmin/RTTmax`, and nothing else. So it uses exact real
+//! H-TCP as the seed paper mv-highspeed prints it: `a = 1 + 10 (Delta -
+//! Delta_th) + ((Delta - Delta_th)/2)^2` after Delta_th = 1 s (read as the
+//! increase per RTT; the paper does not say), backoff
+//! `b = 1 - RTTmin/RTTmax`, and nothing else. So it uses exact real
 //! arithmetic in seconds (`arith = float`: alpha recomputed on every ACK,
 //! cwnd += alpha acked/cwnd, ssthresh = beta cwnd), alpha = alpha(Delta)
 //! itself (`beta_scaled_alpha = false`: no 2(1 - beta) factor, which at
@@ -46,7 +47,10 @@
 //! no bandwidth switch, no RTT scaling and no first-event 0.5 backoff
 //! (`modeswitch = false`). Every constant can be set individually, and an
 //! explicit value overrides the variant's default (e.g. `variant = paper`
-//! with `beta_scaled_alpha = true` is Leith and Shorten's scaled form).
+//! with `beta_scaled_alpha = true`, `beta_min = 0.5`, `beta_max = 0.8` is
+//! Leith and Shorten's form, which the H-TCP code of the paper's ns-2.28
+//! era implements and its figures probably used; the variant follows the
+//! printed formula). Unbounded, beta = 1 (no backoff) when RTTmax = RTTmin.
 //!
 //! Deviations:
 //! - The CA state is inferred ([`super::filters::CaStateTracker`]): Disorder
