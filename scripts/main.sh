@@ -4,7 +4,8 @@
 # on all local cores, into out/mv-highspeed/ (with --quick into
 # out/mv-highspeed-quick/; index.md there lists every item made into it).
 # 377 runs (the multi-flow items over several seeds), about 15 billion
-# bottleneck packets: about 35 minutes on 2 cores (27 with one seed, measured).
+# bottleneck packets: about 34 minutes on 2 cores (34 min 14 s measured on the
+# 2-core development machine with tcplab 0.3.0).
 # Extra arguments go to `tcplab reproduce`, e.g. `--quick` for a shortened
 # check or `table1` for one item. On a terminal a progress bar shows the
 # runs done of the total, failures and the time left.
@@ -18,6 +19,6 @@ done
 if [ $quick = 1 ]; then
     echo "main: tcplab reproduce mv-highspeed $* (shortened runs: about 40 s on 2 cores) into ${out:-out/mv-highspeed-quick/}" >&2
 else
-    echo "main: tcplab reproduce mv-highspeed $* (full length: about 35 minutes on 2 cores) into ${out:-out/mv-highspeed/}" >&2
+    echo "main: tcplab reproduce mv-highspeed $* (full length: about 34 minutes on 2 cores) into ${out:-out/mv-highspeed/}" >&2
 fi
 .venv/bin/tcplab reproduce mv-highspeed "$@"
