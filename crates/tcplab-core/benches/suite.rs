@@ -20,7 +20,9 @@ fn peak_rss_mb() -> f64 {
     // VmHWM: the process's peak resident set (Linux).
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
         .map_or(f64::NAN, |kb| kb / 1024.0)
 }
 
@@ -110,13 +112,17 @@ fn main() {
         return child(&n, len, warmup);
     }
     let list: Vec<Scenario> = match &scaling {
-        Some(axis) => bench::scaling(axis, len == Length::Quick).unwrap_or_else(|| panic!("unknown axis {axis}; known: {:?}", bench::AXES)),
+        Some(axis) => bench::scaling(axis, len == Length::Quick)
+            .unwrap_or_else(|| panic!("unknown axis {axis}; known: {:?}", bench::AXES)),
         None => bench::suite(len).into_iter().filter(|s| names.is_empty() || names.contains(&s.name)).collect(),
     };
     let exe = std::env::current_exe().unwrap();
     let mut rows = Vec::new();
     let w = list.iter().map(|s| s.name.len()).max().unwrap_or(0).max(14);
-    println!("{:<w$} {:>9} {:>8} {:>9} {:>9} {:>10} {:>10} {:>8}", "scenario", "sim s", "wall s", "pkts/s", "events/s", "ns/pkt-hop", "loop ns", "peak MB");
+    println!(
+        "{:<w$} {:>9} {:>8} {:>9} {:>9} {:>10} {:>10} {:>8}",
+        "scenario", "sim s", "wall s", "pkts/s", "events/s", "ns/pkt-hop", "loop ns", "peak MB"
+    );
     for sc in list {
         if let Some(why) = &sc.skip {
             println!("{:<w$} skipped: {why}", sc.name);

@@ -29,7 +29,11 @@ fn main() {
     let access: Option<Vec<f64>> = args.iter().position(|a| a == "--access-delays").map(|i| {
         let list = args.get(i + 1).expect(usage).clone();
         args.drain(i..i + 2);
-        list.split(',').map(|d| d.parse().ok().filter(|d: &f64| d.is_finite() && *d >= 0.0).expect("--access-delays: seconds >= 0")).collect()
+        list.split(',')
+            .map(|d| {
+                d.parse().ok().filter(|d: &f64| d.is_finite() && *d >= 0.0).expect("--access-delays: seconds >= 0")
+            })
+            .collect()
     });
     let name = args.first().expect(usage);
     let secs: f64 = args.get(1).and_then(|s| s.parse().ok()).filter(|s: &f64| s.is_finite() && *s > 0.0).expect(usage);

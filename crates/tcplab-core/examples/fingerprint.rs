@@ -56,12 +56,24 @@ fn scenarios() -> Vec<(String, RunSpec)> {
     let bdp = |rate: f64, rtt: f64| Dumbbell::bdp_packets(rate, rtt, 1500);
     // The bench suite's shapes, shortened.
     let mut v: Vec<(String, RunSpec)> = vec![
-        ("s1-newreno-60s".into(), dumbbell(1, 200e6, 0.1, bdp(200e6, 0.1) / 10, "newreno", Recovery::NewReno, 60.0).spec()),
+        (
+            "s1-newreno-60s".into(),
+            dumbbell(1, 200e6, 0.1, bdp(200e6, 0.1) / 10, "newreno", Recovery::NewReno, 60.0).spec(),
+        ),
         ("s2-cubic-60s".into(), dumbbell(1, 200e6, 0.1, bdp(200e6, 0.1), "cubic", Recovery::NewReno, 60.0).spec()),
-        ("s3-10cubic-sack-10s".into(), dumbbell(10, 1e9, 0.1, bdp(1e9, 0.1) / 10, "cubic", Recovery::Sack, 10.0).spec()),
-        ("s4-200newreno-20s".into(), dumbbell(200, 200e6, 0.1, bdp(200e6, 0.1) / 10, "newreno", Recovery::NewReno, 20.0).spec()),
+        (
+            "s3-10cubic-sack-10s".into(),
+            dumbbell(10, 1e9, 0.1, bdp(1e9, 0.1) / 10, "cubic", Recovery::Sack, 10.0).spec(),
+        ),
+        (
+            "s4-200newreno-20s".into(),
+            dumbbell(200, 200e6, 0.1, bdp(200e6, 0.1) / 10, "newreno", Recovery::NewReno, 20.0).spec(),
+        ),
         // 16,402 links: the radix heap and its event loop.
-        ("radix-4100newreno-2s".into(), dumbbell(4100, 41e9, 0.1, bdp(41e9, 0.1) / 10, "newreno", Recovery::NewReno, 2.0).spec()),
+        (
+            "radix-4100newreno-2s".into(),
+            dumbbell(4100, 41e9, 0.1, bdp(41e9, 0.1) / 10, "newreno", Recovery::NewReno, 2.0).spec(),
+        ),
     ];
     // Every algorithm and recovery on a small, lossy dumbbell.
     let algos = ["newreno", "bic", "cubic", "scalable", "highspeed", "htcp", "westwood", "westwood-re", "westwood-bs"];
@@ -90,7 +102,9 @@ fn scenarios() -> Vec<(String, RunSpec)> {
     // Files, scripted loss, restart after idle, a loss classifier.
     let s = with_flows(dumbbell(2, 10e6, 0.05, 20, "newreno", Recovery::Sack, 20.0).spec(), |i, f| {
         f.app = AppSpec::Files {
-            files: (0..15).map(|k| FileSpec { size: 3000 + 41_000 * k, start: 0.25 * k as f64 + 0.05 * i as f64 }).collect(),
+            files: (0..15)
+                .map(|k| FileSpec { size: 3000 + 41_000 * k, start: 0.25 * k as f64 + 0.05 * i as f64 })
+                .collect(),
         };
         f.drop_segments = vec![3, 4, 40, 41, 42, 200];
     });

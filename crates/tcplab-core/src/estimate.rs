@@ -117,7 +117,9 @@ pub fn estimate_with_paths(spec: &RunSpec, paths: &[[Vec<u32>; 2]]) -> Estimate 
         None => spec
             .links
             .iter()
-            .filter(|l| l.queue.limit_packets.is_some() || l.queue.limit_bytes.is_some() || l.queue.discipline.is_some())
+            .filter(|l| {
+                l.queue.limit_packets.is_some() || l.queue.limit_bytes.is_some() || l.queue.discipline.is_some()
+            })
             .count() as u64,
     };
     // A discipline link adds its variables (a handful) and its sojourn.
@@ -162,7 +164,10 @@ pub fn estimate_with_paths(spec: &RunSpec, paths: &[[Vec<u32>; 2]]) -> Estimate 
             parts.push((format!("flows[{i}].app.files"), (files.len() as u64).saturating_mul(FILE_BYTES)));
         }
         if !f.drop_segments.is_empty() {
-            parts.push((format!("flows[{i}].drop_segments"), (f.drop_segments.len() as u64).saturating_mul(DROP_SEGMENT_BYTES)));
+            parts.push((
+                format!("flows[{i}].drop_segments"),
+                (f.drop_segments.len() as u64).saturating_mul(DROP_SEGMENT_BYTES),
+            ));
         }
     }
     parts.push(("flows".into(), (spec.flows.len() as u64).saturating_mul(FLOW_BYTES)));
@@ -207,7 +212,9 @@ fn traffic(spec: &RunSpec, paths: &[[Vec<u32>; 2]], samples: u64) -> (f64, f64) 
             }
             // A source delivers what it sends, up to its path's rate.
             AppSpec::Cbr { rate_bps, .. } => pk = pk.min(rate_bps * active / bits_per_packet),
-            AppSpec::OnOff { rate_bps, on, off, .. } => pk = pk.min(rate_bps * active * on / (on + off) / bits_per_packet),
+            AppSpec::OnOff { rate_bps, on, off, .. } => {
+                pk = pk.min(rate_bps * active * on / (on + off) / bits_per_packet)
+            }
             AppSpec::Bulk => {}
         }
         offered.push(pk);
@@ -263,7 +270,10 @@ pub fn check_memory(e: &Estimate) -> Result<(), SpecError> {
         f if f.ends_with("init_cwnd") || (f == "flows" && e.window_bytes == *part) => {
             format!("the initial windows put {} of packets in flight at once; lower init_cwnd or set rwnd_packets (a scenario's rwnd)", human(*part))
         }
-        "pcap_limit" => format!("the packet capture may record {} of packets; lower pcap_limit or capture fewer links", human(*part)),
+        "pcap_limit" => format!(
+            "the packet capture may record {} of packets; lower pcap_limit or capture fewer links",
+            human(*part)
+        ),
         _ => format!("{} of it for this field", human(*part)),
     };
     Err(SpecError::new(

@@ -136,6 +136,9 @@ mod tests {
             t = s.send(t).1;
         }
         let ms = |x: Time| x / 1_000_000_000;
-        assert_eq!(times.iter().map(|&x| ms(x)).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49]);
+        assert_eq!(
+            times.iter().map(|&x| ms(x)).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49]
+        );
     }
 }

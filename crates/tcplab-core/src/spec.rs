@@ -618,7 +618,11 @@ fn time_or_zero(path: String, v: f64) -> Result<(), SpecError> {
     if !(v.is_finite() && (0.0..=limits::MAX_SPAN_S).contains(&v)) {
         return Err(SpecError::new(
             path,
-            format!("must be a time from 0 to {:.6e} s (2^61 ps, simulated time's limit), got {}", limits::MAX_SPAN_S, show(v)),
+            format!(
+                "must be a time from 0 to {:.6e} s (2^61 ps, simulated time's limit), got {}",
+                limits::MAX_SPAN_S,
+                show(v)
+            ),
         ));
     }
     Ok(())
@@ -720,7 +724,10 @@ impl RunSpec {
         if self.duration >= max {
             return Err(SpecError::new(
                 "duration".into(),
-                format!("too long: simulated time is limited to 2^61 ps ({max:.4e} s, about 26 days), got {} s", self.duration),
+                format!(
+                    "too long: simulated time is limited to 2^61 ps ({max:.4e} s, about 26 days), got {} s",
+                    self.duration
+                ),
             ));
         }
         let mut names = HashSet::new();
@@ -748,12 +755,18 @@ impl RunSpec {
             rate(format!("links[{i}].rate_bps"), l.rate_bps)?;
             time_or_zero(format!("links[{i}].delay"), l.delay)?;
             if l.queue.limit_packets == Some(0) {
-                return Err(SpecError::new(format!("links[{i}].queue.limit_packets"), "must be at least 1 packet, got 0".into()));
+                return Err(SpecError::new(
+                    format!("links[{i}].queue.limit_packets"),
+                    "must be at least 1 packet, got 0".into(),
+                ));
             }
             if let Some(loss) = &l.loss {
                 let prob = |name: &str, v: f64| -> Result<(), SpecError> {
                     if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
-                        return Err(SpecError::new(format!("links[{i}].loss.{name}"), format!("must be a probability in [0, 1], got {v}")));
+                        return Err(SpecError::new(
+                            format!("links[{i}].loss.{name}"),
+                            format!("must be a probability in [0, 1], got {v}"),
+                        ));
                     }
                     Ok(())
                 };
@@ -765,13 +778,19 @@ impl RunSpec {
                         prob("loss_good", loss_good)?;
                         prob("loss_bad", loss_bad)?;
                         if p_gb + p_bg == 0.0 {
-                            return Err(SpecError::new(format!("links[{i}].loss.p_bg"), "p_gb and p_bg cannot both be 0".into()));
+                            return Err(SpecError::new(
+                                format!("links[{i}].loss.p_bg"),
+                                "p_gb and p_bg cannot both be 0".into(),
+                            ));
                         }
                     }
                 }
             }
             if l.queue.limit_bytes == Some(0) {
-                return Err(SpecError::new(format!("links[{i}].queue.limit_bytes"), "must be at least 1 byte, got 0".into()));
+                return Err(SpecError::new(
+                    format!("links[{i}].queue.limit_bytes"),
+                    "must be at least 1 byte, got 0".into(),
+                ));
             }
         }
         for (i, r) in self.routes.iter().enumerate() {
@@ -833,7 +852,10 @@ impl RunSpec {
                 if v > crate::net::packet::MAX_PACKET_SIZE {
                     return Err(SpecError::new(
                         p(name),
-                        format!("must be at most {} B (IP's largest packet), got {v} B", crate::net::packet::MAX_PACKET_SIZE),
+                        format!(
+                            "must be at most {} B (IP's largest packet), got {v} B",
+                            crate::net::packet::MAX_PACKET_SIZE
+                        ),
                     ));
                 }
             }
@@ -859,15 +881,27 @@ impl RunSpec {
             }
             positive_time(p("delack_timeout"), f.delack_timeout)?;
             if f.sack_blocks == 0 || f.sack_blocks > 4 {
-                return Err(SpecError::new(p("sack_blocks"), format!("must be 1 to 4 (RFC 2018), got {}", f.sack_blocks)));
+                return Err(SpecError::new(
+                    p("sack_blocks"),
+                    format!("must be 1 to 4 (RFC 2018), got {}", f.sack_blocks),
+                ));
             }
             for (name, on) in [("prr", f.prr), ("rack", f.rack), ("tlp", f.tlp), ("frto", f.frto), ("undo", f.undo)] {
                 if on && f.recovery != Recovery::Sack {
-                    return Err(SpecError::new(p(name), format!("needs recovery = \"sack\" (Linux runs it on the SACK scoreboard), got {}", serde_json::to_string(&f.recovery).unwrap_or_default())));
+                    return Err(SpecError::new(
+                        p(name),
+                        format!(
+                            "needs recovery = \"sack\" (Linux runs it on the SACK scoreboard), got {}",
+                            serde_json::to_string(&f.recovery).unwrap_or_default()
+                        ),
+                    ));
                 }
             }
             if f.tlp && !f.rack {
-                return Err(SpecError::new(p("tlp"), "needs rack = true (the probe's loss is detected by RACK, RFC 8985 7.4)".into()));
+                return Err(SpecError::new(
+                    p("tlp"),
+                    "needs rack = true (the probe's loss is detected by RACK, RFC 8985 7.4)".into(),
+                ));
             }
             for (name, v) in [("pacing_ss_ratio", f.pacing_ss_ratio), ("pacing_ca_ratio", f.pacing_ca_ratio)] {
                 if !(v.is_finite() && v > 0.0) {
@@ -880,7 +914,10 @@ impl RunSpec {
                 cc.ecn().resolve(&f.cc.algorithm, f.ecn).map_err(|m| SpecError::new(p("ecn"), m))?;
             }
             if f.frto && !f.undo {
-                return Err(SpecError::new(p("frto"), "needs undo = true (F-RTO's verdict \"spurious\" is acted on by undo)".into()));
+                return Err(SpecError::new(
+                    p("frto"),
+                    "needs undo = true (F-RTO's verdict \"spurious\" is acted on by undo)".into(),
+                ));
             }
             positive_time(p("delack_min"), f.delack_min)?;
             positive_time(p("delack_max"), f.delack_max)?;
@@ -909,7 +946,10 @@ impl RunSpec {
             if let AppSpec::Files { files } = &f.app {
                 for (j, file) in files.iter().enumerate() {
                     if file.size == 0 {
-                        return Err(SpecError::new(format!("flows[{i}].app.files[{j}].size"), "must be at least 1 byte".into()));
+                        return Err(SpecError::new(
+                            format!("flows[{i}].app.files[{j}].size"),
+                            "must be at least 1 byte".into(),
+                        ));
                     }
                     time_or_zero(format!("flows[{i}].app.files[{j}].start"), file.start)?;
                 }

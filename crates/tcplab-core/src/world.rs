@@ -9,15 +9,17 @@ use crate::net::packet::SackStore;
 use crate::net::qdisc::{self, DropReason};
 use crate::net::qlink::QdiscLink;
 use crate::net::{routing, Enqueued, FirstHop, Link, LinkShared, Packet, PacketKind};
-use crate::sim::rng::{self, StreamKind};
 use crate::results::{FileResult, FlowResult, LinkResult, RunMeta, RunResults};
-use crate::sim::time::{from_secs, to_secs, Time};
 use crate::sim::event::LANES;
+use crate::sim::rng::{self, StreamKind};
+use crate::sim::time::{from_secs, to_secs, Time};
 use crate::sim::{EventKind, EventQueue};
 use crate::source::Source;
 use crate::spec::{AppSpec, Recovery, RunSpec, SourceEcn};
 use crate::tcp::{Receiver, SegmentMap, Sender, SenderConfig};
-use crate::trace::{CcSeries, DropCause, DropTrace, FlowSeries, PacketTrace, QdiscSeries, QueueSeries, RetransmitTrace};
+use crate::trace::{
+    CcSeries, DropCause, DropTrace, FlowSeries, PacketTrace, QdiscSeries, QueueSeries, RetransmitTrace,
+};
 
 struct Flow {
     sender: Sender,
@@ -203,8 +205,10 @@ impl World {
         for (i, l) in spec.links.iter().enumerate() {
             if l.queue.discipline.is_some() {
                 let field = format!("links[{i}].queue");
-                let q = qdisc::build(&l.queue, l.rate_bps, rng::stream(spec.seed, StreamKind::Qdisc, i as u64), &field)?;
-                let loss = l.loss.clone().map(|m| LossModel::new(m, rng::stream(spec.seed, StreamKind::Link, i as u64)));
+                let q =
+                    qdisc::build(&l.queue, l.rate_bps, rng::stream(spec.seed, StreamKind::Qdisc, i as u64), &field)?;
+                let loss =
+                    l.loss.clone().map(|m| LossModel::new(m, rng::stream(spec.seed, StreamKind::Link, i as u64)));
                 qlink_of[i] = qlinks.len() as u32;
                 qlinks.push(QdiscLink::new(q, l.rate_bps, from_secs(l.delay), loss));
             }
@@ -229,7 +233,10 @@ impl World {
                 path_links.extend_from_slice(p);
                 path_links.push(PATH_END | (dir as u32) << 30 | i as u32);
                 if path_links.len() > u32::MAX as usize {
-                    return Err(SpecError::new("flows".into(), "too many flows: their paths exceed 2^32 link entries".into()));
+                    return Err(SpecError::new(
+                        "flows".into(),
+                        "too many flows: their paths exceed 2^32 link entries".into(),
+                    ));
                 }
                 hops[dir] = FirstHop { pos, link: p[0], route: path_links[pos as usize + 1] };
             }
@@ -277,7 +284,8 @@ impl World {
                 // queue, would pile packets up without bound (and exhaust
                 // memory): refused.
                 let first = &spec.links[paths[0][0] as usize];
-                if rate_bps > first.rate_bps && first.queue.limit_packets.is_none() && first.queue.limit_bytes.is_none() {
+                if rate_bps > first.rate_bps && first.queue.limit_packets.is_none() && first.queue.limit_bytes.is_none()
+                {
                     return Err(SpecError::new(
                         format!("flows[{i}].app.rate_bps"),
                         format!(
@@ -289,7 +297,9 @@ impl World {
             }
             let source = match f.app {
                 AppSpec::Cbr { rate_bps, ecn } => Some((rate_bps, ecn, None)),
-                AppSpec::OnOff { rate_bps, on, off, exponential, ecn } => Some((rate_bps, ecn, Some((on, off, exponential)))),
+                AppSpec::OnOff { rate_bps, on, off, exponential, ecn } => {
+                    Some((rate_bps, ecn, Some((on, off, exponential))))
+                }
                 _ => None,
             }
             .map(|(rate, ecn, on_off)| {
@@ -298,7 +308,13 @@ impl World {
                     SourceEcn::Ect0 => crate::net::Ecn::Ect0,
                     SourceEcn::Ect1 => crate::net::Ecn::Ect1,
                 };
-                Box::new(Source::new(rate, f.packet_size, ecn, on_off, rng::stream(spec.seed, StreamKind::Source, i as u64)))
+                Box::new(Source::new(
+                    rate,
+                    f.packet_size,
+                    ecn,
+                    on_off,
+                    rng::stream(spec.seed, StreamKind::Source, i as u64),
+                ))
             });
             flows.push(Flow {
                 sender,
@@ -328,7 +344,9 @@ impl World {
                 .links
                 .iter()
                 .enumerate()
-                .filter(|(_, l)| l.queue.limit_packets.is_some() || l.queue.limit_bytes.is_some() || l.queue.discipline.is_some())
+                .filter(|(_, l)| {
+                    l.queue.limit_packets.is_some() || l.queue.limit_bytes.is_some() || l.queue.discipline.is_some()
+                })
                 .map(|(i, _)| i as u32)
                 .collect(),
         };
@@ -1124,7 +1142,8 @@ impl World {
                 let r = &fl.receiver;
                 let rtt = &s.rtt;
                 let nan_if_none = |x: f64| if rtt.samples > 0 { x } else { f64::NAN };
-                let at_start = if self.finished || self.now >= self.measure_start { fl.delivered_at_measure_start } else { 0 };
+                let at_start =
+                    if self.finished || self.now >= self.measure_start { fl.delivered_at_measure_start } else { 0 };
                 FlowResult {
                     id: i as u32,
                     name: fs.name.clone(),
@@ -1181,7 +1200,15 @@ impl World {
                 let q = self.qdisc_link(i);
                 let st = q.map_or_else(|| l.stats(), |q| q.link_stats());
                 let wps = (self.end - self.measure_start) as f64;
-                let sojourn = |x: f64| q.filter(|q| q.stats.sojourn.n > 0).map(|q| if x < 0.0 { q.stats.sojourn.mean() } else { q.stats.sojourn.quantile(x) });
+                let sojourn = |x: f64| {
+                    q.filter(|q| q.stats.sojourn.n > 0).map(|q| {
+                        if x < 0.0 {
+                            q.stats.sojourn.mean()
+                        } else {
+                            q.stats.sojourn.quantile(x)
+                        }
+                    })
+                };
                 LinkResult {
                     id: i as u32,
                     name: ls.name.clone(),
@@ -1200,7 +1227,13 @@ impl World {
                     queue_mean_packets: st.queue_packet_ps as f64 / wps,
                     queue_max_packets: st.max_queue_packets,
                     queue_mean_bytes: st.queue_byte_ps as f64 / wps,
-                    discipline: ls.queue.discipline.as_deref().and_then(qdisc::canonical_name).unwrap_or("droptail").to_string(),
+                    discipline: ls
+                        .queue
+                        .discipline
+                        .as_deref()
+                        .and_then(qdisc::canonical_name)
+                        .unwrap_or("droptail")
+                        .to_string(),
                     marks: st.marks,
                     aqm_drops: st.aqm_drops,
                     sojourn_mean: sojourn(-1.0),
@@ -1252,7 +1285,12 @@ impl World {
             drop_trace: DropTrace::default(),
             retransmit_trace: RetransmitTrace::default(),
             packet_trace: None,
-            meta: RunMeta { events: self.events.popped(), sim_time: to_secs(self.now), wall_s: self.wall_s, seed: self.spec.seed },
+            meta: RunMeta {
+                events: self.events.popped(),
+                sim_time: to_secs(self.now),
+                wall_s: self.wall_s,
+                seed: self.spec.seed,
+            },
         }
     }
 }

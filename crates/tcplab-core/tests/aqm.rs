@@ -42,9 +42,16 @@ fn run(s: RunSpec) -> RunResults {
 
 /// Values of a discipline variable of link `l` in the measurement window.
 fn qvar(r: &RunResults, l: u32, name: &str, from: f64) -> Vec<f64> {
-    let Some(v) = r.qdisc_ts.names.iter().position(|n| *n == name) else { panic!("no {name} in {:?}", r.qdisc_ts.names) };
+    let Some(v) = r.qdisc_ts.names.iter().position(|n| *n == name) else {
+        panic!("no {name} in {:?}", r.qdisc_ts.names)
+    };
     (0..r.qdisc_ts.time.len())
-        .filter(|&i| r.qdisc_ts.link[i] == l && r.qdisc_ts.variable[i] as usize == v && r.qdisc_ts.time[i] >= from && r.qdisc_ts.value[i].is_finite())
+        .filter(|&i| {
+            r.qdisc_ts.link[i] == l
+                && r.qdisc_ts.variable[i] as usize == v
+                && r.qdisc_ts.time[i] >= from
+                && r.qdisc_ts.value[i].is_finite()
+        })
         .map(|i| r.qdisc_ts.value[i])
         .collect()
 }
@@ -63,12 +70,20 @@ fn codel_holds_the_standing_sojourn_near_its_target_under_cubic() {
     let l = &r.links[0];
     let (mean, p50) = (l.sojourn_mean.unwrap(), l.sojourn_p50.unwrap());
     eprintln!("codel 4 cubic: sojourn mean {mean:.4} s, median {p50:.4} s, utilization {:.4}", l.utilization);
-    assert!((0.0025..=0.010).contains(&mean) && (0.0025..=0.010).contains(&p50), "sojourn mean {mean} median {p50} s, target 5 ms");
+    assert!(
+        (0.0025..=0.010).contains(&mean) && (0.0025..=0.010).contains(&p50),
+        "sojourn mean {mean} median {p50} s, target 5 ms"
+    );
     assert!(l.aqm_drops > 0 && l.aqm_drops == l.drops, "CoDel drops, the limit never: {l:?}");
     assert!(l.utilization > 0.95, "{}", l.utilization);
     let r = run(aqm(1, 50e6, 0.05, "cubic", "codel", serde_json::json!({}), 60.0));
     let l = &r.links[0];
-    eprintln!("codel 1 cubic: sojourn mean {:.4} s, p95 {:.4} s, utilization {:.4}", l.sojourn_mean.unwrap(), l.sojourn_p95.unwrap(), l.utilization);
+    eprintln!(
+        "codel 1 cubic: sojourn mean {:.4} s, p95 {:.4} s, utilization {:.4}",
+        l.sojourn_mean.unwrap(),
+        l.sojourn_p95.unwrap(),
+        l.utilization
+    );
     assert!(l.sojourn_p95.unwrap() <= 0.010 && l.sojourn_mean.unwrap() <= 0.005, "one flow: {l:?}");
 }
 
@@ -83,7 +98,8 @@ fn fq_codel_isolates_a_sparse_flow_and_shares_equally() {
         let flow = (i - 2) / 4;
         l.delay = if flow < 4 { 0.005 * flow as f64 } else { 0.001 };
     }
-    s.flows[4].app = AppSpec::Files { files: (0..590).map(|k| FileSpec { size: 1000, start: 0.5 + 0.1 * k as f64 }).collect() };
+    s.flows[4].app =
+        AppSpec::Files { files: (0..590).map(|k| FileSpec { size: 1000, start: 0.5 + 0.1 * k as f64 }).collect() };
     let r = run(s);
     let bulk: Vec<f64> = r.flows[..4].iter().map(|f| f.goodput_bps).collect();
     let jain = bulk.iter().sum::<f64>().powi(2) / (4.0 * bulk.iter().map(|x| x * x).sum::<f64>());
@@ -92,8 +108,13 @@ fn fq_codel_isolates_a_sparse_flow_and_shares_equally() {
     // and the store-and-forward serialization of its 1,040-byte segments
     // (20 Mbit/s bottleneck, 200 Mbit/s access) and 40-byte ACKs.
     let ser = |bytes: f64, rate: f64| bytes * 8.0 / rate;
-    let base = 0.05 + 4.0 * 0.001 + ser(1040.0, 20e6) + 2.0 * ser(1040.0, 200e6) + ser(40.0, 20e6) + 2.0 * ser(40.0, 200e6);
-    eprintln!("fq_codel: Jain {jain:.4}, sparse flow queueing {:.5} s, link sojourn mean {:.4} s", sparse.rtt_mean - base, r.links[0].sojourn_mean.unwrap());
+    let base =
+        0.05 + 4.0 * 0.001 + ser(1040.0, 20e6) + 2.0 * ser(1040.0, 200e6) + ser(40.0, 20e6) + 2.0 * ser(40.0, 200e6);
+    eprintln!(
+        "fq_codel: Jain {jain:.4}, sparse flow queueing {:.5} s, link sojourn mean {:.4} s",
+        sparse.rtt_mean - base,
+        r.links[0].sojourn_mean.unwrap()
+    );
     assert!(jain > 0.99, "Jain {jain}: {bulk:?}");
     // Near-zero queueing: under a millisecond on average (a sparse packet
     // may still wait for the one being sent: 0.6 ms at most), while the
@@ -103,7 +124,6 @@ fn fq_codel_isolates_a_sparse_flow_and_shares_equally() {
     assert!(r.links[0].utilization > 0.9);
 }
 
-
 /// PIE (RFC 8033) holds the queueing delay near its 15 ms target under
 /// four CUBIC flows at full utilization.
 #[test]
@@ -112,7 +132,10 @@ fn pie_holds_the_queue_delay_near_its_target_under_cubic() {
     let l = &r.links[0];
     let (mean, p50) = (l.sojourn_mean.unwrap(), l.sojourn_p50.unwrap());
     eprintln!("pie 4 cubic: sojourn mean {mean:.4} s, median {p50:.4} s, utilization {:.4}", l.utilization);
-    assert!((0.0075..=0.030).contains(&mean) && (0.0075..=0.030).contains(&p50), "sojourn mean {mean} median {p50} s, target 15 ms");
+    assert!(
+        (0.0075..=0.030).contains(&mean) && (0.0075..=0.030).contains(&p50),
+        "sojourn mean {mean} median {p50} s, target 15 ms"
+    );
     assert!(l.aqm_drops > 0 && l.aqm_drops == l.drops, "{l:?}");
     assert!(l.utilization > 0.95, "{}", l.utilization);
     let p = qvar(&r, 0, "pie_drop_prob", 30.0);
@@ -154,7 +177,9 @@ fn red_drops_along_its_curve_in_the_measured_average_queue() {
     let l = &r.links[0];
     let served = l.utilization * 60.0 * 20e6 / (1500.0 * 8.0);
     let t = &r.drop_trace;
-    let early = (0..t.time.len()).filter(|&i| t.time[i] >= 60.0 && t.link[i] == 0 && t.cause[i] == tcplab_core::trace::DropCause::Aqm as u8).count() as f64;
+    let early = (0..t.time.len())
+        .filter(|&i| t.time[i] >= 60.0 && t.link[i] == 0 && t.cause[i] == tcplab_core::trace::DropCause::Aqm as u8)
+        .count() as f64;
     let measured = early / (served + early);
     eprintln!("red: mean avg {:.2} packets, early-drop fraction {measured:.5}, curve {expected:.5}", mean(&avg));
     assert!((measured / expected - 1.0).abs() < 0.2, "early-drop fraction {measured:.5}, curve gives {expected:.5}");
@@ -181,7 +206,11 @@ fn dctcp_keeps_a_marking_queue_near_k_with_alpha_as_the_fluid_model() {
     let l = &r.links[0];
     assert_eq!(l.drops, 0, "{l:?}");
     assert!(l.marks > 0 && l.utilization > 0.99, "{l:?}");
-    assert!((0.5 * k..=1.5 * k).contains(&l.queue_mean_packets), "mean queue {} packets, K = {k}", l.queue_mean_packets);
+    assert!(
+        (0.5 * k..=1.5 * k).contains(&l.queue_mean_packets),
+        "mean queue {} packets, K = {k}",
+        l.queue_mean_packets
+    );
     let bdp = 100e6 * mean(&rtts) / (1500.0 * 8.0);
     let w = (bdp + k) / 2.0;
     let model = (2.0 / w).sqrt();
@@ -201,7 +230,11 @@ fn dctcp_keeps_a_marking_queue_near_k_with_alpha_as_the_fluid_model() {
 /// The round-trip propagation delay of flow `i` of an `aqm` dumbbell.
 fn rtt_of(s: &RunSpec, i: usize) -> f64 {
     let f = &s.flows[i];
-    s.links.iter().filter(|l| [&f.src, &f.dst].contains(&&l.src) || [&f.src, &f.dst].contains(&&l.dst)).map(|l| l.delay).sum::<f64>()
+    s.links
+        .iter()
+        .filter(|l| [&f.src, &f.dst].contains(&&l.src) || [&f.src, &f.dst].contains(&&l.dst))
+        .map(|l| l.delay)
+        .sum::<f64>()
         + s.links[0].delay
         + s.links[1].delay
 }
@@ -220,7 +253,13 @@ fn dualpi2_couples_its_queues_and_shares_between_prague_and_cubic() {
         let (p, c) = (r.flows[0].goodput_bps, r.flows[1].goodput_bps);
         assert_eq!(r.flows[0].ecn, "accecn");
         let (lq, cq) = (qvar(&r, 0, "dualpi2_l_sojourn_s", 30.0), qvar(&r, 0, "dualpi2_c_sojourn_s", 30.0));
-        eprintln!("dualpi2 rtt {rtt}: prague/cubic {:.3}, utilization {:.4}, L sojourn {:.5} s, C sojourn {:.4} s", p / c, r.links[0].utilization, mean(&lq), mean(&cq));
+        eprintln!(
+            "dualpi2 rtt {rtt}: prague/cubic {:.3}, utilization {:.4}, L sojourn {:.5} s, C sojourn {:.4} s",
+            p / c,
+            r.links[0].utilization,
+            mean(&lq),
+            mean(&cq)
+        );
         assert!(p / c > 0.5 && p / c < 2.0, "rtt {rtt}: prague {p:.0} bit/s, cubic {c:.0} bit/s");
         assert!(r.links[0].utilization > 0.9, "rtt {rtt}: {:?}", r.links[0]);
         let (pc, pcl) = (qvar(&r, 0, "dualpi2_p_c", 0.0), qvar(&r, 0, "dualpi2_p_cl", 0.0));
@@ -236,4 +275,3 @@ fn dualpi2_couples_its_queues_and_shares_between_prague_and_cubic() {
         assert!(mean(&l4s) < mean(&classic), "rtt {rtt}: L {} s, C {} s", mean(&l4s), mean(&classic));
     }
 }
-

@@ -13,18 +13,27 @@ fn extra_configurations() -> Vec<(String, serde_json::Value)> {
     [
         ("vegas", serde_json::json!({"restart_on_idle": false})),
         ("vegas", serde_json::json!({"variant": "paper", "alpha": 0, "beta": 0})),
-        ("vegas", serde_json::json!({"variant": "linux-2.6", "restart_on_idle": false, "alpha": 0, "beta": 0, "gamma": 0})),
+        (
+            "vegas",
+            serde_json::json!({"variant": "linux-2.6", "restart_on_idle": false, "alpha": 0, "beta": 0, "gamma": 0}),
+        ),
         ("compound", serde_json::json!({"round_rtt": "mean"})),
         ("compound", serde_json::json!({"round_rtt": "last", "low_window": 0, "min_samples": 1})),
         ("compound", serde_json::json!({"round_rtt": "srtt", "beta": 0.9, "zeta": 0.03})),
-        ("compound", serde_json::json!({"variant": "linux-port", "restart_on_idle": false, "gamma": 1, "min_samples": 1})),
+        (
+            "compound",
+            serde_json::json!({"variant": "linux-port", "restart_on_idle": false, "gamma": 1, "min_samples": 1}),
+        ),
         ("fast", serde_json::json!({"update_rtts": 2, "alpha": 5})),
         ("fast", serde_json::json!({"gamma": 1, "alpha": 1, "ss_exit": 0, "restart_on_idle": true})),
         ("areno", serde_json::json!({"b_bps": 1e9, "cap_w_inc": true})),
         ("areno", serde_json::json!({"b_bps": 1e9, "rtt_sample": "srtt", "filter": "linux"})),
         ("areno", serde_json::json!({"variant": "paper", "exponent": -1, "rtt_unit": "rtt_min", "beta": 1})),
         ("areno", serde_json::json!({"variant": "paper", "b_bps": 1e9, "alpha": 100})),
-        ("areno", serde_json::json!({"variant": "seed", "rtt_unit": "rtt_min", "exponent": -1, "alpha": 10, "beta": 0.1})),
+        (
+            "areno",
+            serde_json::json!({"variant": "seed", "rtt_unit": "rtt_min", "exponent": -1, "alpha": 10, "beta": 0.1}),
+        ),
     ]
     .into_iter()
     .map(|(a, p)| (a.to_string(), p))
@@ -65,13 +74,26 @@ fn variant_values(description: &str) -> Vec<String> {
 
 #[derive(Debug, Clone)]
 enum Op {
-    Ack { acked: u32, rtt_ms: u32, dt_ms: u32 },
-    DupAck { rtt_ms: u32, dt_ms: u32 },
-    FastRecovery { rounds: u8 },
+    Ack {
+        acked: u32,
+        rtt_ms: u32,
+        dt_ms: u32,
+    },
+    DupAck {
+        rtt_ms: u32,
+        dt_ms: u32,
+    },
+    FastRecovery {
+        rounds: u8,
+    },
     Timeout,
-    Idle { dt_ms: u32 },
+    Idle {
+        dt_ms: u32,
+    },
     /// A data segment sent with `in_flight` segments out (counting it).
-    Send { in_flight: u32 },
+    Send {
+        in_flight: u32,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -93,12 +115,25 @@ fn check(name: &str, w: &Window, step: usize) {
 
 /// Drives `name` with `params` through `ops`, checking the invariants after
 /// every step and `per_ack(before, after, acked)` around every ACK.
-fn drive(name: &str, params: &serde_json::Map<String, serde_json::Value>, ops: &[Op], per_ack: &dyn Fn(&Window, &Window, u32)) {
+fn drive(
+    name: &str,
+    params: &serde_json::Map<String, serde_json::Value>,
+    ops: &[Op],
+    per_ack: &dyn Fn(&Window, &Window, u32),
+) {
     let spec = CcSpec { algorithm: name.into(), params: params.clone() };
     let mut cc = cc::build(&spec, "cc").unwrap_or_else(|e| panic!("{name} {params:?}: {e}"));
     let mut w = Window { cwnd: 10.0, ssthresh: 2_147_483_647.0 };
     let (mut now, mut una, mut delivered, mut min_rtt, mut srtt) = (0.0f64, 0u64, 0u64, f64::INFINITY, 0.0f64);
-    let sample = |now: f64, acked: u32, rtt: Option<f64>, w: &Window, una: &mut u64, delivered: &mut u64, min_rtt: &mut f64, srtt: &mut f64, dup: bool| {
+    let sample = |now: f64,
+                  acked: u32,
+                  rtt: Option<f64>,
+                  w: &Window,
+                  una: &mut u64,
+                  delivered: &mut u64,
+                  min_rtt: &mut f64,
+                  srtt: &mut f64,
+                  dup: bool| {
         if let Some(r) = rtt {
             *min_rtt = min_rtt.min(r);
             *srtt = if *srtt == 0.0 { r } else { 0.875 * *srtt + 0.125 * r };
@@ -124,7 +159,17 @@ fn drive(name: &str, params: &serde_json::Map<String, serde_json::Value>, ops: &
         match *op {
             Op::Ack { acked, rtt_ms, dt_ms } => {
                 now += dt_ms as f64 / 1e3;
-                let s = sample(now, acked, Some(rtt_ms as f64 / 1e3), &w, &mut una, &mut delivered, &mut min_rtt, &mut srtt, false);
+                let s = sample(
+                    now,
+                    acked,
+                    Some(rtt_ms as f64 / 1e3),
+                    &w,
+                    &mut una,
+                    &mut delivered,
+                    &mut min_rtt,
+                    &mut srtt,
+                    false,
+                );
                 cc.on_ack_sample(&w, &s);
                 let before = w;
                 cc.on_ack(&mut w, &s);
@@ -132,7 +177,17 @@ fn drive(name: &str, params: &serde_json::Map<String, serde_json::Value>, ops: &
             }
             Op::DupAck { rtt_ms, dt_ms } => {
                 now += dt_ms as f64 / 1e3;
-                let s = sample(now, 0, Some(rtt_ms as f64 / 1e3), &w, &mut una, &mut delivered, &mut min_rtt, &mut srtt, true);
+                let s = sample(
+                    now,
+                    0,
+                    Some(rtt_ms as f64 / 1e3),
+                    &w,
+                    &mut una,
+                    &mut delivered,
+                    &mut min_rtt,
+                    &mut srtt,
+                    true,
+                );
                 cc.on_ack_sample(&w, &s);
             }
             Op::FastRecovery { rounds } => {

@@ -64,22 +64,33 @@ fn vegas_holds_between_alpha_and_beta_segments_in_the_bottleneck_queue() {
     for (alpha, beta) in [(2.0, 4.0), (6.0, 10.0)] {
         let r = run(1, "vegas", serde_json::json!({"alpha": alpha, "beta": beta}), 60.0);
         let f = &r.flows[0];
-        assert_eq!((f.timeouts, f.fast_recoveries, r.links[0].drops), (0, 0, 0), "Vegas must not fill a 400-segment buffer");
+        assert_eq!(
+            (f.timeouts, f.fast_recoveries, r.links[0].drops),
+            (0, 0, 0),
+            "Vegas must not fill a 400-segment buffer"
+        );
         let q = queue_after(&r, 30.0);
         let m = mean(&q);
         let inside = q.iter().filter(|&&x| x >= alpha && x <= beta + 1.0).count() as f64 / q.len() as f64;
-        eprintln!("vegas alpha {alpha} beta {beta}: mean queue {m:.2}, {:.1} % of samples in [alpha, beta+1], cwnd {}", 100.0 * inside, f.cwnd);
+        eprintln!(
+            "vegas alpha {alpha} beta {beta}: mean queue {m:.2}, {:.1} % of samples in [alpha, beta+1], cwnd {}",
+            100.0 * inside,
+            f.cwnd
+        );
         assert!(m >= alpha && m < beta + 1.0, "alpha {alpha} beta {beta}: mean queue {m}");
         assert!(inside >= 0.9, "alpha {alpha} beta {beta}: only {inside} of the samples in range");
         // The sender's own view agrees: its per-RTT diff stays within the thresholds.
         let diff = cc_var_after(&r, 0, "diff", 30.0);
         assert!(!diff.is_empty());
-        assert!(diff.iter().all(|&d| d >= alpha - 1.0 && d <= beta + 1.0), "diff left the band: {:?}", diff.iter().fold((f64::MAX, f64::MIN), |a, &d| (a.0.min(d), a.1.max(d))));
+        assert!(
+            diff.iter().all(|&d| d >= alpha - 1.0 && d <= beta + 1.0),
+            "diff left the band: {:?}",
+            diff.iter().fold((f64::MAX, f64::MIN), |a, &d| (a.0.min(d), a.1.max(d)))
+        );
         // The link stays busy: the queue never runs dry in steady state.
         assert!(r.links[0].utilization > 0.97, "utilization {}", r.links[0].utilization);
     }
 }
-
 
 #[test]
 fn fast_flows_each_keep_alpha_segments_in_the_bottleneck_queue() {
@@ -97,7 +108,10 @@ fn fast_flows_each_keep_alpha_segments_in_the_bottleneck_queue() {
         let q = queue_after(&r, 5.0);
         let m = mean(&q);
         let want = n as f64 * alpha;
-        eprintln!("fast N = {n}, alpha {alpha}: mean queue {m:.2} (N alpha = {want}), utilization {:.4}", r.links[0].utilization);
+        eprintln!(
+            "fast N = {n}, alpha {alpha}: mean queue {m:.2} (N alpha = {want}), utilization {:.4}",
+            r.links[0].utilization
+        );
         assert!((m - want).abs() <= 0.1 * want, "N = {n}: mean queue {m}, want {want}");
         for f in 0..n as u32 {
             let b = mean(&cc_var_after(&r, f, "backlog", 5.0));
@@ -127,7 +141,11 @@ fn linux_2_6_vegas_also_holds_a_small_steady_queue() {
     for (alpha, beta) in [(2.0, 4.0), (6.0, 10.0)] {
         let r = run(1, "vegas", serde_json::json!({"variant": "linux-2.6", "alpha": alpha, "beta": beta}), 30.0);
         let f = &r.flows[0];
-        assert_eq!((f.timeouts, f.fast_recoveries, r.links[0].drops), (0, 0, 0), "Vegas must not fill a 400-segment buffer");
+        assert_eq!(
+            (f.timeouts, f.fast_recoveries, r.links[0].drops),
+            (0, 0, 0),
+            "Vegas must not fill a 400-segment buffer"
+        );
         let q = queue_after(&r, 10.0);
         let m = mean(&q);
         let (lo, hi) = q.iter().fold((f64::MAX, f64::MIN), |a, &x| (a.0.min(x), a.1.max(x)));
@@ -183,7 +201,12 @@ fn areno_paper_form_shares_more_evenly_across_rtts_than_reno() {
         let (a_s, a_l) = rtt_pair("areno", serde_json::json!({"variant": "paper"}), seed, 120.0);
         eprintln!(
             "seed {seed}: reno {:.1}/{:.1} Mbit/s (ratio {:.1}), areno paper {:.1}/{:.1} (ratio {:.1})",
-            rs / 1e6, rl / 1e6, rs / rl, a_s / 1e6, a_l / 1e6, a_s / a_l
+            rs / 1e6,
+            rl / 1e6,
+            rs / rl,
+            a_s / 1e6,
+            a_l / 1e6,
+            a_s / a_l
         );
         assert!(a_s / a_l < 0.5 * (rs / rl), "seed {seed}: areno paper ratio {} vs reno {}", a_s / a_l, rs / rl);
         assert!(a_s + a_l > 0.95 * 100e6, "seed {seed}: the pair fills the link: {}", a_s + a_l);

@@ -79,7 +79,8 @@ fn bases() -> Vec<Value> {
     (l.duration, l.measure_start) = (0.2, 0.0);
     l.algorithm = "cubic".into();
     let mut files = serde_json::to_value(l.spec()).unwrap();
-    files["flows"][0]["app"] = json!({"kind": "files", "files": [{"size": 30000, "start": 0.0}, {"size": 5000, "start": 0.05}]});
+    files["flows"][0]["app"] =
+        json!({"kind": "files", "files": [{"size": 30000, "start": 0.0}, {"size": 5000, "start": 0.05}]});
     files["flows"][0]["drop_segments"] = json!([3, 7]);
     files["links"][0]["loss"] = json!({"kind": "bernoulli", "p": 0.01});
     files["loss_trace"] = json!(true);
@@ -87,8 +88,10 @@ fn bases() -> Vec<Value> {
     let mut q = Dumbbell::new(2, 20e6, 0.03, 100);
     (q.duration, q.measure_start, q.sample_interval) = (0.2, 0.0, 0.02);
     let mut qdisc = serde_json::to_value(q.spec()).unwrap();
-    qdisc["links"][0]["queue"] = json!({"limit_packets": 100, "discipline": "pie", "params": {"target": 0.015, "tupdate": 0.015, "ecn": true}});
-    qdisc["links"][1]["queue"] = json!({"limit_packets": 100, "discipline": "fq_codel", "params": {"target": 0.005, "interval": 0.1}});
+    qdisc["links"][0]["queue"] =
+        json!({"limit_packets": 100, "discipline": "pie", "params": {"target": 0.015, "tupdate": 0.015, "ecn": true}});
+    qdisc["links"][1]["queue"] =
+        json!({"limit_packets": 100, "discipline": "fq_codel", "params": {"target": 0.005, "interval": 0.1}});
     qdisc["flows"][1]["app"] = json!({"kind": "on_off", "rate_bps": 2e6, "on": 0.05, "off": 0.05});
     qdisc["flows"][1]["recovery"] = json!("sack");
 
@@ -96,7 +99,16 @@ fn bases() -> Vec<Value> {
     (x.duration, x.measure_start) = (0.2, 0.0);
     x.recovery = Recovery::Sack;
     let mut linux = serde_json::to_value(x.spec()).unwrap();
-    for (k, v) in [("ack_policy", json!("linux")), ("delack_min", json!(0.01)), ("rack", json!(true)), ("tlp", json!(true)), ("prr", json!(true)), ("pacing", json!(true)), ("rwnd_packets", json!(1000)), ("init_ssthresh", json!(20))] {
+    for (k, v) in [
+        ("ack_policy", json!("linux")),
+        ("delack_min", json!(0.01)),
+        ("rack", json!(true)),
+        ("tlp", json!(true)),
+        ("prr", json!(true)),
+        ("pacing", json!(true)),
+        ("rwnd_packets", json!(1000)),
+        ("init_ssthresh", json!(20)),
+    ] {
         linux["flows"][0][k] = v;
     }
     vec![dumbbell, files, qdisc, linux]
@@ -128,10 +140,35 @@ fn places(v: &Value, path: &mut Vec<Value>, out: &mut Vec<Vec<Value>>) {
 /// Numbers at and past every bound: what a numeric field is set to.
 fn numbers() -> Vec<Value> {
     vec![
-        json!(0), json!(-1), json!(1), json!(2), json!(0.5), json!(1.5), json!(1e-300), json!(1e-13), json!(1e-12),
-        json!(1e-6), json!(1e300), json!(-1e300), json!(1e12), json!(1e30), json!(2e6), json!(2.4e6), json!(4e7),
-        json!(65535), json!(65536), json!(u32::MAX), json!(u64::MAX), json!(i64::MIN), json!(18446744073709551616.0),
-        json!(9e12), json!(0.2), json!(0.3), json!(3600), json!(1e7), json!(1e9),
+        json!(0),
+        json!(-1),
+        json!(1),
+        json!(2),
+        json!(0.5),
+        json!(1.5),
+        json!(1e-300),
+        json!(1e-13),
+        json!(1e-12),
+        json!(1e-6),
+        json!(1e300),
+        json!(-1e300),
+        json!(1e12),
+        json!(1e30),
+        json!(2e6),
+        json!(2.4e6),
+        json!(4e7),
+        json!(65535),
+        json!(65536),
+        json!(u32::MAX),
+        json!(u64::MAX),
+        json!(i64::MIN),
+        json!(18446744073709551616.0),
+        json!(9e12),
+        json!(0.2),
+        json!(0.3),
+        json!(3600),
+        json!(1e7),
+        json!(1e9),
     ]
 }
 
@@ -139,7 +176,17 @@ fn numbers() -> Vec<Value> {
 /// the array element).
 fn replacements() -> Vec<Option<Value>> {
     let mut r: Vec<Option<Value>> = numbers().into_iter().map(Some).collect();
-    for v in [json!(""), json!("x"), json!("\u{10FFFF}"), json!(null), json!(true), json!([]), json!({}), json!([1, 2]), json!({"kind": "bulk"})] {
+    for v in [
+        json!(""),
+        json!("x"),
+        json!("\u{10FFFF}"),
+        json!(null),
+        json!(true),
+        json!([]),
+        json!({}),
+        json!([1, 2]),
+        json!({"kind": "bulk"}),
+    ] {
         r.push(Some(v));
     }
     r.push(None);
@@ -155,9 +202,40 @@ fn replacement(old: Option<&Value>, pick: prop::sample::Index, any_kind: bool) -
         Some(Value::Bool(b)) if !any_kind => Some(json!(!b)),
         // Names of other things, algorithms, disciplines, policies, nothing.
         Some(Value::String(_)) if !any_kind => Some(json!(pick.get(&[
-            "", "x", "r1", "r2", "s1", "d1", "f1", "r1->r2", "\u{10FFFF}", "cubic", "bbr", "bbr3", "dctcp", "vegas",
-            "pie", "codel", "red", "dualpi2", "linux", "rfc", "reno", "newreno", "sack", "classic", "accecn", "cbr",
-            "on_off", "files", "bulk", "gilbert_elliott", "ns2", "payload", "ect1", "knn",
+            "",
+            "x",
+            "r1",
+            "r2",
+            "s1",
+            "d1",
+            "f1",
+            "r1->r2",
+            "\u{10FFFF}",
+            "cubic",
+            "bbr",
+            "bbr3",
+            "dctcp",
+            "vegas",
+            "pie",
+            "codel",
+            "red",
+            "dualpi2",
+            "linux",
+            "rfc",
+            "reno",
+            "newreno",
+            "sack",
+            "classic",
+            "accecn",
+            "cbr",
+            "on_off",
+            "files",
+            "bulk",
+            "gilbert_elliott",
+            "ns2",
+            "payload",
+            "ect1",
+            "knn",
         ]))),
         // An object or array: removed (a missing key, one element fewer).
         Some(Value::Object(_) | Value::Array(_)) if !any_kind => None,
@@ -250,7 +328,12 @@ fn check(text: &str) {
         w.run();
         let r = w.into_results();
         for l in &r.links {
-            assert!(l.utilization <= 1.0 + 1e-9 && l.utilization >= 0.0, "utilization {} of {}\nspec: {text}", l.utilization, l.name);
+            assert!(
+                l.utilization <= 1.0 + 1e-9 && l.utilization >= 0.0,
+                "utilization {} of {}\nspec: {text}",
+                l.utilization,
+                l.name
+            );
         }
     } else {
         drop(w);
@@ -297,5 +380,8 @@ proptest! {
 fn zz_report_outcomes() {
     // Runs after the search when the tests run one at a time; informative only.
     let o: Vec<usize> = OUTCOMES.iter().map(|c| c.load(Ordering::Relaxed)).collect();
-    eprintln!("outcomes: parse errors {}, validate {}, estimate {}, build {}, ran {}, built only {}", o[0], o[1], o[2], o[3], o[4], o[5]);
+    eprintln!(
+        "outcomes: parse errors {}, validate {}, estimate {}, build {}, ran {}, built only {}",
+        o[0], o[1], o[2], o[3], o[4], o[5]
+    );
 }

@@ -123,13 +123,15 @@ fn every_time_field_is_bounded_and_named() {
         (
             "flows[0].app.on",
             Box::new(|s| {
-                s.flows[0].app = AppSpec::OnOff { rate_bps: 1e6, on: 1e300, off: 1.0, exponential: true, ecn: SourceEcn::NotEct }
+                s.flows[0].app =
+                    AppSpec::OnOff { rate_bps: 1e6, on: 1e300, off: 1.0, exponential: true, ecn: SourceEcn::NotEct }
             }),
         ),
         (
             "flows[0].app.off",
             Box::new(|s| {
-                s.flows[0].app = AppSpec::OnOff { rate_bps: 1e6, on: 1.0, off: 1e300, exponential: true, ecn: SourceEcn::NotEct }
+                s.flows[0].app =
+                    AppSpec::OnOff { rate_bps: 1e6, on: 1.0, off: 1e300, exponential: true, ecn: SourceEcn::NotEct }
             }),
         ),
     ];
@@ -144,7 +146,13 @@ fn every_time_field_is_bounded_and_named() {
 
 #[test]
 fn queue_discipline_times_are_bounded() {
-    for (disc, param) in [("pie", "target"), ("pie", "max_burst"), ("dualpi2", "target"), ("dualpi2", "step_thresh"), ("red", "target_delay")] {
+    for (disc, param) in [
+        ("pie", "target"),
+        ("pie", "max_burst"),
+        ("dualpi2", "target"),
+        ("dualpi2", "step_thresh"),
+        ("red", "target_delay"),
+    ] {
         let mut s = line(10e6, 50, Recovery::Sack, 1.0);
         s.links[1].queue.discipline = Some(disc.into());
         s.links[1].queue.params.insert(param.into(), serde_json::json!(1e300));
@@ -159,7 +167,8 @@ fn an_exponential_on_period_past_the_end_does_not_wrap() {
     // Mean on-period at the limit: a draw can be many times that, past
     // 2^64 ps; the source stays on to the end of the run.
     let mut s = line(10e6, 1000, Recovery::Sack, 0.5);
-    s.flows[0].app = AppSpec::OnOff { rate_bps: 1e6, on: limits::MAX_SPAN_S, off: 1.0, exponential: true, ecn: SourceEcn::NotEct };
+    s.flows[0].app =
+        AppSpec::OnOff { rate_bps: 1e6, on: limits::MAX_SPAN_S, off: 1.0, exponential: true, ecn: SourceEcn::NotEct };
     let r = run(s).unwrap();
     // 1 Mbit/s of 1500-byte packets for 0.5 s: 42 packets sent (one at 0).
     assert_eq!(r.flows[0].data_packets_sent, 42);

@@ -69,14 +69,23 @@ fn random_loss_is_counted_apart_from_drops_and_conserves_packets() {
     }
     let lost: u64 = r.flows.iter().map(|f| f.data_packets_lost + f.acks_lost).sum();
     assert_eq!(lost, data.losses + acks.losses);
-    assert!(r.flows.iter().all(|f| f.retransmits >= f.data_packets_lost), "every lost segment is retransmitted or pending");
+    assert!(
+        r.flows.iter().all(|f| f.retransmits >= f.data_packets_lost),
+        "every lost segment is retransmitted or pending"
+    );
 }
 
 #[test]
 fn loss_draws_follow_the_seed() {
-    let a = tcplab_core::run(lossy(LossSpec::GilbertElliott { p_gb: 0.01, p_bg: 0.3, loss_good: 0.0, loss_bad: 1.0 }, 0)).unwrap();
-    let b = tcplab_core::run(lossy(LossSpec::GilbertElliott { p_gb: 0.01, p_bg: 0.3, loss_good: 0.0, loss_bad: 1.0 }, 0)).unwrap();
-    let c = tcplab_core::run(lossy(LossSpec::GilbertElliott { p_gb: 0.01, p_bg: 0.3, loss_good: 0.0, loss_bad: 1.0 }, 1)).unwrap();
+    let a =
+        tcplab_core::run(lossy(LossSpec::GilbertElliott { p_gb: 0.01, p_bg: 0.3, loss_good: 0.0, loss_bad: 1.0 }, 0))
+            .unwrap();
+    let b =
+        tcplab_core::run(lossy(LossSpec::GilbertElliott { p_gb: 0.01, p_bg: 0.3, loss_good: 0.0, loss_bad: 1.0 }, 0))
+            .unwrap();
+    let c =
+        tcplab_core::run(lossy(LossSpec::GilbertElliott { p_gb: 0.01, p_bg: 0.3, loss_good: 0.0, loss_bad: 1.0 }, 1))
+            .unwrap();
     assert_eq!(a.flows, b.flows);
     assert_eq!(a.links, b.links);
     assert_ne!(a.links[0].losses, c.links[0].losses, "another seed draws other losses");
@@ -87,7 +96,9 @@ fn loss_draws_follow_the_seed() {
 fn files_complete_in_order_and_deliver_exactly_their_bytes() {
     let mut s = line(10e6, 30, Recovery::Sack, 30.0);
     let sizes: Vec<u64> = vec![1, 1460, 1461, 100_000, 2_000_000];
-    s.flows[0].app = AppSpec::Files { files: sizes.iter().enumerate().map(|(i, &size)| FileSpec { size, start: i as f64 }).collect() };
+    s.flows[0].app = AppSpec::Files {
+        files: sizes.iter().enumerate().map(|(i, &size)| FileSpec { size, start: i as f64 }).collect(),
+    };
     let r = tcplab_core::run(s).unwrap();
     assert_conservation(&r);
     assert_eq!(r.flows[0].bytes_delivered, sizes.iter().sum::<u64>());
@@ -166,10 +177,24 @@ fn errors_name_the_field() {
     let r = tcplab_core::run(s).unwrap();
     assert_conservation(&r);
     let l = &r.links[0];
-    assert!(l.data_packets_out > 0 && l.bytes_out >= l.data_packets_out * 65_535, "{} bytes in {} packets", l.bytes_out, l.data_packets_out);
+    assert!(
+        l.data_packets_out > 0 && l.bytes_out >= l.data_packets_out * 65_535,
+        "{} bytes in {} packets",
+        l.bytes_out,
+        l.data_packets_out
+    );
 }
 
-fn random_spec(flows: usize, rates: Vec<f64>, delays: Vec<f64>, buffer: u64, ack_buffer: u64, rec: u8, delack: bool, loss: f64) -> RunSpec {
+fn random_spec(
+    flows: usize,
+    rates: Vec<f64>,
+    delays: Vec<f64>,
+    buffer: u64,
+    ack_buffer: u64,
+    rec: u8,
+    delack: bool,
+    loss: f64,
+) -> RunSpec {
     let recovery = [Recovery::Reno, Recovery::NewReno, Recovery::Sack][rec as usize % 3];
     let mut d = Dumbbell::new(flows, rates[0], delays[0], buffer);
     d.duration = 15.0;
@@ -267,7 +292,10 @@ fn radix_heap_and_tree_runs_are_identical() {
         assert_eq!(a.meta.events, b.meta.events);
         assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows));
         assert_eq!(format!("{:?}", a.links), format!("{:?}", &b.links[..n]));
-        assert_eq!(format!("{:?}", (&a.flow_ts, &a.queue_ts, &a.cc_ts)), format!("{:?}", (&b.flow_ts, &b.queue_ts, &b.cc_ts)));
+        assert_eq!(
+            format!("{:?}", (&a.flow_ts, &a.queue_ts, &a.cc_ts)),
+            format!("{:?}", (&b.flow_ts, &b.queue_ts, &b.cc_ts))
+        );
         assert!(b.links[n..].iter().all(|l| l.packets_in == 0));
     }
 }

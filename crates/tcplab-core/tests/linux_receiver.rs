@@ -142,7 +142,8 @@ fn the_quick_ack_credit_is_half_the_receive_window_at_most_16() {
 fn ato_follows_the_inter_arrival_times() {
     let (m, mut st) = (map(), SackStore::default());
     let mut r = linux(LinuxAckConfig { max_quickacks: 0, ..cfg() }, true, false, 3);
-    let arrivals = [(0u64, 40u64, Some(40u64)), (30, 50, None), (75, 70, Some(115)), (100, 60, None), (101, 50, Some(141))];
+    let arrivals =
+        [(0u64, 40u64, Some(40u64)), (30, 50, None), (75, 70, Some(115)), (100, 60, None), (101, 50, Some(141))];
     for (k, &(t, want_ato, deadline)) in arrivals.iter().enumerate() {
         let a = r.on_data(t * MS, k as u64, &m, &mut st);
         assert_eq!(ato(&r), want_ato * MS, "arrival at {t} ms");
@@ -174,7 +175,9 @@ fn the_delayed_ack_timer_waits_min_of_ato_rtt_and_200ms_and_its_expiry_inflates_
     let (m, mut st) = (map(), SackStore::default());
     let c = LinuxAckConfig { max_quickacks: 0, srtt: 300 * MS, rto: 500 * MS, ..cfg() };
     let mut r = linux(c, true, false, 3);
-    for (k, &(t, deadline, ato_after)) in [(0u64, 40u64, 80u64), (100, 180, 160), (400, 560, 320), (1000, 1200, 500)].iter().enumerate() {
+    for (k, &(t, deadline, ato_after)) in
+        [(0u64, 40u64, 80u64), (100, 180, 160), (400, 560, 320), (1000, 1200, 500)].iter().enumerate()
+    {
         assert!(r.on_data(t * MS, k as u64, &m, &mut st).is_none());
         assert_eq!(r.delack_deadline, Some(deadline * MS), "segment {k}");
         assert!(r.on_delack_timer(deadline * MS - 1, &mut st).is_none());
@@ -182,7 +185,9 @@ fn the_delayed_ack_timer_waits_min_of_ato_rtt_and_200ms_and_its_expiry_inflates_
         assert_eq!(a.seq, k as u64 + 1);
         assert_eq!(ato(&r), ato_after * MS, "segment {k}");
     }
-    for (k, (t, want)) in [(1210u64, 460_000u64), (1211, 250_000), (1212, 145_000), (1213, 92_500)].into_iter().enumerate() {
+    for (k, (t, want)) in
+        [(1210u64, 460_000u64), (1211, 250_000), (1212, 145_000), (1213, 92_500)].into_iter().enumerate()
+    {
         r.on_data(t * MS, 4 + k as u64, &m, &mut st);
         assert_eq!(ato(&r), want * MS / 1000, "arrival at {t} ms");
     }

@@ -28,17 +28,30 @@ fn droptail_discipline_reproduces_the_fast_link() {
         let fa = &a.flows[0];
         let fb = &b.flows[0];
         assert!(fa.data_packets_dropped > 10, "the scenario must drop: {fa:?}");
-        assert_eq!((fa.bytes_delivered, fa.data_packets_sent, fa.retransmits, fa.data_packets_dropped), (fb.bytes_delivered, fb.data_packets_sent, fb.retransmits, fb.data_packets_dropped));
+        assert_eq!(
+            (fa.bytes_delivered, fa.data_packets_sent, fa.retransmits, fa.data_packets_dropped),
+            (fb.bytes_delivered, fb.data_packets_sent, fb.retransmits, fb.data_packets_dropped)
+        );
         let (la, lb) = (&a.links[1], &b.links[1]);
-        assert_eq!((la.packets_in, la.packets_out, la.drops, la.queue_max_packets), (lb.packets_in, lb.packets_out, lb.drops, lb.queue_max_packets));
+        assert_eq!(
+            (la.packets_in, la.packets_out, la.drops, la.queue_max_packets),
+            (lb.packets_in, lb.packets_out, lb.drops, lb.queue_max_packets)
+        );
         assert!((la.utilization - lb.utilization).abs() < 1e-12);
-        assert!((la.queue_mean_packets - lb.queue_mean_packets).abs() < 1e-9 * la.queue_mean_packets.max(1.0), "{la:?} {lb:?}");
+        assert!(
+            (la.queue_mean_packets - lb.queue_mean_packets).abs() < 1e-9 * la.queue_mean_packets.max(1.0),
+            "{la:?} {lb:?}"
+        );
         // Sojourn statistics only on the discipline link; Little's law ties
         // them to the mean queue: mean waiting = (packets served / window) x mean sojourn.
         assert!(la.sojourn_mean.is_none());
         let served_rate = lb.packets_out as f64 / 30.0;
         let little = served_rate * lb.sojourn_mean.unwrap();
-        assert!((little - lb.queue_mean_packets).abs() / lb.queue_mean_packets < 0.02, "Little: {little} vs {}", lb.queue_mean_packets);
+        assert!(
+            (little - lb.queue_mean_packets).abs() / lb.queue_mean_packets < 0.02,
+            "Little: {little} vs {}",
+            lb.queue_mean_packets
+        );
         assert!(lb.sojourn_p50 <= lb.sojourn_p95 && lb.sojourn_p95 <= lb.sojourn_p99);
         let p99 = lb.sojourn_p99.unwrap();
         // The largest sojourn is bounded by the buffer: 20 packets of 1500 B at 10 Mbit/s.

@@ -54,7 +54,13 @@ fn episode(recovery: Recovery, drops: &[u64]) -> Episode {
     assert_conservation(&r);
     let f = &r.flows[0];
     assert_eq!(f.data_packets_lost, drops.len() as u64);
-    Episode { fast_recoveries: f.fast_recoveries, timeouts: f.timeouts, retransmits: f.retransmits, recoveries, rtt: f.rtt_min }
+    Episode {
+        fast_recoveries: f.fast_recoveries,
+        timeouts: f.timeouts,
+        retransmits: f.retransmits,
+        recoveries,
+        rtt: f.rtt_min,
+    }
 }
 
 const FOUR_HOLES: [u64; 4] = [100, 103, 106, 109];
@@ -101,9 +107,17 @@ fn reno_leaves_recovery_on_the_first_partial_ack_and_pays_for_the_other_holes() 
     // halving each) or, when too few arrive, the retransmission timer.
     let reno = episode(Recovery::Reno, &FOUR_HOLES);
     let newreno = episode(Recovery::NewReno, &FOUR_HOLES);
-    assert!(reno.timeouts >= 1 || reno.fast_recoveries >= 2, "Reno: {} FR, {} RTO", reno.fast_recoveries, reno.timeouts);
+    assert!(
+        reno.timeouts >= 1 || reno.fast_recoveries >= 2,
+        "Reno: {} FR, {} RTO",
+        reno.fast_recoveries,
+        reno.timeouts
+    );
     assert!(reno.timeouts > newreno.timeouts || reno.fast_recoveries > newreno.fast_recoveries);
-    assert!(reno.recoveries[0].1 - reno.recoveries[0].0 < 1.5 * reno.rtt, "Reno's first recovery ends at the first new ACK");
+    assert!(
+        reno.recoveries[0].1 - reno.recoveries[0].0 < 1.5 * reno.rtt,
+        "Reno's first recovery ends at the first new ACK"
+    );
 }
 
 #[test]
@@ -114,9 +128,8 @@ fn tail_loss_is_repaired_by_the_retransmission_timer_and_karn_keeps_the_sample_c
     // timeout. RFC 5681: ssthresh halves, cwnd restarts from 1.
     let mut spec = line(10e6, 1000, Recovery::NewReno, 3.0);
     spec.flows[0].init_cwnd = 10.0;
-    spec.flows[0].app = tcplab_core::spec::AppSpec::Files {
-        files: vec![tcplab_core::spec::FileSpec { size: 20 * 1460, start: 0.0 }],
-    };
+    spec.flows[0].app =
+        tcplab_core::spec::AppSpec::Files { files: vec![tcplab_core::spec::FileSpec { size: 20 * 1460, start: 0.0 }] };
     spec.flows[0].drop_segments = vec![19];
     let mut w = World::new(spec).unwrap();
     let (mut cwnd_before, mut t) = (0.0, 0);
@@ -152,7 +165,8 @@ fn repeated_timeouts_back_off_exponentially_and_hold_ssthresh_only_for_the_same_
     let mut una_at_last_timeout: Option<u64> = None;
     while t < from_secs(30.0) {
         let s = w.sender(0);
-        let (n, backoff, rto, ssthresh, cwnd, una) = (s.stats.timeouts, s.rtt.backoff, s.rtt.rto(), s.w.ssthresh, s.w.cwnd, s.snd_una);
+        let (n, backoff, rto, ssthresh, cwnd, una) =
+            (s.stats.timeouts, s.rtt.backoff, s.rtt.rto(), s.w.ssthresh, s.w.cwnd, s.snd_una);
         let in_recovery = s.state == CaState::Recovery;
         t += from_secs(0.0005);
         w.run_until(t);
@@ -206,9 +220,12 @@ fn a_loss_judged_not_congestion_is_repaired_without_reducing_the_window() {
     // warm-up (history < max_size / 3) every answer is "not congestion".
     for rec in [Recovery::Reno, Recovery::NewReno, Recovery::Sack] {
         let mut spec = at_forty(rec, 3.0, &[100]);
-        spec.flows[0].loss_classifier = Some(serde_json::from_value(serde_json::json!({
-            "kind": "knn", "params": {"max_size": 1_000_000}
-        })).unwrap());
+        spec.flows[0].loss_classifier = Some(
+            serde_json::from_value(serde_json::json!({
+                "kind": "knn", "params": {"max_size": 1_000_000}
+            }))
+            .unwrap(),
+        );
         let mut w = World::new(spec).unwrap();
         let mut t = 0;
         let mut before = None;
@@ -246,9 +263,12 @@ fn the_classifier_works_with_any_algorithm_and_only_judges_losses() {
     for algo in ["cubic", "htcp", "scalable", "westwood"] {
         let mut spec = line(10e6, 20, Recovery::Sack, 20.0);
         spec.flows[0].cc.algorithm = algo.into();
-        spec.flows[0].loss_classifier = Some(serde_json::from_value(serde_json::json!({
-            "kind": "knn", "params": {"max_size": 30, "ack_every": 1000000, "drop_flag": "congestion"}
-        })).unwrap());
+        spec.flows[0].loss_classifier = Some(
+            serde_json::from_value(serde_json::json!({
+                "kind": "knn", "params": {"max_size": 30, "ack_every": 1000000, "drop_flag": "congestion"}
+            }))
+            .unwrap(),
+        );
         let r = tcplab_core::run(spec).unwrap();
         assert_conservation(&r);
         let f = &r.flows[0];
@@ -318,7 +338,10 @@ fn after_a_timeout_each_ack_grows_the_window_by_one_segment_at_most() {
             jumps += (s.snd_una - una > 1) as u32;
         }
     }
-    assert!(checked > 10 && jumps > 0, "the run must show ACKs after the timeout, some jumping: {checked} ACKs, {jumps} jumps");
+    assert!(
+        checked > 10 && jumps > 0,
+        "the run must show ACKs after the timeout, some jumping: {checked} ACKs, {jumps} jumps"
+    );
 }
 
 #[test]

@@ -199,12 +199,24 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let r = tcplab_core::run(s.clone()).unwrap();
     if std::env::var("RI_VERBOSE").is_ok() {
         let q = &s.links[0].queue;
-        let qd = q.discipline.as_deref().map_or("fifo".to_string(), |d| format!("{d}{}", if may_mark(q) { "+ecn" } else { "" }));
+        let qd = q
+            .discipline
+            .as_deref()
+            .map_or("fifo".to_string(), |d| format!("{d}{}", if may_mark(q) { "+ecn" } else { "" }));
         let ecn = s.flows[0].ecn.map_or("default", |m| m.name());
         let l = &r.links[0];
         eprintln!(
             "{} flows {} {:?} ecn {ecn} C {:.1e} rtt {:.3} B {} {qd} drops {} aqm {} marks {} events {}",
-            c.flows, s.flows[0].cc.algorithm, s.flows[0].recovery, c.rate, c.rtt, c.buffer, l.drops, l.aqm_drops, l.marks, r.meta.events
+            c.flows,
+            s.flows[0].cc.algorithm,
+            s.flows[0].recovery,
+            c.rate,
+            c.rtt,
+            c.buffer,
+            l.drops,
+            l.aqm_drops,
+            l.marks,
+            r.meta.events
         );
     }
     assert_conservation(&r);
@@ -215,11 +227,20 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     });
     for (k, l) in r.links.iter().enumerate() {
         let ctx = format!("{c:?}\nlink {l:?}");
-        let rows = |cause: DropCause| (0..r.drop_trace.len()).filter(|&i| r.drop_trace.link[i] == k as u32 && r.drop_trace.cause[i] == cause as u8).count() as u64;
+        let rows = |cause: DropCause| {
+            (0..r.drop_trace.len())
+                .filter(|&i| r.drop_trace.link[i] == k as u32 && r.drop_trace.cause[i] == cause as u8)
+                .count() as u64
+        };
         let (queue, aqm, wire) = (rows(DropCause::Queue), rows(DropCause::Aqm), rows(DropCause::Wire));
         prop_assert!(l.marks <= l.packets_in, "more marks than packets in\n{}", ctx);
         prop_assert!(l.aqm_drops <= l.drops, "more AQM drops than drops\n{}", ctx);
-        prop_assert_eq!((queue + aqm, aqm, wire), (l.drops, l.aqm_drops, l.losses), "drop trace (queue + aqm, aqm, wire rows) and link counters disagree\n{}", ctx);
+        prop_assert_eq!(
+            (queue + aqm, aqm, wire),
+            (l.drops, l.aqm_drops, l.losses),
+            "drop trace (queue + aqm, aqm, wire rows) and link counters disagree\n{}",
+            ctx
+        );
         let q = &s.links[k].queue;
         if !(ect && may_mark(q)) {
             prop_assert_eq!(l.marks, 0, "marks where nothing may be marked\n{}", ctx);
@@ -241,13 +262,26 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
         let ctx = format!("{c:?}\nflow {}: {f:?}\n{a:?}", f.name);
         prop_assert_eq!(a.needless_dupack, 0, "needless retransmissions started by duplicate ACKs or SACK\n{}", ctx);
         prop_assert!(a.needless_rto <= f.timeouts, "more needless timer resends than timeouts\n{}", ctx);
-        prop_assert!(a.needless_after_rto <= a.go_back_n_window, "needless go-back-N beyond the outstanding windows\n{}", ctx);
-        prop_assert_eq!(f.retransmits, a.repairs + a.needless_rto + a.needless_after_rto + a.needless_tlp, "trace and counter disagree\n{}", ctx);
+        prop_assert!(
+            a.needless_after_rto <= a.go_back_n_window,
+            "needless go-back-N beyond the outstanding windows\n{}",
+            ctx
+        );
+        prop_assert_eq!(
+            f.retransmits,
+            a.repairs + a.needless_rto + a.needless_after_rto + a.needless_tlp,
+            "trace and counter disagree\n{}",
+            ctx
+        );
         prop_assert!(a.repairs <= a.lost_copies, "more repairs than lost copies\n{}", ctx);
         if s.flows[i].recovery == Recovery::Reno {
             prop_assert!(f.fast_recoveries <= a.lost_copies, "\n{}", ctx);
         } else {
-            prop_assert!(f.fast_recoveries <= a.loss_events + f.timeouts, "more fast recoveries than loss events plus timeouts\n{}", ctx);
+            prop_assert!(
+                f.fast_recoveries <= a.loss_events + f.timeouts,
+                "more fast recoveries than loss events plus timeouts\n{}",
+                ctx
+            );
         }
         // 4: the window against what the path holds.
         let pipe = c.rate * rtt / (8.0 * s.flows[i].packet_size as f64);
@@ -275,8 +309,20 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
             // capped at 100 ms of the bandwidth (bbr_extra_acked_max_us).
             bound = 2.89 * (pipe + buffer) + c.rate * 0.1 / (8.0 * s.flows[i].packet_size as f64) + c.iw + 3.0;
         }
-        let peak = r.flow_ts.flow.iter().zip(&r.flow_ts.cwnd).filter(|(id, _)| **id == i as u32).map(|(_, w)| *w).fold(0.0, f64::max);
-        prop_assert!(peak.max(f.cwnd) <= bound, "cwnd {} above 2 (P + B) + IW + 3 = {bound:.1} (P = {pipe:.1}, B = {buffer})\n{}", peak.max(f.cwnd), ctx);
+        let peak = r
+            .flow_ts
+            .flow
+            .iter()
+            .zip(&r.flow_ts.cwnd)
+            .filter(|(id, _)| **id == i as u32)
+            .map(|(_, w)| *w)
+            .fold(0.0, f64::max);
+        prop_assert!(
+            peak.max(f.cwnd) <= bound,
+            "cwnd {} above 2 (P + B) + IW + 3 = {bound:.1} (P = {pipe:.1}, B = {buffer})\n{}",
+            peak.max(f.cwnd),
+            ctx
+        );
     }
     Ok(())
 }
@@ -295,23 +341,29 @@ fn cases() -> impl Strategy<Value = Case> {
         // Drawn last, so the cases above keep their networks.
         (prop_oneof![Just(None), (0usize..64).prop_map(Some)], proptest::bool::weighted(0.67), 0u8..3),
     )
-        .prop_map(|((flows, algorithm, recovery, rate, rtt, buffer), (access_factor, access_delay, ack_buffer, delack, loss, iw), (discipline, qdisc_ecn, ecn))| Case {
-            flows,
-            algorithm,
-            recovery,
-            rate,
-            rtt,
-            buffer,
-            access_factor,
-            access_delay,
-            ack_buffer,
-            delack,
-            loss,
-            iw,
-            discipline,
-            qdisc_ecn,
-            ecn,
-        })
+        .prop_map(
+            |(
+                (flows, algorithm, recovery, rate, rtt, buffer),
+                (access_factor, access_delay, ack_buffer, delack, loss, iw),
+                (discipline, qdisc_ecn, ecn),
+            )| Case {
+                flows,
+                algorithm,
+                recovery,
+                rate,
+                rtt,
+                buffer,
+                access_factor,
+                access_delay,
+                ack_buffer,
+                delack,
+                loss,
+                iw,
+                discipline,
+                qdisc_ecn,
+                ecn,
+            },
+        )
 }
 
 proptest! {

@@ -156,7 +156,11 @@ fn key_of(spec_json: &str, version_json: &str, key_len: usize) -> String {
 /// something only Python's encoder writes, or is not JSON at all).
 #[pyfunction]
 pub fn plan_job(
-    spec: &Bound<'_, PyAny>, params: &Bound<'_, PyAny>, seed: &Bound<'_, PyAny>, version_json: &str, bottleneck_json: &str,
+    spec: &Bound<'_, PyAny>,
+    params: &Bound<'_, PyAny>,
+    seed: &Bound<'_, PyAny>,
+    version_json: &str,
+    bottleneck_json: &str,
     key_len: usize,
 ) -> Option<(String, String, String)> {
     let spec_json = canonical_json(spec)?;
@@ -192,4 +196,3 @@ pub fn run_key(spec: &Bound<'_, PyAny>, version_json: &str, key_len: usize) -> O
     let key = key_of(&spec_json, version_json, key_len);
     Some((key, spec_json))
 }
-

@@ -67,7 +67,10 @@ fn to_python(py: Python<'_>, r: RunResults, traced: bool) -> PyResult<PyObject> 
     // Option<f64> (a statistic a row may lack) as float64 with NaN for None.
     macro_rules! ocol {
         ($t:expr, $rows:expr, $name:literal, $field:ident) => {
-            $t.set_item($name, $rows.iter().map(|x| x.$field.unwrap_or(f64::NAN)).collect::<Vec<_>>().into_pyarray_bound(py))?
+            $t.set_item(
+                $name,
+                $rows.iter().map(|x| x.$field.unwrap_or(f64::NAN)).collect::<Vec<_>>().into_pyarray_bound(py),
+            )?
         };
     }
     macro_rules! scol {
@@ -199,7 +202,6 @@ fn to_python(py: Python<'_>, r: RunResults, traced: bool) -> PyResult<PyObject> 
     if let Some(pt) = r.packet_trace {
         packet_trace_table(py, &out, pt)?;
     }
-
 
     let m = table(py);
     m.set_item("events", r.meta.events)?;

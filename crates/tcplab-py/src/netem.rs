@@ -133,9 +133,22 @@ impl Config {
             return Err("config: expected a JSON object".into());
         }
         let known = [
-            "tun_snd", "tun_rcv", "rate_bps", "delay_s", "buffer_packets", "reverse_rate_bps",
-            "reverse_buffer_packets", "overhead_bytes", "duration_s", "stop_file", "ready_file", "out_dir",
-            "sample_interval_s", "spin_s", "stall_s", "realtime",
+            "tun_snd",
+            "tun_rcv",
+            "rate_bps",
+            "delay_s",
+            "buffer_packets",
+            "reverse_rate_bps",
+            "reverse_buffer_packets",
+            "overhead_bytes",
+            "duration_s",
+            "stop_file",
+            "ready_file",
+            "out_dir",
+            "sample_interval_s",
+            "spin_s",
+            "stall_s",
+            "realtime",
         ];
         if let Some(k) = v.as_object().into_iter().flat_map(|o| o.keys()).find(|k| !known.contains(&k.as_str())) {
             return Err(format!("{k}: unknown field (known: {})", known.join(", ")));

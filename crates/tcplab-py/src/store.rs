@@ -85,7 +85,14 @@ impl Segment {
 /// thread holds the GIL, and the child never takes it).
 #[pyfunction]
 #[pyo3(signature = (cmd_fd, report_fd, shared_addr, shared_len, slot, close))]
-fn fork_worker(cmd_fd: i32, report_fd: i32, shared_addr: usize, shared_len: usize, slot: usize, close: Vec<i32>) -> PyResult<i32> {
+fn fork_worker(
+    cmd_fd: i32,
+    report_fd: i32,
+    shared_addr: usize,
+    shared_len: usize,
+    slot: usize,
+    close: Vec<i32>,
+) -> PyResult<i32> {
     if shared_len < worker::HEADER_WORDS + slot + 1 || !shared_addr.is_multiple_of(8) {
         return Err(PyValueError::new_err("fork_worker: shared memory too small or misaligned"));
     }
@@ -100,10 +107,12 @@ fn fork_worker(cmd_fd: i32, report_fd: i32, shared_addr: usize, shared_len: usiz
                 libc::close(fd);
             }
             libc::signal(libc::SIGINT, libc::SIG_IGN);
-            let code = match worker::serve(cmd_fd, report_fd, worker::Shared::from_raw(shared_addr, shared_len), slot, parent) {
-                Ok(()) => 0,
-                Err(_) => 1,
-            };
+            let code =
+                match worker::serve(cmd_fd, report_fd, worker::Shared::from_raw(shared_addr, shared_len), slot, parent)
+                {
+                    Ok(()) => 0,
+                    Err(_) => 1,
+                };
             libc::_exit(code);
         }
     }

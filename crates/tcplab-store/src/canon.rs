@@ -23,7 +23,9 @@ pub fn float_repr(x: f64, out: &mut String) {
     let mut rb = ryu::Buffer::new();
     let s = rb.format_finite(x).as_bytes();
     let (body, e_given) = match s.iter().position(|&c| c == b'e') {
-        Some(p) => (&s[..p], std::str::from_utf8(&s[p + 1..]).ok().and_then(|e| e.parse::<i32>().ok()).expect("Ryu exponent")),
+        Some(p) => {
+            (&s[..p], std::str::from_utf8(&s[p + 1..]).ok().and_then(|e| e.parse::<i32>().ok()).expect("Ryu exponent"))
+        }
         None => (s, 0),
     };
     // digits without sign, point and leading zeros; exp: the decimal exponent of the first digit
@@ -246,7 +248,9 @@ mod tests {
 
     #[test]
     fn integers_as_python_writes_them() {
-        for (v, want) in [(0i64, "0"), (-1, "-1"), (42, "42"), (i64::MAX, "9223372036854775807"), (i64::MIN, "-9223372036854775808")] {
+        for (v, want) in
+            [(0i64, "0"), (-1, "-1"), (42, "42"), (i64::MAX, "9223372036854775807"), (i64::MIN, "-9223372036854775808")]
+        {
             let mut s = String::new();
             int_text(v, &mut s);
             assert_eq!(s, want);

@@ -54,7 +54,12 @@ pub fn parse_action(s: &str) -> Result<Action, String> {
 }
 
 pub fn inject(pattern: &str, unless: Option<&str>, action: Action, once: Option<PathBuf>) {
-    FAULTS.lock().unwrap().push(Fault { pattern: pattern.to_string(), unless: unless.map(str::to_string), action, once });
+    FAULTS.lock().unwrap().push(Fault {
+        pattern: pattern.to_string(),
+        unless: unless.map(str::to_string),
+        action,
+        once,
+    });
     ANY.store(true, Ordering::Relaxed);
 }
 

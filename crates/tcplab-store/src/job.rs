@@ -44,8 +44,10 @@ mod tests {
 
     #[test]
     fn keeps_params_seed_and_spec_text_as_written() {
-        let j = Job::parse(br#"{"key":"ab","params":{"b":1.5,"a":[1,"x"]},"seed":null,"version":"9","spec":{"z":1,"a":{"b":2}}}"#)
-            .unwrap();
+        let j = Job::parse(
+            br#"{"key":"ab","params":{"b":1.5,"a":[1,"x"]},"seed":null,"version":"9","spec":{"z":1,"a":{"b":2}}}"#,
+        )
+        .unwrap();
         assert_eq!(j.params.get(), r#"{"b":1.5,"a":[1,"x"]}"#);
         assert_eq!(j.seed.get(), "null");
         assert_eq!(j.spec_json(), r#"{"z":1,"a":{"b":2}}"#);

@@ -161,7 +161,9 @@ pub fn simulate_or_stop(spec_json: &str, keep_going: &mut dyn FnMut() -> bool) -
         Ok(Ok(Some(res))) => Some(Ok(res)),
         Ok(Ok(None)) => None,
         Ok(Err(e)) => Some(Err(format!("_core.SpecError: {e}"))),
-        Err(p) => Some(Err(format!("_core.SimulationError: internal error in the simulation core: {}", panic_message(p)))),
+        Err(p) => {
+            Some(Err(format!("_core.SimulationError: internal error in the simulation core: {}", panic_message(p))))
+        }
     }
 }
 
@@ -341,7 +343,12 @@ fn new_id() -> String {
     if !ok {
         use std::sync::atomic::{AtomicU64, Ordering};
         static N: AtomicU64 = AtomicU64::new(0);
-        let d = Sha256::digest(format!("{:?} {} {}", SystemTime::now(), std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        let d = Sha256::digest(format!(
+            "{:?} {} {}",
+            SystemTime::now(),
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
         b.copy_from_slice(&d[..16]);
     }
     hex(&b)
@@ -454,7 +461,10 @@ pub(crate) mod tests {
         let m: serde_json::Value = serde_json::from_str(&b.manifest).unwrap();
         assert_eq!((m["format"].as_str(), m["format_version"].as_u64()), (Some(FORMAT), Some(2)));
         let runs = m["runs"].as_array().unwrap();
-        assert_eq!(runs.iter().map(|r| r["status"].as_str().unwrap()).collect::<Vec<_>>(), ["ok", "failed", "failed", "ok"]);
+        assert_eq!(
+            runs.iter().map(|r| r["status"].as_str().unwrap()).collect::<Vec<_>>(),
+            ["ok", "failed", "failed", "ok"]
+        );
         assert!(runs[1]["error"].as_str().unwrap().starts_with("_core.SpecError: nonsense: invalid run description"));
         assert!(runs[2]["error"].as_str().unwrap().contains("the client 0.0.0-other"));
         assert!(runs[1].get("rows").is_none() && runs[1]["metrics"].is_null());
@@ -494,7 +504,8 @@ pub(crate) mod tests {
         let b = seg.finish();
         let dir = commit(&root, &b, true).unwrap();
         assert_eq!(dir, root.join("segments").join(&b.id));
-        let mut names: Vec<String> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        let mut names: Vec<String> =
+            fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         names.sort();
         assert_eq!(names.len(), 10);
         assert!(names.contains(&MANIFEST.to_string()));

@@ -18,7 +18,8 @@ use std::sync::Arc;
 
 use arrow_array::types::Int32Type;
 use arrow_array::{
-    ArrayRef, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray, UInt16Array, UInt32Array, UInt64Array,
+    ArrayRef, DictionaryArray, Float64Array, Int32Array, RecordBatch, StringArray, UInt16Array, UInt32Array,
+    UInt64Array,
 };
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -47,7 +48,8 @@ pub fn row_counts(r: &RunResults) -> [usize; 7] {
 fn columns(runs: &[(i32, RunResults)], table: usize) -> Vec<(&'static str, ArrayRef)> {
     macro_rules! rows {
         ($t:ident, $f:ident, $A:ty) => {
-            Arc::new(<$A>::from(runs.iter().flat_map(|(_, r)| r.$t.iter().map(|x| x.$f)).collect::<Vec<_>>())) as ArrayRef
+            Arc::new(<$A>::from(runs.iter().flat_map(|(_, r)| r.$t.iter().map(|x| x.$f)).collect::<Vec<_>>()))
+                as ArrayRef
         };
     }
     // A statistic a row may lack (None): NaN, as `_core.run` gives it.
@@ -185,8 +187,9 @@ pub fn batch(runs: &[(i32, RunResults)], keys: &[&str], table: usize) -> RecordB
     for (i, r) in runs {
         idx.extend(std::iter::repeat_n(*i, row_counts(r)[table]));
     }
-    let run = DictionaryArray::<Int32Type>::try_new(Int32Array::from(idx), Arc::new(StringArray::from_iter_values(keys)))
-        .expect("run indices are within the keys");
+    let run =
+        DictionaryArray::<Int32Type>::try_new(Int32Array::from(idx), Arc::new(StringArray::from_iter_values(keys)))
+            .expect("run indices are within the keys");
     let mut cols: Vec<(&str, ArrayRef, bool)> = vec![("run", Arc::new(run) as ArrayRef, true)];
     cols.extend(columns(runs, table).into_iter().map(|(n, a)| (n, a, true)));
     RecordBatch::try_from_iter_with_nullable(cols).expect("columns of equal length")
@@ -198,7 +201,9 @@ pub fn parquet(b: &RecordBatch) -> Vec<u8> {
     let props = if big {
         WriterProperties::builder().set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")))
     } else {
-        WriterProperties::builder().set_compression(Compression::UNCOMPRESSED).set_statistics_enabled(EnabledStatistics::None)
+        WriterProperties::builder()
+            .set_compression(Compression::UNCOMPRESSED)
+            .set_statistics_enabled(EnabledStatistics::None)
     };
     let mut buf = Vec::new();
     let mut w = ArrowWriter::try_new(&mut buf, b.schema(), Some(props.build())).expect("a valid Arrow schema");

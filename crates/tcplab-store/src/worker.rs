@@ -141,7 +141,10 @@ impl Jobs {
             if n == 0 {
                 tries += 1;
                 if tries > 2000 {
-                    return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("job {i} was published but is not in the jobs file")));
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("job {i} was published but is not in the jobs file"),
+                    ));
                 }
                 std::thread::sleep(Duration::from_micros(100));
             }
@@ -215,7 +218,9 @@ fn reporter(rx: std::sync::mpsc::Receiver<Report>, mut out: File) {
             batch.push(more);
         }
         // flush once for every segment of the batch that wants it (stored before this point)
-        if let Some(root) = batch.iter().find_map(|r| if let Report::Segment(_, Some(root)) = r { Some(root.clone()) } else { None }) {
+        if let Some(root) =
+            batch.iter().find_map(|r| if let Report::Segment(_, Some(root)) = r { Some(root.clone()) } else { None })
+        {
             if let Err(e) = syncfs(Path::new(&root)) {
                 fail(&mut out, format!("cannot flush the campaign's filesystem: {e}"));
             }
@@ -239,7 +244,13 @@ fn reporter(rx: std::sync::mpsc::Receiver<Report>, mut out: File) {
     }
 }
 
-fn store(seg: Segment, go: &Go, shared: &Shared, slot: usize, report: &std::sync::mpsc::Sender<Report>) -> io::Result<()> {
+fn store(
+    seg: Segment,
+    go: &Go,
+    shared: &Shared,
+    slot: usize,
+    report: &std::sync::mpsc::Sender<Report>,
+) -> io::Result<()> {
     shared.set_started(slot, -1);
     let built = seg.finish();
     commit(Path::new(&go.root), &built, go.fsync)?;
@@ -254,14 +265,21 @@ fn store(seg: Segment, go: &Go, shared: &Shared, slot: usize, report: &std::sync
 /// (seconds).
 const ENDING_S: f64 = 0.02;
 
-fn round(go: &Go, shared: &Shared, slot: usize, parent: i32, report: &std::sync::mpsc::Sender<Report>) -> io::Result<()> {
+fn round(
+    go: &Go,
+    shared: &Shared,
+    slot: usize,
+    parent: i32,
+    report: &std::sync::mpsc::Sender<Report>,
+) -> io::Result<()> {
     let mut jobs = Jobs::open(Path::new(&go.jobs))?;
     let mut seg = Segment::new();
     let workers = (shared.len - HEADER_WORDS) as f64;
     let (mut ran, mut ran_s, mut ending) = (0usize, 0.0f64, false);
     while let Some(i) = shared.claim(parent) {
         shared.set_started(slot, i + 1);
-        let job = Job::parse(jobs.line(i as usize)?).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("job {i}: {e}")))?;
+        let job = Job::parse(jobs.line(i as usize)?)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("job {i}: {e}")))?;
         let t = std::time::Instant::now();
         seg.run(job);
         ran += 1;
@@ -368,8 +386,12 @@ mod tests {
         let n = 7;
         for i in 0..n {
             let spec = crate::segment::tests::spec(3 + i, 0.5);
-            writeln!(jobs_file, r#"{{"key":"k{i}","params":{{"i":{i}}},"seed":3,"version":"{}","spec":{spec}}}"#, tcplab_core::VERSION)
-                .unwrap();
+            writeln!(
+                jobs_file,
+                r#"{{"key":"k{i}","params":{{"i":{i}}},"seed":3,"version":"{}","spec":{spec}}}"#,
+                tcplab_core::VERSION
+            )
+            .unwrap();
             jobs_file.flush().unwrap();
             words[PUBLISHED].store(i as i64 + 1, Ordering::SeqCst);
             std::thread::sleep(Duration::from_millis(2));

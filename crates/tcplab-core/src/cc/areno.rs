@@ -256,7 +256,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(AReno::from_params(map, field)?))
 }
 
@@ -308,7 +311,12 @@ impl AReno {
         };
         let cfg = ArenoConfig {
             form,
-            rtt_cong_weight: p.f64("rtt_cong_weight", d.rtt_cong_weight, |x| (0.0..1.0).contains(&x), "a weight in [0, 1)")?,
+            rtt_cong_weight: p.f64(
+                "rtt_cong_weight",
+                d.rtt_cong_weight,
+                |x| (0.0..1.0).contains(&x),
+                "a weight in [0, 1)",
+            )?,
             rtt_sample,
             b_bps: p.f64("b_bps", d.b_bps, |x| x >= 0.0, "a rate >= 0 in bit/s")?,
             decay: p.f64("decay", d.decay, |x| x > 0.0, "a number > 0")?,
@@ -323,7 +331,12 @@ impl AReno {
             exponent: p.f64("exponent", d.exponent, |x| x == 1.0 || x == -1.0, "1 or -1")?,
         };
         let kind = p.choice("filter", "tustin", &["tustin", "ewma", "linux"])?;
-        let gain = p.f64("filter_gain", if kind == "linux" { 0.125 } else { 0.1 }, |g| g > 0.0 && g <= 1.0, "a fraction in (0, 1]")?;
+        let gain = p.f64(
+            "filter_gain",
+            if kind == "linux" { 0.125 } else { 0.1 },
+            |g| g > 0.0 && g <= 1.0,
+            "a fraction in (0, 1]",
+        )?;
         let filter = match kind {
             "ewma" => BweFilter::Ewma { gain },
             "linux" => BweFilter::LinuxCascaded { gain },
@@ -547,7 +560,20 @@ mod tests {
 
     fn simpson(f: impl Fn(f64) -> f64, n: usize) -> f64 {
         let h = 1.0 / n as f64;
-        (0..=n).map(|i| f(i as f64 * h) * if i == 0 || i == n { 1.0 } else if i % 2 == 1 { 4.0 } else { 2.0 }).sum::<f64>() * h / 3.0
+        (0..=n)
+            .map(|i| {
+                f(i as f64 * h)
+                    * if i == 0 || i == n {
+                        1.0
+                    } else if i % 2 == 1 {
+                        4.0
+                    } else {
+                        2.0
+                    }
+            })
+            .sum::<f64>()
+            * h
+            / 3.0
     }
 
     #[test]
@@ -866,14 +892,19 @@ mod tests {
 
     #[test]
     fn parameters_are_validated() {
-        let e = AReno::from_params(serde_json::json!({"exponent": 2}).as_object().unwrap(), "flows[0].cc").err().unwrap();
+        let e =
+            AReno::from_params(serde_json::json!({"exponent": 2}).as_object().unwrap(), "flows[0].cc").err().unwrap();
         assert_eq!(e.field, "flows[0].cc.params.exponent");
         let e = AReno::from_params(serde_json::json!({"variant": "b"}).as_object().unwrap(), "f").err().unwrap();
         assert_eq!(e.field, "f.params.variant");
         assert_eq!(e.message, "must be one of areno, paper (alias seed), got \"b\"");
-        let e = AReno::from_params(serde_json::json!({"variant": "paper", "alpha": -1}).as_object().unwrap(), "f").err().unwrap();
+        let e = AReno::from_params(serde_json::json!({"variant": "paper", "alpha": -1}).as_object().unwrap(), "f")
+            .err()
+            .unwrap();
         assert_eq!(e.field, "f.params.alpha");
-        let e = AReno::from_params(serde_json::json!({"variant": "paper", "rtt_unit": "ms"}).as_object().unwrap(), "f").err().unwrap();
+        let e = AReno::from_params(serde_json::json!({"variant": "paper", "rtt_unit": "ms"}).as_object().unwrap(), "f")
+            .err()
+            .unwrap();
         assert_eq!(e.field, "f.params.rtt_unit");
         assert_eq!(build(serde_json::json!({})).cfg.form, Form::AReno, "the default is the 2006 AReno");
     }

@@ -55,7 +55,9 @@
 //! - Until `init` runs, `pacing_rate_bps` is None (no pacing), as
 //!   `sk_pacing_rate` = ~0 before `bbr_init`.
 
-use super::{AckSample, AlgorithmInfo, CaState, CongestionControl, Conn, LossEvent, ParamInfo, Params, RateSample, Window};
+use super::{
+    AckSample, AlgorithmInfo, CaState, CongestionControl, Conn, LossEvent, ParamInfo, Params, RateSample, Window,
+};
 use crate::error::SpecError;
 
 const BW_SCALE: u32 = 24;
@@ -64,7 +66,8 @@ const BBR_SCALE: u32 = 8;
 const BBR_UNIT: u64 = 1 << BBR_SCALE;
 const CYCLE_LEN: u32 = 8;
 const CYCLE_RAND: u32 = 7;
-const PACING_GAIN: [u64; 8] = [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
+const PACING_GAIN: [u64; 8] =
+    [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
 const PACING_MARGIN_PERCENT: u64 = 1;
 const CWND_MIN_TARGET: u64 = 4;
 const TCP_INIT_CWND: u64 = 10;
@@ -300,7 +303,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(Bbr::from_params(map, field)?))
 }
 
@@ -380,12 +386,15 @@ impl Bbr {
         let cg = p.f64("cwnd_gain", 2.0, |x| (1.0..=10.0).contains(&x), "a gain in [1, 10]")?;
         b.cwnd_gain_param = (cg * BBR_UNIT as f64).round() as u64;
         b.probe_rtt_ms = p.u64("probe_rtt_ms", 200, |x| x <= 60_000, "an integer number of ms in [0, 60000]")?;
-        let win = p.f64("min_rtt_win_s", 10.0, |x| x >= 0.001 && x <= 3600.0, "a number of seconds in [0.001, 3600]")?;
+        let win =
+            p.f64("min_rtt_win_s", 10.0, |x| x >= 0.001 && x <= 3600.0, "a number of seconds in [0.001, 3600]")?;
         b.min_rtt_win = (win * HZ as f64).round() as u64;
-        b.bw_rtts = p.u64("bw_rtts", 10, |x| (1..=1000).contains(&x), "an integer number of rounds in [1, 1000]")? as u32;
+        b.bw_rtts =
+            p.u64("bw_rtts", 10, |x| (1..=1000).contains(&x), "an integer number of rounds in [1, 1000]")? as u32;
         let th = p.f64("full_bw_thresh", 1.25, |x| (1.0..=10.0).contains(&x), "a factor in [1, 10]")?;
         b.full_bw_thresh = (th * BBR_UNIT as f64).round() as u64;
-        b.full_bw_cnt_target = p.u64("full_bw_cnt", 3, |x| (1..=100).contains(&x), "an integer number of rounds in [1, 100]")? as u32;
+        b.full_bw_cnt_target =
+            p.u64("full_bw_cnt", 3, |x| (1..=100).contains(&x), "an integer number of rounds in [1, 100]")? as u32;
         let eg = p.f64("extra_acked_gain", 1.0, |x| (0.0..=10.0).contains(&x), "a gain in [0, 10]")?;
         b.extra_acked_gain = (eg * BBR_UNIT as f64).round() as u64;
         b.lt_bw_enabled = p.bool("lt_bw", true)?;
@@ -428,7 +437,11 @@ impl Bbr {
 
     /// `bbr_bw`: pkts/us << 24.
     pub fn bbr_bw(&self) -> u64 {
-        if self.lt_use_bw { self.lt_bw } else { self.max_bw() }
+        if self.lt_use_bw {
+            self.lt_bw
+        } else {
+            self.max_bw()
+        }
     }
 
     fn extra_acked_max(&self) -> u64 {
@@ -776,7 +789,9 @@ impl Bbr {
             self.mode = Mode::Drain;
             w.ssthresh = self.inflight(self.max_bw(), BBR_UNIT) as f64;
         }
-        if self.mode == Mode::Drain && self.packets_in_net_at_edt(c.in_flight, c) <= self.inflight(self.max_bw(), BBR_UNIT) {
+        if self.mode == Mode::Drain
+            && self.packets_in_net_at_edt(c.in_flight, c) <= self.inflight(self.max_bw(), BBR_UNIT)
+        {
             self.reset_probe_bw_mode(us(c.delivered_time));
         }
     }
@@ -1053,14 +1068,24 @@ mod tests {
         /// segments/s, an RTT sample `rtt`; `new_round`: the acknowledged
         /// packet was sent after the current round began.
         #[allow(clippy::too_many_arguments)]
-        fn ack_full(&mut self, dt: f64, acked: u64, pps: f64, rtt: f64, new_round: bool, losses: u64, prior_in_flight: Option<u64>) {
+        fn ack_full(
+            &mut self,
+            dt: f64,
+            acked: u64,
+            pps: f64,
+            rtt: f64,
+            new_round: bool,
+            losses: u64,
+            prior_in_flight: Option<u64>,
+        ) {
             self.c.now += dt;
             self.c.delivered += acked;
             self.c.delivered_time = self.c.now;
             self.c.lost += losses;
             self.c.srtt = rtt;
             self.c.min_rtt = self.c.min_rtt.min(rtt);
-            let prior_delivered = if new_round { self.b.next_rtt_delivered } else { self.b.next_rtt_delivered.saturating_sub(1) };
+            let prior_delivered =
+                if new_round { self.b.next_rtt_delivered } else { self.b.next_rtt_delivered.saturating_sub(1) };
             let rs = RateSample {
                 delivered: 10,
                 interval: 10.0 / pps,

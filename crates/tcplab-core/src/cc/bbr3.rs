@@ -64,7 +64,9 @@
 //!   bw_probe_up_rounds 30, loss_events_in_round 15, extra_acked_win_rtts 31,
 //!   ack_epoch_acked 2^20 - 1); extra_acked is not truncated to u16.
 
-use super::{AlgorithmInfo, CaState, CongestionControl, Conn, EcnMode, EcnUse, LossEvent, ParamInfo, Params, RateSample, Window};
+use super::{
+    AlgorithmInfo, CaState, CongestionControl, Conn, EcnMode, EcnUse, LossEvent, ParamInfo, Params, RateSample, Window,
+};
 use crate::error::SpecError;
 
 const BW_SCALE: u32 = 24;
@@ -285,7 +287,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(Bbr3::from_params(map, field)?))
 }
 
@@ -427,7 +432,10 @@ impl Bbr3 {
         let win = p.f64("probe_rtt_win_s", 5.0, |x| x >= 0.001 && x <= 3600.0, "seconds in [0.001, 3600]")?;
         b.probe_rtt_win_ms = (win * 1000.0).round() as u64;
         if b.probe_rtt_win_ms > b.min_rtt_win_ms {
-            return Err(err("probe_rtt_win_s", "must be at most min_rtt_win_s (as bbr_probe_rtt_win_ms <= bbr_min_rtt_win_sec)"));
+            return Err(err(
+                "probe_rtt_win_s",
+                "must be at most min_rtt_win_s (as bbr_probe_rtt_win_ms <= bbr_min_rtt_win_sec)",
+            ));
         }
         let base = p.f64("bw_probe_base_s", 2.0, |x| (0.0..=2000.0).contains(&x), "seconds in [0, 2000]")?;
         let rand = p.f64("bw_probe_rand_s", 1.0, |x| (0.0..=2000.0).contains(&x), "seconds in [0, 2000]")?;
@@ -631,7 +639,9 @@ impl Bbr3 {
         let epoch_us = delivered_mstamp.saturating_sub(self.ack_epoch_mstamp);
         let mut expected_acked = (self.bw() as u64 * epoch_us / BW_UNIT) as u32;
         let acked = rs.acked_sacked.min(u32::MAX as u64) as u32;
-        if self.ack_epoch_acked <= expected_acked || self.ack_epoch_acked.saturating_add(acked) >= ACK_EPOCH_ACKED_RESET_THRESH {
+        if self.ack_epoch_acked <= expected_acked
+            || self.ack_epoch_acked.saturating_add(acked) >= ACK_EPOCH_ACKED_RESET_THRESH
+        {
             self.ack_epoch_acked = 0;
             self.ack_epoch_mstamp = delivered_mstamp;
             expected_acked = 0;
@@ -742,7 +752,8 @@ impl Bbr3 {
     }
 
     fn is_probing_bandwidth(&self) -> bool {
-        self.mode == Mode::Startup || (self.mode == Mode::ProbeBw && matches!(self.cycle_idx, Phase::Refill | Phase::Up))
+        self.mode == Mode::Startup
+            || (self.mode == Mode::ProbeBw && matches!(self.cycle_idx, Phase::Refill | Phase::Up))
     }
 
     fn has_elapsed_in_phase(&self, interval_us: u64) -> bool {
@@ -771,7 +782,10 @@ impl Bbr3 {
 
     /// Updates ecn_alpha; returns ce_ratio (1/256), None if not available.
     fn update_ecn_alpha(&mut self) -> Option<u32> {
-        if !self.ecn_eligible && self.ecn && (self.ecn_max_rtt_us == 0 || (self.min_rtt_us as u64) <= self.ecn_max_rtt_us) {
+        if !self.ecn_eligible
+            && self.ecn
+            && (self.ecn_max_rtt_us == 0 || (self.min_rtt_us as u64) <= self.ecn_max_rtt_us)
+        {
             self.ecn_eligible = true;
         }
         if !self.ecn_eligible {
@@ -1177,7 +1191,8 @@ impl Bbr3 {
             self.reset_congestion_signals();
         }
         if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(c.in_flight.min(u32::MAX as u64) as u32) <= self.inflight(self.max_bw(), BBR_UNIT)
+            && self.packets_in_net_at_edt(c.in_flight.min(u32::MAX as u64) as u32)
+                <= self.inflight(self.max_bw(), BBR_UNIT)
         {
             self.mode = Mode::ProbeBw;
             self.start_bw_probe_down();
@@ -1185,7 +1200,12 @@ impl Bbr3 {
     }
 
     fn run_fast_path(&mut self, w: &mut Window, rs: &RateSample, c: &mut Conn, sample_bw: u32) -> (bool, bool) {
-        if self.try_fast_path && rs.is_app_limited && sample_bw < self.max_bw() && !self.loss_in_round && !self.ecn_in_round {
+        if self.try_fast_path
+            && rs.is_app_limited
+            && sample_bw < self.max_bw()
+            && !self.loss_in_round
+            && !self.ecn_in_round
+        {
             let prev_mode = self.mode;
             let prev_min_rtt = self.min_rtt_us;
             self.check_drain(w, c);
@@ -1235,7 +1255,8 @@ impl CongestionControl for Bbr3 {
         self.prev_ca_state = CaState::Open;
         self.probe_rtt_done_stamp = 0;
         self.probe_rtt_round_done = false;
-        let min_rtt_us = if c.min_rtt.is_finite() { (c.min_rtt * 1e6).round().min((u32::MAX - 1) as f64) as u32 } else { NONE };
+        let min_rtt_us =
+            if c.min_rtt.is_finite() { (c.min_rtt * 1e6).round().min((u32::MAX - 1) as f64) as u32 } else { NONE };
         self.probe_rtt_min_us = min_rtt_us;
         self.probe_rtt_min_stamp = self.jiffies();
         self.min_rtt_us = min_rtt_us;
@@ -1814,7 +1835,10 @@ mod tests {
             assert_eq!(h.b.inflight_hi - hi0, (acks0 + 100) / cnt0, "round {k}: one per cnt ACKed");
             assert_eq!(h.b.bw_probe_up_cnt, (cwnd0 >> k).max(1), "round {k}: cnt = cwnd / 2^{k}");
             incs.push(h.b.inflight_hi - hi0);
-            assert_eq!(h.w.cwnd as u32, h.b.inflight_hi.min(h.b.inflight(h.b.bw(), h.b.cwnd_gain) + h.b.ack_aggregation_cwnd()));
+            assert_eq!(
+                h.w.cwnd as u32,
+                h.b.inflight_hi.min(h.b.inflight(h.b.bw(), h.b.cwnd_gain) + h.b.ack_aggregation_cwnd())
+            );
         }
         // 1, 2 ... per round: each round at least double the one before less rounding.
         assert_eq!(incs[0], 1);
@@ -2043,7 +2067,8 @@ mod tests {
                         h.b.on_ecn(ce, r(4) == 0);
                         h.c.in_flight = r(300);
                         h.c.cwnd_limited = r(2) == 0;
-                        let (d, iv) = if r(10) == 0 { (-1i64, -1.0) } else { (r(60) as i64, (1 + r(300)) as f64 / 1000.0) };
+                        let (d, iv) =
+                            if r(10) == 0 { (-1i64, -1.0) } else { (r(60) as i64, (1 + r(300)) as f64 / 1000.0) };
                         let acked = r(10);
                         let dt = r(50) as f64 / 1000.0;
                         let back = r(200);
@@ -2074,21 +2099,44 @@ mod tests {
     fn parameters_are_listed_validated_and_named() {
         let names: Vec<&str> = info().params.iter().map(|p| p.name).collect();
         assert_eq!(names, PARAMS);
-        for n in ["startup_pacing_gain", "startup_cwnd_gain", "cwnd_gain", "beta", "loss_thresh", "inflight_headroom",
-                  "probe_rtt_ms", "probe_rtt_win_s", "min_rtt_win_s", "bw_probe_base_s", "bw_probe_rand_s", "ecn",
-                  "ecn_thresh", "seed"] {
+        for n in [
+            "startup_pacing_gain",
+            "startup_cwnd_gain",
+            "cwnd_gain",
+            "beta",
+            "loss_thresh",
+            "inflight_headroom",
+            "probe_rtt_ms",
+            "probe_rtt_win_s",
+            "min_rtt_win_s",
+            "bw_probe_base_s",
+            "bw_probe_rand_s",
+            "ecn",
+            "ecn_thresh",
+            "seed",
+        ] {
             assert!(names.contains(&n), "{n}");
         }
         let spec = crate::spec::CcSpec { algorithm: "BBRv3".into(), params: Default::default() };
         assert_eq!(super::super::build(&spec, "flows[0].cc").unwrap().name(), "bbr3");
-        for (k, v) in [("beta", serde_json::json!(1.5)), ("loss_thresh", serde_json::json!(0)), ("ecn", serde_json::json!(1)),
-                       ("seed", serde_json::json!(-1)), ("cwnd_gain", serde_json::json!(9)), ("probe_rtt_win_s", serde_json::json!(20))] {
+        for (k, v) in [
+            ("beta", serde_json::json!(1.5)),
+            ("loss_thresh", serde_json::json!(0)),
+            ("ecn", serde_json::json!(1)),
+            ("seed", serde_json::json!(-1)),
+            ("cwnd_gain", serde_json::json!(9)),
+            ("probe_rtt_win_s", serde_json::json!(20)),
+        ] {
             let mut m = serde_json::Map::new();
             m.insert(k.into(), v);
             let err = Bbr3::from_params(&m, "flows[0].cc").err().unwrap();
             assert_eq!(err.field, format!("flows[0].cc.params.{k}"), "{}", err.message);
         }
-        let b = Bbr3::from_params(serde_json::json!({"beta": 0.5, "loss_thresh": 0.05, "startup_pacing_gain": 2.0}).as_object().unwrap(), "f").unwrap();
+        let b = Bbr3::from_params(
+            serde_json::json!({"beta": 0.5, "loss_thresh": 0.05, "startup_pacing_gain": 2.0}).as_object().unwrap(),
+            "f",
+        )
+        .unwrap();
         assert_eq!((b.beta, b.loss_thresh, b.startup_pacing_gain), (128, 12, 512));
         let d = Bbr3::from_params(&serde_json::Map::new(), "f").unwrap();
         assert_eq!((d.beta, d.loss_thresh, d.inflight_headroom, d.ecn_thresh), (76, 5, 38, 128));

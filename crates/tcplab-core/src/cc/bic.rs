@@ -112,7 +112,17 @@ pub struct Bic {
     initialized: bool,
 }
 
-const PARAMS: &[&str] = &["variant", "beta", "fast_convergence", "max_increment", "s_min", "low_window", "smooth_part", "initial_ssthresh", "hz"];
+const PARAMS: &[&str] = &[
+    "variant",
+    "beta",
+    "fast_convergence",
+    "max_increment",
+    "s_min",
+    "low_window",
+    "smooth_part",
+    "initial_ssthresh",
+    "hz",
+];
 
 pub fn info() -> AlgorithmInfo {
     AlgorithmInfo {
@@ -135,7 +145,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(Bic::from_params(map, field)?))
 }
 

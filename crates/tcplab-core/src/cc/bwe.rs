@@ -37,9 +37,7 @@
 //! `accounted > 0`, where the slow path avoids counting segments twice (the
 //! papers' rule).
 
-use super::filters::{
-    CascadedEwma, Ewma, IntervalSample, IntervalSampler, LowPass, RunningMin, TustinFilter,
-};
+use super::filters::{CascadedEwma, Ewma, IntervalSample, IntervalSampler, LowPass, RunningMin, TustinFilter};
 use super::AckSample;
 
 /// Linux `TCP_WESTWOOD_RTT_MIN` = HZ/20: shortest sampling interval, seconds.
@@ -188,11 +186,7 @@ impl WestwoodBwe {
         }
         // westwood_acked_count (see the module notes on the fast path); the
         // first ACK only sets the baseline, as Linux's fast path counts 0 for it.
-        let counted = if first && !s.duplicate {
-            0
-        } else {
-            self.acks.count(s.snd_una)
-        };
+        let counted = if first && !s.duplicate { 0 } else { self.acks.count(s.snd_una) };
         self.sampler.add(counted as f64);
         self.rtt_min.update(self.rtt);
         closed
@@ -261,10 +255,7 @@ mod tests {
     fn duplicate_acks_count_one_segment_and_are_deducted_later() {
         // westwood_acked_count: dupack -> cumul = mss, accounted += mss; a later
         // cumulative ACK > mss is reduced by accounted.
-        let mut a = AckAccounting {
-            snd_una: 100,
-            accounted: 0,
-        };
+        let mut a = AckAccounting { snd_una: 100, accounted: 0 };
         assert_eq!(a.count(101), 1);
         assert_eq!(a.count(101), 1); // dupack
         assert_eq!(a.count(101), 1); // dupack

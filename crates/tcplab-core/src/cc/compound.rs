@@ -143,7 +143,8 @@ pub struct Compound {
     cwnd_cnt: u64,
 }
 
-const PARAMS: &[&str] = &["variant", "alpha", "beta", "k", "zeta", "gamma", "low_window", "round_rtt", "min_samples", "restart_on_idle"];
+const PARAMS: &[&str] =
+    &["variant", "alpha", "beta", "k", "zeta", "gamma", "low_window", "round_rtt", "min_samples", "restart_on_idle"];
 
 /// Parameters the 2006 port has no counterpart for (its constants are fixed).
 const NOT_IN_PORT: &[&str] = &["alpha", "beta", "k", "zeta", "low_window", "round_rtt"];
@@ -170,7 +171,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(Compound::from_params(map, field)?))
 }
 
@@ -286,7 +290,12 @@ impl Compound {
             let d = CompoundConfig::linux_port();
             return Ok(Compound::new(CompoundConfig {
                 gamma: p.f64("gamma", d.gamma, |x| x > 0.0, "a number of segments > 0")?,
-                min_samples: p.u64("min_samples", d.min_samples as u64, |x| (1..=1000).contains(&x), "a count in 1..=1000")? as u32,
+                min_samples: p.u64(
+                    "min_samples",
+                    d.min_samples as u64,
+                    |x| (1..=1000).contains(&x),
+                    "a count in 1..=1000",
+                )? as u32,
                 restart_on_idle,
                 ..d
             }));
@@ -306,7 +315,12 @@ impl Compound {
             gamma: p.f64("gamma", d.gamma, |x| x > 0.0, "a number of segments > 0")?,
             low_window: p.f64("low_window", d.low_window, |x| x >= 0.0, "a window >= 0 segments")?,
             round_rtt,
-            min_samples: p.u64("min_samples", d.min_samples as u64, |x| (1..=1000).contains(&x), "a count in 1..=1000")? as u32,
+            min_samples: p.u64(
+                "min_samples",
+                d.min_samples as u64,
+                |x| (1..=1000).contains(&x),
+                "a count in 1..=1000",
+            )? as u32,
             restart_on_idle,
             ..d
         }))
@@ -636,7 +650,7 @@ mod tests {
         assert_eq!(on_loss(&b3, 120.0, 80.0), (60.0, 80.0)); // 0.7 win
         let b8 = CompoundConfig { beta: 0.8, ..cfg };
         assert_eq!(on_loss(&b8, 180.0, 20.0), (90.0, 0.0)); // dwnd floored at 0: Reno's half
-        // Through the trait: ssthresh = the whole window after the loss; dwnd frozen in recovery.
+                                                            // Through the trait: ssthresh = the whole window after the loss; dwnd frozen in recovery.
         let (mut c, w) = in_ca(cfg, 200.0, 80.0, 0.1);
         assert_eq!(c.ssthresh(&w, LossEvent::FastRecovery, 200, 0.0), 100.0);
         assert_eq!(c.dwnd(), 40.0);
@@ -706,7 +720,8 @@ mod tests {
     fn the_round_rtt_choice_changes_diff() {
         // Samples 0.1 (x4) and 0.2: min -> diff 0 (grow); mean 0.12 -> diff = 1000/6 (shrink).
         for (choice, grows) in [("min", true), ("mean", false), ("last", false)] {
-            let cfg = Compound::from_params(serde_json::json!({"round_rtt": choice}).as_object().unwrap(), "f").unwrap().cfg;
+            let cfg =
+                Compound::from_params(serde_json::json!({"round_rtt": choice}).as_object().unwrap(), "f").unwrap().cfg;
             let (mut c, mut w) = in_ca(cfg, 1000.0, 100.0, 0.1);
             inside_round(&mut c, &mut w, 4, 0.1);
             end_round(&mut c, &mut w, 0.2);
@@ -965,7 +980,10 @@ mod tests {
         }
         let ok = serde_json::json!({"variant": "linux-port", "gamma": 10, "min_samples": 2, "restart_on_idle": false});
         let c = Compound::from_params(ok.as_object().unwrap(), "f").unwrap();
-        assert_eq!((c.cfg.variant, c.cfg.gamma, c.cfg.min_samples, c.cfg.restart_on_idle), (Variant::LinuxPort, 10.0, 2, false));
+        assert_eq!(
+            (c.cfg.variant, c.cfg.gamma, c.cfg.min_samples, c.cfg.restart_on_idle),
+            (Variant::LinuxPort, 10.0, 2, false)
+        );
         assert!(c.frame.linux_rtt && !c.frame.keep_base_on_restart);
         let paper = Compound::from_params(&serde_json::Map::new(), "f").unwrap();
         assert_eq!(paper.cfg.variant, Variant::Paper);

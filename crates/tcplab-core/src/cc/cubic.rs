@@ -198,7 +198,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(Cubic::from_params(map, field)?))
 }
 
@@ -315,7 +318,8 @@ impl Cubic {
         c.hystart_low_window = p.u64("hystart_low_window", 16, |_| true, "a non-negative integer")?;
         c.hystart_ack_delta_us = p.u64("hystart_ack_delta_us", 2000, |_| true, "a non-negative integer")?;
         c.hystart_ack_delay_us = p.u64("hystart_ack_delay_us", 1000, |_| true, "a non-negative integer")?;
-        c.initial_ssthresh = p.u64("initial_ssthresh", c.initial_ssthresh, |x| x == 0 || x >= 2, "0 or an integer >= 2")?;
+        c.initial_ssthresh =
+            p.u64("initial_ssthresh", c.initial_ssthresh, |x| x == 0 || x >= 2, "0 or an integer >= 2")?;
         c.max_increment = p.u64("max_increment", c.max_increment, |_| true, "a non-negative integer")?;
         c.hz = p.f64("hz", 1000.0, |x| x >= 32.0, "at least 32")?;
         c.precompute();
@@ -358,8 +362,13 @@ impl Cubic {
             let mut t = j - self.epoch_start.unwrap() + self.usecs_to_jiffies(self.delay_min_us);
             t = ((t as u128) << BICTCP_HZ) as u64 / self.hz as u64;
             let offs = t.abs_diff(self.bic_k) as u128;
-            let delta = ((self.cube_rtt_scale as u128 * offs * offs * offs) >> (10 + 3 * BICTCP_HZ)).min(u64::MAX as u128) as u64;
-            let target = if t < self.bic_k { self.origin_point.saturating_sub(delta) } else { self.origin_point.saturating_add(delta) };
+            let delta = ((self.cube_rtt_scale as u128 * offs * offs * offs) >> (10 + 3 * BICTCP_HZ))
+                .min(u64::MAX as u128) as u64;
+            let target = if t < self.bic_k {
+                self.origin_point.saturating_sub(delta)
+            } else {
+                self.origin_point.saturating_add(delta)
+            };
             self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100 * cwnd };
             if self.max_increment > 0 && self.delay_min_us > 0 {
                 // v2.0: "max increment = Smax * rtt / 0.1".
@@ -417,7 +426,9 @@ impl Cubic {
         if (w.cwnd as u64) < self.hystart_low_window {
             return;
         }
-        if self.hystart_detect & HYSTART_ACK_TRAIN != 0 && now_us.saturating_sub(self.last_ack_us) <= self.hystart_ack_delta_us {
+        if self.hystart_detect & HYSTART_ACK_TRAIN != 0
+            && now_us.saturating_sub(self.last_ack_us) <= self.hystart_ack_delta_us
+        {
             self.last_ack_us = now_us;
             // Not paced (SK_PACING_NONE): half of delay_min plus the cushion.
             let threshold = (self.delay_min_us + self.hystart_ack_delay_us) >> 1;
@@ -468,7 +479,13 @@ impl Cubic {
             self.k = ((w_max - self.cwnd_epoch) / self.c).cbrt();
         }
         let t = s.now - self.t_epoch.unwrap();
-        let rtt = if s.srtt > 0.0 { s.srtt } else if s.min_rtt.is_finite() { s.min_rtt } else { 0.0 };
+        let rtt = if s.srtt > 0.0 {
+            s.srtt
+        } else if s.min_rtt.is_finite() {
+            s.min_rtt
+        } else {
+            0.0
+        };
         let alpha = if self.w_est >= self.cwnd_prior { 1.0 } else { 3.0 * (1.0 - self.beta) / (1.0 + self.beta) };
         self.w_est += alpha * acked / w.cwnd;
         if self.tcp_friendliness && self.w_cubic(t) < self.w_est {

@@ -83,7 +83,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(Dctcp::from_params(map, field)?))
 }
 
@@ -274,7 +277,10 @@ mod tests {
     fn needs_ecn_and_sends_ect0_with_a_precise_echo() {
         let d = Dctcp::new();
         let e = d.ecn();
-        assert_eq!((e.default_mode, e.needs, e.ect, e.precise_echo), (EcnMode::AccEcn, EcnMode::Classic, Ecn::Ect0, true));
+        assert_eq!(
+            (e.default_mode, e.needs, e.ect, e.precise_echo),
+            (EcnMode::AccEcn, EcnMode::Classic, Ecn::Ect0, true)
+        );
         assert!(e.resolve("dctcp", Some(EcnMode::Off)).is_err());
         assert_eq!(e.resolve("dctcp", Some(EcnMode::Classic)), Ok(EcnMode::Classic));
         assert_eq!(e.resolve("dctcp", None), Ok(EcnMode::AccEcn));
@@ -335,6 +341,8 @@ mod tests {
         let mut w = Window { cwnd: 1.0, ssthresh: 5.0 };
         d.on_rto(&mut w, 0.0);
         assert_eq!(d.alpha, MAX_ALPHA);
-        assert!(Dctcp::from_params(&[("shift_g".to_string(), serde_json::json!(11))].into_iter().collect(), "f").is_err());
+        assert!(
+            Dctcp::from_params(&[("shift_g".to_string(), serde_json::json!(11))].into_iter().collect(), "f").is_err()
+        );
     }
 }

@@ -100,7 +100,8 @@ pub struct Fast {
     last_backlog: f64,
 }
 
-const PARAMS: &[&str] = &["alpha", "gamma", "update_rtts", "eta_scale", "eta_max", "ss_exit", "loss_keep", "restart_on_idle"];
+const PARAMS: &[&str] =
+    &["alpha", "gamma", "update_rtts", "eta_scale", "eta_max", "ss_exit", "loss_keep", "restart_on_idle"];
 
 pub fn info() -> AlgorithmInfo {
     AlgorithmInfo {
@@ -122,7 +123,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(Fast::from_params(map, field)?))
 }
 

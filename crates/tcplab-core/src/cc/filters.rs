@@ -23,19 +23,13 @@ pub struct RunningMin {
 impl RunningMin {
     /// Starts at `initial` (e.g. `f64::INFINITY`, or Westwood's 20 s).
     pub fn new(initial: f64) -> Self {
-        RunningMin {
-            value: initial,
-            reset: false,
-        }
+        RunningMin { value: initial, reset: false }
     }
 
     /// Starts at `initial` with the first sample replacing it whatever its
     /// value (Linux Westwood initialises `reset_rtt_min = 1`).
     pub fn new_resetting(initial: f64) -> Self {
-        RunningMin {
-            value: initial,
-            reset: true,
-        }
+        RunningMin { value: initial, reset: true }
     }
 
     pub fn update(&mut self, x: f64) {
@@ -129,11 +123,7 @@ pub struct CascadedEwma {
 
 impl CascadedEwma {
     pub fn new(gain: f64) -> Self {
-        CascadedEwma {
-            gain,
-            first: 0.0,
-            second: 0.0,
-        }
+        CascadedEwma { gain, first: 0.0, second: 0.0 }
     }
 
     /// Feeds a sample; returns the second (output) stage.
@@ -172,11 +162,7 @@ pub struct TustinFilter {
 
 impl TustinFilter {
     pub fn new(a: f64) -> Self {
-        TustinFilter {
-            a,
-            value: None,
-            prev: 0.0,
-        }
+        TustinFilter { a, value: None, prev: 0.0 }
     }
 
     pub fn update(&mut self, x: f64) -> f64 {
@@ -262,11 +248,7 @@ pub struct IntervalSampler {
 
 impl IntervalSampler {
     pub fn new(min_interval: f64) -> Self {
-        IntervalSampler {
-            min_interval,
-            start: None,
-            amount: 0.0,
-        }
+        IntervalSampler { min_interval, start: None, amount: 0.0 }
     }
 
     /// Opens the first window at `now` (no-op once started).
@@ -285,10 +267,7 @@ impl IntervalSampler {
         let start = self.start?;
         let delta = now - start;
         if rtt > 0.0 && delta > rtt.max(self.min_interval) {
-            let s = IntervalSample {
-                amount: self.amount,
-                duration: delta,
-            };
+            let s = IntervalSample { amount: self.amount, duration: delta };
             self.amount = 0.0;
             self.start = Some(now);
             Some(s)
@@ -358,13 +337,7 @@ impl Default for CaStateTracker {
 
 impl CaStateTracker {
     pub fn new() -> Self {
-        CaStateTracker {
-            state: CaState::Open,
-            high_seen: 0,
-            last_snd_nxt: 0,
-            sends_since_ack: 0,
-            loss_recover: 0,
-        }
+        CaStateTracker { state: CaState::Open, high_seen: 0, last_snd_nxt: 0, sends_since_ack: 0, loss_recover: 0 }
     }
 
     pub fn state(&self) -> CaState {

@@ -156,7 +156,14 @@ pub struct Rfc3649 {
 
 impl Default for Rfc3649 {
     fn default() -> Self {
-        Rfc3649 { low_window: 38.0, high_window: 83000.0, low_p: 1.5 / (38.0 * 38.0), high_p: 1e-7, high_decrease: 0.1, response: Response::Interpolated }
+        Rfc3649 {
+            low_window: 38.0,
+            high_window: 83000.0,
+            low_p: 1.5 / (38.0 * 38.0),
+            high_p: 1e-7,
+            high_decrease: 0.1,
+            response: Response::Interpolated,
+        }
     }
 }
 
@@ -206,7 +213,8 @@ pub struct HighSpeed {
     pub cwnd_cnt: u64,
 }
 
-const PARAMS: &[&str] = &["variant", "low_window", "high_window", "low_p", "high_p", "high_decrease", "response", "per_packet"];
+const PARAMS: &[&str] =
+    &["variant", "low_window", "high_window", "low_p", "high_p", "high_decrease", "response", "per_packet"];
 
 pub fn info() -> AlgorithmInfo {
     AlgorithmInfo {
@@ -250,7 +258,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(HighSpeed::from_params(map, field)?))
 }
 
@@ -273,7 +284,8 @@ impl HighSpeed {
         };
         let low_window = p.f64("low_window", 38.0, |x| x >= 1.0, "a window >= 1 segment")?;
         let high_window = p.f64("high_window", 83000.0, |x| x > low_window, "a window larger than low_window")?;
-        let low_p = p.f64("low_p", 1.5 / (low_window * low_window), |x| x > 0.0 && x < 1.0, "a probability in (0, 1)")?;
+        let low_p =
+            p.f64("low_p", 1.5 / (low_window * low_window), |x| x > 0.0 && x < 1.0, "a probability in (0, 1)")?;
         let high_p = p.f64("high_p", 1e-7, |x| x > 0.0 && x < low_p, "a probability in (0, low_p)")?;
         let high_decrease = p.f64("high_decrease", 0.1, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?;
         let response = match p.choice("response", "interpolated", &["interpolated", "closed-form"])? {
@@ -451,7 +463,16 @@ mod tests {
     #[test]
     fn linux_rows_at_a_few_windows() {
         // table[ai-1].cwnd < cwnd <= table[ai].cwnd; a = ai + 1, b = md/256.
-        for (cwnd, ai, md) in [(38, 0, 128), (39, 1, 112), (118, 1, 112), (119, 2, 104), (1000, 7, 83), (10000, 29, 52), (83000, 70, 25), (200000, 71, 24)] {
+        for (cwnd, ai, md) in [
+            (38, 0, 128),
+            (39, 1, 112),
+            (118, 1, 112),
+            (119, 2, 104),
+            (1000, 7, 83),
+            (10000, 29, 52),
+            (83000, 70, 25),
+            (200000, 71, 24),
+        ] {
             assert_eq!(linux_row(cwnd), ai, "cwnd {cwnd}");
             assert_eq!(HSTCP_AIMD_VALS[ai].1, md);
             let mut h = HighSpeed::new(Variant::Linux);
@@ -528,7 +549,7 @@ mod tests {
         assert!(close(w.cwnd, 1000.0 + a1000 / 1000.0, 1e-12));
         let ss = h.ssthresh(&Window { cwnd: 1000.0, ssthresh: 1e9 }, LossEvent::FastRecovery, 0, 0.0);
         assert!(close(ss, 1000.0 * (1.0 - 0.3299), 0.05)); // b(1000) = 0.330
-        // At or below Low_Window: Reno.
+                                                           // At or below Low_Window: Reno.
         let mut w = Window { cwnd: 20.0, ssthresh: 10.0 };
         h.on_ack(&mut w, &sample(1));
         assert!(close(w.cwnd, 20.05, 1e-12));

@@ -265,46 +265,20 @@ impl Htcp {
         }
     }
 
-    pub fn from_params(
-        map: &serde_json::Map<String, serde_json::Value>,
-        field: &str,
-    ) -> Result<Self, SpecError> {
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
         let p = Params::new(map, field, PARAMS)?;
         let paper = p.choice("variant", "linux", &["linux", "paper"])? == "paper";
-        let d = if paper {
-            HtcpConfig::paper()
-        } else {
-            HtcpConfig::linux()
-        };
-        let arith = match p.choice(
-            "arith",
-            if paper { "float" } else { "linux" },
-            &["linux", "float"],
-        )? {
+        let d = if paper { HtcpConfig::paper() } else { HtcpConfig::linux() };
+        let arith = match p.choice("arith", if paper { "float" } else { "linux" }, &["linux", "float"])? {
             "float" => Arith::Float,
             _ => Arith::Linux,
         };
         let cfg = HtcpConfig {
             arith,
-            hz: p.u64(
-                "hz",
-                d.hz,
-                |h| (1..=1_000_000).contains(&h),
-                "an integer in 1..=1000000",
-            )?,
+            hz: p.u64("hz", d.hz, |h| (1..=1_000_000).contains(&h), "an integer in 1..=1000000")?,
             delta_l: p.f64("delta_l", d.delta_l, |x| x >= 0.0, "a time >= 0 in seconds")?,
-            beta_min: p.f64(
-                "beta_min",
-                d.beta_min,
-                |x| (0.0..1.0).contains(&x),
-                "a fraction in [0, 1)",
-            )?,
-            beta_max: p.f64(
-                "beta_max",
-                d.beta_max,
-                |x| x > 0.0 && x <= 1.0,
-                "a fraction in (0, 1]",
-            )?,
+            beta_min: p.f64("beta_min", d.beta_min, |x| (0.0..1.0).contains(&x), "a fraction in [0, 1)")?,
+            beta_max: p.f64("beta_max", d.beta_max, |x| x > 0.0 && x <= 1.0, "a fraction in (0, 1]")?,
             use_rtt_scaling: p.bool("use_rtt_scaling", d.use_rtt_scaling)?,
             rtt_ref: p.f64("rtt_ref", d.rtt_ref, |x| x > 0.0, "a time > 0 in seconds")?,
             use_bandwidth_switch: p.bool("use_bandwidth_switch", d.use_bandwidth_switch)?,
@@ -428,10 +402,7 @@ impl Htcp {
                     ((now - self.last_cong) / self.min_rtt).floor(),
                 )
             } else {
-                (
-                    self.packetcount as f64 / elapsed,
-                    ((now - self.last_cong) / self.min_rtt).floor(),
-                )
+                (self.packetcount as f64 / elapsed, ((now - self.last_cong) / self.min_rtt).floor())
             };
             if ccount <= 3.0 {
                 // Just after a backoff.
@@ -500,11 +471,7 @@ impl Htcp {
                 factor = rtt_scaled_factor_linux(factor, self.min_rtt as u64, hz, self.cfg.rtt_ref);
             }
             let beta_fp = (self.beta * 128.0).round() as u64;
-            let a = if self.cfg.beta_scaled_alpha {
-                2 * factor * (128 - beta_fp)
-            } else {
-                factor * 128
-            };
+            let a = if self.cfg.beta_scaled_alpha { 2 * factor * (128 - beta_fp) } else { factor * 128 };
             a as f64 / 128.0
         } else {
             let mut factor = alpha_of_delta(diff, self.cfg.delta_l);
@@ -672,21 +639,14 @@ mod tests {
     #[test]
     fn beta_scaled_alpha_is_two_one_minus_beta_times_alpha_of_delta() {
         // alpha = 2 (1 - beta) alpha(Delta); with beta = 0.5 the factor is 1.
-        let mut h = Htcp::new(HtcpConfig {
-            use_rtt_scaling: false,
-            beta_scaled_alpha: true,
-            ..HtcpConfig::paper()
-        });
+        let mut h = Htcp::new(HtcpConfig { use_rtt_scaling: false, beta_scaled_alpha: true, ..HtcpConfig::paper() });
         h.init(0.0);
         h.beta = 0.5;
         assert_eq!(h.compute_alpha(5.0), 45.0);
         h.beta = 0.8;
         assert!((h.compute_alpha(5.0) - 2.0 * 0.2 * 45.0).abs() < 1e-12);
         // Linux x128: alpha = 2 factor (128 - beta); beta = 102 -> 2*45*26/128.
-        let mut l = Htcp::new(HtcpConfig {
-            use_rtt_scaling: false,
-            ..HtcpConfig::linux()
-        });
+        let mut l = Htcp::new(HtcpConfig { use_rtt_scaling: false, ..HtcpConfig::linux() });
         l.init(0.0);
         l.beta = 102.0 / 128.0;
         assert_eq!(l.compute_alpha(5000.0), (2 * 45 * 26) as f64 / 128.0);
@@ -707,10 +667,7 @@ mod tests {
         assert_eq!(rtt_scale_float(0.4, 0.1), 2.0);
         assert_eq!(rtt_scale_float(0.001, 0.1), 0.1);
         // Reference s15: at minRTT = 50 ms multiply alpha(Delta) by 0.5.
-        let mut h = Htcp::new(HtcpConfig {
-            use_rtt_scaling: true,
-            ..HtcpConfig::paper()
-        });
+        let mut h = Htcp::new(HtcpConfig { use_rtt_scaling: true, ..HtcpConfig::paper() });
         h.init(0.0);
         h.min_rtt = 0.05;
         h.beta = 0.5;
@@ -732,15 +689,9 @@ mod tests {
 
     #[test]
     fn linux_backoff_first_event_half_then_adaptive() {
-        let mut h = Htcp::new(HtcpConfig {
-            use_bandwidth_switch: false,
-            ..HtcpConfig::linux()
-        });
+        let mut h = Htcp::new(HtcpConfig { use_bandwidth_switch: false, ..HtcpConfig::linux() });
         h.on_send(0.0, 1500, 1);
-        let w = Window {
-            cwnd: 1000.0,
-            ssthresh: 100.0,
-        };
+        let w = Window { cwnd: 1000.0, ssthresh: 100.0 };
         // RTT samples: min 100 ms, then up to 150 ms in steps <= 20 ms (outlier rule).
         for (i, r) in [0.1, 0.12, 0.14, 0.15].iter().enumerate() {
             h.on_ack_sample(&w, &sample(0.1 * (i + 1) as f64, 1, Some(*r)));
@@ -788,15 +739,9 @@ mod tests {
     fn linux_increase_uses_the_counter_rule() {
         // htcp_cong_avoid: if (cnt * alpha) >> 7 >= cwnd { cwnd++; cnt = 0 } else cnt += pkts_acked.
         // beta = 0.5, Delta = 5 s, minRTT = 100 ms: alpha = 2 * 45 * 64 / 128 = 45.
-        let mut h = Htcp::new(HtcpConfig {
-            use_bandwidth_switch: false,
-            ..HtcpConfig::linux()
-        });
+        let mut h = Htcp::new(HtcpConfig { use_bandwidth_switch: false, ..HtcpConfig::linux() });
         h.on_send(0.0, 1500, 1);
-        let mut w = Window {
-            cwnd: 900.0,
-            ssthresh: 100.0,
-        };
+        let mut w = Window { cwnd: 900.0, ssthresh: 100.0 };
         h.on_ack_sample(&w, &sample(0.0, 1, Some(0.1)));
         h.alpha = h.compute_alpha(5000.0);
         assert_eq!(h.alpha, 45.0);
@@ -822,27 +767,18 @@ mod tests {
     fn float_increase_is_about_alpha_per_rtt() {
         // cwnd += alpha/cwnd per ACK: over one window of W ACKs the increase lies
         // between alpha W/(W + alpha) and alpha.
-        let mut h = Htcp::new(HtcpConfig {
-            beta_scaled_alpha: true,
-            ..HtcpConfig::paper()
-        });
+        let mut h = Htcp::new(HtcpConfig { beta_scaled_alpha: true, ..HtcpConfig::paper() });
         h.on_send(0.0, 1500, 1);
         h.beta = 0.6;
         let alpha = 2.0 * 0.4 * 45.0;
-        let mut w = Window {
-            cwnd: 1000.0,
-            ssthresh: 100.0,
-        };
+        let mut w = Window { cwnd: 1000.0, ssthresh: 100.0 };
         for _ in 0..1000 {
             let s = sample(5.0, 1, None);
             h.on_ack(&mut w, &s);
         }
         assert_eq!(h.alpha, alpha);
         let inc = w.cwnd - 1000.0;
-        assert!(
-            inc <= alpha && inc >= alpha * 1000.0 / (1000.0 + alpha),
-            "{inc}"
-        );
+        assert!(inc <= alpha && inc >= alpha * 1000.0 / (1000.0 + alpha), "{inc}");
         // Paper backoff keeps beta cwnd exactly.
         h.min_rtt = 0.1;
         h.max_rtt = 0.25;
@@ -856,10 +792,7 @@ mod tests {
     fn increase_per_rtt_after_event(params: serde_json::Value) -> (f64, f64) {
         let mut h = Htcp::from_params(params.as_object().unwrap(), "f").unwrap();
         h.on_send(0.0, 1500, 1);
-        let mut w = Window {
-            cwnd: 1000.0,
-            ssthresh: 100.0,
-        };
+        let mut w = Window { cwnd: 1000.0, ssthresh: 100.0 };
         for (i, r) in [0.1, 0.1075].iter().enumerate() {
             h.on_ack_sample(&w, &sample(1.0 + i as f64, 1, Some(*r)));
         }
@@ -886,7 +819,8 @@ mod tests {
         // Linux's rule alpha = 2 (1 - beta) alpha(Delta) (also Leith and Shorten's),
         // given explicitly, makes the same increase 2 (1 - 0.930) = 0.140 times as
         // large: 7 times slower.
-        let (_, scaled) = increase_per_rtt_after_event(serde_json::json!({"variant": "paper", "beta_scaled_alpha": true}));
+        let (_, scaled) =
+            increase_per_rtt_after_event(serde_json::json!({"variant": "paper", "beta_scaled_alpha": true}));
         let k = 2.0 * (1.0 - beta);
         assert!(scaled <= k * a && scaled >= k * a * 1000.0 / (1000.0 + k * a), "scaled: {scaled}, {}", k * a);
         assert!(inc / scaled > 6.5, "{inc} vs {scaled}");
@@ -895,15 +829,9 @@ mod tests {
     #[test]
     fn delta_counts_from_the_end_of_the_congestion_event() {
         // htcp_state: last_cong = now on entering Recovery and again on return to Open.
-        let mut h = Htcp::new(HtcpConfig {
-            use_rtt_scaling: false,
-            ..HtcpConfig::paper()
-        });
+        let mut h = Htcp::new(HtcpConfig { use_rtt_scaling: false, ..HtcpConfig::paper() });
         h.on_send(0.0, 1500, 1);
-        let mut w = Window {
-            cwnd: 100.0,
-            ssthresh: 1e9,
-        };
+        let mut w = Window { cwnd: 100.0, ssthresh: 1e9 };
         h.ssthresh(&w, LossEvent::FastRecovery, 100, 10.0);
         h.on_recovery_exit(&mut w, 10.5);
         h.beta = 0.5;
@@ -941,9 +869,6 @@ mod tests {
         let mut l = serde_json::Map::new();
         l.insert("beta_scaled_alpha".into(), serde_json::json!(false));
         assert!(!Htcp::from_params(&l, "f").unwrap().cfg.beta_scaled_alpha);
-        assert_eq!(
-            Htcp::from_params(&serde_json::Map::new(), "f").unwrap().cfg,
-            HtcpConfig::linux()
-        );
+        assert_eq!(Htcp::from_params(&serde_json::Map::new(), "f").unwrap().cfg, HtcpConfig::linux());
     }
 }

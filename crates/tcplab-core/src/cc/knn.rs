@@ -172,7 +172,12 @@ pub fn build(spec: &LossClassifierSpec, field: &str) -> Result<Box<dyn LossClass
             let p = Params::new(&spec.params, &f, &["max_size", "range", "ack_every", "drop_flag", "timeouts"])?;
             let d = KnnConfig::default();
             let cfg = KnnConfig {
-                max_size: p.u64("max_size", d.max_size as u64, |x| (3..=10_000_000).contains(&x), "an integer from 3 to 1e7")? as usize,
+                max_size: p.u64(
+                    "max_size",
+                    d.max_size as u64,
+                    |x| (3..=10_000_000).contains(&x),
+                    "an integer from 3 to 1e7",
+                )? as usize,
                 range: p.f64("range", d.range, |x| x > 0.0, "a positive distance (normalized units)")?,
                 ack_every: p.u64("ack_every", 1, |x| (1..=u32::MAX as u64).contains(&x), "an integer >= 1")? as u32,
                 drop_flag: match p.choice("drop_flag", "answer", &["answer", "congestion"])? {
@@ -220,7 +225,8 @@ mod tests {
     fn drops_recurring_at_the_same_window_are_congestion() {
         // Congestion drops recur at a similar cwnd: the neighbourhood of a new
         // drop at that cwnd holds earlier drops (flagged congestion) and few ACKs.
-        let mut k = Knn::new(KnnConfig { max_size: 90, range: 0.05, drop_flag: DropFlag::Congestion, ..KnnConfig::default() });
+        let mut k =
+            Knn::new(KnnConfig { max_size: 90, range: 0.05, drop_flag: DropFlag::Congestion, ..KnnConfig::default() });
         let mut t = 0.0;
         for _cycle in 0..30 {
             // ACKs while the window climbs far from the loss point, then a drop at cwnd 200.
@@ -239,7 +245,8 @@ mod tests {
     #[test]
     fn ties_answer_congestion_and_the_history_is_bounded() {
         // "answer congestion unless the non-congestion count is larger"
-        let mut k = Knn::new(KnnConfig { max_size: 6, range: 10.0, drop_flag: DropFlag::Congestion, ..KnnConfig::default() });
+        let mut k =
+            Knn::new(KnnConfig { max_size: 6, range: 10.0, drop_flag: DropFlag::Congestion, ..KnnConfig::default() });
         k.on_loss(0.0, 10.0, false); // warm-up, flagged congestion
         k.on_ack(1.0, 10.0);
         assert_eq!(k.on_loss(2.0, 10.0, false), LossVerdict::Congestion); // 1 vs 1
@@ -273,7 +280,10 @@ mod tests {
         params.insert("rnage".into(), serde_json::json!(0.1));
         let e = build(&LossClassifierSpec { kind: "knn".into(), params }, "flows[0].loss_classifier").err().unwrap();
         assert_eq!(e.field, "flows[0].loss_classifier.params.rnage");
-        let e = build(&LossClassifierSpec { kind: "svm".into(), params: Default::default() }, "flows[0].loss_classifier").err().unwrap();
+        let e =
+            build(&LossClassifierSpec { kind: "svm".into(), params: Default::default() }, "flows[0].loss_classifier")
+                .err()
+                .unwrap();
         assert_eq!(e.field, "flows[0].loss_classifier.kind");
     }
 }

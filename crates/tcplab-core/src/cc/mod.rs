@@ -42,28 +42,28 @@
 //! | [`CongestionControl::ecn_ssthresh`] | entering CWR on an ECN echo (default: [`CongestionControl::ssthresh`] of a fast recovery, as Linux's one `ssthresh` hook) | `ssthresh` from `tcp_init_cwnd_reduction` in `tcp_enter_cwr` |
 //! | [`CongestionControl::on_cwr`] | the sender enters or leaves the CWR state | `set_state(TCP_CA_CWR)`, back to Open |
 
-pub mod reno;
-pub mod bic;
-pub mod cubic;
-pub mod filters;
-pub mod knn;
-pub mod bwe;
-pub mod htcp;
-pub mod westwood;
-pub mod westwood_re;
-pub mod westwood_bs;
-pub mod rce;
-pub mod scalable;
-pub mod highspeed;
-pub mod delay;
-pub mod vegas;
-pub mod fast;
-pub mod compound;
 pub mod areno;
 pub mod bbr;
 pub mod bbr3;
+pub mod bic;
+pub mod bwe;
+pub mod compound;
+pub mod cubic;
 pub mod dctcp;
+pub mod delay;
+pub mod fast;
+pub mod filters;
+pub mod highspeed;
+pub mod htcp;
+pub mod knn;
 pub mod prague;
+pub mod rce;
+pub mod reno;
+pub mod scalable;
+pub mod vegas;
+pub mod westwood;
+pub mod westwood_bs;
+pub mod westwood_re;
 
 use crate::error::SpecError;
 use crate::net::Ecn;
@@ -115,7 +115,8 @@ pub struct EcnUse {
 
 impl EcnUse {
     /// Algorithms that do not use ECN: off unless the spec turns it on.
-    pub const NONE: EcnUse = EcnUse { default_mode: EcnMode::Off, needs: EcnMode::Off, ect: Ecn::Ect0, precise_echo: false };
+    pub const NONE: EcnUse =
+        EcnUse { default_mode: EcnMode::Off, needs: EcnMode::Off, ect: Ecn::Ect0, precise_echo: false };
 
     /// The flow's mode: `requested`, else the default; an error message if
     /// the algorithm needs more.
@@ -349,7 +350,15 @@ pub trait CongestionControl: Send {
     /// `lost_since_send` the segments marked lost since it was sent (itself
     /// included: `tp->lost - tx.lost`), `tx_app_limited` its app-limited
     /// flag. Not called for a packet SACKed or already marked lost.
-    fn on_packet_lost(&mut self, _w: &Window, _tx_in_flight: u64, _lost_since_send: u64, _tx_app_limited: bool, _c: &Conn) {}
+    fn on_packet_lost(
+        &mut self,
+        _w: &Window,
+        _tx_in_flight: u64,
+        _lost_since_send: u64,
+        _tx_app_limited: bool,
+        _c: &Conn,
+    ) {
+    }
     /// ECN-capable connections, every ACK before `on_ack_sample` and
     /// `cong_control`: segments delivered with a CE mark so far
     /// (`tp->delivered_ce`: classic ECN counts every segment an ECE ACK
@@ -395,7 +404,8 @@ pub struct AlgorithmInfo {
 
 /// Builds an algorithm from its parameters; `field` is the path used in errors
 /// (e.g. `flows[0].cc`).
-pub type BuildFn = fn(&serde_json::Map<String, serde_json::Value>, &str) -> Result<Box<dyn CongestionControl>, SpecError>;
+pub type BuildFn =
+    fn(&serde_json::Map<String, serde_json::Value>, &str) -> Result<Box<dyn CongestionControl>, SpecError>;
 
 /// The registry: one line per algorithm, (description, constructor).
 const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
@@ -432,8 +442,10 @@ pub fn build(spec: &CcSpec, field: &str) -> Result<Box<dyn CongestionControl>, S
             return build(&spec.params, field);
         }
     }
-    let known: Vec<&str> = catalog().iter().flat_map(|i| std::iter::once(i.name).chain(i.aliases.iter().copied())).collect();
-    let mut close: Vec<(usize, &str)> = known.iter().map(|k| (edit_distance(k, &name), *k)).filter(|(d, _)| *d <= 3).collect();
+    let known: Vec<&str> =
+        catalog().iter().flat_map(|i| std::iter::once(i.name).chain(i.aliases.iter().copied())).collect();
+    let mut close: Vec<(usize, &str)> =
+        known.iter().map(|k| (edit_distance(k, &name), *k)).filter(|(d, _)| *d <= 3).collect();
     close.sort();
     let hint = if close.is_empty() {
         format!("known algorithms: {}", known.join(", "))
@@ -464,7 +476,11 @@ pub struct Params<'a> {
 }
 
 impl<'a> Params<'a> {
-    pub fn new(map: &'a serde_json::Map<String, serde_json::Value>, field: &str, allowed: &'a [&'static str]) -> Result<Self, SpecError> {
+    pub fn new(
+        map: &'a serde_json::Map<String, serde_json::Value>,
+        field: &str,
+        allowed: &'a [&'static str],
+    ) -> Result<Self, SpecError> {
         for k in map.keys() {
             if !allowed.contains(&k.as_str()) {
                 return Err(SpecError::new(
@@ -506,13 +522,21 @@ impl<'a> Params<'a> {
         }
     }
 
-    pub fn choice(&self, name: &str, default: &'static str, options: &'static [&'static str]) -> Result<&'static str, SpecError> {
+    pub fn choice(
+        &self,
+        name: &str,
+        default: &'static str,
+        options: &'static [&'static str],
+    ) -> Result<&'static str, SpecError> {
         match self.map.get(name) {
             None => Ok(default),
             Some(v) => {
                 let s = v.as_str().unwrap_or("");
                 options.iter().find(|o| **o == s).copied().ok_or_else(|| {
-                    SpecError::new(format!("{}.params.{name}", self.field), format!("must be one of {}, got {v}", options.join(", ")))
+                    SpecError::new(
+                        format!("{}.params.{name}", self.field),
+                        format!("must be one of {}, got {v}", options.join(", ")),
+                    )
                 })
             }
         }
@@ -538,8 +562,12 @@ mod tests {
         for a in catalog() {
             let mut seen = std::collections::HashSet::new();
             for p in &a.params {
-                assert!(!p.name.is_empty() && p.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
-                        "{}: parameter {:?} is not one name", a.name, p.name);
+                assert!(
+                    !p.name.is_empty() && p.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                    "{}: parameter {:?} is not one name",
+                    a.name,
+                    p.name
+                );
                 assert!(seen.insert(p.name), "{}: parameter {:?} listed twice", a.name, p.name);
             }
         }

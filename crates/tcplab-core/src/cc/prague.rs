@@ -69,7 +69,10 @@
 //! (MSS + 40 before the first).
 
 use super::reno::Reno;
-use super::{AckSample, AlgorithmInfo, CaState, CongestionControl, Conn, EcnMode, EcnUse, LossEvent, ParamInfo, Params, RateSample, Window};
+use super::{
+    AckSample, AlgorithmInfo, CaState, CongestionControl, Conn, EcnMode, EcnUse, LossEvent, ParamInfo, Params,
+    RateSample, Window,
+};
 use crate::error::SpecError;
 use crate::net::Ecn;
 
@@ -136,7 +139,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(Prague::from_params(map, field)?))
 }
 
@@ -192,11 +198,12 @@ impl Prague {
     /// `prague_ai_ack_increase` with `prague_rate_scaled_ai_ack_increase`.
     fn update_ai(&mut self) {
         let rtt = self.srtt;
-        self.ai_ack_increase = if self.round < self.rtt_transition || rtt <= 0.0 || rtt > MAX_SCALED_RTT || rtt >= self.rtt_target {
-            1.0
-        } else {
-            (rtt / self.rtt_target) * (rtt / self.rtt_target)
-        };
+        self.ai_ack_increase =
+            if self.round < self.rtt_transition || rtt <= 0.0 || rtt > MAX_SCALED_RTT || rtt >= self.rtt_target {
+                1.0
+            } else {
+                (rtt / self.rtt_target) * (rtt / self.rtt_target)
+            };
     }
 
     /// `prague_new_round`.
@@ -453,7 +460,12 @@ mod tests {
                     self.ce += 1;
                 }
                 self.p.on_ecn(self.ce, marks(k));
-                let s = AckSample { snd_una: self.una, snd_nxt: self.una + self.w.cwnd as u64, delivered: self.delivered, ..AckSample::test(self.now, 1) };
+                let s = AckSample {
+                    snd_una: self.una,
+                    snd_nxt: self.una + self.w.cwnd as u64,
+                    delivered: self.delivered,
+                    ..AckSample::test(self.now, 1)
+                };
                 self.p.on_ack_sample(&self.w, &s);
                 let rs = RateSample { acked_sacked: 1, ..RateSample::default() };
                 let mut c = Conn { delivered: self.delivered, in_flight: self.w.cwnd as u64, ..conn(self.now, rtt) };

@@ -79,7 +79,8 @@ pub fn info() -> AlgorithmInfo {
             ParamInfo {
                 name: "variant",
                 default: "linux",
-                description: "linux: cwnd += acked/min(cwnd, ai_cnt) with integer cwnd, ssthresh = max(cwnd - cwnd/8, 2); \
+                description:
+                    "linux: cwnd += acked/min(cwnd, ai_cnt) with integer cwnd, ssthresh = max(cwnd - cwnd/8, 2); \
                               linux-pre-2020: +1/min(cwnd, 50) per ACK, slow-start leftover discarded; \
                               paper: fractional cwnd, +a per ACK above low_window, keep 1-b on loss",
                 source: "Linux tcp_scalable.c (5.7+ and 4.x-5.6); Kelly 2003",
@@ -90,8 +91,18 @@ pub fn info() -> AlgorithmInfo {
                 description: "TCP_SCALABLE_AI_CNT: +1 segment per min(cwnd, ai_cnt) credits (Linux variants only)",
                 source: "Linux tcp_scalable.c",
             },
-            ParamInfo { name: "a", default: "0.01", description: "paper: cwnd increase per ACK above low_window", source: "Kelly 2003" },
-            ParamInfo { name: "b", default: "0.125", description: "paper: fraction of cwnd removed on loss above low_window", source: "Kelly 2003" },
+            ParamInfo {
+                name: "a",
+                default: "0.01",
+                description: "paper: cwnd increase per ACK above low_window",
+                source: "Kelly 2003",
+            },
+            ParamInfo {
+                name: "b",
+                default: "0.125",
+                description: "paper: fraction of cwnd removed on loss above low_window",
+                source: "Kelly 2003",
+            },
             ParamInfo {
                 name: "low_window",
                 default: "16",
@@ -109,7 +120,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(Scalable::from_params(map, field)?))
 }
 
@@ -309,7 +323,8 @@ mod tests {
     fn linux_ssthresh_keeps_seven_eighths() {
         // max(cwnd - (cwnd >> 3), 2).
         let mut s = Scalable::new(Variant::Linux);
-        let ss = |s: &mut Scalable, c: f64| s.ssthresh(&Window { cwnd: c, ssthresh: 1e9 }, LossEvent::FastRecovery, 0, 0.0);
+        let ss =
+            |s: &mut Scalable, c: f64| s.ssthresh(&Window { cwnd: c, ssthresh: 1e9 }, LossEvent::FastRecovery, 0, 0.0);
         assert_eq!(ss(&mut s, 1000.0), 875.0);
         assert_eq!(ss(&mut s, 1007.0), 882.0); // 1007 >> 3 = 125
         assert_eq!(ss(&mut s, 7.0), 7.0); // 7 >> 3 = 0
@@ -374,7 +389,8 @@ mod tests {
     fn paper_decrease_is_b_above_low_window_and_half_below() {
         // cwnd -= b*cwnd (b = 0.125) above lwnd; Reno halving at or below it; floor 2.
         let mut s = Scalable::new(Variant::Paper);
-        let ss = |s: &mut Scalable, c: f64| s.ssthresh(&Window { cwnd: c, ssthresh: 1e9 }, LossEvent::FastRecovery, 0, 0.0);
+        let ss =
+            |s: &mut Scalable, c: f64| s.ssthresh(&Window { cwnd: c, ssthresh: 1e9 }, LossEvent::FastRecovery, 0, 0.0);
         assert!((ss(&mut s, 1000.0) - 875.0).abs() < 1e-9);
         assert!((ss(&mut s, 16.0) - 8.0).abs() < 1e-12);
         assert_eq!(ss(&mut s, 3.0), 2.0);

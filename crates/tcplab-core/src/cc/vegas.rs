@@ -89,7 +89,14 @@ pub struct VegasConfig {
 
 impl VegasConfig {
     pub fn linux() -> Self {
-        VegasConfig { variant: Variant::Linux, alpha: 2.0, beta: 4.0, gamma: 1.0, loss_keep: 0.5, restart_on_idle: true }
+        VegasConfig {
+            variant: Variant::Linux,
+            alpha: 2.0,
+            beta: 4.0,
+            gamma: 1.0,
+            loss_keep: 0.5,
+            restart_on_idle: true,
+        }
     }
 
     /// Linux 2.6.16-2.6.22: the same defaults as mainline, held in
@@ -99,7 +106,14 @@ impl VegasConfig {
     }
 
     pub fn paper() -> Self {
-        VegasConfig { variant: Variant::Paper, alpha: 1.0, beta: 3.0, gamma: 1.0, loss_keep: 0.75, restart_on_idle: true }
+        VegasConfig {
+            variant: Variant::Paper,
+            alpha: 1.0,
+            beta: 3.0,
+            gamma: 1.0,
+            loss_keep: 0.75,
+            restart_on_idle: true,
+        }
     }
 }
 
@@ -181,7 +195,10 @@ pub fn info() -> AlgorithmInfo {
 }
 
 /// Registry constructor.
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(Vegas::from_params(map, field)?))
 }
 

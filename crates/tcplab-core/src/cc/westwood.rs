@@ -98,16 +98,8 @@ pub const LINUX_FILTER_GAIN: f64 = 1.0 / 8.0;
 pub const PAPER_FILTER_GAIN: f64 = 0.1;
 
 /// Parameter names (shared with the algorithms built on Westwood).
-pub const PARAMS: &[&str] = &[
-    "variant",
-    "bwe_timing",
-    "reset_rtt_min_on_rto",
-    "mode",
-    "filter",
-    "filter_gain",
-    "min_interval",
-    "init_rtt",
-];
+pub const PARAMS: &[&str] =
+    &["variant", "bwe_timing", "reset_rtt_min_on_rto", "mode", "filter", "filter_gain", "min_interval", "init_rtt"];
 
 pub fn info() -> AlgorithmInfo {
     AlgorithmInfo {
@@ -155,9 +147,7 @@ impl Westwood {
             timing: BweTiming::Immediate,
             reset_rtt_min_on_rto: false,
             bwe: WestwoodBwe::new(BweConfig {
-                filter: BweFilter::Ewma {
-                    gain: PAPER_FILTER_GAIN,
-                },
+                filter: BweFilter::Ewma { gain: PAPER_FILTER_GAIN },
                 ..BweConfig::default()
             }),
             reno: Reno::new(reno::Mode::Float),
@@ -165,10 +155,7 @@ impl Westwood {
         }
     }
 
-    pub fn from_params(
-        map: &serde_json::Map<String, serde_json::Value>,
-        field: &str,
-    ) -> Result<Self, SpecError> {
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
         let p = Params::new(map, field, PARAMS)?;
         let paper = p.choice("variant", "linux", &["linux", "paper"])? == "paper";
         let timing = match p.choice(
@@ -180,56 +167,24 @@ impl Westwood {
             _ => BweTiming::RecoveryExit,
         };
         let reset_rtt_min_on_rto = p.bool("reset_rtt_min_on_rto", !paper)?;
-        let mode = match p.choice(
-            "mode",
-            if paper { "float" } else { "linux" },
-            &["linux", "float"],
-        )? {
+        let mode = match p.choice("mode", if paper { "float" } else { "linux" }, &["linux", "float"])? {
             "float" => reno::Mode::Float,
             _ => reno::Mode::Linux,
         };
-        let kind = p.choice(
-            "filter",
-            if paper { "ewma" } else { "linux" },
-            &["linux", "ewma", "tustin"],
-        )?;
-        let default_gain = if kind == "linux" {
-            LINUX_FILTER_GAIN
-        } else {
-            PAPER_FILTER_GAIN
-        };
-        let gain = p.f64(
-            "filter_gain",
-            default_gain,
-            |g| g > 0.0 && g <= 1.0,
-            "a fraction in (0, 1]",
-        )?;
+        let kind = p.choice("filter", if paper { "ewma" } else { "linux" }, &["linux", "ewma", "tustin"])?;
+        let default_gain = if kind == "linux" { LINUX_FILTER_GAIN } else { PAPER_FILTER_GAIN };
+        let gain = p.f64("filter_gain", default_gain, |g| g > 0.0 && g <= 1.0, "a fraction in (0, 1]")?;
         let filter = match kind {
             "ewma" => BweFilter::Ewma { gain },
             "tustin" => BweFilter::Tustin { a: 1.0 - gain },
             _ => BweFilter::LinuxCascaded { gain },
         };
-        let min_interval = p.f64(
-            "min_interval",
-            WESTWOOD_RTT_MIN,
-            |x| x >= 0.0,
-            "a time >= 0 in seconds",
-        )?;
-        let init_rtt = p.f64(
-            "init_rtt",
-            WESTWOOD_INIT_RTT,
-            |x| x > 0.0,
-            "a time > 0 in seconds",
-        )?;
+        let min_interval = p.f64("min_interval", WESTWOOD_RTT_MIN, |x| x >= 0.0, "a time >= 0 in seconds")?;
+        let init_rtt = p.f64("init_rtt", WESTWOOD_INIT_RTT, |x| x > 0.0, "a time > 0 in seconds")?;
         Ok(Westwood {
             timing,
             reset_rtt_min_on_rto,
-            bwe: WestwoodBwe::new(BweConfig {
-                min_interval,
-                init_rtt,
-                filter,
-                fixed_interval: None,
-            }),
+            bwe: WestwoodBwe::new(BweConfig { min_interval, init_rtt, filter, fixed_interval: None }),
             reno: Reno::new(mode),
             prior_cwnd: 0.0,
             loss_pending: false,
@@ -358,10 +313,7 @@ mod tests {
     /// from 0 and approaches it. Returns the time and `snd_una` of the last ACK.
     fn prime(w: &mut Westwood, rtt: f64, segs: u64, t: f64) -> (f64, u64) {
         w.on_send(0.0, 1500, 1);
-        let win = Window {
-            cwnd: 10.0,
-            ssthresh: 1e9,
-        };
+        let win = Window { cwnd: 10.0, ssthresh: 1e9 };
         w.on_ack_sample(&win, &ack(0.0, 0, Some(rtt), false));
         for k in 1..=PRIME_WINDOWS {
             w.on_ack_sample(&win, &ack(k as f64 * t, k * segs, Some(rtt), false));
@@ -376,32 +328,19 @@ mod tests {
         let t = 1000.0 / RATE; // 1000 segments at 10 Mbit/s
         let mut w = Westwood::linux();
         let (end, _) = prime(&mut w, 0.05, 1000, t);
-        assert!(
-            (w.bwe.bw_est() - RATE).abs() < 1e-9 * RATE,
-            "{}",
-            w.bwe.bw_est()
-        );
+        assert!((w.bwe.bw_est() - RATE).abs() < 1e-9 * RATE, "{}", w.bwe.bw_est());
         assert_eq!(w.bwe.rtt_min(), 0.05);
         assert_eq!(w.bw_rttmin(), 43.0);
 
         // Linux timing: Reno half on entry, BWE x RTTmin at COMPLETE_CWR.
-        let mut win = Window {
-            cwnd: 120.0,
-            ssthresh: 1e9,
-        };
-        assert_eq!(
-            w.ssthresh(&win, LossEvent::FastRecovery, 120, end + 0.1),
-            60.0
-        );
+        let mut win = Window { cwnd: 120.0, ssthresh: 1e9 };
+        assert_eq!(w.ssthresh(&win, LossEvent::FastRecovery, 120, end + 0.1), 60.0);
         win.ssthresh = 60.0;
         win.cwnd = 60.0;
         w.on_recovery_exit(&mut win, end + 0.2);
         assert_eq!((win.cwnd, win.ssthresh), (43.0, 43.0));
         // Linux raises cwnd at the exit when BWE x RTTmin exceeds the Reno half.
-        let mut win = Window {
-            cwnd: 70.0,
-            ssthresh: 1e9,
-        };
+        let mut win = Window { cwnd: 70.0, ssthresh: 1e9 };
         win.ssthresh = w.ssthresh(&win, LossEvent::FastRecovery, 70, end + 0.3);
         win.cwnd = win.ssthresh;
         w.on_recovery_exit(&mut win, end + 0.4);
@@ -411,27 +350,14 @@ mod tests {
         // if already below it.
         let mut p = Westwood::paper();
         let (end, _) = prime(&mut p, 0.05, 1000, t);
-        assert!(
-            (p.bwe.bw_est() - RATE).abs() < 1e-9 * RATE,
-            "{}",
-            p.bwe.bw_est()
-        );
-        let mut win = Window {
-            cwnd: 120.0,
-            ssthresh: 1e9,
-        };
-        assert_eq!(
-            p.ssthresh(&win, LossEvent::FastRecovery, 120, end + 0.1),
-            43.0
-        );
+        assert!((p.bwe.bw_est() - RATE).abs() < 1e-9 * RATE, "{}", p.bwe.bw_est());
+        let mut win = Window { cwnd: 120.0, ssthresh: 1e9 };
+        assert_eq!(p.ssthresh(&win, LossEvent::FastRecovery, 120, end + 0.1), 43.0);
         win.ssthresh = 43.0;
         win.cwnd = 43.0;
         p.on_recovery_exit(&mut win, end + 0.2);
         assert_eq!(win.cwnd, 43.0);
-        let mut win = Window {
-            cwnd: 30.0,
-            ssthresh: 1e9,
-        };
+        let mut win = Window { cwnd: 30.0, ssthresh: 1e9 };
         win.ssthresh = p.ssthresh(&win, LossEvent::FastRecovery, 30, end + 0.3);
         assert_eq!(win.ssthresh, 43.0);
         win.cwnd = win.ssthresh;
@@ -444,10 +370,7 @@ mod tests {
         let t = 1000.0 / RATE;
         let mut w = Westwood::linux();
         let (end, una) = prime(&mut w, 0.05, 1000, t);
-        let mut win = Window {
-            cwnd: 100.0,
-            ssthresh: 1e9,
-        };
+        let mut win = Window { cwnd: 100.0, ssthresh: 1e9 };
         win.ssthresh = w.ssthresh(&win, LossEvent::Timeout, 100, end + 0.2);
         win.cwnd = 1.0;
         w.on_rto(&mut win, end + 0.2);
@@ -470,10 +393,7 @@ mod tests {
         for &(rtt, bound) in &[(0.1, 0.1), (0.02, 0.05)] {
             let mut w = Westwood::linux();
             w.on_send(0.0, 1500, 1);
-            let win = Window {
-                cwnd: 10.0,
-                ssthresh: 1e9,
-            };
+            let win = Window { cwnd: 10.0, ssthresh: 1e9 };
             let dt = 1.0 / 1024.0; // exact binary steps
             let mut una = 0;
             let mut k = 0;
@@ -505,10 +425,7 @@ mod tests {
         // output after n samples is r2 + (r1 - r2) (q^n + n/8 q^n).
         let mut w = Westwood::linux();
         w.on_send(0.0, 1500, 1);
-        let win = Window {
-            cwnd: 10.0,
-            ssthresh: 1e9,
-        };
+        let win = Window { cwnd: 10.0, ssthresh: 1e9 };
         let t = 0.1; // window length, RTT 50 ms
         let mut una = 0u64;
         w.on_ack_sample(&win, &ack(0.0, una, Some(0.05), false));
@@ -529,11 +446,7 @@ mod tests {
         for n in 1..=100 {
             feed(&mut w, 200); // samples of 2000 seg/s
             let expect = 2000.0 + (500.0 - 2000.0) * (q.powi(n) + n as f64 / 8.0 * q.powi(n));
-            assert!(
-                (w.bwe.bw_est() - expect).abs() < 1e-6,
-                "n={n}: {} vs {expect}",
-                w.bwe.bw_est()
-            );
+            assert!((w.bwe.bw_est() - expect).abs() < 1e-6, "n={n}: {} vs {expect}", w.bwe.bw_est());
         }
         assert!((w.bwe.bw_est() - 2000.0).abs() < 0.1); // 1500 (1 + 100/8) (7/8)^100 = 0.03
     }
@@ -551,10 +464,7 @@ mod tests {
         m.insert("variant".into(), serde_json::json!("paper"));
         let mut w = Westwood::from_params(&m, "cc").unwrap();
         w.on_send(0.0, 1500, 1);
-        let win = Window {
-            cwnd: 10.0,
-            ssthresh: 1e9,
-        };
+        let win = Window { cwnd: 10.0, ssthresh: 1e9 };
         let t = 0.1; // window length, RTT 50 ms
         let mut una = 0u64;
         w.on_ack_sample(&win, &ack(0.0, una, Some(0.05), false));
@@ -571,11 +481,7 @@ mod tests {
         for n in 1..=20 {
             feed(&mut w, 50); // samples of 500 seg/s
             let expect = 500.0 * (1.0 - 0.9f64.powi(n));
-            assert!(
-                (w.bwe.bw_est() - expect).abs() < 1e-9,
-                "n={n}: {} vs {expect}",
-                w.bwe.bw_est()
-            );
+            assert!((w.bwe.bw_est() - expect).abs() < 1e-9, "n={n}: {} vs {expect}", w.bwe.bw_est());
         }
         feed(&mut w, 200); // the window still held 50: one more sample of 500
         let e0 = 500.0 * (1.0 - 0.9f64.powi(21));
@@ -583,36 +489,16 @@ mod tests {
         for k in 1..=60 {
             feed(&mut w, 200); // samples of 2000 seg/s
             let expect = 2000.0 + (e0 - 2000.0) * 0.9f64.powi(k);
-            assert!(
-                (w.bwe.bw_est() - expect).abs() < 1e-6,
-                "k={k}: {} vs {expect}",
-                w.bwe.bw_est()
-            );
+            assert!((w.bwe.bw_est() - expect).abs() < 1e-6, "k={k}: {} vs {expect}", w.bwe.bw_est());
         }
         // The same from the constructor; an explicit filter still overrides.
-        assert_eq!(
-            Westwood::paper().bwe.cfg.filter,
-            BweFilter::Ewma {
-                gain: PAPER_FILTER_GAIN
-            }
-        );
+        assert_eq!(Westwood::paper().bwe.cfg.filter, BweFilter::Ewma { gain: PAPER_FILTER_GAIN });
         m.insert("filter".into(), serde_json::json!("linux"));
         let l = Westwood::from_params(&m, "cc").unwrap();
+        assert_eq!(l.bwe.cfg.filter, BweFilter::LinuxCascaded { gain: LINUX_FILTER_GAIN });
         assert_eq!(
-            l.bwe.cfg.filter,
-            BweFilter::LinuxCascaded {
-                gain: LINUX_FILTER_GAIN
-            }
-        );
-        assert_eq!(
-            Westwood::from_params(&serde_json::Map::new(), "cc")
-                .unwrap()
-                .bwe
-                .cfg
-                .filter,
-            BweFilter::LinuxCascaded {
-                gain: LINUX_FILTER_GAIN
-            }
+            Westwood::from_params(&serde_json::Map::new(), "cc").unwrap().bwe.cfg.filter,
+            BweFilter::LinuxCascaded { gain: LINUX_FILTER_GAIN }
         );
     }
 
@@ -622,10 +508,7 @@ mod tests {
         // reduced by the segments the dupacks already counted.
         let mut w = Westwood::linux();
         w.on_send(0.0, 1500, 1);
-        let win = Window {
-            cwnd: 10.0,
-            ssthresh: 1e9,
-        };
+        let win = Window { cwnd: 10.0, ssthresh: 1e9 };
         w.on_ack_sample(&win, &ack(0.0, 10, Some(0.05), false)); // baseline 10
         w.on_ack_sample(&win, &ack(0.001, 11, Some(0.05), false));
         for i in 0..3 {
@@ -642,10 +525,7 @@ mod tests {
     fn growth_is_reno() {
         // tcp_reno_cong_avoid: +1 segment per cwnd segments acknowledged.
         let mut w = Westwood::linux();
-        let mut win = Window {
-            cwnd: 20.0,
-            ssthresh: 10.0,
-        };
+        let mut win = Window { cwnd: 20.0, ssthresh: 10.0 };
         for i in 0..19 {
             w.on_ack(&mut win, &ack(i as f64, i, None, false));
         }

@@ -80,7 +80,15 @@ pub fn buffer_estimate(rtt: f64, rtt_min: f64, capacity: f64) -> BufferEstimate 
     };
     let den = rtt - diff;
     let comp = if den > 0.0 { rtt / den * rtt_min } else { rtt_min };
-    BufferEstimate { rtt, rtt_min, capacity: capacity.max(0.0), bs_estimate: bs, bdp, diff_delay: diff, compensated_rtt_min: comp }
+    BufferEstimate {
+        rtt,
+        rtt_min,
+        capacity: capacity.max(0.0),
+        bs_estimate: bs,
+        bdp,
+        diff_delay: diff,
+        compensated_rtt_min: comp,
+    }
 }
 
 pub struct WestwoodBs {
@@ -127,13 +135,17 @@ pub fn info() -> AlgorithmInfo {
     AlgorithmInfo {
         name: "westwood-bs",
         aliases: &["kk-westwood", "westwood-kk", "westwood_bs"],
-        description: "Kaneko & Katto's Reno-friendly Westwood: Westwood-RE whose post-loss window is ERE x compensated_RTT_min, \
+        description:
+            "Kaneko & Katto's Reno-friendly Westwood: Westwood-RE whose post-loss window is ERE x compensated_RTT_min, \
                       from a router-buffer estimate with RCE capacity (compensated_RTT_min = RTT/2).",
         params,
     }
 }
 
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(WestwoodBs::from_params(map, field)?))
 }
 

@@ -57,13 +57,17 @@ pub fn info() -> AlgorithmInfo {
     AlgorithmInfo {
         name: "westwood-re",
         aliases: &["westwood_re", "tcpw-re"],
-        description: "TCP Westwood with Rate Estimation: Reno growth; on loss ssthresh = max(ERE x RTTmin, 2) with ERE \
+        description:
+            "TCP Westwood with Rate Estimation: Reno growth; on loss ssthresh = max(ERE x RTTmin, 2) with ERE \
                       a low-pass filtered rate sampled once per interval T (one RTT by default).",
         params: params_info(),
     }
 }
 
-pub fn build(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Box<dyn CongestionControl>, SpecError> {
+pub fn build(
+    map: &serde_json::Map<String, serde_json::Value>,
+    field: &str,
+) -> Result<Box<dyn CongestionControl>, SpecError> {
     Ok(Box::new(from_params(map, field, PARAMS)?))
 }
 
@@ -82,11 +86,8 @@ pub fn from_params(
             ww_map.insert((*k).to_string(), v.clone());
         }
     }
-    let defaults: [(&str, serde_json::Value); 3] = [
-        ("variant", "paper".into()),
-        ("filter", "tustin".into()),
-        ("min_interval", 0.0.into()),
-    ];
+    let defaults: [(&str, serde_json::Value); 3] =
+        [("variant", "paper".into()), ("filter", "tustin".into()), ("min_interval", 0.0.into())];
     for (k, v) in defaults {
         ww_map.entry(k.to_string()).or_insert(v);
     }

@@ -53,7 +53,16 @@ const _: () = assert!(crate::net::packet::tcp_flags::ALL < 32);
 impl InLink {
     #[inline(always)]
     fn new(p: Packet) -> Self {
-        InLink { seq: p.seq, next_arrive: 0, sack: p.sack, pos: p.pos, next_tag: 0, size: p.size, kind: p.kind, bits: p.bits }
+        InLink {
+            seq: p.seq,
+            next_arrive: 0,
+            sack: p.sack,
+            pos: p.pos,
+            next_tag: 0,
+            size: p.size,
+            kind: p.kind,
+            bits: p.bits,
+        }
     }
 
     #[inline(always)]
@@ -264,7 +273,16 @@ unsafe impl Send for Ring {}
 impl Ring {
     fn new() -> Self {
         let null = std::ptr::null_mut();
-        Ring { head_blk: null, tail_blk: null, wait_blk: null, len: 0, waiting: 0, head_off: 0, tail_off: 0, wait_off: 0 }
+        Ring {
+            head_blk: null,
+            tail_blk: null,
+            wait_blk: null,
+            len: 0,
+            waiting: 0,
+            head_off: 0,
+            tail_off: 0,
+            wait_off: 0,
+        }
     }
 
     #[inline]
@@ -867,7 +885,11 @@ mod tests {
         assert_eq!(pool.bytes() / block, pool.len() + in_ring);
         // A chunk is added only when every block held is in use, and is at
         // most twice their size.
-        assert!(pool.bytes() <= 3 * (peak / BLOCK + 2) * block + MIN_CHUNK, "{} B held, peak {peak} entries", pool.bytes());
+        assert!(
+            pool.bytes() <= 3 * (peak / BLOCK + 2) * block + MIN_CHUNK,
+            "{} B held, peak {peak} entries",
+            pool.bytes()
+        );
     }
 
     /// Chunks double up to 2 MiB; they are freed only when every block of
@@ -993,7 +1015,8 @@ mod tests {
         assert!(matches!(l.enqueue(0, pkt(1000), 0, &mut sh), Enqueued::Accepted(_))); // in service
         assert!(matches!(l.enqueue(0, pkt(1000), 0, &mut sh), Enqueued::Accepted(_))); // waits: 1000 B
         assert!(matches!(l.enqueue(0, pkt(600), 0, &mut sh), Enqueued::Dropped)); // 1600 > 1500
-        assert!(matches!(l.enqueue(0, pkt(500), 0, &mut sh), Enqueued::Accepted(_))); // 1500
+        assert!(matches!(l.enqueue(0, pkt(500), 0, &mut sh), Enqueued::Accepted(_)));
+        // 1500
     }
 
     #[test]

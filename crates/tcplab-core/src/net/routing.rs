@@ -135,13 +135,19 @@ pub fn resolve_paths(spec: &RunSpec) -> Result<Vec<[Vec<u32>; 2]>, SpecError> {
                         None => table[at].ok_or_else(|| {
                             SpecError::new(
                                 field.clone(),
-                                format!("no route from {src_name:?} to {dst_name:?} (stuck at {:?})", spec.nodes[at].name),
+                                format!(
+                                    "no route from {src_name:?} to {dst_name:?} (stuck at {:?})",
+                                    spec.nodes[at].name
+                                ),
                             )
                         })?,
                     };
                     out.push(li as u32);
                     if out.len() > n + spec.routes.len() {
-                        return Err(SpecError::new(field.clone(), format!("routing loop between {src_name:?} and {dst_name:?}")));
+                        return Err(SpecError::new(
+                            field.clone(),
+                            format!("routing loop between {src_name:?} and {dst_name:?}"),
+                        ));
                     }
                     at = links[li].1;
                 }

@@ -486,7 +486,11 @@ impl EventQueue {
             debug_assert!((l as u64) <= LINK_MASK);
             // The radix loop runs only when the queue has a radix heap: a
             // check the predictor always gets right.
-            self.radix.as_deref_mut().expect("the radix loop with a radix heap").push_link(time, (route as u64) << 32 | (l as u64) << 3, l);
+            self.radix.as_deref_mut().expect("the radix loop with a radix heap").push_link(
+                time,
+                (route as u64) << 32 | (l as u64) << 3,
+                l,
+            );
         } else {
             self.schedule_link(time, l);
         }
@@ -497,7 +501,10 @@ impl EventQueue {
     /// with their route).
     #[inline(always)]
     pub fn schedule_in<const R: bool>(&mut self, time: Time, kind: EventKind) {
-        debug_assert!(!matches!(kind, EventKind::LinkArrival(_)), "a link arrival needs its route: schedule_link_routed");
+        debug_assert!(
+            !matches!(kind, EventKind::LinkArrival(_)),
+            "a link arrival needs its route: schedule_link_routed"
+        );
         if R {
             self.schedule_radix(time, kind);
         } else {
@@ -681,7 +688,8 @@ impl EventQueue {
 
     /// Pending events (the one being handled excluded).
     pub fn len(&self) -> usize {
-        self.radix.as_ref().map_or(0, |r| r.len()) + self.links_pending + self.heap.v.len() - self.taken.is_some() as usize
+        self.radix.as_ref().map_or(0, |r| r.len()) + self.links_pending + self.heap.v.len()
+            - self.taken.is_some() as usize
     }
 
     pub fn is_empty(&self) -> bool {
@@ -1003,7 +1011,11 @@ mod tests {
     /// A queue of each kind: the tree (growing as links are used), the
     /// radix heap, and the radix heap with lanes for links 3 and 0.
     fn queues() -> [EventQueue; 3] {
-        let mut q = [EventQueue::with_links(3), EventQueue::with_links(TREE_MAX_LINKS + 1), EventQueue::with_links(TREE_MAX_LINKS + 1)];
+        let mut q = [
+            EventQueue::with_links(3),
+            EventQueue::with_links(TREE_MAX_LINKS + 1),
+            EventQueue::with_links(TREE_MAX_LINKS + 1),
+        ];
         q[2].set_lanes([3, 0]);
         assert!(q[0].radix.is_none() && q[1].radix.is_some() && q[2].radix.as_ref().unwrap().lane_l == [3, 0]);
         q

@@ -2,8 +2,8 @@
 //! SACK, delayed ACKs, delivery) and the application model.
 
 pub mod app;
-pub mod receiver;
 pub mod rate;
+pub mod receiver;
 pub mod rtt;
 pub mod sender;
 

@@ -118,13 +118,34 @@ impl RateSampler {
     /// `una`/`high`: the outstanding range including it; `delivered`,
     /// `lost`: the sender's totals; `in_flight`: segments in flight with it.
     #[allow(clippy::too_many_arguments)]
-    pub fn on_send(&mut self, q: u64, now: Time, packets_out: u64, una: u64, high: u64, delivered: u64, lost: u64, in_flight: u64) {
+    pub fn on_send(
+        &mut self,
+        q: u64,
+        now: Time,
+        packets_out: u64,
+        una: u64,
+        high: u64,
+        delivered: u64,
+        lost: u64,
+        in_flight: u64,
+    ) {
         self.on_send_ce(q, now, packets_out, una, high, delivered, lost, in_flight, 0)
     }
 
     /// [`Self::on_send`] with the sender's `tp->delivered_ce` (ECN flows).
     #[allow(clippy::too_many_arguments)]
-    pub fn on_send_ce(&mut self, q: u64, now: Time, packets_out: u64, una: u64, high: u64, delivered: u64, lost: u64, in_flight: u64, delivered_ce: u64) {
+    pub fn on_send_ce(
+        &mut self,
+        q: u64,
+        now: Time,
+        packets_out: u64,
+        una: u64,
+        high: u64,
+        delivered: u64,
+        lost: u64,
+        in_flight: u64,
+        delivered_ce: u64,
+    ) {
         if packets_out == 0 {
             // Nothing in flight: ACKs from now on measure only what is sent from now on.
             self.first_tx = now;
@@ -186,7 +207,17 @@ impl RateSampler {
     /// the sender's totals after it, `acked_sacked` and `losses` what it
     /// newly delivered and marked lost; `min_rtt` in seconds.
     #[allow(clippy::too_many_arguments)]
-    pub fn generate(&mut self, now: Time, delivered: u64, lost: u64, acked_sacked: u64, losses: u64, min_rtt: f64, rtt: Option<f64>, prior_in_flight: u64) -> RateSample {
+    pub fn generate(
+        &mut self,
+        now: Time,
+        delivered: u64,
+        lost: u64,
+        acked_sacked: u64,
+        losses: u64,
+        min_rtt: f64,
+        rtt: Option<f64>,
+        prior_in_flight: u64,
+    ) -> RateSample {
         self.generate_ce(now, delivered, lost, acked_sacked, losses, min_rtt, rtt, prior_in_flight, 0)
     }
 
@@ -194,7 +225,18 @@ impl RateSampler {
     /// `delivered_ce` is the CE-marked deliveries since the sampled packet
     /// was sent (`rs->delivered_ce = tp->delivered_ce - rs->prior_delivered_ce`).
     #[allow(clippy::too_many_arguments)]
-    pub fn generate_ce(&mut self, now: Time, delivered: u64, lost: u64, acked_sacked: u64, losses: u64, min_rtt: f64, rtt: Option<f64>, prior_in_flight: u64, delivered_ce: u64) -> RateSample {
+    pub fn generate_ce(
+        &mut self,
+        now: Time,
+        delivered: u64,
+        lost: u64,
+        acked_sacked: u64,
+        losses: u64,
+        min_rtt: f64,
+        rtt: Option<f64>,
+        prior_in_flight: u64,
+        delivered_ce: u64,
+    ) -> RateSample {
         if self.app_limited != 0 && delivered > self.app_limited {
             self.app_limited = 0; // the bubble is acknowledged and gone
         }

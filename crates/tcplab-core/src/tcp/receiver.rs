@@ -332,7 +332,15 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    pub fn new(flow: u32, sack: bool, max_blocks: u8, ack_size: u32, delayed_ack: bool, delack_timeout: Time, n_files: usize) -> Self {
+    pub fn new(
+        flow: u32,
+        sack: bool,
+        max_blocks: u8,
+        ack_size: u32,
+        delayed_ack: bool,
+        delack_timeout: Time,
+        n_files: usize,
+    ) -> Self {
         Receiver {
             first_hop: Default::default(),
             flow,
@@ -464,7 +472,15 @@ impl Receiver {
     /// ACKs to send at once go to `out` (with a precise echo, two when the
     /// CE state changes while an ACK is delayed).
     #[inline]
-    pub fn on_segment(&mut self, now: Time, p: &Packet, ecn: &EcnConfig, map: &SegmentMap, sacks: &mut SackStore, out: &mut Vec<Packet>) {
+    pub fn on_segment(
+        &mut self,
+        now: Time,
+        p: &Packet,
+        ecn: &EcnConfig,
+        map: &SegmentMap,
+        sacks: &mut SackStore,
+        out: &mut Vec<Packet>,
+    ) {
         // A flow without ECN, after its first segment: the data path alone.
         if self.ecn_known && self.ecn.is_none() {
             if let Some(a) = self.data(now, p.seq, Force::No, map, sacks) {
@@ -477,7 +493,15 @@ impl Receiver {
 
     /// [`Receiver::on_segment`] for the first segment and for flows with ECN.
     #[inline(never)]
-    fn on_segment_ecn(&mut self, now: Time, p: &Packet, ecn: &EcnConfig, map: &SegmentMap, sacks: &mut SackStore, out: &mut Vec<Packet>) {
+    fn on_segment_ecn(
+        &mut self,
+        now: Time,
+        p: &Packet,
+        ecn: &EcnConfig,
+        map: &SegmentMap,
+        sacks: &mut SackStore,
+        out: &mut Vec<Packet>,
+    ) {
         if !self.ecn_known {
             self.ecn_known = true;
             if ecn.mode != EcnMode::Off {
@@ -625,14 +649,29 @@ impl Receiver {
     /// (or `tcp_validate_incoming`'s `tcp_send_dupack` for a segment wholly
     /// below `rcv_wup`), then `__tcp_ack_snd_check`.
     #[inline(never)]
-    fn on_data_linux(&mut self, now: Time, seq: u64, force: Force, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
+    fn on_data_linux(
+        &mut self,
+        now: Time,
+        seq: u64,
+        force: Force,
+        map: &SegmentMap,
+        sacks: &mut SackStore,
+    ) -> Option<Packet> {
         let mut l = self.linux.take().expect("linux ACK policy");
         let ack = self.linux_data(&mut l, now, seq, force, map, sacks);
         self.linux = Some(l);
         ack
     }
 
-    fn linux_data(&mut self, l: &mut LinuxAck, now: Time, seq: u64, force: Force, map: &SegmentMap, sacks: &mut SackStore) -> Option<Packet> {
+    fn linux_data(
+        &mut self,
+        l: &mut LinuxAck,
+        now: Time,
+        seq: u64,
+        force: Force,
+        map: &SegmentMap,
+        sacks: &mut SackStore,
+    ) -> Option<Packet> {
         self.stats.data_received += 1;
         if seq + 1 < l.rcv_wup {
             // tcp_sequence: end_seq before rcv_wup -> tcp_send_dupack: quick-ACK
@@ -759,7 +798,9 @@ impl Receiver {
                 }
                 EcnMode::AccEcn => {
                     // tcp_accecn_set_ace; pure ACKs are ECN-capable under AccECN.
-                    ack.set_tcp_flags(ack.tcp_flags() | (((e.received_ce + ACE_INIT) & 7) as u8) << tcp_flags::ACE_SHIFT);
+                    ack.set_tcp_flags(
+                        ack.tcp_flags() | (((e.received_ce + ACE_INIT) & 7) as u8) << tcp_flags::ACE_SHIFT,
+                    );
                     ack.set_ecn(e.cfg.ect);
                     e.ce_pending = 0;
                 }
@@ -780,7 +821,10 @@ impl Receiver {
                 self.stats.dsacks_sent += 1;
             }
             let push = |r: (u64, u64), b: &mut SackBlocks| {
-                let blk = SackBlock { start: (r.0 - rcv_nxt).min(i32::MAX as u64) as u32, len: (r.1 - r.0).min(u32::MAX as u64) as u32 };
+                let blk = SackBlock {
+                    start: (r.0 - rcv_nxt).min(i32::MAX as u64) as u32,
+                    len: (r.1 - r.0).min(u32::MAX as u64) as u32,
+                };
                 if !b.blocks[first..b.n as usize].contains(&blk) {
                     b.blocks[b.n as usize] = blk;
                     b.n += 1;
@@ -920,7 +964,12 @@ mod tests {
     }
 
     fn cfg(mode: EcnMode, precise_echo: bool) -> EcnConfig {
-        EcnConfig { mode, ect: if mode == EcnMode::AccEcn { Ecn::Ect1 } else { Ecn::Ect0 }, precise_echo, needs_ecn: precise_echo }
+        EcnConfig {
+            mode,
+            ect: if mode == EcnMode::AccEcn { Ecn::Ect1 } else { Ecn::Ect0 },
+            precise_echo,
+            needs_ecn: precise_echo,
+        }
     }
 
     /// Feeds one segment; returns the ACKs sent at once.
@@ -991,7 +1040,14 @@ mod tests {
         let m = map();
         let ms = crate::sim::time::from_secs(0.001);
         let linux = || {
-            let cfg = LinuxAckConfig { ato_min: 40 * ms, delack_max: 200 * ms, max_quickacks: 16, window_quickacks: u32::MAX, srtt: 10 * ms, rto: 210 * ms };
+            let cfg = LinuxAckConfig {
+                ato_min: 40 * ms,
+                delack_max: 200 * ms,
+                max_quickacks: 16,
+                window_quickacks: u32::MAX,
+                srtt: 10 * ms,
+                rto: 210 * ms,
+            };
             Receiver::new(0, true, 3, 40, true, 40 * ms, 0).with_linux_acks(cfg)
         };
         let c = cfg(EcnMode::Classic, false);

@@ -107,11 +107,11 @@ use crate::cc::knn::{LossClassifier, LossVerdict};
 use crate::cc::{AckSample, CongestionControl, Conn, EcnMode, LossEvent, Window};
 use crate::net::packet::{tcp_flags, SackBlocks};
 use crate::net::Packet;
-use crate::tcp::receiver::{EcnConfig, ACE_INIT};
 use crate::sim::time::{from_secs, to_secs, Time};
 use crate::spec::{DupAckGuard, Recovery};
 use crate::tcp::app::SegmentMap;
 use crate::tcp::rate::RateSampler;
+use crate::tcp::receiver::{EcnConfig, ACE_INIT};
 use crate::tcp::rtt::RttEstimator;
 use crate::trace::RetransmitCause;
 
@@ -514,7 +514,12 @@ impl Sender {
         let rate = cc.controls_window().then(RateSampler::new);
         let u = cc.ecn();
         // The spec refuses a mode below the algorithm's needs (`EcnUse::resolve`).
-        let ecn = EcnConfig { mode: cfg.ecn.unwrap_or(u.default_mode), ect: u.ect, precise_echo: u.precise_echo, needs_ecn: u.needs != EcnMode::Off };
+        let ecn = EcnConfig {
+            mode: cfg.ecn.unwrap_or(u.default_mode),
+            ect: u.ect,
+            precise_echo: u.precise_echo,
+            needs_ecn: u.needs != EcnMode::Off,
+        };
         let mut s = Sender {
             first_hop: Default::default(),
             cfg,
@@ -630,7 +635,8 @@ impl Sender {
         if !self.cfg.pacing || self.rtt.srtt <= 0.0 {
             return;
         }
-        let ratio = if self.w.cwnd < self.w.ssthresh / 2.0 { self.cfg.pacing_ss_ratio } else { self.cfg.pacing_ca_ratio };
+        let ratio =
+            if self.w.cwnd < self.w.ssthresh / 2.0 { self.cfg.pacing_ss_ratio } else { self.cfg.pacing_ca_ratio };
         let segs = self.w.cwnd.max((self.high_data - self.snd_una) as f64);
         self.linux_pacing_bps = Some(self.cfg.mss as f64 * 8.0 * segs * ratio / 100.0 / self.rtt.srtt);
     }
@@ -741,7 +747,15 @@ impl Sender {
         self.emit_paced(now, seq, cause, rate, map, out)
     }
 
-    fn emit_paced(&mut self, now: Time, seq: u64, cause: Option<RetransmitCause>, mut pacing: Option<f64>, map: &SegmentMap, out: &mut Vec<Packet>) {
+    fn emit_paced(
+        &mut self,
+        now: Time,
+        seq: u64,
+        cause: Option<RetransmitCause>,
+        mut pacing: Option<f64>,
+        map: &SegmentMap,
+        out: &mut Vec<Packet>,
+    ) {
         let packets_out = self.high_data - self.snd_una;
         // New data was already counted in flight (snd_nxt moved past it).
         let counted = (cause.is_none() && seq < self.snd_nxt) as u64;
@@ -795,7 +809,17 @@ impl Sender {
         let inf = self.in_flight();
         self.cc.on_send(to_secs(now), size, inf);
         if let Some(r) = self.rate.as_mut() {
-            r.on_send_ce(seq, now, packets_out, self.snd_una, self.high_data, self.delivered, self.lost_total, inf, self.stats.ce_delivered);
+            r.on_send_ce(
+                seq,
+                now,
+                packets_out,
+                self.snd_una,
+                self.high_data,
+                self.delivered,
+                self.lost_total,
+                inf,
+                self.stats.ce_delivered,
+            );
         }
         if let Some(rate) = pacing {
             // Linux `tcp_update_skb_after_send`: the next departure is this
@@ -1397,7 +1421,17 @@ impl Sender {
         let rate_ack = a >= old_una && prior_packets > 0;
         if let (true, Some(r)) = (rate_ack, self.rate.as_mut()) {
             let losses = self.lost_total - lost_total_before;
-            let rs = r.generate_ce(now, self.delivered, self.lost_total, acked, losses, self.rtt.min_rtt, rtt, prior_in_flight, self.stats.ce_delivered);
+            let rs = r.generate_ce(
+                now,
+                self.delivered,
+                self.lost_total,
+                acked,
+                losses,
+                self.rtt.min_rtt,
+                rtt,
+                prior_in_flight,
+                self.stats.ce_delivered,
+            );
             let mut c = self.conn(now);
             self.cc.cong_control(&mut self.w, &rs, &mut c);
             if let Some(r) = self.rate.as_mut() {
@@ -1469,7 +1503,14 @@ impl Sender {
 
     /// Reno / NewReno recovery driven by duplicate ACKs. Returns whether the
     /// congestion control may grow the window on this ACK.
-    fn dupack_recovery(&mut self, now: Time, new_data: bool, cum_acked: u64, map: &SegmentMap, out: &mut Vec<Packet>) -> bool {
+    fn dupack_recovery(
+        &mut self,
+        now: Time,
+        new_data: bool,
+        cum_acked: u64,
+        map: &SegmentMap,
+        out: &mut Vec<Packet>,
+    ) -> bool {
         let newreno = self.cfg.recovery == Recovery::NewReno;
         if new_data {
             match self.state {
@@ -1521,7 +1562,15 @@ impl Sender {
     /// RFC 6675 recovery. Returns whether the window may grow on this ACK.
     /// `delivered`: segments this ACK newly acknowledged or SACKed;
     /// `newly_lost`: segments it marked lost (both for PRR).
-    fn sack_recovery(&mut self, now: Time, new_data: bool, delivered: u64, newly_lost: u64, map: &SegmentMap, out: &mut Vec<Packet>) -> bool {
+    fn sack_recovery(
+        &mut self,
+        now: Time,
+        new_data: bool,
+        delivered: u64,
+        newly_lost: u64,
+        map: &SegmentMap,
+        out: &mut Vec<Packet>,
+    ) -> bool {
         match self.state {
             CaState::Open => {
                 let lost = self.lost_high > self.snd_una;
@@ -1634,7 +1683,8 @@ impl Sender {
         if e <= prior_una {
             self.undo.retrans -= 1;
         } else {
-            let resent = (s.max(self.snd_una)..e.min(self.high_data)).filter(|&q| self.meta.flags(q) & RETX != 0).count() as i64;
+            let resent =
+                (s.max(self.snd_una)..e.min(self.high_data)).filter(|&q| self.meta.flags(q) & RETX != 0).count() as i64;
             self.undo.retrans = (self.undo.retrans - resent).max(0);
         }
     }
@@ -1734,7 +1784,8 @@ impl Sender {
     /// recovery or once DupThresh segments are SACKed, else min_rtt / 4
     /// (at most srtt).
     fn rack_reo_wnd(&self) -> Time {
-        if self.state != CaState::Open || self.sacked_out >= self.cfg.dupthresh as u64 || !self.rtt.min_rtt.is_finite() {
+        if self.state != CaState::Open || self.sacked_out >= self.cfg.dupthresh as u64 || !self.rtt.min_rtt.is_finite()
+        {
             return 0;
         }
         from_secs((self.rtt.min_rtt / 4.0).min(self.rtt.srtt))
@@ -2012,7 +2063,9 @@ impl Sender {
         // Linux `tcp_enter_loss` from a CWR whose window is not yet
         // acknowledged (`after(high_seq, snd_una)`): no new ssthresh, no undo.
         let in_cwr = std::mem::take(&mut self.cwr) && self.cwr_high > self.snd_una;
-        if self.cfg.undo && ((self.state == CaState::Open && !in_cwr) || (self.state == CaState::Loss && self.rto_retransmits == 0)) {
+        if self.cfg.undo
+            && ((self.state == CaState::Open && !in_cwr) || (self.state == CaState::Loss && self.rto_retransmits == 0))
+        {
             self.undo_init(self.current_ssthresh());
         }
         if self.ecn.mode == EcnMode::Classic {
@@ -2198,7 +2251,10 @@ mod tests {
         for k in 1..20u64 {
             let out = ack(&mut s, &map, 0, &[(1, k + 1)]);
             if k < 3 {
-                assert!(s.state == CaState::Open && out.len() == 1, "limited by cwnd: one new segment per SACK before recovery");
+                assert!(
+                    s.state == CaState::Open && out.len() == 1,
+                    "limited by cwnd: one new segment per SACK before recovery"
+                );
                 continue;
             }
             assert_eq!(s.state, CaState::Recovery);
@@ -2211,7 +2267,11 @@ mod tests {
             let pipe = s.in_flight() as f64;
             if pipe > ssthresh {
                 let allowed = (ssthresh * prr_delivered as f64 / 20.0).ceil() as u64;
-                assert_eq!(sent_in_recovery, allowed.max(1), "after SACK {k}: PRR-SSRB allows {allowed}, sent {sent_in_recovery}");
+                assert_eq!(
+                    sent_in_recovery,
+                    allowed.max(1),
+                    "after SACK {k}: PRR-SSRB allows {allowed}, sent {sent_in_recovery}"
+                );
             }
         }
         assert!(retransmitted_first, "the ACK that starts recovery sends the fast retransmit");
@@ -2504,7 +2564,13 @@ mod tests {
         assert!(!out.is_empty());
         ack_at(&mut s, &map, t + 50.0, 11, &[]);
         assert_eq!(s.stats.tlp_recoveries, 1);
-        assert!(s.w.cwnd < cwnd && s.w.cwnd == s.w.ssthresh, "cwnd {} -> {}, ssthresh {}", cwnd, s.w.cwnd, s.w.ssthresh);
+        assert!(
+            s.w.cwnd < cwnd && s.w.cwnd == s.w.ssthresh,
+            "cwnd {} -> {}, ssthresh {}",
+            cwnd,
+            s.w.cwnd,
+            s.w.ssthresh
+        );
         assert_eq!((s.state, s.stats.fast_recoveries, s.stats.timeouts), (CaState::Open, 0, 0));
     }
 
@@ -2535,12 +2601,20 @@ mod tests {
         assert_eq!(out.iter().map(|p| (p.seq, p.retransmit())).collect::<Vec<_>>(), vec![(0, true)]);
         // The ACK of segment 0 (its original): new data, not segment 1, goes out.
         let out = ack_at(&mut s, &map, 1001.0, 1, &[]);
-        assert!(!out.is_empty() && out.iter().all(|p| !p.retransmit() && p.seq >= 10), "F-RTO step 2.b sends new data: {out:?}");
+        assert!(
+            !out.is_empty() && out.iter().all(|p| !p.retransmit() && p.seq >= 10),
+            "F-RTO step 2.b sends new data: {out:?}"
+        );
         assert_eq!(s.state, CaState::Loss);
         // Segment 1, never retransmitted, is acknowledged: spurious.
         ack_at(&mut s, &map, 1001.1, 2, &[]);
         assert_eq!((s.state, s.stats.spurious_rtos, s.stats.undos), (CaState::Open, 1, 1));
-        assert!(s.w.cwnd >= cwnd && s.w.ssthresh == ssthresh, "cwnd {} (was {cwnd}), ssthresh {} (was {ssthresh})", s.w.cwnd, s.w.ssthresh);
+        assert!(
+            s.w.cwnd >= cwnd && s.w.ssthresh == ssthresh,
+            "cwnd {} (was {cwnd}), ssthresh {} (was {ssthresh})",
+            s.w.cwnd,
+            s.w.ssthresh
+        );
         assert_eq!(s.lost_high, s.snd_una, "the timeout's loss marks are gone");
     }
 
@@ -2586,7 +2660,12 @@ mod tests {
         // Then the resend arrives as a duplicate: its D-SACK block (below the ACK).
         ack_at(&mut s, &map, 100.2, 6, &[(1, 2)]);
         assert_eq!((s.state, s.stats.undos, s.stats.dsacks), (CaState::Open, 1, 1));
-        assert!(s.w.cwnd >= cwnd && s.w.ssthresh >= ssthresh, "cwnd {} (was {cwnd}), ssthresh {} (was {ssthresh})", s.w.cwnd, s.w.ssthresh);
+        assert!(
+            s.w.cwnd >= cwnd && s.w.ssthresh >= ssthresh,
+            "cwnd {} (was {cwnd}), ssthresh {} (was {ssthresh})",
+            s.w.cwnd,
+            s.w.ssthresh
+        );
     }
 
     /// RFC 5681 3.2 steps 3-4 and RFC 6582 3.2 step 5, with the inflation
@@ -2663,7 +2742,11 @@ mod tests {
         assert_eq!((s.stats.ecn_reductions, s.w.ssthresh, s.w.cwnd), (1, 10.0, 10.0));
         for a in 2..=20u64 {
             flag_ack(&mut s, &map, 100.0 + a as f64, a, &[], tcp_flags::ECE);
-            assert_eq!((s.stats.ecn_reductions, s.w.cwnd), (1, 10.0), "ACK {a}: within the window, no cut and no growth");
+            assert_eq!(
+                (s.stats.ecn_reductions, s.w.cwnd),
+                (1, 10.0),
+                "ACK {a}: within the window, no cut and no growth"
+            );
         }
         assert_eq!((s.state, s.stats.fast_recoveries, s.stats.retransmits), (CaState::Open, 0, 0));
         // snd_una passes 20 (the high_seq): CWR ends, and this echo starts the next.
@@ -2736,7 +2819,14 @@ mod tests {
             s.transmit(0, &map, &mut out);
             // Segment 0 lost: three SACKs start recovery and its fast retransmit.
             for k in 2..5u64 {
-                out.extend(flag_ack(&mut s, &map, 100.0 + k as f64, 0, &[(1, k)], if ecn == "accecn" { ace(0) } else { 0 }));
+                out.extend(flag_ack(
+                    &mut s,
+                    &map,
+                    100.0 + k as f64,
+                    0,
+                    &[(1, k)],
+                    if ecn == "accecn" { ace(0) } else { 0 },
+                ));
             }
             assert_eq!(s.state, CaState::Recovery, "{algo} {ecn}");
             let first: Vec<_> = out.iter().filter(|p| !p.retransmit()).map(|p| p.ecn()).collect();
@@ -2861,7 +2951,11 @@ mod tests {
         let mut heap: BinaryHeap<Reverse<(Time, usize)>> = BinaryHeap::new();
         let mut pkts: Vec<Packet> = vec![];
         let (mut max_q, mut bytes_at_warm) = (0usize, None);
-        let mut enqueue = |t: Time, out: &mut Vec<Packet>, heap: &mut BinaryHeap<Reverse<(Time, usize)>>, pkts: &mut Vec<Packet>, max_q: &mut usize| {
+        let mut enqueue = |t: Time,
+                           out: &mut Vec<Packet>,
+                           heap: &mut BinaryHeap<Reverse<(Time, usize)>>,
+                           pkts: &mut Vec<Packet>,
+                           max_q: &mut usize| {
             for mut p in out.drain(..) {
                 while q.front().is_some_and(|&x| x <= t) {
                     q.pop_front();
@@ -2882,7 +2976,10 @@ mod tests {
         s.transmit(0, &map, &mut out);
         enqueue(0, &mut out, &mut heap, &mut pkts, &mut max_q);
         loop {
-            let t = [heap.peek().map(|e| e.0 .0), s.rto_deadline, r.delack_deadline, s.pace_wanted].into_iter().flatten().min();
+            let t = [heap.peek().map(|e| e.0 .0), s.rto_deadline, r.delack_deadline, s.pace_wanted]
+                .into_iter()
+                .flatten()
+                .min();
             let Some(t) = t else { break };
             if t > end + from_secs(1.0) {
                 break;
@@ -2935,7 +3032,13 @@ mod tests {
         let capacity = 100e6 / 8.0 * 1460.0 / 1500.0 * (secs - 1.0);
         for (algo, ecn) in [("dctcp", "accecn"), ("dctcp", "classic"), ("prague", "accecn")] {
             let (s, r, max_q, bytes) = mini_path(algo, ecn, 20, secs);
-            let what = format!("{algo}/{ecn}: queue {max_q}, {:.1} % of capacity, {} CWR, CE {} sent back {}", 100.0 * bytes as f64 / capacity, s.stats.ecn_reductions, r.stats.ce_received, s.stats.ce_delivered);
+            let what = format!(
+                "{algo}/{ecn}: queue {max_q}, {:.1} % of capacity, {} CWR, CE {} sent back {}",
+                100.0 * bytes as f64 / capacity,
+                s.stats.ecn_reductions,
+                r.stats.ce_received,
+                s.stats.ce_delivered
+            );
             assert_eq!((s.stats.retransmits, s.stats.timeouts), (0, 0), "{what}");
             assert!(max_q <= 40, "{what}");
             assert!(bytes as f64 > 0.95 * capacity, "{what}");
@@ -2949,7 +3052,11 @@ mod tests {
         // trips (0.5 s).
         let (s, r, max_q, _) = mini_path("reno", "classic", 20, secs);
         assert_eq!(s.stats.retransmits, 0);
-        assert!(max_q <= 40 && (5..=12).contains(&s.stats.ecn_reductions) && r.stats.ce_received > 0, "{max_q} {}", s.stats.ecn_reductions);
+        assert!(
+            max_q <= 40 && (5..=12).contains(&s.stats.ecn_reductions) && r.stats.ce_received > 0,
+            "{max_q} {}",
+            s.stats.ecn_reductions
+        );
         assert!(s.stats.ce_delivered >= r.stats.ce_received, "the latch echoes whole windows");
     }
 }

@@ -61,7 +61,12 @@ pub fn assert_conservation(r: &RunResults) {
         );
     }
     for l in &r.links {
-        assert_eq!(l.packets_in, l.drops + l.losses + l.packets_out + l.packets_in_link, "link {} not conserved: {l:?}", l.name);
+        assert_eq!(
+            l.packets_in,
+            l.drops + l.losses + l.packets_out + l.packets_in_link,
+            "link {} not conserved: {l:?}",
+            l.name
+        );
         assert!(l.utilization <= 1.0 + 1e-9, "link {} utilization {} > 1", l.name, l.utilization);
     }
     let dropped: u64 = r.flows.iter().map(|f| f.data_packets_dropped + f.acks_dropped).sum();

@@ -114,7 +114,14 @@ impl CodelParams {
     /// Linux `codel_params_init` with `ecn` as given (false for `codel`,
     /// true for `fq_codel`).
     pub fn linux(ecn: bool) -> Self {
-        CodelParams { target: secs(0.005), interval: secs(0.1), mtu: DEFAULT_MTU, ecn, ce_threshold: None, exact_inv_sqrt: false }
+        CodelParams {
+            target: secs(0.005),
+            interval: secs(0.1),
+            mtu: DEFAULT_MTU,
+            ecn,
+            ce_threshold: None,
+            exact_inv_sqrt: false,
+        }
     }
 
     /// Reads the CoDel parameters common to `codel` and `fq_codel`.
@@ -123,7 +130,8 @@ impl CodelParams {
         let target = p.f64("target", 0.005, time, "a time in seconds in (0, 3600]")?;
         let interval = p.f64("interval", 0.1, time, "a time in seconds in (0, 3600]")?;
         let ecn = p.bool("ecn", ecn_default)?;
-        let ce = p.f64("ce_threshold", f64::INFINITY, |x| (0.0..=3600.0).contains(&x), "a time in seconds in [0, 3600]")?;
+        let ce =
+            p.f64("ce_threshold", f64::INFINITY, |x| (0.0..=3600.0).contains(&x), "a time in seconds in [0, 3600]")?;
         let mtu = p.u64("mtu", DEFAULT_MTU, |x| x >= 1, "a number of bytes >= 1")?;
         let law = p.choice("control_law", "newton", &["newton", "exact"])?;
         Ok(CodelParams {
@@ -220,7 +228,14 @@ pub fn control_law(t: Time, params: &CodelParams, vars: &CodelVars) -> Time {
 
 /// Linux `codel_should_drop`: has the sojourn been at or above target (with
 /// more than an MTU queued) for longer than an interval?
-fn should_drop(skb: Option<&Queued>, vars: &mut CodelVars, params: &CodelParams, stats: &mut CodelStats, backlog: u64, now: Time) -> bool {
+fn should_drop(
+    skb: Option<&Queued>,
+    vars: &mut CodelVars,
+    params: &CodelParams,
+    stats: &mut CodelStats,
+    backlog: u64,
+    now: Time,
+) -> bool {
     let Some(skb) = skb else {
         vars.first_above_time = None;
         return false;
@@ -244,7 +259,14 @@ fn should_drop(skb: Option<&Queued>, vars: &mut CodelVars, params: &CodelParams,
 /// Linux `codel_dequeue` (RFC 8289 section 5.5 `dequeue`): takes packets
 /// from `queue` until one may be sent, dropping (onto `drops`) or marking
 /// as the state machine says.
-pub fn codel_dequeue<Q: CodelQueue>(vars: &mut CodelVars, params: &CodelParams, stats: &mut CodelStats, now: Time, queue: &mut Q, drops: &mut Vec<Dropped>) -> Option<Queued> {
+pub fn codel_dequeue<Q: CodelQueue>(
+    vars: &mut CodelVars,
+    params: &CodelParams,
+    stats: &mut CodelStats,
+    now: Time,
+    queue: &mut Q,
+    drops: &mut Vec<Dropped>,
+) -> Option<Queued> {
     let Some(first) = queue.pop() else {
         vars.dropping = false;
         return None;
@@ -359,7 +381,16 @@ impl CodelQueue for Fifo<'_> {
 
 impl Codel {
     pub fn new(params: CodelParams, limit_packets: u64, limit_bytes: u64) -> Self {
-        Codel { q: VecDeque::new(), bytes: 0, limit_packets, limit_bytes, params, vars: CodelVars::default(), stats: CodelStats::default(), drop_overlimit: 0 }
+        Codel {
+            q: VecDeque::new(),
+            bytes: 0,
+            limit_packets,
+            limit_bytes,
+            params,
+            vars: CodelVars::default(),
+            stats: CodelStats::default(),
+            drop_overlimit: 0,
+        }
     }
 
     pub fn vars(&self) -> &CodelVars {
@@ -427,8 +458,17 @@ mod tests {
     }
 
     /// Through the registry, as a run builds it.
-    fn built(params: serde_json::Value, limit_packets: Option<u64>, limit_bytes: Option<u64>) -> Result<Box<dyn Qdisc>, SpecError> {
-        let spec = QueueSpec { limit_packets, limit_bytes, discipline: Some("codel".into()), params: params.as_object().unwrap().clone() };
+    fn built(
+        params: serde_json::Value,
+        limit_packets: Option<u64>,
+        limit_bytes: Option<u64>,
+    ) -> Result<Box<dyn Qdisc>, SpecError> {
+        let spec = QueueSpec {
+            limit_packets,
+            limit_bytes,
+            discipline: Some("codel".into()),
+            params: params.as_object().unwrap().clone(),
+        };
         super::super::build(&spec, 10e6, stream(1, StreamKind::Qdisc, 0), "links[0].queue")
     }
 
@@ -457,7 +497,14 @@ mod tests {
     /// it holds k or more) and then asks for `n` packets. `(i + 1, 0)` for
     /// i < K then `(K + 1, 1)` keeps K packets waiting behind the one sent,
     /// each sent after K dt, and replaces every dropped packet.
-    fn drive(c: &mut dyn Qdisc, start: Time, dt: Time, steps: usize, ecn: Ecn, plan: impl Fn(usize) -> (usize, usize)) -> Vec<Step> {
+    fn drive(
+        c: &mut dyn Qdisc,
+        start: Time,
+        dt: Time,
+        steps: usize,
+        ecn: Ecn,
+        plan: impl Fn(usize) -> (usize, usize),
+    ) -> Vec<Step> {
         let mut log = Vec::with_capacity(steps);
         for i in 0..steps {
             let t = start + i as Time * dt;
@@ -545,10 +592,18 @@ mod tests {
         let above = |s: &Step| s.sojourn().is_some_and(|d| d >= 5 * MS);
         let first_above = log.iter().find(|s| above(s)).unwrap().t;
         let dip = log.iter().find(|s| s.t > first_above && s.sojourn().is_some_and(|d| d < 5 * MS)).unwrap().t;
-        assert!(dip < first_above + 100 * MS, "the dip must come inside the first interval for the test to mean anything");
+        assert!(
+            dip < first_above + 100 * MS,
+            "the dip must come inside the first interval for the test to mean anything"
+        );
         let back = log.iter().find(|s| s.t > dip && above(s)).unwrap().t;
         let drops = drop_times(&log);
-        assert!(drops[0] > back + 100 * MS && drops[0] <= back + 101 * MS, "first drop {} ms, back above target at {} ms", drops[0] / MS, back / MS);
+        assert!(
+            drops[0] > back + 100 * MS && drops[0] <= back + 101 * MS,
+            "first drop {} ms, back above target at {} ms",
+            drops[0] / MS,
+            back / MS
+        );
     }
 
     fn control_law_drop_times(newton: bool) {
@@ -561,7 +616,10 @@ mod tests {
         let dt = MS / 10;
         let log = drive(&mut c, 0, dt, 30_000, Ecn::NotEct, standing(100));
         let drops = drop_times(&log);
-        assert!(log.iter().skip(100).all(|s| s.sojourn().unwrap() >= 5 * MS), "the queue must stay above target throughout");
+        assert!(
+            log.iter().skip(100).all(|s| s.sojourn().unwrap() >= 5 * MS),
+            "the queue must stay above target throughout"
+        );
         let n = 60;
         assert!(drops.len() > n);
         let y = inv_sqrt_seq(n, newton);
@@ -572,7 +630,13 @@ mod tests {
             // Q0.16 holds y to 2^-16: allow one unit per step for Linux's.
             let slack = if newton { k as f64 * interval / 65536.0 } else { k as f64 };
             let a = drops[k] as f64;
-            assert!(a >= due - slack && a < due + dt as f64 + slack, "drop {}: at {} ms, due {} ms", k + 1, a / MS as f64, due / MS as f64);
+            assert!(
+                a >= due - slack && a < due + dt as f64 + slack,
+                "drop {}: at {} ms, due {} ms",
+                k + 1,
+                a / MS as f64,
+                due / MS as f64
+            );
         }
         assert_eq!(c.vars().count as usize, drops.len());
     }
@@ -691,7 +755,12 @@ mod tests {
         let drops = drop_times(&log[entry..]);
         let gap = (drops[1] - drops[0]) as f64;
         let want = 100.0 * MS as f64 / (delta as f64).sqrt();
-        assert!((gap - want).abs() <= MS as f64 + 0.01 * want, "gap {} ms, interval/sqrt({delta}) = {} ms", gap / MS as f64, want / MS as f64);
+        assert!(
+            (gap - want).abs() <= MS as f64 + 0.01 * want,
+            "gap {} ms, interval/sqrt({delta}) = {} ms",
+            gap / MS as f64,
+            want / MS as f64
+        );
     }
 
     #[test]
@@ -721,7 +790,8 @@ mod tests {
         let mut marker = codel(params(true));
         let mlog = drive(&mut marker, 0, MS, 3_000, Ecn::Ect0, standing(10));
         assert!(mlog.iter().all(|s| s.dropped.is_empty()));
-        let mark_times: Vec<Time> = mlog.iter().filter(|s| s.sent.iter().any(|p| p.pkt.ecn() == Ecn::Ce)).map(|s| s.t).collect();
+        let mark_times: Vec<Time> =
+            mlog.iter().filter(|s| s.sent.iter().any(|p| p.pkt.ecn() == Ecn::Ce)).map(|s| s.t).collect();
         assert_eq!(marker.marks() as usize, mark_times.len());
         let drops = drop_times(&dlog);
         assert!(mark_times.len() > 20);
@@ -809,16 +879,25 @@ mod tests {
 
     #[test]
     fn parameters_are_read_in_seconds_and_checked() {
-        let c = built(serde_json::json!({"target": 0.002, "interval": 0.05, "ecn": true, "ce_threshold": 0.001, "mtu": 3000, "control_law": "exact"}), None, None);
+        let c = built(
+            serde_json::json!({"target": 0.002, "interval": 0.05, "ecn": true, "ce_threshold": 0.001, "mtu": 3000, "control_law": "exact"}),
+            None,
+            None,
+        );
         assert!(c.is_ok());
         let p = |v: serde_json::Value| {
             let map = v.as_object().unwrap().clone();
             let names: Vec<&'static str> = info().params.iter().map(|p| p.name).collect();
-                let p = Params::new(&map, "q", &names).unwrap();
+            let p = Params::new(&map, "q", &names).unwrap();
             CodelParams::from_params(&p, false)
         };
-        let got = p(serde_json::json!({"target": 0.002, "interval": 0.05, "ce_threshold": 0.001, "control_law": "exact"})).unwrap();
-        assert_eq!((got.target, got.interval, got.ce_threshold, got.exact_inv_sqrt, got.ecn), (2 * MS, 50 * MS, Some(MS), true, false));
+        let got =
+            p(serde_json::json!({"target": 0.002, "interval": 0.05, "ce_threshold": 0.001, "control_law": "exact"}))
+                .unwrap();
+        assert_eq!(
+            (got.target, got.interval, got.ce_threshold, got.exact_inv_sqrt, got.ecn),
+            (2 * MS, 50 * MS, Some(MS), true, false)
+        );
         assert_eq!(p(serde_json::json!({})).unwrap(), CodelParams::linux(false));
         assert!(p(serde_json::json!({"target": 0.0})).is_err());
         assert!(p(serde_json::json!({"control_law": "fast"})).is_err());
@@ -888,13 +967,25 @@ mod tests {
             due += 100.0 * MS as f64 * y[k - 1];
             let slack = k as f64 * 100.0 * MS as f64 / 65536.0;
             let a = episode[k] as f64;
-            assert!(a >= due - slack && a < due + service as f64 + slack, "drop {}: at {} ms, due {} ms", k + 1, a / MS as f64, due / MS as f64);
+            assert!(
+                a >= due - slack && a < due + service as f64 + slack,
+                "drop {}: at {} ms, due {} ms",
+                k + 1,
+                a / MS as f64,
+                due / MS as f64
+            );
         }
         let excess = 1000.0 - 1e12 / service as f64;
         let needed = (excess * 0.1).powi(2);
-        assert!(episode.len() as f64 >= needed, "first episode ended after {} drops, before the law could hold the excess", episode.len());
+        assert!(
+            episode.len() as f64 >= needed,
+            "first episode ended after {} drops, before the law could hold the excess",
+            episode.len()
+        );
         // Drop rate per second within the first episode grows.
-        let per_sec: Vec<usize> = (0..(exit.0 / (1000 * MS)) as usize).map(|s| episode.iter().filter(|t| **t / (1000 * MS) == s as u64).count()).collect();
+        let per_sec: Vec<usize> = (0..(exit.0 / (1000 * MS)) as usize)
+            .map(|s| episode.iter().filter(|t| **t / (1000 * MS) == s as u64).count())
+            .collect();
         assert!(per_sec.windows(2).skip(1).all(|w| w[1] > w[0]), "drops per second {per_sec:?}");
         // Settled (second half): the queue is held, so drops carry the
         // whole excess, and CoDel stays in (or returns to) dropping with
@@ -927,7 +1018,11 @@ mod tests {
         let mut busy = false;
         let mut buf = Vec::new();
         let (mut sojourns, mut busy_time) = (Vec::new(), 0 as Time);
-        let mut start_tx = |c: &mut dyn Qdisc, t: Time, ev: &mut BinaryHeap<Reverse<(Time, u8, u32)>>, buf: &mut Vec<Dropped>| -> bool {
+        let mut start_tx = |c: &mut dyn Qdisc,
+                            t: Time,
+                            ev: &mut BinaryHeap<Reverse<(Time, u8, u32)>>,
+                            buf: &mut Vec<Dropped>|
+         -> bool {
             match c.dequeue(t, buf) {
                 Some(p) => {
                     if t >= from {

@@ -138,22 +138,40 @@ const MAX_S: f64 = crate::spec::limits::MAX_SPAN_S;
 
 pub fn build(p: &Params, link: LinkInfo, rng: Stream) -> Result<Box<dyn Qdisc>, SpecError> {
     let d = Config::default();
-    let step_time = p.f64("step_thresh", f64::NAN, |x| (0.0..=MAX_S).contains(&x), "a time from 0 to 2.305843e6 s (2^61 ps) (s)")?;
+    let step_time =
+        p.f64("step_thresh", f64::NAN, |x| (0.0..=MAX_S).contains(&x), "a time from 0 to 2.305843e6 s (2^61 ps) (s)")?;
     let step_pkts = p.u64("step_thresh_packets", u64::MAX, |x| x < u64::MAX, "a packet count")?;
     let step = match (step_time.is_nan(), step_pkts == u64::MAX) {
         // Both given: Linux rejects "multiple step thresh attributes"
         // (re-reading the parameter with a test that fails names its field).
-        (false, false) => return Err(p.u64("step_thresh_packets", 0, |_| false, "left out when step_thresh is given").unwrap_err()),
+        (false, false) => {
+            return Err(p.u64("step_thresh_packets", 0, |_| false, "left out when step_thresh is given").unwrap_err())
+        }
         (_, false) => Step::Packets(step_pkts),
         (false, true) => Step::Time(secs(step_time)),
         (true, true) => d.step,
     };
     let cfg = Config {
-        target: secs(p.f64("target", to_secs(d.target), |x| (0.0..=MAX_S).contains(&x), "a time from 0 to 2.305843e6 s (2^61 ps) (s)")?),
-        tupdate: secs(p.f64("tupdate", to_secs(d.tupdate), |x| (1e-6..=MAX_S).contains(&x), "a time from 1 us to 2.305843e6 s (2^61 ps) (s)")?),
+        target: secs(p.f64(
+            "target",
+            to_secs(d.target),
+            |x| (0.0..=MAX_S).contains(&x),
+            "a time from 0 to 2.305843e6 s (2^61 ps) (s)",
+        )?),
+        tupdate: secs(p.f64(
+            "tupdate",
+            to_secs(d.tupdate),
+            |x| (1e-6..=MAX_S).contains(&x),
+            "a time from 1 us to 2.305843e6 s (2^61 ps) (s)",
+        )?),
         alpha: p.f64("alpha", d.alpha, |x| x > 0.0, "a gain > 0 (Hz)")?,
         beta: p.f64("beta", d.beta, |x| x > 0.0, "a gain > 0 (Hz)")?,
-        coupling_factor: p.u64("coupling_factor", d.coupling_factor, |x| (1..=255).contains(&x), "an integer from 1 to 255")?,
+        coupling_factor: p.u64(
+            "coupling_factor",
+            d.coupling_factor,
+            |x| (1..=255).contains(&x),
+            "an integer from 1 to 255",
+        )?,
         step,
         min_qlen_step: p.u64("min_qlen_step", d.min_qlen_step, |_| true, "a packet count")?,
         drop_on_overload: p.bool("drop_on_overload", d.drop_on_overload)?,
@@ -323,9 +341,17 @@ impl DualPi2 {
             if self.cfg.drop_on_overload && self.roll(p) && self.roll(p) {
                 return Verdict::Drop;
             }
-            if q.mark() { Verdict::Marked } else { Verdict::Drop }
+            if q.mark() {
+                Verdict::Marked
+            } else {
+                Verdict::Drop
+            }
         } else if self.roll(p_cl) {
-            if q.mark() { Verdict::Marked } else { Verdict::Drop }
+            if q.mark() {
+                Verdict::Marked
+            } else {
+                Verdict::Drop
+            }
         } else {
             Verdict::Pass
         }
@@ -452,7 +478,8 @@ impl Qdisc for DualPi2 {
         self.qdelay_c = self.c.front().map_or(0, |e| e.q.sojourn(now));
         self.qdelay_l = self.l.front().map_or(0, |e| e.q.sojourn(now));
         let qdelay = self.qdelay_c.max(self.qdelay_l);
-        let delta = self.cfg.alpha * (to_secs(qdelay) - to_secs(self.cfg.target)) + self.cfg.beta * (to_secs(qdelay) - to_secs(self.last_qdelay));
+        let delta = self.cfg.alpha * (to_secs(qdelay) - to_secs(self.cfg.target))
+            + self.cfg.beta * (to_secs(qdelay) - to_secs(self.last_qdelay));
         self.last_qdelay = qdelay;
         self.p = (self.p + delta).clamp(0.0, 1.0);
         if !self.cfg.drop_on_overload {
@@ -795,7 +822,8 @@ mod tests {
         // credit = init + wc * L - wl * C stays within [init - wl * c_size,
         // wc * l_size], so C's byte share is wc % up to that bound over the total.
         let share = c_bytes as f64 / (l_bytes + c_bytes) as f64;
-        let bound = (mtu * (wl - wc) + wl * c_size as i64 + wc * l_size as i64) as f64 / (100 * (l_bytes + c_bytes)) as f64;
+        let bound =
+            (mtu * (wl - wc) + wl * c_size as i64 + wc * l_size as i64) as f64 / (100 * (l_bytes + c_bytes)) as f64;
         assert!((share - wc as f64 / 100.0).abs() <= bound, "C share {share}, bound {bound}");
         // Both emptied: the credit is reset.
         while d.dequeue(0, &mut drops).is_some() {}
@@ -847,7 +875,12 @@ mod tests {
 
     #[test]
     fn registry_builds_dualpi2_as_dualq_and_rejects_two_step_thresholds() {
-        let mut spec = crate::spec::QueueSpec { limit_packets: None, limit_bytes: None, discipline: Some("dualq".into()), params: Default::default() };
+        let mut spec = crate::spec::QueueSpec {
+            limit_packets: None,
+            limit_bytes: None,
+            discipline: Some("dualq".into()),
+            params: Default::default(),
+        };
         spec.params.insert("target".into(), serde_json::json!(0.02));
         let d = super::super::build(&spec, 1e8, stream(1, StreamKind::Qdisc, 0), "links[0].queue").unwrap();
         assert_eq!(d.update_interval(), Some(16 * MS));
@@ -856,7 +889,9 @@ mod tests {
         let err = super::super::build(&spec, 1e8, stream(1, StreamKind::Qdisc, 0), "links[0].queue").unwrap_err();
         assert_eq!(err.field, "links[0].queue.params.step_thresh_packets");
         let names: Vec<&str> = info().params.iter().map(|p| p.name).collect();
-        for n in ["target", "tupdate", "alpha", "beta", "coupling_factor", "step_thresh", "drop_on_overload", "c_protection"] {
+        for n in
+            ["target", "tupdate", "alpha", "beta", "coupling_factor", "step_thresh", "drop_on_overload", "c_protection"]
+        {
             assert!(names.contains(&n), "{n}");
         }
     }
@@ -896,7 +931,21 @@ mod tests {
 
     impl Src {
         fn new(law: Law, ecn: Ecn, rtt: Time) -> Src {
-            Src { law, ecn, rtt, next_send: 0, fb: VecDeque::new(), cwnd: 10.0, ssthresh: f64::INFINITY, inflight: 0, cut_at: 0, alpha: 1.0, win_start: 0, acked: 0, ce: 0 }
+            Src {
+                law,
+                ecn,
+                rtt,
+                next_send: 0,
+                fb: VecDeque::new(),
+                cwnd: 10.0,
+                ssthresh: f64::INFINITY,
+                inflight: 0,
+                cut_at: 0,
+                alpha: 1.0,
+                win_start: 0,
+                acked: 0,
+                ce: 0,
+            }
         }
 
         fn next_event(&self) -> Time {
@@ -1004,7 +1053,14 @@ mod tests {
             if now == next_timer {
                 d.on_timer(now);
                 let v = |n| trace(&d, n);
-                r.samples.push([to_secs(now), v("dualpi2_p_prime"), v("dualpi2_p_c"), v("dualpi2_p_cl"), v("dualpi2_c_sojourn_s"), v("dualpi2_l_sojourn_s")]);
+                r.samples.push([
+                    to_secs(now),
+                    v("dualpi2_p_prime"),
+                    v("dualpi2_p_c"),
+                    v("dualpi2_p_cl"),
+                    v("dualpi2_c_sojourn_s"),
+                    v("dualpi2_l_sojourn_s"),
+                ]);
                 next_timer += tupdate;
             }
             for (i, s) in srcs.iter_mut().enumerate() {
@@ -1087,7 +1143,8 @@ mod tests {
         let cfg = Config::default();
         let target = to_secs(cfg.target);
         let load = 1.25;
-        let r = run(cfg, RATE, vec![Src::new(Law::Poisson(1e12 / (load * pkts_per_s())), Ecn::NotEct, 0)], 30.0, 15.0, 7);
+        let r =
+            run(cfg, RATE, vec![Src::new(Law::Poisson(1e12 / (load * pkts_per_s())), Ecn::NotEct, 0)], 30.0, 15.0, 7);
         let s = late(&r, 15.0);
         let (c_delay, p_c) = (mean(s.iter().map(|x| x[4])), mean(s.iter().map(|x| x[2])));
         eprintln!("C head delay {c_delay}, p_C {p_c}, AQM drops {}, overflows {}", r.aqm_drops, r.overflow_drops);
@@ -1104,7 +1161,8 @@ mod tests {
         for drop_on_overload in [true, false] {
             let cfg = Config { drop_on_overload, ..Config::default() };
             let (target, k) = (to_secs(cfg.target), cfg.coupling_factor as f64);
-            let r = run(cfg, RATE, vec![Src::new(Law::Poisson(1e12 / (load * pkts_per_s())), Ecn::Ect0, 0)], 20.0, 10.0, 7);
+            let r =
+                run(cfg, RATE, vec![Src::new(Law::Poisson(1e12 / (load * pkts_per_s())), Ecn::Ect0, 0)], 20.0, 10.0, 7);
             let s = late(&r, 10.0);
             let c_delay = mean(s.iter().map(|x| x[4]));
             let max_p = s.iter().map(|x| x[1]).fold(0.0, f64::max);
@@ -1135,13 +1193,20 @@ mod tests {
         // flow (ECT(1), 20 ms RTT) that wants the rest and more.
         let cfg = Config::default();
         let (target, step) = (to_secs(cfg.target), 1e-3);
-        let srcs = vec![Src::new(Law::Poisson(1e12 / (0.9 * pkts_per_s())), Ecn::NotEct, 0), Src::new(Law::Dctcp, Ecn::Ect1, 20 * MS)];
+        let srcs = vec![
+            Src::new(Law::Poisson(1e12 / (0.9 * pkts_per_s())), Ecn::NotEct, 0),
+            Src::new(Law::Dctcp, Ecn::Ect1, 20 * MS),
+        ];
         let r = run(cfg, RATE, srcs, 40.0, 20.0, 11);
         let s = late(&r, 20.0);
         let c_delay = mean(s.iter().map(|x| x[4]));
         let l_mean = mean(r.sojourn[1].iter().map(|x| x.1));
         let l_p99 = quantile(&r.sojourn[1], 0.99);
-        eprintln!("C head delay {c_delay}, L sojourn mean {l_mean} p99 {l_p99}, delivered {:?}, p' {}", r.delivered, mean(s.iter().map(|x| x[1])));
+        eprintln!(
+            "C head delay {c_delay}, L sojourn mean {l_mean} p99 {l_p99}, delivered {:?}, p' {}",
+            r.delivered,
+            mean(s.iter().map(|x| x[1]))
+        );
         assert!((c_delay - target).abs() < 1e-3);
         assert!(l_mean < step && l_p99 < 2.0 * step);
         assert!(r.delivered[1] > 0);
@@ -1169,7 +1234,10 @@ mod tests {
         let c_bytes: u64 = r.delivered[..4].iter().sum();
         let l_bytes: u64 = r.delivered[4..].iter().sum();
         let c_share = c_bytes as f64 / (c_bytes + l_bytes) as f64;
-        eprintln!("C head delay {c_delay}, L sojourn mean {l_mean} p99 {l_p99}, C share {c_share}, delivered {:?}", r.delivered);
+        eprintln!(
+            "C head delay {c_delay}, L sojourn mean {l_mean} p99 {l_p99}, C share {c_share}, delivered {:?}",
+            r.delivered
+        );
         assert!((c_delay - target).abs() < 1e-3);
         assert!(l_mean < step && l_p99 < 2.0 * step);
         // The coupling keeps the scalable flows from starving the Classic

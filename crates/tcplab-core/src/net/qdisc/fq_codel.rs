@@ -107,10 +107,23 @@ impl FqCodel {
     /// Builds from `queue.params`, drawing the hash salt from `rng`.
     pub fn from_params(p: &Params, link: LinkInfo, mut rng: Stream) -> Result<Self, SpecError> {
         let codel = CodelParams::from_params(p, true)?;
-        let flows = p.u64("flows", DEFAULT_FLOWS as u64, |x| (1..=65536).contains(&x), "an integer in 1..=65536")? as u32;
-        let quantum = p.u64("quantum", DEFAULT_QUANTUM, |x| (256..=1 << 31).contains(&x), "a number of bytes >= 256 (Linux's minimum)")?;
-        let drop_batch = p.u64("drop_batch_size", DEFAULT_DROP_BATCH as u64, |x| (1..=1 << 31).contains(&x), "an integer >= 1")? as u32;
-        let memory_limit = p.u64("memory_limit", DEFAULT_MEMORY_LIMIT, |x| (1..=1 << 31).contains(&x), "a number of bytes in 1..=2^31 (Linux's maximum)")?;
+        let flows =
+            p.u64("flows", DEFAULT_FLOWS as u64, |x| (1..=65536).contains(&x), "an integer in 1..=65536")? as u32;
+        let quantum = p.u64(
+            "quantum",
+            DEFAULT_QUANTUM,
+            |x| (256..=1 << 31).contains(&x),
+            "a number of bytes >= 256 (Linux's minimum)",
+        )?;
+        let drop_batch =
+            p.u64("drop_batch_size", DEFAULT_DROP_BATCH as u64, |x| (1..=1 << 31).contains(&x), "an integer >= 1")?
+                as u32;
+        let memory_limit = p.u64(
+            "memory_limit",
+            DEFAULT_MEMORY_LIMIT,
+            |x| (1..=1 << 31).contains(&x),
+            "a number of bytes in 1..=2^31 (Linux's maximum)",
+        )?;
         let salt = rng.next_u32();
         let limit_packets = link.limit_packets.unwrap_or(DEFAULT_LIMIT);
         let limit_bytes = link.limit_bytes.unwrap_or(u64::MAX);
@@ -131,7 +144,14 @@ pub struct FqParams {
 
 impl Default for FqParams {
     fn default() -> Self {
-        FqParams { flows: DEFAULT_FLOWS, quantum: DEFAULT_QUANTUM, drop_batch: DEFAULT_DROP_BATCH, memory_limit: DEFAULT_MEMORY_LIMIT, limit_packets: DEFAULT_LIMIT, limit_bytes: u64::MAX }
+        FqParams {
+            flows: DEFAULT_FLOWS,
+            quantum: DEFAULT_QUANTUM,
+            drop_batch: DEFAULT_DROP_BATCH,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+            limit_packets: DEFAULT_LIMIT,
+            limit_bytes: u64::MAX,
+        }
     }
 }
 
@@ -221,8 +241,22 @@ impl CodelQueue for FlowQueue<'_> {
 
 impl FqCodel {
     pub fn new(codel: CodelParams, fq: FqParams, salt: u32) -> Self {
-        let flows = (0..fq.flows).map(|_| Flow { q: VecDeque::new(), backlog: 0, deficit: 0, cvars: CodelVars::default(), list: List::None }).collect();
-        FqCodel { flows, new_flows: VecDeque::new(), old_flows: VecDeque::new(), codel, fq, stats: CodelStats::default(), salt, qlen: 0, bytes: 0, drop_overlimit: 0, new_flow_count: 0 }
+        let flows = (0..fq.flows)
+            .map(|_| Flow { q: VecDeque::new(), backlog: 0, deficit: 0, cvars: CodelVars::default(), list: List::None })
+            .collect();
+        FqCodel {
+            flows,
+            new_flows: VecDeque::new(),
+            old_flows: VecDeque::new(),
+            codel,
+            fq,
+            stats: CodelStats::default(),
+            salt,
+            qlen: 0,
+            bytes: 0,
+            drop_overlimit: 0,
+            new_flow_count: 0,
+        }
     }
 
     /// The queue a flow key hashes to (Linux `fq_codel_hash`).
@@ -297,11 +331,20 @@ impl Qdisc for FqCodel {
             if flow.deficit <= 0 {
                 flow.deficit += self.fq.quantum as i64;
                 flow.list = List::Old;
-                if from_new { self.new_flows.pop_front() } else { self.old_flows.pop_front() };
+                if from_new {
+                    self.new_flows.pop_front()
+                } else {
+                    self.old_flows.pop_front()
+                };
                 self.old_flows.push_back(idx as u32);
                 continue;
             }
-            let mut fq = FlowQueue { q: &mut flow.q, flow_backlog: &mut flow.backlog, qlen: &mut self.qlen, bytes: &mut self.bytes };
+            let mut fq = FlowQueue {
+                q: &mut flow.q,
+                flow_backlog: &mut flow.backlog,
+                qlen: &mut self.qlen,
+                bytes: &mut self.bytes,
+            };
             match codel_dequeue(&mut flow.cvars, &self.codel, &mut self.stats, now, &mut fq, drops) {
                 Some(p) => {
                     flow.deficit -= p.size() as i64;
@@ -309,7 +352,11 @@ impl Qdisc for FqCodel {
                 }
                 None => {
                     // Force a pass through old_flows to prevent starvation.
-                    if from_new { self.new_flows.pop_front() } else { self.old_flows.pop_front() };
+                    if from_new {
+                        self.new_flows.pop_front()
+                    } else {
+                        self.old_flows.pop_front()
+                    };
                     if from_new && !self.old_flows.is_empty() {
                         flow.list = List::Old;
                         self.old_flows.push_back(idx as u32);
@@ -356,7 +403,12 @@ mod tests {
         let map = params.as_object().unwrap().clone();
         let names: Vec<&'static str> = info().params.iter().map(|p| p.name).collect();
         let p = Params::new(&map, "links[0].queue", &names).unwrap();
-        FqCodel::from_params(&p, LinkInfo { rate_bps: 10e6, limit_packets, limit_bytes }, stream(seed, StreamKind::Qdisc, 0)).unwrap()
+        FqCodel::from_params(
+            &p,
+            LinkInfo { rate_bps: 10e6, limit_packets, limit_bytes },
+            stream(seed, StreamKind::Qdisc, 0),
+        )
+        .unwrap()
     }
 
     fn trace(c: &dyn Qdisc, name: &str) -> f64 {
@@ -499,7 +551,7 @@ mod tests {
         // When its turn in old_flows comes and it is still empty, it leaves.
         assert_eq!(deq(&mut c, MS), Some(1)); // 28 left
         assert_eq!(deq(&mut c, MS), Some(1)); // -472 left
-        // Flow 1 to the old tail with 1042; flow 2, empty, removed; flow 1.
+                                              // Flow 1 to the old tail with 1042; flow 2, empty, removed; flow 1.
         assert_eq!(deq(&mut c, MS), Some(1));
         assert_eq!(lists(&c), (0.0, 1.0));
         // Alone: an emptied new flow is removed.
@@ -612,7 +664,13 @@ mod tests {
     /// Periodic sources `(size, period, phase, ecn)`, source i as flow key
     /// i, through a link of `rate_bps` until `until`: the transmitter asks
     /// for a packet when it finishes one, or when one arrives while idle.
-    fn link(c: &mut dyn Qdisc, rate_bps: f64, sources: &[(u32, Time, Time, Ecn)], until: Time, from: Time) -> Vec<Seen> {
+    fn link(
+        c: &mut dyn Qdisc,
+        rate_bps: f64,
+        sources: &[(u32, Time, Time, Ecn)],
+        until: Time,
+        from: Time,
+    ) -> Vec<Seen> {
         let mut seen = vec![Seen::default(); sources.len()];
         let mut next: Vec<Time> = sources.iter().map(|s| s.2).collect();
         let mut busy_until: Option<Time> = None;
@@ -671,7 +729,13 @@ mod tests {
         // only flow 0 is dropped; flow 1's packets wait less than target.
         let mut c = fq(serde_json::json!({}), None, None, 3);
         distinct(&c, [0, 1]);
-        let seen = link(&mut c, 10e6, &[(1500, period(1500, 9e6), 0, Ecn::NotEct), (1500, period(1500, 2.5e6), 100_000, Ecn::NotEct)], 20_000 * MS, 0);
+        let seen = link(
+            &mut c,
+            10e6,
+            &[(1500, period(1500, 9e6), 0, Ecn::NotEct), (1500, period(1500, 2.5e6), 100_000, Ecn::NotEct)],
+            20_000 * MS,
+            0,
+        );
         assert!(seen[0].aqm_drops > 100, "{seen:?}");
         assert_eq!(seen[1].aqm_drops + seen[1].overflow_drops + seen[0].overflow_drops, 0);
         assert!(seen[1].sojourn_max < 5 * MS, "{seen:?}");
@@ -683,13 +747,25 @@ mod tests {
     fn ecn_capable_packets_are_marked_by_default_and_others_dropped() {
         let mut c = fq(serde_json::json!({}), None, None, 3);
         distinct(&c, [0, 1]);
-        let seen = link(&mut c, 10e6, &[(1500, period(1500, 6e6), 0, Ecn::Ect0), (1500, period(1500, 6e6), 100_000, Ecn::NotEct)], 20_000 * MS, 0);
+        let seen = link(
+            &mut c,
+            10e6,
+            &[(1500, period(1500, 6e6), 0, Ecn::Ect0), (1500, period(1500, 6e6), 100_000, Ecn::NotEct)],
+            20_000 * MS,
+            0,
+        );
         assert!(seen[0].marks > 50 && seen[0].aqm_drops == 0, "{seen:?}");
         assert!(seen[1].aqm_drops > 50 && seen[1].marks == 0, "{seen:?}");
         assert_eq!(c.marks(), seen[0].marks);
         // ecn off: both are dropped.
         let mut c = fq(serde_json::json!({"ecn": false}), None, None, 3);
-        let seen = link(&mut c, 10e6, &[(1500, period(1500, 6e6), 0, Ecn::Ect0), (1500, period(1500, 6e6), 100_000, Ecn::NotEct)], 20_000 * MS, 0);
+        let seen = link(
+            &mut c,
+            10e6,
+            &[(1500, period(1500, 6e6), 0, Ecn::Ect0), (1500, period(1500, 6e6), 100_000, Ecn::NotEct)],
+            20_000 * MS,
+            0,
+        );
         assert!(seen[0].aqm_drops > 50 && seen[0].marks == 0, "{seen:?}");
         assert_eq!(c.marks(), 0);
     }
@@ -702,7 +778,8 @@ mod tests {
         let sizes = [1500, 1000, 576, 300, 1500, 1000, 576, 64];
         let rate = 10e6;
         let offered = 1.5 * rate / sizes.len() as f64;
-        let sources: Vec<(u32, Time, Time, Ecn)> = sizes.iter().enumerate().map(|(i, &s)| (s, period(s, offered), i as Time * 77_777, Ecn::NotEct)).collect();
+        let sources: Vec<(u32, Time, Time, Ecn)> =
+            sizes.iter().enumerate().map(|(i, &s)| (s, period(s, offered), i as Time * 77_777, Ecn::NotEct)).collect();
         let mut c = fq(serde_json::json!({}), None, None, 5);
         distinct(&c, 0..sizes.len() as u32);
         let seen = link(&mut c, rate, &sources, 30_000 * MS, 15_000 * MS);
@@ -724,7 +801,8 @@ mod tests {
         // the bulk flows' packets wait longer than target (per-flow CoDel
         // brings an unresponsive 1.2x overload down only as its count grows).
         let rate = 100e6;
-        let mut sources: Vec<(u32, Time, Time, Ecn)> = (0..4).map(|i| (1500, period(1500, 30e6), i * 100_000, Ecn::NotEct)).collect();
+        let mut sources: Vec<(u32, Time, Time, Ecn)> =
+            (0..4).map(|i| (1500, period(1500, 30e6), i * 100_000, Ecn::NotEct)).collect();
         sources.push((200, 50 * MS, 3 * MS + 12_345, Ecn::NotEct));
         let mut c = fq(serde_json::json!({}), None, None, 5);
         distinct(&c, 0..5);
@@ -742,7 +820,18 @@ mod tests {
     #[test]
     fn info_lists_every_parameter_and_the_registry_knows_both_names() {
         let names: Vec<&str> = info().params.iter().map(|p| p.name).collect();
-        for n in ["target", "interval", "ecn", "ce_threshold", "mtu", "control_law", "flows", "quantum", "drop_batch_size", "memory_limit"] {
+        for n in [
+            "target",
+            "interval",
+            "ecn",
+            "ce_threshold",
+            "mtu",
+            "control_law",
+            "flows",
+            "quantum",
+            "drop_batch_size",
+            "memory_limit",
+        ] {
             assert!(names.contains(&n), "{n}");
         }
         assert_eq!(info().params.iter().find(|p| p.name == "ecn").unwrap().default, "true");
@@ -750,9 +839,17 @@ mod tests {
             let spec = QueueSpec { discipline: Some(name.into()), ..Default::default() };
             assert!(super::super::build(&spec, 10e6, stream(1, StreamKind::Qdisc, 0), "q").is_ok(), "{name}");
         }
-        let spec = QueueSpec { discipline: Some("fq_codel".into()), params: serde_json::json!({"quantum": 100}).as_object().unwrap().clone(), ..Default::default() };
+        let spec = QueueSpec {
+            discipline: Some("fq_codel".into()),
+            params: serde_json::json!({"quantum": 100}).as_object().unwrap().clone(),
+            ..Default::default()
+        };
         assert!(super::super::build(&spec, 10e6, stream(1, StreamKind::Qdisc, 0), "q").is_err());
-        let spec = QueueSpec { discipline: Some("fq_codel".into()), params: serde_json::json!({"flows": 0}).as_object().unwrap().clone(), ..Default::default() };
+        let spec = QueueSpec {
+            discipline: Some("fq_codel".into()),
+            params: serde_json::json!({"flows": 0}).as_object().unwrap().clone(),
+            ..Default::default()
+        };
         assert!(super::super::build(&spec, 10e6, stream(1, StreamKind::Qdisc, 0), "q").is_err());
     }
 

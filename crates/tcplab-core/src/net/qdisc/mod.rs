@@ -211,8 +211,12 @@ pub fn build(spec: &QueueSpec, rate_bps: f64, rng: Stream, field: &str) -> Resul
             return build(&p, link, rng);
         }
     }
-    let known: Vec<&str> = catalog().iter().flat_map(|i| std::iter::once(i.name).chain(i.aliases.iter().copied())).collect();
-    Err(SpecError::new(format!("{field}.discipline"), format!("unknown discipline {:?}; known: {}", name, known.join(", "))))
+    let known: Vec<&str> =
+        catalog().iter().flat_map(|i| std::iter::once(i.name).chain(i.aliases.iter().copied())).collect();
+    Err(SpecError::new(
+        format!("{field}.discipline"),
+        format!("unknown discipline {:?}; known: {}", name, known.join(", ")),
+    ))
 }
 
 /// Seconds to picoseconds, for parameters given in seconds.

@@ -115,11 +115,26 @@ const MAX_S: f64 = crate::spec::limits::MAX_SPAN_S;
 /// [`build`], returning the discipline itself.
 pub fn build_pie(p: &Params, link: LinkInfo, rng: Stream) -> Result<Pie, SpecError> {
     let cfg = PieConfig {
-        target: secs(p.f64("target", 0.015, |x| x > 0.0 && x <= MAX_S, "a positive time in seconds up to 2.305843e6 s (2^61 ps)")?),
-        tupdate: secs(p.f64("tupdate", 0.015, |x| (1e-6..=MAX_S).contains(&x), "a time in seconds from 1 us to 2.305843e6 s (2^61 ps)")?),
+        target: secs(p.f64(
+            "target",
+            0.015,
+            |x| x > 0.0 && x <= MAX_S,
+            "a positive time in seconds up to 2.305843e6 s (2^61 ps)",
+        )?),
+        tupdate: secs(p.f64(
+            "tupdate",
+            0.015,
+            |x| (1e-6..=MAX_S).contains(&x),
+            "a time in seconds from 1 us to 2.305843e6 s (2^61 ps)",
+        )?),
         alpha: p.f64("alpha", 0.125, |x| x >= 0.0, "a non-negative gain (1/s)")?,
         beta: p.f64("beta", 1.25, |x| x >= 0.0, "a non-negative gain (1/s)")?,
-        max_burst: secs(p.f64("max_burst", 0.15, |x| (0.0..=MAX_S).contains(&x), "a time in seconds from 0 to 2.305843e6 s (2^61 ps)")?),
+        max_burst: secs(p.f64(
+            "max_burst",
+            0.15,
+            |x| (0.0..=MAX_S).contains(&x),
+            "a time in seconds from 0 to 2.305843e6 s (2^61 ps)",
+        )?),
         ecn: p.bool("ecn", false)?,
         bytemode: p.bool("bytemode", false)?,
         dq_rate_estimator: p.bool("dq_rate_estimator", false)?,
@@ -237,7 +252,11 @@ impl Pie {
         if self.bytes < 2 * self.cfg.mtu {
             return false;
         }
-        let local = if self.cfg.bytemode && size <= self.cfg.mtu { self.prob * size as f64 / self.cfg.mtu as f64 } else { self.prob };
+        let local = if self.cfg.bytemode && size <= self.cfg.mtu {
+            self.prob * size as f64 / self.cfg.mtu as f64
+        } else {
+            self.prob
+        };
         if local == 0.0 {
             self.accu_prob = 0.0;
         } else {
@@ -330,7 +349,11 @@ impl Pie {
         self.prob = prob;
         self.qdelay = qdelay;
         let half = self.cfg.target / 2;
-        if qdelay < half && qdelay_old < half && self.prob == 0.0 && (!self.cfg.dq_rate_estimator || self.avg_dq_rate > 0.0) {
+        if qdelay < half
+            && qdelay_old < half
+            && self.prob == 0.0
+            && (!self.cfg.dq_rate_estimator || self.avg_dq_rate > 0.0)
+        {
             self.vars_init();
         }
         if !self.cfg.dq_rate_estimator {
@@ -765,8 +788,16 @@ mod tests {
         let map = serde_json::Map::new();
         let names: Vec<&'static str> = info().params.iter().map(|p| p.name).collect();
         let p = Params::new(&map, "links[0].queue", &names).unwrap();
-        let d = build_pie(&p, LinkInfo { rate_bps: 10e6, limit_packets: None, limit_bytes: None }, stream(1, StreamKind::Qdisc, 0)).unwrap();
-        assert_eq!((d.cfg.limit_packets, d.cfg.target, d.cfg.tupdate, d.cfg.max_burst), (1000, 15 * MS, 15 * MS, 150 * MS));
+        let d = build_pie(
+            &p,
+            LinkInfo { rate_bps: 10e6, limit_packets: None, limit_bytes: None },
+            stream(1, StreamKind::Qdisc, 0),
+        )
+        .unwrap();
+        assert_eq!(
+            (d.cfg.limit_packets, d.cfg.target, d.cfg.tupdate, d.cfg.max_burst),
+            (1000, 15 * MS, 15 * MS, 150 * MS)
+        );
         assert_eq!(d.update_interval(), Some(15 * MS));
     }
 

@@ -151,13 +151,24 @@ pub fn build(p: &Params, link: LinkInfo, rng: Stream) -> Result<Box<dyn Qdisc>, 
 
 /// [`build`], returning the discipline itself.
 pub fn build_red(p: &Params, link: LinkInfo, rng: Stream) -> Result<Red, SpecError> {
-    let mean_pktsize = p.u64("mean_pktsize", 1500, |x| (1..=65535).contains(&x), "a packet size in bytes (1..=65535)")? as f64;
+    let mean_pktsize =
+        p.u64("mean_pktsize", 1500, |x| (1..=65535).contains(&x), "a packet size in bytes (1..=65535)")? as f64;
     let c = packets_per_sec(link.rate_bps, mean_pktsize);
-    let target_delay = p.f64("target_delay", 0.005, |x| x > 0.0 && x <= crate::spec::limits::MAX_SPAN_S, "a positive time in seconds up to 2.305843e6 s (2^61 ps)")?;
+    let target_delay = p.f64(
+        "target_delay",
+        0.005,
+        |x| x > 0.0 && x <= crate::spec::limits::MAX_SPAN_S,
+        "a positive time in seconds up to 2.305843e6 s (2^61 ps)",
+    )?;
     let (auto_min, _) = auto_thresholds(c, target_delay);
     let min_th = p.f64("min_th", 0.0, |x| x >= 0.0, "a non-negative number of packets (0: automatic)")?;
     let min_th = if min_th == 0.0 { auto_min } else { min_th };
-    let max_th = p.f64("max_th", 0.0, |x| x == 0.0 || x > min_th, &format!("greater than min_th ({min_th}), or 0 for 3 min_th"))?;
+    let max_th = p.f64(
+        "max_th",
+        0.0,
+        |x| x == 0.0 || x > min_th,
+        &format!("greater than min_th ({min_th}), or 0 for 3 min_th"),
+    )?;
     let max_th = if max_th == 0.0 { 3.0 * min_th } else { max_th };
     let max_p = p.f64("max_p", 0.1, |x| x > 0.0 && x <= 1.0, "a probability in (0, 1]")?;
     let w_q = p.f64("w_q", 0.0, |x| (0.0..=1.0).contains(&x), "a weight in (0, 1], or 0 for automatic")?;
@@ -416,7 +427,8 @@ mod tests {
         let map = params.as_object().unwrap().clone();
         let names: Vec<&'static str> = info().params.iter().map(|p| p.name).collect();
         let p = Params::new(&map, "links[0].queue", &names).unwrap();
-        build_red(&p, LinkInfo { rate_bps, limit_packets: None, limit_bytes: None }, stream(1, StreamKind::Qdisc, 0)).unwrap()
+        build_red(&p, LinkInfo { rate_bps, limit_packets: None, limit_bytes: None }, stream(1, StreamKind::Qdisc, 0))
+            .unwrap()
     }
 
     /// Counts of `n` arrivals of codepoint `ecn` with the queue held at
@@ -513,7 +525,7 @@ mod tests {
         // The transmitter finds the queue empty at 2 ms: idle from then.
         assert!(r.dequeue(2 * MS, &mut drops).is_none());
         assert!(r.dequeue(3 * MS, &mut drops).is_none()); // still the same idle period
-        // An arrival 80 ms later: m = 80 / 0.8 = 100.
+                                                          // An arrival 80 ms later: m = 80 / 0.8 = 100.
         r.enqueue(82 * MS, q(0, 1000, Ecn::NotEct, 82 * MS), &mut drops);
         let want = 12.0 * (1.0 - w).powf(100.0);
         assert!((r.avg() - want).abs() < 1e-9, "{} vs {want}", r.avg());
@@ -634,7 +646,7 @@ mod tests {
         // A time constant of one second: (1 - w_q)^C = 1/e.
         assert!(((1.0 - r.cfg.w_q).powf(125_000.0) - (-1.0f64).exp()).abs() < 1e-9);
         assert_eq!(r.cfg.limit_packets, 3750); // 4 max_th > 1000
-        // 10 Mbit/s: 0.005 C / 2 = 3.1 < 5, so min_th = 5, max_th = 15.
+                                               // 10 Mbit/s: 0.005 C / 2 = 3.1 < 5, so min_th = 5, max_th = 15.
         let r = built(serde_json::json!({"mean_pktsize": 1000}), 10e6);
         assert_eq!((r.cfg.min_th, r.cfg.max_th), (5.0, 15.0));
         assert_eq!(r.cfg.limit_packets, 1000);
@@ -826,7 +838,10 @@ mod tests {
             // The curve: the paper's fraction at the average each arrival
             // saw (it moves slowly against the gaps between drops).
             let want = curve_sum / arrivals as f64;
-            assert!((measured / want - 1.0).abs() < 0.02, "load {load}: mean avg {avg}: dropped {measured} vs curve {want}");
+            assert!(
+                (measured / want - 1.0).abs() < 0.02,
+                "load {load}: mean avg {avg}: dropped {measured} vs curve {want}"
+            );
         }
     }
 }
