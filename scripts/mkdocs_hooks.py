@@ -22,7 +22,8 @@ import html
 import io
 import os
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 MARKER = re.compile(r"^<!-- generated: ([a-z_]+) -->$", re.M)
 #: Width of the --help text (argparse reads COLUMNS), so the page does not depend on the terminal.

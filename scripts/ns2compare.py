@@ -38,8 +38,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 
 # --------------------------------------------------------------------------
 # protocols
@@ -51,7 +52,7 @@ class Protocol:
 
     ns2_agent: str                 # sender class
     ns2_sink: str                  # receiver class
-    select_ca: Optional[str]       # TCP-Linux congestion-control module (``$tcp select_ca NAME``), or None
+    select_ca: str | None       # TCP-Linux congestion-control module (``$tcp select_ca NAME``), or None
     timestamps: bool               # RFC 1323 timestamps on (ns-2 adds ts_option_size_ = 10 B to every data header)
     algorithm: str                 # tcplab algorithm
     params: dict                   # tcplab algorithm parameters
@@ -276,8 +277,8 @@ def tcl_script(cell: Cell) -> str:
     add("set r2 [$ns node]")
     add(f"$ns simplex-link $r1 $r2 {_num(c)} {_num(cell.rtt_s / 2)} DropTail")
     add(f"$ns simplex-link $r2 $r1 {_num(c)} {_num(cell.rtt_s / 2)} DropTail")
-    add(f"# B + 1: DropTail drops an arrival when (waiting + 1) >= limit_ (queue/drop-tail.cc), so limit_ = B + 1")
-    add(f"# holds B waiting packets plus the one being transmitted, as tcplab's limit of B")
+    add("# B + 1: DropTail drops an arrival when (waiting + 1) >= limit_ (queue/drop-tail.cc), so limit_ = B + 1")
+    add("# holds B waiting packets plus the one being transmitted, as tcplab's limit of B")
     add(f"$ns queue-limit $r1 $r2 {cell.buffer_packets + 1}")
     add(f"$ns queue-limit $r2 $r1 {UNLIMITED}")
     for i in range(1, n + 1):
@@ -389,11 +390,11 @@ def parse_ns2_output(text: str, cell: Cell) -> dict:
     return out
 
 
-def _sum(xs: Sequence[Optional[int]]) -> Optional[int]:
+def _sum(xs: Sequence[int | None]) -> int | None:
     return None if any(x is None for x in xs) else sum(xs)
 
 
-def run_ns2(cell: Cell, ns: str = "ns", keep_tcl: Optional[str] = None, timeout: Optional[float] = None) -> dict:
+def run_ns2(cell: Cell, ns: str = "ns", keep_tcl: str | None = None, timeout: float | None = None) -> dict:
     """Run ``cell`` in ns-2; its figures and the child's CPU seconds (user + sys, from wait4). With
     ``timeout`` (wall seconds), a run still going then is stopped and raises CompareError saying how far
     in simulated time it got."""
@@ -479,6 +480,7 @@ def tcplab_scenario(cell: Cell):
 def run_tcplab(cell: Cell) -> dict:
     """Run ``cell`` in tcplab; its figures and CPU seconds (time.process_time() around tcplab.run)."""
     import pandas  # noqa: F401  (imported before timing: the results are pandas frames)
+
     import tcplab
 
     sc = tcplab_scenario(cell)
@@ -549,8 +551,8 @@ def combine(cell: Cell, ns2: dict, lab: dict) -> dict:
     }
 
 
-def _cell(protocol: Union[str, Sequence[str]], rtt_ms: float, buffer_bdp: float, duration: float, window: float,
-          rate: Union[float, str] = 200e6, flows: int = 1, iw: int = 10, rto_mode: str = "linux") -> Cell:
+def _cell(protocol: str | Sequence[str], rtt_ms: float, buffer_bdp: float, duration: float, window: float,
+          rate: float | str = 200e6, flows: int = 1, iw: int = 10, rto_mode: str = "linux") -> Cell:
     protos = [protocol] * flows if isinstance(protocol, str) else list(protocol)
     if not isinstance(protocol, str) and flows not in (1, len(protos)):
         raise CompareError(f"{len(protos)} protocols given for {flows} flows")
@@ -558,9 +560,9 @@ def _cell(protocol: Union[str, Sequence[str]], rtt_ms: float, buffer_bdp: float,
                 rto_mode)
 
 
-def compare_cell(protocol: Union[str, Sequence[str]], rtt_ms: float, buffer_bdp: float, duration: float,
-                 window: float, *, rate: Union[float, str] = 200e6, flows: int = 1, iw: int = 10,
-                 rto_mode: str = "linux", ns: str = "ns", keep_tcl: Optional[str] = None) -> dict:
+def compare_cell(protocol: str | Sequence[str], rtt_ms: float, buffer_bdp: float, duration: float,
+                 window: float, *, rate: float | str = 200e6, flows: int = 1, iw: int = 10,
+                 rto_mode: str = "linux", ns: str = "ns", keep_tcl: str | None = None) -> dict:
     """Run one cell in ns-2 and in tcplab (one after the other, in this process) and compare.
 
     ``protocol`` is a name of ``PROTOCOLS`` (every flow runs it) or a list with one per flow.
@@ -574,8 +576,8 @@ def compare_cell(protocol: Union[str, Sequence[str]], rtt_ms: float, buffer_bdp:
     return combine(cell, run_ns2(cell, ns, keep_tcl), run_tcplab(cell))
 
 
-def run_cells(cells: Sequence[Cell], workers: int = 2, ns: str = "ns", keep_tcl: Optional[str] = None,
-              log=None, cache: Optional[str] = None, timeout: Optional[float] = None) -> list:
+def run_cells(cells: Sequence[Cell], workers: int = 2, ns: str = "ns", keep_tcl: str | None = None,
+              log=None, cache: str | None = None, timeout: float | None = None) -> list:
     """Every cell, both simulators, as 2 x len(cells) jobs in a process pool of ``workers``. With
     ``cache`` (a directory), each side's figures are written there as soon as it finishes and a side
     found there is not run again (failed sides are not kept), so a long matrix resumes."""
@@ -616,7 +618,7 @@ def run_cells(cells: Sequence[Cell], workers: int = 2, ns: str = "ns", keep_tcl:
     return [combine(c, done[(id(c), "ns2")], done[(id(c), "tcplab")]) for c in cells]
 
 
-def matrix_cells(name: str, duration: Optional[float] = None, window: Optional[float] = None, iw: int = 10,
+def matrix_cells(name: str, duration: float | None = None, window: float | None = None, iw: int = 10,
                  rto_mode: str = "linux") -> list:
     """The cells of ``--matrix table1`` or ``table2``."""
     if name not in MATRICES:
@@ -639,7 +641,7 @@ def matrix_cells(name: str, duration: Optional[float] = None, window: Optional[f
     return cells
 
 
-def parse_rate(v: Union[float, str]) -> float:
+def parse_rate(v: float | str) -> float:
     if isinstance(v, (int, float)):
         return float(v)
     try:
@@ -778,7 +780,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     tablefmt = "github" if args.markdown else "simple"
     if args.from_json:

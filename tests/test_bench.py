@@ -15,7 +15,8 @@ import sys
 import pytest
 
 from tcplab import _core
-from tcplab.bench import AXES, ROW_FIELDS, main as bench_main
+from tcplab.bench import AXES, ROW_FIELDS
+from tcplab.bench import main as bench_main
 
 SUITE = ["S1", "S2", "S3", "S4", "S5", "S6"]
 

@@ -42,7 +42,6 @@ REFERENCE = ROOT / "docs" / "reference" / "scenario-file.md"
 sys.path.insert(0, str(ROOT / "scripts"))
 import mkdocs_hooks  # noqa: E402  (scripts/ is not a package)
 
-
 # -- the build ---------------------------------------------------------------
 
 @pytest.fixture(scope="module")

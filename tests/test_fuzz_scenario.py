@@ -26,18 +26,29 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 from datetime import timedelta
 
 import numpy as np
-import pytest
+import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tcplab
 from tcplab import ScenarioError
-from tcplab.scenario import (DUMBBELL_KEYS, FLOW_KEYS, FLOW_OPTION_KEYS, RUN_KEYS, TOP_KEYS, Dumbbell, Flow, Link,
-                             Node, Route, Scenario, scenario_from_dict)
+from tcplab.scenario import (
+    DUMBBELL_KEYS,
+    FLOW_KEYS,
+    FLOW_OPTION_KEYS,
+    RUN_KEYS,
+    TOP_KEYS,
+    Dumbbell,
+    Flow,
+    Link,
+    Node,
+    Route,
+    Scenario,
+    scenario_from_dict,
+)
 
 _LONG = os.environ.get("TCPLAB_FUZZ") == "long"
 settings.register_profile("tcplab-fuzz", max_examples=120, deadline=timedelta(seconds=5), derandomize=True,

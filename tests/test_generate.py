@@ -14,12 +14,27 @@ import pytest
 
 import tcplab
 from tcplab import ScenarioError
-from tcplab.generate import (FrozenScenario, Mix, TrafficClass, generate, join_files, join_flows, load_frozen,
-                             parking_lot_scenario, spec_differences)
-from tcplab.topology import (dumbbell, internet_like, make_topology, parking_lot, random_graph, rng_for,
-                             transit_stub, tree)
-from tcplab.workload import (Fixed, InternetSizes, LongLived, Pareto, ShortLived, poisson_arrivals,
-                             staggered_schedule)
+from tcplab.generate import (
+    Mix,
+    TrafficClass,
+    generate,
+    join_files,
+    join_flows,
+    load_frozen,
+    parking_lot_scenario,
+    spec_differences,
+)
+from tcplab.topology import (
+    dumbbell,
+    internet_like,
+    make_topology,
+    parking_lot,
+    random_graph,
+    rng_for,
+    transit_stub,
+    tree,
+)
+from tcplab.workload import Fixed, InternetSizes, LongLived, Pareto, ShortLived, poisson_arrivals, staggered_schedule
 
 
 def small(n_long=3, seed=1, duration="20s"):

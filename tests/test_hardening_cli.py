@@ -1,7 +1,6 @@
 """Issue 31, what ties the parts together: `tcplab run` says a run's cost up front (from the core's
 estimate), and a scenario's ``memory_limit`` reaches the core, which refuses a run estimated above it."""
 
-import json
 import os
 import subprocess
 import sys

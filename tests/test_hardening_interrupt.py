@@ -19,7 +19,6 @@ that does not stop, not measurements.
 
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -306,9 +305,8 @@ def test_a_second_sweep_with_wait_runs_what_the_first_leaves(tmp_path):
 def test_the_lock_is_free_again_after_a_sweep_and_after_its_process_dies(tmp_path):
     """Campaign.run releases the lock (a second run in the same process is not refused), and a sweep
     killed outright leaves no stale lock (the kernel drops it with the process)."""
-    from tcplab.sweep import Campaign, Sweep
-
     import tcplab
+    from tcplab.sweep import Campaign, Sweep
 
     sw = Sweep(tcplab.Dumbbell(n_flows=1, bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP", duration="1s"),
                grid={"buffer": [4, 8]})
@@ -382,9 +380,8 @@ def test_a_dry_run_holds_no_run(tmp_path):
 def test_dry_run_counts_stored_failed_and_repeated_runs(tmp_path, faults):
     """The counting dry run agrees with Campaign.plan: stored runs, failed ones (run again only with
     --retry-failed) and points that give the same run (one key) count as plan counts them."""
-    from tcplab.sweep import Campaign, Sweep
-
     import tcplab
+    from tcplab.sweep import Campaign, Sweep
 
     base = tcplab.Dumbbell(n_flows=1, bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP", duration="1s")
     with Campaign(str(tmp_path / "camp")) as c:
@@ -402,10 +399,9 @@ def test_dry_run_counts_stored_failed_and_repeated_runs(tmp_path, faults):
 def test_workers_are_capped_at_the_runs_to_do(tmp_path, monkeypatch):
     """Two runs to do with 500 workers asked for: two pool workers are forked and the report says 2
     (it forked one per job of the sweep and said 500)."""
+    import tcplab
     from tcplab import _core
     from tcplab.sweep import Campaign, Sweep
-
-    import tcplab
 
     base = tcplab.Dumbbell(n_flows=1, bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP", duration="1s")
     forks = []

@@ -2,7 +2,6 @@
 physics, determinism), full Table I as a slow test (NewReno against the
 analysis)."""
 
-import os
 
 import numpy as np
 import pandas as pd

@@ -11,6 +11,7 @@ import os
 import sys
 
 import pytest
+
 from conftest import require_program
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

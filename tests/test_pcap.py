@@ -14,9 +14,9 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import require_program
 
 import tcplab
+from conftest import require_program
 from tcplab.cli import main
 
 FILE = 400_000  # bytes each flow sends: done well before the end, so nothing is left in the network

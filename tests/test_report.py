@@ -11,10 +11,8 @@ import os
 import re
 import subprocess
 
-import pytest
-from conftest import require_program
-
 import tcplab
+from conftest import require_program
 from tcplab.cli import main
 from tcplab.sweep import Campaign, Sweep
 

@@ -32,7 +32,6 @@ from tcplab.experiments.runner import EXTRACTS, RunsFailed, run_all
 from tcplab.sweep import Campaign, CampaignError, run_key
 from tcplab.sweep.grid import canonical_json
 
-
 # ---------------------------------------------------------------- extract(core raw) == extract(stored run)
 
 def same(a, b, where="") -> None:

@@ -25,7 +25,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tcplab
-from tcplab.sweep import Campaign, CampaignError, CampaignWarning, Sweep, SweepError, aggregate, load_sweep, run_key, t_interval
+from tcplab.sweep import (
+    Campaign,
+    CampaignError,
+    CampaignWarning,
+    Sweep,
+    SweepError,
+    aggregate,
+    load_sweep,
+    run_key,
+    t_interval,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

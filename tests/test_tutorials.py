@@ -35,9 +35,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 import pytest
 
@@ -57,7 +57,7 @@ TITLE = re.compile(r"""\btitle=(?P<q>["'])(?P<title>.*?)(?P=q)""")
 @dataclass
 class Block:
     lang: str            # the first word of the info string ("" for none)
-    title: Optional[str]  # title="..." of the info string
+    title: str | None  # title="..." of the info string
     text: str            # the block's content, its fence's indentation removed
     line: int            # 1-based line of the opening fence
     skip: bool           # preceded by <!-- tutorial: skip -->
@@ -326,6 +326,7 @@ def facts_generated_topology(d: Path, ran: list[Ran]) -> None:
 
 def facts_reproduce_paper(d: Path, ran: list[Ran]) -> None:
     import pandas as pd
+
     import tcplab
 
     out = d / "out/mvh-quick"

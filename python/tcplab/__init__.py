@@ -15,7 +15,9 @@ re-exported here.
 
 # (No `from __future__ import annotations`: it would leave a name `annotations` in the package. The
 # package's namespace is its API, __all__; helpers are imported under private names.)
-from typing import Any as _Any, Mapping as _Mapping, Union as _Union
+from collections.abc import Mapping as _Mapping
+from typing import Any as _Any
+from typing import Union as _Union
 
 from ._specjson import spec_to_json as _spec_to_json
 from .errors import ScenarioError, UnitError
@@ -77,7 +79,7 @@ def _spec_error(field: str, problem: str) -> Exception:
     return err
 
 
-def run(scenario: _Union[Scenario, _Mapping[str, _Any]], progress: bool = False) -> Results:
+def run(scenario: Scenario | _Mapping[str, _Any], progress: bool = False) -> Results:
     """Simulate one run and return its :class:`Results`.
 
     ``scenario`` is a :class:`Scenario` (validated, then serialized with

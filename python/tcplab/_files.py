@@ -11,15 +11,14 @@ the directory is read-only, Ctrl-C) the temporary file is removed, and an
 from __future__ import annotations
 
 import os
-from typing import Union
 
 
-def write_text_atomically(path: Union[str, os.PathLike], text: str, fsync: bool = False) -> None:
+def write_text_atomically(path: str | os.PathLike, text: str, fsync: bool = False) -> None:
     """Write ``text`` (UTF-8) to ``path`` in one step; see the module doc."""
     write_bytes_atomically(path, text.encode("utf-8"), fsync)
 
 
-def write_bytes_atomically(path: Union[str, os.PathLike], data: bytes, fsync: bool = False) -> None:
+def write_bytes_atomically(path: str | os.PathLike, data: bytes, fsync: bool = False) -> None:
     """Write ``data`` to ``path`` in one step; see the module doc."""
     path = os.fspath(path)
     if os.path.isdir(path):

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Callable, Iterator, Tuple
+from collections.abc import Callable, Iterator
+from typing import Any
 
 
 def _join(path: str, key: Any) -> str:
@@ -23,7 +24,7 @@ def _join(path: str, key: Any) -> str:
     return f"{path}.{key}" if path else key
 
 
-def _walk(obj: Any, path: str) -> Iterator[Tuple[str, Any]]:
+def _walk(obj: Any, path: str) -> Iterator[tuple[str, Any]]:
     """Every value and dict key in ``obj`` with its path (keys as themselves)."""
     yield path, obj
     if isinstance(obj, dict):

@@ -51,7 +51,8 @@ i.e. the ns-2 accounting the papers use; multiply by
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence, Union
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .errors import UnitError
 from .units import Quantity, parse_rate, parse_size, parse_time
@@ -68,7 +69,7 @@ __all__ = ["bdp_packets", "path_rtt_s", "path_rtts_s", "jain_index", "reno_sawto
            "westwood_desync_utilization_bound"]
 
 
-def bdp_packets(rate: Quantity, rtt: Quantity, packet_size: Quantity = 1500, exact: bool = False) -> Union[int, float]:
+def bdp_packets(rate: Quantity, rtt: Quantity, packet_size: Quantity = 1500, exact: bool = False) -> int | float:
     """Bandwidth-delay product ``C x RTT / (8 x packet_size)`` in packets.
 
     Rounded to the nearest packet (at least 1) unless ``exact``:
@@ -102,7 +103,7 @@ def path_rtt_s(scenario: Any, flow: int = 0) -> float:
     return path_rtts_s(scenario, [flow])[0]
 
 
-def path_rtts_s(scenario: Any, flows: Optional[Sequence[int]] = None) -> list[float]:
+def path_rtts_s(scenario: Any, flows: Sequence[int] | None = None) -> list[float]:
     """:func:`path_rtt_s` of each flow in ``flows`` (default: every flow),
     routing the scenario once, so asking for n flows costs one routing, not n."""
     import json
@@ -284,7 +285,7 @@ def westwood_reno_ratio_sync(buffer_packets: float, bdp: float) -> float:
 
 
 def predicted_ratio_vs_buffer(buffers_packets: Iterable[float], capacity_bps: Quantity, rtt_min_s: Quantity,
-                              packet_size_bytes: Quantity = 1500) -> "pd.DataFrame":
+                              packet_size_bytes: Quantity = 1500) -> pd.DataFrame:
     """Table of the three predictions for each buffer: columns ``buffer_packets``,
     ``buffer_bdp`` (B / BDP), ``model_consistent``, ``model_fixed_rtt``, ``model_sync``."""
     import pandas as pd

@@ -97,7 +97,7 @@ import re
 import statistics
 import subprocess
 import sys
-from typing import Any, Optional
+from typing import Any
 
 _CHILD = r"""
 import json, resource, sys, time
@@ -207,7 +207,7 @@ def _measure(sc: dict, best_of: int = 1, min_core_s: float = 0.0) -> dict:
     }
 
 
-def _s5(quick: bool, seconds: Optional[float]) -> dict:
+def _s5(quick: bool, seconds: float | None) -> dict:
     """S5 from the Python generator: the ssm-interactions parking lot,
     configuration 1, L = 40, all Reno; queues sampled every 0.1 s."""
     from .generate import Mix, parking_lot_scenario
@@ -233,7 +233,7 @@ def with_duration(sc: dict, seconds: float) -> dict:
                                    sc["description"]))
 
 
-def run_suite(quick: bool = False, only: Optional[list[str]] = None, seconds: Optional[float] = None,
+def run_suite(quick: bool = False, only: list[str] | None = None, seconds: float | None = None,
               best_of: int = 1, log=None) -> tuple[list[dict], list[dict]]:
     """Runs the standard scenarios; returns (result rows, skipped placeholders)."""
     from . import _core
@@ -364,7 +364,7 @@ def machine() -> dict:
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
 
 
-def commit() -> Optional[str]:
+def commit() -> str | None:
     """The git commit of the source tree tcplab runs from, if it is a checkout."""
     here = os.path.dirname(os.path.abspath(__file__))
     try:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Optional
+from typing import Any
 
 
 class CompareError(ValueError):
@@ -161,7 +161,7 @@ def print_table(res: dict) -> None:
               + ("  [QUICK]" if m.get("quick") else ""))
     for w in res["warnings"]:
         print(f"warning: {w}")
-    section: Optional[str] = None
+    section: str | None = None
     width = max([16] + [len(r["scenario"]) for r in res["rows"]])
     for r in res["rows"]:
         if r["section"] != section:

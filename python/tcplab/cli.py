@@ -32,7 +32,8 @@ import re
 import shutil
 import sys
 import textwrap
-from typing import Any, Iterator, Optional, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -324,7 +325,7 @@ LONG_RUN_S = 60.0
 PROGRESS_AFTER_S = 3.0
 
 
-def _show_progress(asked: Optional[bool], cost: dict) -> bool:
+def _show_progress(asked: bool | None, cost: dict) -> bool:
     """--progress/--no-progress as given; by default on a terminal for runs estimated to take more than
     PROGRESS_AFTER_S (a short run's line would only flicker), and never when piped."""
     if asked is not None:
@@ -465,7 +466,7 @@ def _warn_phase_lock_cli(sc: Any, spec: dict, where: str = "", seed_word: str = 
     return reason is not None
 
 
-def _write_run(res: Any, outdir: Optional[str], args: argparse.Namespace, spec: dict) -> list[str]:
+def _write_run(res: Any, outdir: str | None, args: argparse.Namespace, spec: dict) -> list[str]:
     """A run's tables, summary, figure and packet traces into ``outdir`` (None: nothing written,
     --json without -o); the pcap files written."""
     if outdir is None:
@@ -494,7 +495,7 @@ def _accounting_text(res: Any) -> str:
     return "\n".join(lines)
 
 
-def _analytic_comparison(sc: Any, res: Any) -> Optional[dict]:
+def _analytic_comparison(sc: Any, res: Any) -> dict | None:
     """The single-flow Reno sawtooth prediction for a one-flow Reno/NewReno
     dumbbell, beside the simulated bottleneck utilization; None where the
     model does not apply."""
@@ -522,7 +523,7 @@ def _analytic_comparison(sc: Any, res: Any) -> Optional[dict]:
     }
 
 
-def _analytic_text(c: Optional[dict]) -> str:
+def _analytic_text(c: dict | None) -> str:
     if c is None:
         return "analytic: no model applies (the sawtooth model covers one Reno/NewReno flow on a dumbbell)"
     return (f"analytic sawtooth (T = {c['path_rtt_s'] * 1e3:g} ms, B = {c['buffer_packets']:g} packets): "
@@ -738,7 +739,7 @@ def _cmd_bench(argv: Sequence[str]) -> int:
     return int(rc or 0)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``tcplab`` command; returns the exit code. Ctrl-C, whatever the command does
     then, ends it within about a second with one line on stderr and exit code 130 (a run in the core
     polls for it: crates/tcplab-py/src/interrupt.rs)."""
@@ -749,7 +750,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INTERRUPTED
 
 
-def _main(argv: Optional[Sequence[str]] = None) -> int:
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     # `bench` owns its flags (tcplab.bench.main parses them); every other
@@ -963,7 +964,7 @@ def _sweep_phase_lock(sweep: Any) -> None:
             return
 
 
-def _cap_workers(workers: Optional[int], scheduler: Optional[str]) -> Optional[int]:
+def _cap_workers(workers: int | None, scheduler: str | None) -> int | None:
     """Local workers above the CPUs this process may use: capped to them, with a note. A run is one
     CPU-bound thread, so more processes than CPUs finish no sooner and each holds a run's memory; the
     cap to the runs to do is the sweep's own (Campaign.run)."""
@@ -1027,8 +1028,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise _CliError(str(e), EXIT_FAILURE) from None
 
 
-def _sweep_into(args: argparse.Namespace, sweep: Any, outdir: str, workers: Optional[int],
-                scheduler: Optional[str]) -> int:
+def _sweep_into(args: argparse.Namespace, sweep: Any, outdir: str, workers: int | None,
+                scheduler: str | None) -> int:
     from .sweep import Campaign, CampaignError
     from .sweep.envfail import StorageError
 

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -75,7 +76,7 @@ class Check:
     check: str
     measured: str
     criterion: str
-    passed: Optional[bool]
+    passed: bool | None
     value: float = float("nan")
 
 
@@ -89,12 +90,12 @@ class Case:
     #: algorithm -> source section(s) the case comes from
     source: dict
     #: (algorithm to run, version, quick) -> Scenario; None: the case is skipped (``skip``)
-    scenario: Optional[Callable[[str, str, bool], Any]]
+    scenario: Callable[[str, str, bool], Any] | None
     #: (Results, version, quick) -> [Check]
-    check: Optional[Callable[[Any, str, bool], list]]
-    skip: Optional[str] = None
+    check: Callable[[Any, str, bool], list] | None
+    skip: str | None = None
     #: runs keyed by this name are shared by the cases that name the same one
-    run_key: Optional[str] = None
+    run_key: str | None = None
     notes: str = ""
 
 
@@ -316,7 +317,7 @@ def crit_probe_rtt_v1_timing(t, mode, min_rtt, window: float = 10.0, slack: floa
 
 
 def crit_probe_rtt(t, mode, cwnd_t, cwnd, version: str, bdp_packets: float, cwnd_gain=None,
-                   interval: Optional[float] = None, min_dur: float = 0.2) -> list[Check]:
+                   interval: float | None = None, min_dur: float = 0.2) -> list[Check]:
     """v1 (bbr_update_min_rtt): PROBE_RTT every 10 s (min_rtt window), lasting >= 200 ms, cwnd 4.
     v3 (A.10, draft 5.3.4): every 5 s (ProbeRTTInterval), >= 200 ms, cwnd 0.5 x BDP (ProbeRTTCwndGain)."""
     t, mode = np.asarray(t, float), np.asarray(mode, float)
@@ -424,7 +425,7 @@ def _durations(quick: bool) -> dict:
 
 
 def _dumbbell(algo: str, n: int, buffer_bdp: float, duration: float, start: Any = 0.0, loss_trace: bool = False,
-              files: Optional[list] = None, name: str = "conformance"):
+              files: list | None = None, name: str = "conformance"):
     from .scenario import Dumbbell
 
     opts: dict = {"profile": "linux"}
@@ -608,7 +609,7 @@ def available_algorithms() -> list[str]:
     return [a["name"] for a in algorithm_catalog()]
 
 
-def check_algorithms(algorithm: str, impl: Optional[str] = None) -> list[str]:
+def check_algorithms(algorithm: str, impl: str | None = None) -> list[str]:
     """``--algorithm`` (bbr | bbr3 | both) -> versions; errors name the field."""
     if algorithm == "both":
         versions = list(VERSIONS)
@@ -628,9 +629,9 @@ def check_algorithms(algorithm: str, impl: Optional[str] = None) -> list[str]:
     return versions
 
 
-def run_suite(versions: Sequence[str] = VERSIONS, quick: bool = False, impl: Optional[str] = None,
-              cases: Optional[Sequence[str]] = None, verbose: bool = False,
-              runner: Optional[Callable[[Any], Any]] = None) -> list[Row]:
+def run_suite(versions: Sequence[str] = VERSIONS, quick: bool = False, impl: str | None = None,
+              cases: Sequence[str] | None = None, verbose: bool = False,
+              runner: Callable[[Any], Any] | None = None) -> list[Row]:
     """Run the cases for each BBR version; ``impl`` runs another core
     algorithm under the version's expectations (e.g. ``"cubic"``, to see the
     criteria fail); ``runner`` replaces :func:`tcplab.run` (tests)."""

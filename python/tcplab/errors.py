@@ -33,7 +33,7 @@ class ScenarioError(ValueError):
         self.problem = problem
         super().__init__(f"{field}: {problem}" if field else problem)
 
-    def with_prefix(self, prefix: str) -> "ScenarioError":
+    def with_prefix(self, prefix: str) -> ScenarioError:
         """A copy of this error (same class) whose field is ``prefix.field``."""
         field = f"{prefix}.{self.field}" if self.field else prefix
         if self.field.startswith("["):

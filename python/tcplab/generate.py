@@ -28,14 +28,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any
 
 import numpy as np
 
 from .errors import ScenarioError
 from .scenario import Flow, Scenario
-from .topology import (STREAM_ATTACH, STREAM_WORKLOAD, DelayLaw, Topology, check_delay_law, draw_delay, rng_for)
+from .topology import STREAM_ATTACH, STREAM_WORKLOAD, DelayLaw, Topology, check_delay_law, draw_delay, rng_for
 from .units import Quantity, parse_time
 from .workload import LongLived, ShortLived, workload_from_dict
 
@@ -60,8 +61,8 @@ class TrafficClass:
     #: Routers to attach this class's sources / destinations to (drawn
     #: uniformly from the list; a one-element list pins them). Default: the
     #: generator's mode decides.
-    src_routers: Optional[Sequence[str]] = None
-    dst_routers: Optional[Sequence[str]] = None
+    src_routers: Sequence[str] | None = None
+    dst_routers: Sequence[str] | None = None
 
     def check(self, path: str) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -103,12 +104,12 @@ class Mix:
     assign: dict
 
     @staticmethod
-    def all(algorithm: Any, groups: Sequence[str] = ("A", "B")) -> "Mix":
+    def all(algorithm: Any, groups: Sequence[str] = ("A", "B")) -> Mix:
         """Every group uses ``algorithm`` ("year 2005" with Reno, "year 2010")."""
         return Mix(f"all-{_algo_name(algorithm)}", {g: algorithm for g in groups})
 
     @staticmethod
-    def half(algorithm: Any, base: Any = "reno", groups: Sequence[str] = ("A", "B")) -> "Mix":
+    def half(algorithm: Any, base: Any = "reno", groups: Sequence[str] = ("A", "B")) -> Mix:
         """Group A keeps ``base`` (Reno), group B uses ``algorithm`` ("year 2007")."""
         if len(groups) != 2:
             raise ScenarioError("groups", "a half mix needs exactly two groups")
@@ -121,7 +122,7 @@ def _algo_name(a: Any) -> str:
 
 def _cc_of(a: Any, path: str) -> tuple[dict, str]:
     """(cc dict, recovery) of a mix entry."""
-    from .scenario import _check_params, resolve_algorithm, RECOVERIES
+    from .scenario import RECOVERIES, _check_params, resolve_algorithm
 
     if isinstance(a, str):
         a = {"algorithm": a}
@@ -156,8 +157,8 @@ class FrozenScenario:
         declared = [g for g in self.meta.get("groups", []) if g in present]
         return declared + sorted(present - set(declared))
 
-    def spec(self, mix: Union[Mix, Mapping[str, Any]], seed: Optional[int] = None,
-             sample_interval: Optional[float] = None) -> dict:
+    def spec(self, mix: Mix | Mapping[str, Any], seed: int | None = None,
+             sample_interval: float | None = None) -> dict:
         """The run description with ``mix`` applied: a deep copy of the
         frozen description whose flows get the mix's ``cc`` and
         ``recovery``; nothing else changes. ``seed`` overrides the run's
@@ -182,7 +183,7 @@ class FrozenScenario:
             spec["sample_interval"] = float(sample_interval)
         return spec
 
-    def run(self, mix: Union[Mix, Mapping[str, Any]], **kw: Any):
+    def run(self, mix: Mix | Mapping[str, Any], **kw: Any):
         """Runs the scenario with ``mix``; returns :class:`tcplab.Results`."""
         import tcplab
 
@@ -211,7 +212,7 @@ class FrozenScenario:
         return {"format": FORMAT, "version": FORMAT_VERSION, "meta": self.meta, "topology": self.topology,
                 "flows": self.flows, "spec": self.spec_base}
 
-    def save(self, path: Union[str, os.PathLike]) -> None:
+    def save(self, path: str | os.PathLike) -> None:
         """Writes the frozen scenario as JSON (atomically: a temporary file
         renamed into place, removed again if anything fails; a directory
         is refused with IsADirectoryError)."""
@@ -228,7 +229,7 @@ TOPOLOGY_TYPES = {"kind": str, "params": dict, "routers": list, "edge": list, "b
 FROZEN_KEYS = ("format", "version", "meta", "topology", "flows", "spec")
 
 
-def load_frozen(path: Union[str, os.PathLike]) -> FrozenScenario:
+def load_frozen(path: str | os.PathLike) -> FrozenScenario:
     """Reads a frozen scenario written by :meth:`FrozenScenario.save`.
 
     The whole file is checked before anything uses it: UTF-8 JSON, every
@@ -429,12 +430,12 @@ def spec_differences(a: dict, b: dict, path: str = "") -> list[str]:
 
 
 def generate(topology: Topology, traffic: Sequence[TrafficClass], *, duration: Quantity, seed: int = 0,
-             mode: str = "p2p", n_servers: int = 1, servers: Optional[Sequence[str]] = None,
+             mode: str = "p2p", n_servers: int = 1, servers: Sequence[str] | None = None,
              direction: str = "download", distinct_routers: bool = True,
-             access_rate: Optional[Quantity] = None, access_delay: Optional[DelayLaw] = None,
+             access_rate: Quantity | None = None, access_delay: DelayLaw | None = None,
              access_buffer: Any = None, groups: Sequence[str] = ("A", "B"),
-             packet_size: int = 1500, flow_options: Optional[Mapping[str, Any]] = None,
-             sample_interval: Quantity = 0.0, trace_links: Optional[Sequence[str]] = None,
+             packet_size: int = 1500, flow_options: Mapping[str, Any] | None = None,
+             sample_interval: Quantity = 0.0, trace_links: Sequence[str] | None = None,
              name: str = "generated") -> FrozenScenario:
     """Builds a concrete scenario on ``topology`` (which it extends with
     hosts) and freezes it.
@@ -557,7 +558,7 @@ def generate(topology: Topology, traffic: Sequence[TrafficClass], *, duration: Q
     return FrozenScenario(spec, facts, topo, _jsonable(meta))
 
 
-def _add_paths(spec: dict, facts: list[dict], backbone: Sequence[str], paths: Optional[list] = None) -> None:
+def _add_paths(spec: dict, facts: list[dict], backbone: Sequence[str], paths: list | None = None) -> None:
     """Per flow: forward/reverse path (from the core's router, or ``paths``
     when the caller has them), backbone hops and base RTT (propagation
     only, both directions). load_frozen recomputes these to check a file."""
@@ -667,7 +668,7 @@ def join_files(frozen: FrozenScenario, runs: Mapping[str, Any]):
 
 
 def parking_lot_scenario(n_long: int, *, seed: int, duration: Quantity = "600s", rate: Quantity = "1Gbps",
-                         delay: Optional[DelayLaw] = None, buffer: Any = "2MB", n_routers: int = 5,
+                         delay: DelayLaw | None = None, buffer: Any = "2MB", n_routers: int = 5,
                          n_short: int = 100, short_mean: Quantity = "1MB", short_shape: float = 1.5,
                          short_interarrival: Quantity = "1s", long_size: Quantity = "4.7GB",
                          long_interarrival: Quantity = "120s", long_start_spread: Quantity = "10s",

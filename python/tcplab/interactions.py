@@ -24,7 +24,7 @@ none runs a simulation. Definitions:
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -39,7 +39,7 @@ def backbone_utilization(links: pd.DataFrame, backbone: Sequence[str]) -> float:
     return float(sel["utilization"].mean())
 
 
-def relative_throughput(flows: pd.DataFrame, run: str, base: str, cls: Optional[str] = None) -> pd.DataFrame:
+def relative_throughput(flows: pd.DataFrame, run: str, base: str, cls: str | None = None) -> pd.DataFrame:
     """Per flow: facts, ``T_run``, ``T_base`` and ``relative`` = T_run / T_base.
     Flows that delivered nothing in the base run get NaN (not inf)."""
     a = flows[flows["run"] == run].set_index("name")
@@ -58,7 +58,7 @@ def relative_throughput(flows: pd.DataFrame, run: str, base: str, cls: Optional[
 
 
 def reno_degradation(flows: pd.DataFrame, mixed: str, base: str, reno_names: Sequence[str] = ("newreno", "reno"),
-                     cls: Optional[str] = None) -> pd.DataFrame:
+                     cls: str | None = None) -> pd.DataFrame:
     """Relative throughput ``T_Reno_i(mixed) / T_Reno_i(base)`` of the flows
     that use Reno in ``mixed``."""
     rel = relative_throughput(flows, mixed, base, cls)
@@ -87,7 +87,7 @@ def size_bins(lo: float = 1e3, hi: float = 1e10, per_decade: int = 2) -> np.ndar
     return np.logspace(np.log10(lo), np.log10(hi), n + 1)
 
 
-def transfer_time_by_size(files: pd.DataFrame, bins: Optional[np.ndarray] = None,
+def transfer_time_by_size(files: pd.DataFrame, bins: np.ndarray | None = None,
                           by: Sequence[str] = ("run",)) -> pd.DataFrame:
     """Mean transfer time of finished files per size bin (and per ``by``
     columns): ``size_lo``, ``size_hi``, ``size_mid`` (geometric), ``files``,
@@ -126,7 +126,7 @@ def by_hops(rel: pd.DataFrame, column: str = "relative") -> pd.DataFrame:
     return rel.groupby("hops")[column].agg(["mean", "median", "count"]).reset_index()
 
 
-def group_comparison(facts: pd.DataFrame, flows: pd.DataFrame, files: Optional[pd.DataFrame] = None,
+def group_comparison(facts: pd.DataFrame, flows: pd.DataFrame, files: pd.DataFrame | None = None,
                      groups: Sequence[str] = ()) -> pd.DataFrame:
     """The end of ``tcplab replay``: one row per protocol group and traffic
     class (and one per group over all its classes, class ``all``, when it

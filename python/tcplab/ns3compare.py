@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any, Optional
+from typing import Any
 
 #: The ns-3 side, run by the interpreter given with --ns3-python: reads the
 #: dumbbell (see ns3_config) as JSON on stdin, prints its figures as JSON.
@@ -168,7 +168,7 @@ def scenarios() -> dict:
     return out
 
 
-def run_ns3(cfg: dict, python: str, timeout: Optional[float] = None) -> dict:
+def run_ns3(cfg: dict, python: str, timeout: float | None = None) -> dict:
     """Runs the ns-3 side with interpreter `python`; its figures."""
     try:
         proc = subprocess.run([python, "-c", _NS3_CHILD], input=json.dumps(cfg), capture_output=True, text=True,
@@ -186,7 +186,7 @@ def run_ns3(cfg: dict, python: str, timeout: Optional[float] = None) -> dict:
     return out
 
 
-def compare(seconds: Optional[float] = None, python: Optional[str] = None, log=None, ns3_sack: bool = False,
+def compare(seconds: float | None = None, python: str | None = None, log=None, ns3_sack: bool = False,
             scenario: str = "S1") -> dict:
     """`scenario` (S1, or a point of the window or rate curve, e.g.
     ``window=1000``) for `seconds` simulated seconds (default: 100 for S1,
@@ -248,7 +248,7 @@ def print_table(res: dict) -> None:
           f"{res['speedup_wall']:,.0f}x less wall time for the same simulated time")
 
 
-def main_args(seconds: Optional[float], python: Optional[str], to_stdout: bool, json_path: Optional[str],
+def main_args(seconds: float | None, python: str | None, to_stdout: bool, json_path: str | None,
               log=None, ns3_sack: bool = False, scenario: str = "S1") -> int:
     """``tcplab bench --ns3``: runs the comparison, prints or writes it."""
     res: Any = compare(seconds, python, log, ns3_sack, scenario)

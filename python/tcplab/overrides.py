@@ -32,7 +32,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any, Callable, Optional, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Any
 
 try:
     import tomllib
@@ -81,7 +82,7 @@ _BASIC = re.compile(r'"(?:[^"\\\n]|\\.)*"')  # "..." with backslash escapes, as 
 _LITERAL = re.compile(r"'[^'\n]*'")
 
 
-def _toml_key_part(quoted: str) -> Optional[str]:
+def _toml_key_part(quoted: str) -> str | None:
     """A quoted key part (``"dumbbell.buffer"``, ``'a b'``) as TOML reads it, or None if TOML would not."""
     try:
         doc = tomllib.loads(f"{quoted} = 0")
@@ -90,10 +91,10 @@ def _toml_key_part(quoted: str) -> Optional[str]:
     return next(iter(doc)) if len(doc) == 1 and not isinstance(next(iter(doc.values())), dict) else None
 
 
-def _scan_key(text: str) -> tuple[Optional[list[Union[str, int]]], int]:
+def _scan_key(text: str) -> tuple[list[str | int] | None, int]:
     """Read a dotted key from the start of ``text``: (its path, the index where it ends), or (None, i)
     where it is not one. Bare parts, quoted parts as TOML reads them, and ``[N]`` after a part."""
-    path: list[Union[str, int]] = []
+    path: list[str | int] = []
     i, n = 0, len(text)
     while True:
         while i < n and text[i] in " \t":
@@ -120,7 +121,7 @@ def _not_a_key(key: str) -> OverrideError:
                                          "array element as name[0] (e.g. flows[1].algorithm)")
 
 
-def parse_key(key: str) -> list[Union[str, int]]:
+def parse_key(key: str) -> list[str | int]:
     """A ``--set`` KEY as a path: a TOML dotted key (bare parts, or quoted ones such as
     ``grid."dumbbell.buffer"``), each part optionally followed by array indices (``flows[1]``)."""
     path, end = _scan_key(key)
@@ -129,7 +130,7 @@ def parse_key(key: str) -> list[Union[str, int]]:
     return path
 
 
-def parse_override(text: str) -> tuple[str, list[Union[str, int]], Any]:
+def parse_override(text: str) -> tuple[str, list[str | int], Any]:
     """``"flows[1].algorithm=cubic"`` -> ``("flows[1].algorithm", ["flows", 1, "algorithm"], "cubic")``;
     ``'grid."dumbbell.buffer"=["2BDP"]'`` -> ``(..., ["grid", "dumbbell.buffer"], ["2BDP"])``."""
     if "=" not in text:
@@ -140,7 +141,7 @@ def parse_override(text: str) -> tuple[str, list[Union[str, int]], Any]:
     return text[:end].strip(), path, parse_value(text[end + 1:])
 
 
-def _shown(path: Sequence[Union[str, int]]) -> str:
+def _shown(path: Sequence[str | int]) -> str:
     out = ""
     for p in path:
         if not isinstance(p, int) and not _BARE.fullmatch(p):
@@ -149,7 +150,7 @@ def _shown(path: Sequence[Union[str, int]]) -> str:
     return out
 
 
-def _set(doc: dict, key: str, path: Sequence[Union[str, int]], value: Any) -> None:
+def _set(doc: dict, key: str, path: Sequence[str | int], value: Any) -> None:
     cur: Any = doc
     for j, step in enumerate(path):
         last = j == len(path) - 1
@@ -188,7 +189,7 @@ def apply_overrides(doc: dict, overrides: Sequence[str]) -> dict:
     return doc
 
 
-Parsed = tuple[str, list[Union[str, int]], Any]
+Parsed = tuple[str, list[str | int], Any]
 
 
 def split_sweep_overrides(overrides: Sequence[str]) -> tuple[list[Parsed], list[Parsed]]:
@@ -228,7 +229,7 @@ def apply_sweep_overrides(doc: dict, overrides: Sequence[str], base_dir: str) ->
     return doc
 
 
-def _read_base(path: str, base_dir: str) -> Optional[dict]:
+def _read_base(path: str, base_dir: str) -> dict | None:
     full = path if os.path.isabs(path) else os.path.join(base_dir, path)
     if not os.path.isfile(full):
         return None  # (the sweep's own check names the missing file)

@@ -31,7 +31,8 @@ only the headers are captured, the original length is the packet's.
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Optional, Sequence, Union
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ WINDOW = 65535
 _ACK, _ECE, _CWR, _AE = 0x10, 0x40, 0x80, 0x100
 
 
-def frames(raw: Optional[Mapping[str, Any]], flow_names: Sequence[str], link_names: Sequence[str]):
+def frames(raw: Mapping[str, Any] | None, flow_names: Sequence[str], link_names: Sequence[str]):
     """The core's ``packet_trace`` dict as the two DataFrames
     (``packet_trace``, ``packet_sacks``); empty frames for a run without
     capture."""
@@ -100,7 +101,7 @@ def _empty_trace():
     return pd.DataFrame({k: np.zeros(0, v) for k, v in cols.items()})
 
 
-def _addresses(spec: Optional[Mapping[str, Any]], n_flows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _addresses(spec: Mapping[str, Any] | None, n_flows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per flow: sender and receiver IPv4 addresses (10.0.0.0 + the node's
     index in the run description + 1) and header bytes (``header_size``;
     40 when unknown)."""
@@ -131,8 +132,8 @@ def _header_dtype(opt_len: int) -> np.dtype:
     return np.dtype(fields)
 
 
-def write_pcap(path: Union[str, os.PathLike], trace, sacks, spec: Optional[Mapping[str, Any]] = None,
-               links: Optional[Sequence[int]] = None, n_flows: Optional[int] = None) -> int:
+def write_pcap(path: str | os.PathLike, trace, sacks, spec: Mapping[str, Any] | None = None,
+               links: Sequence[int] | None = None, n_flows: int | None = None) -> int:
     """Writes the packets of ``trace`` (a ``packet_trace`` frame) on the link
     indices ``links`` (all when None), merged in time order, to a pcap file at
     ``path``; ``sacks`` is the ``packet_sacks`` frame, ``spec`` the run

@@ -19,7 +19,8 @@ flows gets the warning; ``tcplab run`` and ``tcplab sweep`` print it as one line
 from __future__ import annotations
 
 import warnings
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 __all__ = ["PhaseLockWarning", "phase_lock_reason", "warn_phase_lock"]
 
@@ -43,7 +44,7 @@ def _random_loss(loss: Any) -> bool:
     return True  # (a kind not known here: taken as random, so no warning it might not deserve)
 
 
-def _randomness(scenario: Any, spec: Mapping[str, Any]) -> Optional[str]:
+def _randomness(scenario: Any, spec: Mapping[str, Any]) -> str | None:
     """What in the run draws from the seed, or None."""
     from .scenario import Dumbbell
 
@@ -69,8 +70,8 @@ def long_lived_tcp_flows(spec: Mapping[str, Any]) -> int:
     return sum(1 for f in spec.get("flows", []) if (f.get("app") or {}).get("kind", "bulk") == "bulk")
 
 
-def phase_lock_reason(scenario: Any, spec: Optional[Mapping[str, Any]] = None,
-                      seed_word: str = "--seed") -> Optional[str]:
+def phase_lock_reason(scenario: Any, spec: Mapping[str, Any] | None = None,
+                      seed_word: str = "--seed") -> str | None:
     """The warning's text (one line) when ``scenario`` has two or more long-lived TCP flows and nothing
     random; None otherwise. ``spec``: its run description if already built; ``seed_word``: what would
     change the seed where the text is shown (``--seed`` on the command line, ``another seed`` elsewhere)."""
@@ -90,7 +91,7 @@ def phase_lock_reason(scenario: Any, spec: Optional[Mapping[str, Any]] = None,
 _warned = False
 
 
-def warn_phase_lock(scenario: Any, spec: Optional[Mapping[str, Any]] = None, stacklevel: int = 3) -> None:
+def warn_phase_lock(scenario: Any, spec: Mapping[str, Any] | None = None, stacklevel: int = 3) -> None:
     """Issue a :class:`PhaseLockWarning` for ``scenario`` if it needs one, once per process."""
     global _warned
     if _warned:

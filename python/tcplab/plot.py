@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
@@ -15,7 +16,7 @@ __all__ = ["plot_cwnd_queue", "cwnd_queue_figure", "algorithm_label", "flow_labe
 FlowRef = Union[int, str]
 
 
-def algorithm_label(algorithm: str, params: Optional[Mapping[str, Any]] = None) -> str:
+def algorithm_label(algorithm: str, params: Mapping[str, Any] | None = None) -> str:
     """A readable name for an algorithm and its parameters, for titles and
     legends: ``cubic``, ``cubic variant=2005``, ``scalable low_window=0,
     variant=paper`` (parameters in name order)."""
@@ -32,7 +33,7 @@ def _param_text(v: Any) -> str:
     return str(v)
 
 
-def flow_label(name: str, algorithm: Optional[str] = None, params: Optional[Mapping[str, Any]] = None) -> str:
+def flow_label(name: str, algorithm: str | None = None, params: Mapping[str, Any] | None = None) -> str:
     """``flow 1 (cubic)`` for the flow named ``flow1`` running cubic; other
     names are kept as they are (``bulk (reno)``)."""
     m = re.fullmatch(r"flow(\d+)", str(name))
@@ -40,7 +41,7 @@ def flow_label(name: str, algorithm: Optional[str] = None, params: Optional[Mapp
     return f"{text} ({algorithm_label(algorithm, params)})" if algorithm else text
 
 
-def _pick_links(results: "Results", links: Optional[Sequence[FlowRef]]) -> list[int]:
+def _pick_links(results: Results, links: Sequence[FlowRef] | None) -> list[int]:
     lk = results.links
     if len(lk) == 0:
         return []
@@ -58,13 +59,13 @@ def _pick_links(results: "Results", links: Optional[Sequence[FlowRef]]) -> list[
 
 
 def plot_cwnd_queue(
-    results: "Results",
-    path: Union[str, os.PathLike],
-    flows: Optional[Sequence[FlowRef]] = None,
-    links: Optional[Sequence[FlowRef]] = None,
-    bdp_packets: Optional[float] = None,
-    buffer_packets: Optional[float] = None,
-    title: Optional[str] = None,
+    results: Results,
+    path: str | os.PathLike,
+    flows: Sequence[FlowRef] | None = None,
+    links: Sequence[FlowRef] | None = None,
+    bdp_packets: float | None = None,
+    buffer_packets: float | None = None,
+    title: str | None = None,
 ) -> None:
     """Write a PNG: cwnd of each flow vs time (top) and queue length vs time (bottom).
 
@@ -88,7 +89,7 @@ def plot_cwnd_queue(
     plt.close(fig)
 
 
-def _flow_labels(results: "Results") -> list[str]:
+def _flow_labels(results: Results) -> list[str]:
     """``flow 1 (cubic variant=2005)`` per flow: name, algorithm and, from the scenario, its parameters."""
     fl = results.flows
     names = [str(n) for n in fl["name"]] if "name" in fl else [str(i) for i in range(len(fl))]
@@ -104,7 +105,7 @@ def _flow_labels(results: "Results") -> list[str]:
     return [flow_label(n, a, p) for n, a, p in zip(names, algos, params)]
 
 
-def _reference_lines(results: "Results", ids: Sequence[int]) -> tuple[Optional[float], Optional[float], str]:
+def _reference_lines(results: Results, ids: Sequence[int]) -> tuple[float | None, float | None, str]:
     """(C x RTT, B, RTT text) for a dumbbell: the bottleneck's capacity and buffer, the plotted flows' path RTT."""
     from .analysis import bdp_packets, path_rtts_s
     from .scenario import Dumbbell
@@ -120,12 +121,12 @@ def _reference_lines(results: "Results", ids: Sequence[int]) -> tuple[Optional[f
 
 
 def cwnd_queue_figure(
-    results: "Results",
-    flows: Optional[Sequence[FlowRef]] = None,
-    links: Optional[Sequence[FlowRef]] = None,
-    bdp_packets: Optional[float] = None,
-    buffer_packets: Optional[float] = None,
-    title: Optional[str] = None,
+    results: Results,
+    flows: Sequence[FlowRef] | None = None,
+    links: Sequence[FlowRef] | None = None,
+    bdp_packets: float | None = None,
+    buffer_packets: float | None = None,
+    title: str | None = None,
 ) -> Any:
     """The figure :func:`plot_cwnd_queue` writes, as a matplotlib Figure."""
     import matplotlib
@@ -204,7 +205,7 @@ def _figure(ylabel: str, title: str):
     return fig, ax
 
 
-def _flow_ids(results: "Results", flows: Optional[Sequence[FlowRef]]) -> list[int]:
+def _flow_ids(results: Results, flows: Sequence[FlowRef] | None) -> list[int]:
     return [results._flow_id(f) for f in flows] if flows is not None else list(range(len(results.flows)))
 
 
@@ -216,7 +217,7 @@ def _finish(fig, ax, n: int, empty: str):
     return fig
 
 
-def cwnd_figure(results: "Results", flows: Optional[Sequence[FlowRef]] = None):
+def cwnd_figure(results: Results, flows: Sequence[FlowRef] | None = None):
     """Each flow's congestion window (packets) against time; ``flows`` by id or name (default all)."""
     fig, ax = _figure("cwnd (packets)", f"{results.name}: congestion window")
     ts, ids, labels = results.flow_ts, _flow_ids(results, flows), _flow_labels(results)
@@ -230,8 +231,8 @@ def cwnd_figure(results: "Results", flows: Optional[Sequence[FlowRef]] = None):
     return _finish(fig, ax, n, "no time series (sample_interval = 0)")
 
 
-def throughput_figure(results: "Results", flows: Optional[Sequence[FlowRef]] = None,
-                      interval: Optional[float] = None):
+def throughput_figure(results: Results, flows: Sequence[FlowRef] | None = None,
+                      interval: float | None = None):
     """Each flow's delivery rate (Mbit/s, bytes delivered to the receiver) against time, averaged over
     ``interval`` seconds (default: the sampling interval, or coarser so that a line has at most
     about 200 points); the point at t is the rate over (t - interval, t]."""
@@ -255,7 +256,7 @@ def throughput_figure(results: "Results", flows: Optional[Sequence[FlowRef]] = N
     return _finish(fig, ax, n, "no time series (sample_interval = 0)")
 
 
-def queue_figure(results: "Results", links: Optional[Sequence[FlowRef]] = None):
+def queue_figure(results: Results, links: Sequence[FlowRef] | None = None):
     """Queue length (packets) of ``links`` against time (by id or name; default: the scenario's
     bottleneck links, else the link whose queue grew largest). A link must be sampled (the run's
     ``trace_links``, by default the bottleneck): one that is not raises ValueError naming it."""

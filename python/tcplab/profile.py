@@ -54,7 +54,6 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
-from typing import Optional
 from xml.sax.saxutils import escape
 
 OUTSIDE = "[outside tcplab]"
@@ -79,13 +78,13 @@ def _ext_library() -> str:
     return os.path.basename(getattr(_core, "__file__", "") or "_core.abi3.so")
 
 
-def _is_tcplab(func: str, dso: Optional[str], ext: str) -> bool:
+def _is_tcplab(func: str, dso: str | None, ext: str) -> bool:
     """A frame of tcplab: one of its functions, or in its extension's library
     (matched by file name, not path: a path may say "tcplab" anywhere)."""
     return bool(_TCPLAB_FN.search(func)) or (dso is not None and os.path.basename(dso) == ext)
 
 
-def scenario_row(name: str, quick: bool = False, seconds: Optional[float] = None) -> dict:
+def scenario_row(name: str, quick: bool = False, seconds: float | None = None) -> dict:
     """The benchmark row (``spec_json``, ``description``, ...) of `name`: a
     standard scenario or a scaling point, optionally for `seconds` simulated
     seconds (measured from the middle, as the scaling points)."""
@@ -110,7 +109,7 @@ def scenario_row(name: str, quick: bool = False, seconds: Optional[float] = None
     raise ProfileError(f"--profile: unknown scenario {name!r}; choose one of {', '.join(list(rows) + points)}")
 
 
-def find_perf(perf: Optional[str] = None) -> str:
+def find_perf(perf: str | None = None) -> str:
     """The perf binary to use, or a ProfileError saying how to get one."""
     exe = shutil.which(perf or "perf")
     if exe is None:
@@ -165,7 +164,7 @@ def _frame(line: str) -> str:
     return _OFFSET.sub("", sym) or "[unknown]"
 
 
-def _dso(line: str) -> Optional[str]:
+def _dso(line: str) -> str | None:
     """The library of a stack line, or None for an inlined frame (its
     library is that of the frame it was inlined into, printed after it)."""
     body = line.strip()
@@ -175,7 +174,7 @@ def _dso(line: str) -> Optional[str]:
     return None if dso == "inlined" else dso
 
 
-def fold(text: str, ext: Optional[str] = None) -> Counter:
+def fold(text: str, ext: str | None = None) -> Counter:
     """Folded stacks of ``perf script`` output: ``root;...;leaf`` -> samples,
     each starting at its first tcplab frame (``[outside tcplab]`` if none);
     `ext` is the file name of tcplab's extension (default: this one's)."""
@@ -328,8 +327,8 @@ def svg(folded: Counter, title: str, width: int = 1200, row: int = 16) -> str:
     return "\n".join(out) + "\n"
 
 
-def profile(name: str, quick: bool = False, seconds: Optional[float] = None, perf: Optional[str] = None,
-            frequency: int = 499, svg_path: Optional[str] = None, folded_path: Optional[str] = None,
+def profile(name: str, quick: bool = False, seconds: float | None = None, perf: str | None = None,
+            frequency: int = 499, svg_path: str | None = None, folded_path: str | None = None,
             log=None) -> dict:
     """Profiles scenario `name`; writes the SVG (and the folded stacks if
     asked) and returns the figures, the top functions and the paths."""
@@ -374,7 +373,7 @@ def profile(name: str, quick: bool = False, seconds: Optional[float] = None, per
             "folded": os.path.abspath(folded_path) if folded_path else None, **tops(folded)}
 
 
-def max_frequency() -> Optional[int]:
+def max_frequency() -> int | None:
     """perf's sampling limit on this machine, if the kernel says."""
     try:
         with open("/proc/sys/kernel/perf_event_max_sample_rate") as f:

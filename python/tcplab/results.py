@@ -85,7 +85,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -103,12 +104,12 @@ RUN_OUTPUT_FILES = (*(f"{t}.parquet" for t in (*TABLES, *OPTIONAL_TABLES)), "sum
                     "spec.json", "cwnd_queue.png", "report.html")
 
 
-def is_run_output(directory: Union[str, os.PathLike]) -> bool:
+def is_run_output(directory: str | os.PathLike) -> bool:
     """Whether ``directory`` holds a saved run (summary.json and flows.parquet)."""
     return all(os.path.isfile(os.path.join(directory, n)) for n in ("summary.json", "flows.parquet"))
 
 
-def check_output_dir(directory: Union[str, os.PathLike]) -> None:
+def check_output_dir(directory: str | os.PathLike) -> None:
     """Refuse (``FileExistsError`` naming it) an output directory that exists
     and is neither empty nor an earlier run's output: saving there would
     overwrite a user's own ``scenario.toml`` or ``summary.json``. The rule of
@@ -142,7 +143,7 @@ def _py(v: Any) -> Any:
     return v
 
 
-def _frame(cols: Mapping[str, Any]) -> "pd.DataFrame":
+def _frame(cols: Mapping[str, Any]) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
@@ -152,7 +153,7 @@ def _frame(cols: Mapping[str, Any]) -> "pd.DataFrame":
     return pd.DataFrame(data)
 
 
-def _cc_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
+def _cc_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
     """The core's cc_ts columns (variable as codes plus ``variable_names``) as
     a long DataFrame with a categorical ``variable``."""
     import numpy as np
@@ -170,7 +171,7 @@ def _cc_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
     })
 
 
-def _qdisc_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
+def _qdisc_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
     """The core's qdisc_ts columns (variable as codes plus ``variable_names``)
     as a long DataFrame with a categorical ``variable``."""
     import numpy as np
@@ -185,7 +186,7 @@ def _qdisc_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
     })
 
 
-def _with_link_defaults(links: "pd.DataFrame", defaults: Mapping[str, Any] = LINK_DISCIPLINE_DEFAULTS) -> "pd.DataFrame":
+def _with_link_defaults(links: pd.DataFrame, defaults: Mapping[str, Any] = LINK_DISCIPLINE_DEFAULTS) -> pd.DataFrame:
     """The links table with the discipline columns a run of an earlier tcplab lacks (or,
     with ``defaults=FLOW_ECN_DEFAULTS``, the flows table with the ECN columns)."""
     import numpy as np
@@ -199,7 +200,7 @@ def _with_link_defaults(links: "pd.DataFrame", defaults: Mapping[str, Any] = LIN
     return links
 
 
-def _coded(raw: Mapping[str, Any], col: str, names_key: str) -> "pd.Categorical":
+def _coded(raw: Mapping[str, Any], col: str, names_key: str) -> pd.Categorical:
     import numpy as np
     import pandas as pd
 
@@ -208,7 +209,7 @@ def _coded(raw: Mapping[str, Any], col: str, names_key: str) -> "pd.Categorical"
     return pd.Categorical.from_codes(codes, categories=names)
 
 
-def _drop_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
+def _drop_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
     """The core's drop_trace columns (cause as codes plus ``cause_names``)."""
     import numpy as np
     import pandas as pd
@@ -226,7 +227,7 @@ def _drop_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
     })
 
 
-def _retransmit_frame(raw: Mapping[str, Any]) -> "pd.DataFrame":
+def _retransmit_frame(raw: Mapping[str, Any]) -> pd.DataFrame:
     """The core's retransmit_trace columns (cause as codes plus ``cause_names``)."""
     import numpy as np
     import pandas as pd
@@ -253,7 +254,7 @@ def _pcap():
     return pcap
 
 
-def _refuse_links_in_series(spec: Optional[Mapping[str, Any]], links: Sequence[str]) -> None:
+def _refuse_links_in_series(spec: Mapping[str, Any] | None, links: Sequence[str]) -> None:
     """Refuse to merge links a flow's packets cross one after the other
     (its data path, or its ACK path, holds two of them): a file would hold
     each such packet twice, which Wireshark reads as retransmissions."""
@@ -283,9 +284,9 @@ class Results:
     def __init__(
         self,
         raw: Mapping[str, Any],
-        scenario: "Optional[Scenario]" = None,
-        spec: Optional[Mapping[str, Any]] = None,
-        name: Optional[str] = None,
+        scenario: Scenario | None = None,
+        spec: Mapping[str, Any] | None = None,
+        name: str | None = None,
     ) -> None:
         import pandas as pd
 
@@ -327,14 +328,14 @@ class Results:
 
     # -- measurement settings ------------------------------------------------
     @property
-    def measure_start(self) -> Optional[float]:
+    def measure_start(self) -> float | None:
         return None if self.spec is None else float(self.spec.get("measure_start", 0.0))
 
     @property
-    def duration(self) -> Optional[float]:
+    def duration(self) -> float | None:
         return None if self.spec is None else float(self.spec["duration"])
 
-    def _flow_id(self, flow: Union[int, str]) -> int:
+    def _flow_id(self, flow: int | str) -> int:
         if isinstance(flow, str):
             hits = self.flows.index[self.flows["name"] == flow]
             if len(hits) == 0:
@@ -344,7 +345,7 @@ class Results:
             raise KeyError(f"no flow with id {flow}")
         return int(flow)
 
-    def goodput(self, start: float, end: float, flow: Union[int, str, None] = None) -> Union[float, "pd.Series"]:
+    def goodput(self, start: float, end: float, flow: int | str | None = None) -> float | pd.Series:
         """Goodput (bit/s) over ``[start, end]`` from the ``delivered_bytes`` series.
 
         ``delivered_bytes`` is linearly interpolated between samples (a run
@@ -419,7 +420,7 @@ class Results:
             meta.setdefault("measure_start", _py(self.spec.get("measure_start", 0.0)))
         return {"scenario": self.name, "flows": flows, "links": links, "meta": {k: _py(v) for k, v in meta.items()}}
 
-    def retransmission_accounting(self) -> "pd.DataFrame":
+    def retransmission_accounting(self) -> pd.DataFrame:
         """Each flow's retransmissions sorted by what they repaired, from the
         loss trace (the run needs ``loss_trace=True``).
 
@@ -486,7 +487,7 @@ class Results:
         return jain_index(self.flows["goodput_bps"].to_numpy())
 
     # -- persistence ---------------------------------------------------------
-    def cc_vars(self, flow: int = 0) -> "pd.DataFrame":
+    def cc_vars(self, flow: int = 0) -> pd.DataFrame:
         """One flow's traced congestion-control variables as columns, indexed by time."""
         d = self.cc_ts[self.cc_ts["flow"] == flow] if len(self.cc_ts) else self.cc_ts
         if not len(d):
@@ -495,7 +496,7 @@ class Results:
             return pd.DataFrame()
         return d.pivot_table(index="time", columns="variable", values="value", observed=True)
 
-    def _link_id(self, link: Union[int, str]) -> int:
+    def _link_id(self, link: int | str) -> int:
         if isinstance(link, str):
             hits = self.links.index[self.links["name"] == link]
             if len(hits) == 0:
@@ -505,7 +506,7 @@ class Results:
             raise KeyError(f"no link with id {link}")
         return int(link)
 
-    def qdisc_vars(self, link: Union[int, str], variable: Union[str, Sequence[str], None] = None) -> "pd.DataFrame":
+    def qdisc_vars(self, link: int | str, variable: str | Sequence[str] | None = None) -> pd.DataFrame:
         """One link's queue-discipline series (link id or name) as columns
         indexed by time: ``sojourn_s`` and the discipline's own variables,
         or only ``variable`` (a name or a list of names). Empty for a link
@@ -527,7 +528,7 @@ class Results:
         out.columns.name = "variable"
         return out[names] if names is not None else out
 
-    def write_pcap(self, path: Union[str, os.PathLike], link: Union[str, Sequence[str], None] = None) -> int:
+    def write_pcap(self, path: str | os.PathLike, link: str | Sequence[str] | None = None) -> int:
         """Write the packets captured on ``link`` (a link name, a list of
         names merged in time order, or None for every captured link) as a
         pcap file that Wireshark and tshark open: synthetic IPv4/TCP headers
@@ -552,7 +553,7 @@ class Results:
         return _pcap().write_pcap(path, self.packet_trace, self.packet_sacks, self.spec,
                                   links=[names.index(n) for n in wanted], n_flows=len(self.flows))
 
-    def write_pcaps(self, directory: Union[str, os.PathLike]) -> list[str]:
+    def write_pcaps(self, directory: str | os.PathLike) -> list[str]:
         """Write one pcap file per entry of the scenario's ``pcap`` into
         ``directory``: ``<entry>.pcap`` (``bottleneck.pcap`` holds both
         directions of the bottleneck, merged in time order; with several
@@ -570,7 +571,7 @@ class Results:
             paths.append(path)
         return paths
 
-    def save(self, directory: Union[str, os.PathLike]) -> None:
+    def save(self, directory: str | os.PathLike) -> None:
         """Write ``<table>.parquet`` for each table, ``summary.json``, and
         ``scenario.toml`` (or ``spec.json`` when there is no Scenario).
 
@@ -601,7 +602,7 @@ class Results:
                 fh.write("\n")
 
     @classmethod
-    def load(cls, directory: Union[str, os.PathLike]) -> "Results":
+    def load(cls, directory: str | os.PathLike) -> Results:
         """Reload a directory written by :meth:`save`."""
         import pandas as pd
 
@@ -640,22 +641,22 @@ class Results:
 
         return results_html(self)
 
-    def plot_cwnd(self, flows: Optional[Sequence[Union[int, str]]] = None) -> Any:
+    def plot_cwnd(self, flows: Sequence[int | str] | None = None) -> Any:
         """Each flow's congestion window against time, as a matplotlib Figure (not shown, not closed:
         a notebook displays it; ``fig.savefig(path)`` writes it). ``flows`` by id or name (default all)."""
         from .plot import cwnd_figure
 
         return cwnd_figure(self, flows)
 
-    def plot_throughput(self, flows: Optional[Sequence[Union[int, str]]] = None,
-                        interval: Optional[float] = None) -> Any:
+    def plot_throughput(self, flows: Sequence[int | str] | None = None,
+                        interval: float | None = None) -> Any:
         """Each flow's delivery rate (Mbit/s) against time, averaged over ``interval`` seconds (default:
         the sampling interval, coarser for long runs), as a matplotlib Figure."""
         from .plot import throughput_figure
 
         return throughput_figure(self, flows, interval)
 
-    def plot_queue(self, links: Optional[Sequence[Union[int, str]]] = None) -> Any:
+    def plot_queue(self, links: Sequence[int | str] | None = None) -> Any:
         """Queue length (packets) against time of ``links`` (default: the bottleneck), as a matplotlib Figure."""
         from .plot import queue_figure
 

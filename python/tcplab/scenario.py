@@ -112,14 +112,16 @@ import functools
 import math
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any
 
 from .errors import ScenarioError, UnitError, shown
 from .units import (
     Buffer,
     Quantity,
     bdp_packets,
+    check_text,
     parse_buffer,
     parse_count,
     parse_number,
@@ -128,7 +130,6 @@ from .units import (
     parse_size,
     parse_time,
     python_scalar,
-    check_text,
 )
 
 __all__ = [
@@ -310,7 +311,7 @@ def _spellings() -> dict[str, tuple[str, dict]]:
     return spelled
 
 
-def resolve_algorithm(name: Any, field_path: str) -> tuple[str, Optional[dict]]:
+def resolve_algorithm(name: Any, field_path: str) -> tuple[str, dict | None]:
     """Check an algorithm name (case-insensitive, aliases allowed).
 
     Returns the name as the catalog spells it and the catalog entry
@@ -332,7 +333,7 @@ def resolve_algorithm(name: Any, field_path: str) -> tuple[str, Optional[dict]]:
     return hit[0], (hit[1] if from_core else None)
 
 
-def _check_params(params: Any, entry: Optional[dict], algorithm: str, field_path: str) -> dict:
+def _check_params(params: Any, entry: dict | None, algorithm: str, field_path: str) -> dict:
     if params is None:
         return {}
     if not isinstance(params, Mapping):
@@ -350,7 +351,7 @@ def _check_params(params: Any, entry: Optional[dict], algorithm: str, field_path
     return out
 
 
-def _param_value(v: Any, path: str) -> Union[bool, int, float, str]:
+def _param_value(v: Any, path: str) -> bool | int | float | str:
     """A parameter value the core can read: a finite number (an integer of
     at most 64 bits), a boolean or valid text; numpy scalars as Python's."""
     v = python_scalar(v)
@@ -379,7 +380,7 @@ def discipline_catalog() -> list[dict]:
     return [dict(d) for d in _discipline_catalog_cached()[0]]
 
 
-def resolve_discipline(name: Any, field_path: str) -> tuple[str, Optional[dict]]:
+def resolve_discipline(name: Any, field_path: str) -> tuple[str, dict | None]:
     """Check a discipline name (case-insensitive, aliases allowed): the
     catalog's name for it and its entry (``None`` when parameters are
     unknown). Unknown names raise a ScenarioError with close matches."""
@@ -398,7 +399,7 @@ def resolve_discipline(name: Any, field_path: str) -> tuple[str, Optional[dict]]
     return entry["name"], (entry if from_core else None)
 
 
-def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: Optional[str]) -> dict:
+def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: str | None) -> dict:
     """The core's ``QueueSpec``: ``limit`` (``limit_packets``/``limit_bytes``
     from the buffer) and, when ``queue`` is a table, its ``discipline`` and
     ``params`` (every other key, each checked against the discipline's
@@ -446,14 +447,14 @@ def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: Opt
     return out
 
 
-def _queue_table(q: Mapping[str, Any]) -> Optional[dict]:
+def _queue_table(q: Mapping[str, Any]) -> dict | None:
     """A spec's ``QueueSpec`` back as a ``queue`` table (None without a discipline)."""
     if not q.get("discipline"):
         return None
     return {"discipline": q["discipline"], **dict(q.get("params") or {})}
 
 
-def _source_spec(source: Any, path: str) -> Optional[dict]:
+def _source_spec(source: Any, path: str) -> dict | None:
     """A flow's unresponsive source as the core's ``app``: ``{"kind": "cbr",
     "rate": "10Mbps", "ecn": "ect1"}`` or ``{"kind": "on_off", "rate": ...,
     "on": "1s", "off": "2s", "exponential": True}``; None for a TCP flow."""
@@ -480,7 +481,7 @@ def _source_spec(source: Any, path: str) -> Optional[dict]:
     return app
 
 
-def _source_table(app: Mapping[str, Any]) -> Optional[dict]:
+def _source_table(app: Mapping[str, Any]) -> dict | None:
     """A spec's ``app`` back as a ``source`` table (None for bulk or files)."""
     kind = app.get("kind")
     if kind not in SOURCE_KINDS:
@@ -517,11 +518,11 @@ MAX_DUMBBELL_FLOWS = (2**29 - 2) // 4
 DUMBBELL_BYTES_PER_FLOW = 8_000
 
 
-def _memory_budget() -> tuple[Optional[int], str]:
+def _memory_budget() -> tuple[int | None, str]:
     """The bytes this process could ever allocate, and what sets it: the
     smaller of the machine's physical memory and the address-space limit
     (``ulimit -v``, RLIMIT_AS); (None, "") where neither is known."""
-    budget: Optional[int] = None
+    budget: int | None = None
     what = ""
     try:
         budget = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
@@ -586,9 +587,9 @@ class Link:
     dst: str
     rate: Quantity
     delay: Quantity
-    buffer: Union[Quantity, Buffer, None] = None
+    buffer: Quantity | Buffer | None = None
     loss: Any = None
-    queue: Optional[Mapping[str, Any]] = None
+    queue: Mapping[str, Any] | None = None
 
     def to_spec(self, path: str) -> dict:
         buf = parse_buffer(self.buffer, f"{path}.buffer")
@@ -612,7 +613,7 @@ LOSS_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 LOSS_KINDS = tuple(LOSS_KEYS)
 
 
-def _loss_spec(v: Any, path: str) -> Optional[dict]:
+def _loss_spec(v: Any, path: str) -> dict | None:
     """A link's random loss: ``None`` (none), a probability ``p`` (Bernoulli),
     or a table ``{kind = "bernoulli", p = ...}`` /
     ``{kind = "gilbert_elliott", p_gb = ..., p_bg = ..., loss_good = 0, loss_bad = 1}``."""
@@ -693,18 +694,18 @@ class Flow:
 
     src: str
     dst: str
-    name: Optional[str] = None
+    name: str | None = None
     algorithm: str = "newreno"
     params: dict = field(default_factory=dict)
-    recovery: Optional[str] = None
+    recovery: str | None = None
     start: Quantity = 0.0
     packet_size: Quantity = 1500
-    header_size: Optional[Quantity] = None
-    ack_size: Optional[Quantity] = None
+    header_size: Quantity | None = None
+    ack_size: Quantity | None = None
     accounting: str = "payload"
     init_cwnd: float = 10.0
-    init_ssthresh: Optional[float] = None
-    rwnd: Optional[int] = None
+    init_ssthresh: float | None = None
+    rwnd: int | None = None
     min_rto: Quantity = 0.2
     max_rto: Quantity = 60.0
     rto_mode: str = "linux"
@@ -717,7 +718,7 @@ class Flow:
     #: ``lessCareful_``), ``"ack_heuristic"`` RFC 6582 4.1's ACK heuristic.
     dupack_guard: str = "careful"
     limited_transmit: bool = False
-    delayed_ack: Optional[bool] = None
+    delayed_ack: bool | None = None
     delack_timeout: Quantity = 0.04
     sack_blocks: int = 3
     #: When the receiver ACKs: ``"rfc"`` (RFC 5681 4.2, with ``delayed_ack``
@@ -726,7 +727,7 @@ class Flow:
     #: full segment, an adaptive delayed-ACK timeout; always delays, so
     #: ``delayed_ack`` and ``delack_timeout`` are not used). docs/tcp.md.
     #: None: the profile's (rfc: ``"rfc"``, linux: ``"linux"``).
-    ack_policy: Optional[str] = None
+    ack_policy: str | None = None
     #: ``ack_policy="linux"`` only: TCP_ATO_MIN = TCP_DELACK_MIN, the initial
     #: and smallest delayed-ACK timeout.
     delack_min: Quantity = LINUX_DELACK_MIN
@@ -738,9 +739,9 @@ class Flow:
     #: D-SACK (RFC 2883): the ACK answering a duplicate segment reports it in
     #: its first SACK block. Only for ``recovery="sack"`` (ignored otherwise,
     #: as Linux does without SACK). None: the profile's (on for linux).
-    dsack: Optional[bool] = None
+    dsack: bool | None = None
     restart_after_idle: bool = True
-    files: Optional[list] = None
+    files: list | None = None
     #: An unresponsive source instead of TCP (no ACKs, no congestion
     #: control): ``{"kind": "cbr", "rate": "10Mbps", "ecn": "ect1"}`` or
     #: ``{"kind": "on_off", "rate": "10Mbps", "on": "1s", "off": "2s",
@@ -748,35 +749,35 @@ class Flow:
     #: ``"ect1"``; on/off periods exponential with those means, or fixed).
     #: Full packets of ``packet_size`` from ``start``; the results' algorithm
     #: is ``"cbr"`` / ``"on_off"``. Not with ``files``.
-    source: Optional[Mapping] = None
+    source: Mapping | None = None
     #: ECN (docs/queues.md): ``"off"``, ``"classic"`` (RFC 3168: ECT(0),
     #: the receiver echoes ECE until CWR, one window reduction per round
     #: trip) or ``"accecn"`` (Accurate ECN: the receiver counts CE marks in
     #: the ACE field). None: the algorithm's need (``accecn`` for dctcp and
     #: prague, and for bbr3 with ``ecn = true``; ``off`` otherwise).
-    ecn: Optional[str] = None
+    ecn: str | None = None
     #: Scripted loss: the first transmission of these data segments is lost.
-    drop_segments: Optional[list] = None
+    drop_segments: list | None = None
     #: Loss classifier, e.g. ``{"kind": "knn", "params": {"max_size": 1000}}``:
     #: on a loss it judges "not congestion", the segment is retransmitted
     #: without reducing the window (any algorithm). Checked by the core.
-    loss_classifier: Optional[Mapping] = None
+    loss_classifier: Mapping | None = None
     #: ``"rfc"`` or ``"linux"``: the defaults of the options left at None.
     profile: str = "rfc"
     #: Proportional Rate Reduction in fast recovery (RFC 6937, Linux
     #: ``tcp_cwnd_reduction``); SACK recovery only.
-    prr: Optional[bool] = None
+    prr: bool | None = None
     #: RACK time-based loss detection (RFC 8985, Linux ``tcp_recovery.c``)
     #: instead of RFC 6675's DupThresh rule; SACK recovery only.
-    rack: Optional[bool] = None
+    rack: bool | None = None
     #: Tail loss probe (RFC 8985 section 7); needs ``rack``.
-    tlp: Optional[bool] = None
+    tlp: bool | None = None
     #: F-RTO (RFC 5682 section 3, SACK variant; Linux ``tcp_process_loss``):
     #: new data after a timeout tells a spurious one; needs ``undo``.
-    frto: Optional[bool] = None
+    frto: bool | None = None
     #: Undo (Linux ``tcp_undo_cwnd_reduction``): revert a reduction whose
     #: every resend came back D-SACKed, or an RTO F-RTO found spurious.
-    undo: Optional[bool] = None
+    undo: bool | None = None
     #: Linux's internal pacing for an algorithm that does not pace itself
     #: (``tcp_update_pacing_rate``, what fq or SO_MAX_PACING_RATE turn on):
     #: cwnd x MSS / SRTT times ``pacing_ss_ratio`` % while cwnd is below
@@ -952,7 +953,7 @@ class Flow:
             out["dsack"] = True
         return out
 
-    def _loss_classifier(self, path: str) -> Optional[dict]:
+    def _loss_classifier(self, path: str) -> dict | None:
         lc = self.loss_classifier
         if lc is None:
             return None
@@ -1050,24 +1051,24 @@ class Scenario:
 
     def __init__(
         self,
-        nodes: Sequence[Union[Node, Mapping]] = (),
-        links: Sequence[Union[Link, Mapping]] = (),
-        flows: Sequence[Union[Flow, Mapping]] = (),
-        routes: Sequence[Union[Route, Mapping]] = (),
+        nodes: Sequence[Node | Mapping] = (),
+        links: Sequence[Link | Mapping] = (),
+        flows: Sequence[Flow | Mapping] = (),
+        routes: Sequence[Route | Mapping] = (),
         *,
-        duration: Optional[Quantity] = None,
-        measure_start: Optional[Quantity] = None,
-        measure_window: Optional[Quantity] = None,
+        duration: Quantity | None = None,
+        measure_start: Quantity | None = None,
+        measure_window: Quantity | None = None,
         sample_interval: Quantity = DEFAULT_SAMPLE_INTERVAL,
         seed: int = 0,
         name: str = "scenario",
-        description: Optional[str] = None,
-        bottleneck: Optional[Sequence[str]] = None,
-        trace_links: Optional[Sequence[str]] = None,
+        description: str | None = None,
+        bottleneck: Sequence[str] | None = None,
+        trace_links: Sequence[str] | None = None,
         loss_trace: bool = False,
-        memory_limit: Optional[Quantity] = None,
-        pcap: Optional[Sequence[str]] = None,
-        pcap_limit: Optional[int] = None,
+        memory_limit: Quantity | None = None,
+        pcap: Sequence[str] | None = None,
+        pcap_limit: int | None = None,
     ) -> None:
         # (lists copied; anything else is kept as given for to_spec() to name)
         self.trace_links = list(trace_links) if isinstance(trace_links, (list, tuple)) else trace_links
@@ -1095,16 +1096,16 @@ class Scenario:
         return n
 
     def add_link(self, name: str, src: str, dst: str, rate: Quantity, delay: Quantity,
-                 buffer: Union[Quantity, Buffer, None] = None, queue: Optional[Mapping[str, Any]] = None) -> Link:
+                 buffer: Quantity | Buffer | None = None, queue: Mapping[str, Any] | None = None) -> Link:
         ln = Link(name, src, dst, rate, delay, buffer, queue=queue)
         self.links.append(ln)
         return ln
 
     def add_duplex_link(self, a: str, b: str, rate: Quantity, delay: Quantity,
-                        buffer: Union[Quantity, Buffer, None] = None,
-                        reverse_buffer: Union[Quantity, Buffer, None] = None,
-                        queue: Optional[Mapping[str, Any]] = None,
-                        reverse_queue: Optional[Mapping[str, Any]] = None) -> tuple[Link, Link]:
+                        buffer: Quantity | Buffer | None = None,
+                        reverse_buffer: Quantity | Buffer | None = None,
+                        queue: Mapping[str, Any] | None = None,
+                        reverse_queue: Mapping[str, Any] | None = None) -> tuple[Link, Link]:
         """Two links ``a-b`` and ``b-a`` with the same rate and delay."""
         return (self.add_link(f"{a}-{b}", a, b, rate, delay, buffer, queue),
                 self.add_link(f"{b}-{a}", b, a, rate, delay, reverse_buffer, reverse_queue))
@@ -1114,7 +1115,7 @@ class Scenario:
         self.routes.append(r)
         return r
 
-    def add_flow(self, flow: Optional[Flow] = None, **kwargs: Any) -> Flow:
+    def add_flow(self, flow: Flow | None = None, **kwargs: Any) -> Flow:
         f = flow if flow is not None else Flow(**kwargs)
         self.flows.append(f)
         return f
@@ -1164,7 +1165,7 @@ class Scenario:
         if self.description is not None and not isinstance(self.description, str):
             raise ScenarioError("description", f"expected a string, got {shown(self.description)}")
 
-    def _trace_links(self, links: list[dict]) -> Optional[list[str]]:
+    def _trace_links(self, links: list[dict]) -> list[str] | None:
         if self.trace_links is None:
             return None
         if isinstance(self.trace_links, str) or not isinstance(self.trace_links, Iterable):
@@ -1322,7 +1323,7 @@ class Scenario:
         spec = self.__dict__.pop("_fresh_spec", None)
         return spec if spec is not None else self.to_spec()
 
-    def to_json(self, indent: Optional[int] = None) -> str:
+    def to_json(self, indent: int | None = None) -> str:
         import json
 
         return json.dumps(self.to_spec(), indent=indent)
@@ -1380,7 +1381,7 @@ class Scenario:
 
         return tomli_w.dumps(self.to_toml_dict())
 
-    def save_toml(self, path: Union[str, os.PathLike]) -> None:
+    def save_toml(self, path: str | os.PathLike) -> None:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(self.to_toml())
 
@@ -1551,37 +1552,37 @@ class Dumbbell(Scenario):
         n_flows: int,
         bottleneck_rate: Quantity,
         rtt: Quantity,
-        buffer: Union[Quantity, Buffer, None],
-        algorithm: Union[str, Sequence[str]] = "newreno",
-        params: Union[Mapping, Sequence[Mapping], None] = None,
-        recovery: Union[str, Sequence[str], None] = None,
+        buffer: Quantity | Buffer | None,
+        algorithm: str | Sequence[str] = "newreno",
+        params: Mapping | Sequence[Mapping] | None = None,
+        recovery: str | Sequence[str] | None = None,
         *,
         duration: Quantity = "2000s",
-        measure_window: Optional[Quantity] = None,
-        measure_start: Optional[Quantity] = None,
-        start: Union[Quantity, Sequence[Quantity]] = 0.0,
-        access_rate: Optional[Quantity] = None,
-        access_delay: Union[str, Quantity, Sequence[Quantity]] = "spread",
+        measure_window: Quantity | None = None,
+        measure_start: Quantity | None = None,
+        start: Quantity | Sequence[Quantity] = 0.0,
+        access_rate: Quantity | None = None,
+        access_delay: str | Quantity | Sequence[Quantity] = "spread",
         access_jitter: Quantity = 0.0,
         packet_size: Quantity = 1500,
-        header_size: Optional[Quantity] = None,
-        ack_size: Optional[Quantity] = None,
+        header_size: Quantity | None = None,
+        ack_size: Quantity | None = None,
         accounting: str = "ns2",
-        flow_options: Optional[Mapping[str, Any]] = None,
+        flow_options: Mapping[str, Any] | None = None,
         seed: int = 0,
         sample_interval: Quantity = DEFAULT_SAMPLE_INTERVAL,
-        trace_links: Optional[Sequence[str]] = None,
+        trace_links: Sequence[str] | None = None,
         loss_trace: bool = False,
-        memory_limit: Optional[Quantity] = None,
-        pcap: Optional[Sequence[str]] = None,
-        pcap_limit: Optional[int] = None,
+        memory_limit: Quantity | None = None,
+        pcap: Sequence[str] | None = None,
+        pcap_limit: int | None = None,
         loss: Any = None,
         reverse_loss: Any = None,
-        queue: Optional[Mapping[str, Any]] = None,
-        reverse_queue: Optional[Mapping[str, Any]] = None,
-        source: Union[Mapping[str, Any], Sequence[Union[Mapping[str, Any], str, None]], None] = None,
+        queue: Mapping[str, Any] | None = None,
+        reverse_queue: Mapping[str, Any] | None = None,
+        source: Mapping[str, Any] | Sequence[Mapping[str, Any] | str | None] | None = None,
         name: str = "dumbbell",
-        description: Optional[str] = None,
+        description: str | None = None,
     ) -> None:
         super().__init__(duration=duration, measure_start=measure_start, measure_window=measure_window,
                          sample_interval=sample_interval, seed=seed, name=name, description=description,
@@ -1610,7 +1611,7 @@ class Dumbbell(Scenario):
         self.source = source
         # Fail fast: a Dumbbell is complete once constructed. (The spec built to check it is kept for
         # one taker, _first_spec(): a sweep expanding its points builds each scenario once, not twice.)
-        self._fresh_spec: Optional[dict] = self.to_spec()
+        self._fresh_spec: dict | None = self.to_spec()
 
     # Generic lists are derived from the builder parameters (read-only views).
     nodes = property(lambda self: [Node(**n) for n in self._build()[0]])  # type: ignore[assignment]
@@ -1701,7 +1702,7 @@ class Dumbbell(Scenario):
         return parse_buffer(self.buffer, "buffer").resolve(self.capacity_bps, self.rtt_s, self.packet_bytes, "buffer")
 
     @property
-    def buffer_packets(self) -> Optional[float]:
+    def buffer_packets(self) -> float | None:
         """The bottleneck buffer in packets (bytes / packet_size for a byte limit); None if unlimited."""
         return parse_buffer(self.buffer, "buffer").packets_for(self.capacity_bps, self.rtt_s, self.packet_bytes)
 
@@ -1768,7 +1769,7 @@ class Dumbbell(Scenario):
     def bottleneck_links(self) -> list[str]:
         return ["r1-r2"]
 
-    def key_of(self, core_field: str, spec: Mapping[str, Any]) -> Optional[str]:
+    def key_of(self, core_field: str, spec: Mapping[str, Any]) -> str | None:
         """The dumbbell key behind a field of its run description, as the core names it in an error
         (``links[0].rate_bps`` -> ``bottleneck_rate``, ``flows[2].cc.params.beta`` -> ``params.beta``,
         ``flows[0].dupthresh`` -> ``flow_options.dupthresh``); None if there is none."""
@@ -1816,7 +1817,7 @@ class Dumbbell(Scenario):
                 raise ScenarioError(f"flow_options.{k}", f"unknown Flow option{_suggest(k, FLOW_OPTION_KEYS)}")
         return opts
 
-    def _flows_built(self, only: Optional[int] = None) -> list[Flow]:
+    def _flows_built(self, only: int | None = None) -> list[Flow]:
         """Every flow (or flow ``only``) as a :class:`Flow`.
 
         The per-flow lists (algorithm, recovery, start, params, source) are
@@ -1864,7 +1865,7 @@ class Dumbbell(Scenario):
         nodes += [{"name": f"s{i}", "kind": "host"} for i in range(1, n + 1)]
         nodes += [{"name": f"d{i}", "kind": "host"} for i in range(1, n + 1)]
 
-        def link(name: str, src: str, dst: str, rate: float, delay: float, q: dict, loss: Optional[dict] = None) -> dict:
+        def link(name: str, src: str, dst: str, rate: float, delay: float, q: dict, loss: dict | None = None) -> dict:
             return {"name": name, "src": src, "dst": dst, "rate_bps": rate, "delay": delay, "queue": dict(q),
                     "loss": loss}
 
@@ -1957,7 +1958,7 @@ class Dumbbell(Scenario):
         return _tomlable(doc)
 
 
-def _queue_buffer(q: dict) -> Optional[Buffer]:
+def _queue_buffer(q: dict) -> Buffer | None:
     if q.get("limit_packets") is not None:
         return Buffer(packets=q["limit_packets"])
     if q.get("limit_bytes") is not None:
@@ -1976,7 +1977,7 @@ _PER_FLOW_KEYS = {"algorithm", "params", "recovery", "start", "source"}
 TOP_KEYS = ["name", "description", "bottleneck", "run", "dumbbell", "nodes", "links", "routes", "flows"]
 
 
-def scenario_from_dict(doc: Mapping[str, Any], name: Optional[str] = None) -> Scenario:
+def scenario_from_dict(doc: Mapping[str, Any], name: str | None = None) -> Scenario:
     """Build a Scenario from the dict of a scenario file (see module doc).
 
     Errors name the field with its table path (``dumbbell.buffer``,
@@ -2038,7 +2039,7 @@ def scenario_from_dict(doc: Mapping[str, Any], name: Optional[str] = None) -> Sc
     return sc
 
 
-def load_scenario(path: Union[str, os.PathLike], overrides: Sequence[str] = ()) -> Scenario:
+def load_scenario(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Scenario:
     """Read a scenario file (TOML; every key in docs/reference/scenario-file.md).
 
     ``overrides``: ``"KEY=VALUE"`` strings applied to the file's values first, as

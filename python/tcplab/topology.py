@@ -32,8 +32,9 @@ class (``lossy_links="access"`` or ``"backbone"``) get the loss model
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -304,7 +305,7 @@ def random_graph(n_routers: int = 10, model: str = "waxman", p: float = 0.3, alp
     return t
 
 
-def tree(depth: int = 2, fanout: int = 3, rate: Quantity = "1Gbps", leaf_rate: Optional[Quantity] = None,
+def tree(depth: int = 2, fanout: int = 3, rate: Quantity = "1Gbps", leaf_rate: Quantity | None = None,
          delay: DelayLaw = "5ms", buffer: Any = "1MB", seed: int = 0) -> Topology:
     """A balanced tree of routers, ``fanout`` children per router, ``depth``
     levels below the root; hosts attach at the leaves (the edge routers).

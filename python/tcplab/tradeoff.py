@@ -39,8 +39,9 @@ Typical use::
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any
 
 __all__ = ["Protocol", "TradeoffPoint", "region", "replaced_indices", "lg_point", "point_from_summaries",
            "point_from_results", "dumbbell_maker", "tradeoff_jobs", "run_tradeoff", "plot_tradeoff", "REGIONS"]
@@ -60,14 +61,14 @@ class Protocol:
     algorithm: str
     params: Mapping[str, Any] = field(default_factory=dict)
     recovery: str = "newreno"
-    label: Optional[str] = None
+    label: str | None = None
 
     @property
     def name(self) -> str:
         return self.label or self.algorithm
 
     @classmethod
-    def of(cls, p: Union["Protocol", str, Mapping, tuple]) -> "Protocol":
+    def of(cls, p: Protocol | str | Mapping | tuple) -> Protocol:
         if isinstance(p, Protocol):
             return p
         if isinstance(p, str):
@@ -125,7 +126,7 @@ def lg_point(base_tput_run1: Sequence[float], util1: float, base_tput_run2: Sequ
     return t2 / t1, util2 / util1
 
 
-def _util(goodputs: Sequence[float], link_util: float, capacity_bps: Optional[float], how: str) -> float:
+def _util(goodputs: Sequence[float], link_util: float, capacity_bps: float | None, how: str) -> float:
     if how == "link":
         return float(link_util)
     if how == "goodput":
@@ -136,7 +137,7 @@ def _util(goodputs: Sequence[float], link_util: float, capacity_bps: Optional[fl
 
 
 def point_from_summaries(s1: Mapping, s2: Mapping, replaced: Sequence[int], label: str = "",
-                         utilization: str = "link", capacity_bps: Optional[float] = None,
+                         utilization: str = "link", capacity_bps: float | None = None,
                          tol: float = 0.0) -> TradeoffPoint:
     """A point from two run summaries with ``goodput_bps`` (per flow) and
     ``utilization`` (bottleneck), e.g. ``experiments.runner.extract_summary``."""
@@ -156,7 +157,7 @@ def point_from_summaries(s1: Mapping, s2: Mapping, replaced: Sequence[int], labe
 
 
 def point_from_results(r1, r2, replaced: Sequence[int], bottleneck: str, label: str = "",
-                       utilization: str = "link", capacity_bps: Optional[float] = None) -> TradeoffPoint:
+                       utilization: str = "link", capacity_bps: float | None = None) -> TradeoffPoint:
     """A point from two :class:`tcplab.Results` (e.g. reloaded with ``Results.load``)."""
 
     def summ(r) -> dict:
@@ -193,9 +194,9 @@ def tradeoff_jobs(make: Callable[[Sequence[Protocol]], Any], base, new, n: int, 
     return jobs, rep
 
 
-def run_tradeoff(make: Callable[[Sequence[Protocol]], Any], base, new, ns: Sequence[int], workers: Optional[int] = None,
+def run_tradeoff(make: Callable[[Sequence[Protocol]], Any], base, new, ns: Sequence[int], workers: int | None = None,
                  fraction: float = 0.5, pattern: str = "alternate", utilization: str = "link",
-                 capacity_bps: Optional[float] = None, label: Optional[str] = None, verbose: bool = False):
+                 capacity_bps: float | None = None, label: str | None = None, verbose: bool = False):
     """Runs both runs for every N in ``ns`` (in parallel) and returns a DataFrame of points."""
     import pandas as pd
 
@@ -213,7 +214,7 @@ def run_tradeoff(make: Callable[[Sequence[Protocol]], Any], base, new, ns: Seque
     return pd.DataFrame(pts)
 
 
-def plot_tradeoff(points, ax=None, path: Optional[str] = None, title: str = "", annotate: str = "n",
+def plot_tradeoff(points, ax=None, path: str | None = None, title: str = "", annotate: str = "n",
                   label_col: str = "label"):
     """Plots (L, G) points on the trade-off graph with its four labelled
     regions and the L = 1 target line. ``points``: a DataFrame (or list of

@@ -56,8 +56,9 @@ import contextvars
 import math
 import numbers
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, Optional, Union
+from typing import Union
 
 from .errors import UnitError, shown
 
@@ -116,7 +117,7 @@ def _quote(value: object) -> str:
     return shown(value) if isinstance(value, (str, int, float)) else str(value)
 
 
-def _split(value: str) -> Optional[tuple[float, str]]:
+def _split(value: str) -> tuple[float, str] | None:
     m = _QTY_RE.match(value)
     if not m:
         return None
@@ -168,7 +169,7 @@ def _numpy_generic() -> tuple:
     return (np.generic,) if np is not None else ()
 
 
-def _plain_number(value: object, field: str, what: str, example: str) -> Optional[float]:
+def _plain_number(value: object, field: str, what: str, example: str) -> float | None:
     """Return a float for int/float input, None for strings, raise otherwise."""
     value = python_scalar(value)
     if isinstance(value, bool):
@@ -244,7 +245,7 @@ def parse_rate(value: Quantity, field: str = "rate") -> float:
 
 
 #: The plain numbers parse_time reads as seconds, collected inside :func:`plain_times_read` (else None).
-_PLAIN_TIMES: contextvars.ContextVar[Optional[list]] = contextvars.ContextVar("tcplab_plain_times", default=None)
+_PLAIN_TIMES: contextvars.ContextVar[list | None] = contextvars.ContextVar("tcplab_plain_times", default=None)
 
 
 @contextlib.contextmanager
@@ -321,7 +322,7 @@ def parse_size(value: Quantity, field: str = "size") -> int:
     return int(r)
 
 
-def parse_param(value: object, field: str = "value") -> Union[bool, int, float, str]:
+def parse_param(value: object, field: str = "value") -> bool | int | float | str:
     """A parameter whose unit the value itself says (a queue discipline's ``target = "5ms"``).
 
     A string with a time unit gives seconds (``"5ms"`` -> ``0.005``), with a
@@ -391,9 +392,9 @@ def bdp_packets(rate_bps: float, rtt_s: float, packet_size: int, fraction: float
 class Buffer:
     """A queue limit: exactly one of ``packets``, ``bytes``, ``bdp`` or none (unlimited)."""
 
-    packets: Optional[int] = None
-    bytes: Optional[int] = None
-    bdp: Optional[float] = None
+    packets: int | None = None
+    bytes: int | None = None
+    bdp: float | None = None
 
     @property
     def unlimited(self) -> bool:
@@ -401,9 +402,9 @@ class Buffer:
 
     def resolve(
         self,
-        rate_bps: Optional[float] = None,
-        rtt_s: Optional[float] = None,
-        packet_size: Optional[int] = None,
+        rate_bps: float | None = None,
+        rtt_s: float | None = None,
+        packet_size: int | None = None,
         field: str = "buffer",
     ) -> dict:
         """The core's ``QueueSpec`` dict ``{"limit_packets", "limit_bytes"}``.
@@ -422,7 +423,7 @@ class Buffer:
         return {"limit_packets": self.packets, "limit_bytes": self.bytes}
 
     def packets_for(self, rate_bps: float, rtt_s: float, packet_size: int,
-                    field: str = "buffer") -> Optional[float]:
+                    field: str = "buffer") -> float | None:
         """The limit in packets (bytes converted with ``packet_size``); None if unlimited."""
         if not packet_size >= 1:
             raise UnitError(field, f"needs a packet size of at least 1 byte to count packets, got {shown(packet_size)} B")
@@ -435,7 +436,7 @@ class Buffer:
         return None
 
 
-def parse_buffer(value: Union[Quantity, Buffer, None], field: str = "buffer") -> Buffer:
+def parse_buffer(value: Quantity | Buffer | None, field: str = "buffer") -> Buffer:
     """Parse a queue limit (see the module docstring); zero or negative is an error."""
     expected = "(expected e.g. 100, '100p', '64KB', '0.1BDP' or 'unlimited')"
     if value is None or isinstance(value, Buffer):

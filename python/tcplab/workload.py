@@ -37,8 +37,9 @@ so the number of concurrently active long-lived flows can vary over time
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -109,7 +110,7 @@ class InternetSizes(SizeLaw):
     sigma: float = 1.318
     tail_k: Quantity = 133000
     tail_alpha: float = 1.1
-    max_size: Optional[Quantity] = "4.7GB"
+    max_size: Quantity | None = "4.7GB"
     kind = "internet"
 
     def __post_init__(self) -> None:
@@ -231,13 +232,13 @@ class LongLived:
     (``first_at_start``, default) or one gap later. ``active``: optional
     list of ``(t0, t1)`` windows outside which no file arrives."""
 
-    size: Optional[Quantity] = "4.7GB"
-    interarrival: Optional[Quantity] = "120s"
+    size: Quantity | None = "4.7GB"
+    interarrival: Quantity | None = "120s"
     first_at_start: bool = True
-    active: Optional[Sequence[tuple]] = None
+    active: Sequence[tuple] | None = None
     kind = "long"
 
-    def files(self, rng: np.random.Generator, start: float, end: float) -> Optional[list[tuple[int, float]]]:
+    def files(self, rng: np.random.Generator, start: float, end: float) -> list[tuple[int, float]] | None:
         if self.size is None:
             return None
         size = int(parse_size(self.size, "size"))

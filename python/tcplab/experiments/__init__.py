@@ -9,7 +9,8 @@ Every run is stored in the campaign ``OUT/campaign/`` (docs/campaigns.md,
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Optional
 
 PAPERS = {
     "mv-highspeed": "tcplab.experiments.mv_highspeed",
@@ -42,9 +43,9 @@ def default_out(paper: str, quick: bool) -> str:
     return os.path.join("out", paper + ("-quick" if quick else ""))
 
 
-def reproduce(paper: str, items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
-              workers: Optional[int] = None, verbose: bool = True, scheduler: Any = None, resume: bool = True,
-              store_on: Optional[str] = None, progress: Optional[bool] = None, **options: Any) -> dict:
+def reproduce(paper: str, items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
+              workers: int | None = None, verbose: bool = True, scheduler: Any = None, resume: bool = True,
+              store_on: str | None = None, progress: bool | None = None, **options: Any) -> dict:
     """Regenerate the tables and figures of ``paper`` into ``out``; returns
     ``{item: {"tables": {...DataFrames}, "files": [...]}}``.
 

@@ -34,14 +34,26 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from . import runner
-from . import settings
-from .common import (PHASE_JITTER_S, check_items, ci_text, finish, per_seed, phase_note, pyplot, save_figure,
-                     seed_list, seed_points, seed_summary, write_index, write_table)
+from . import runner, settings
+from .common import (
+    PHASE_JITTER_S,
+    check_items,
+    ci_text,
+    finish,
+    per_seed,
+    phase_note,
+    pyplot,
+    save_figure,
+    seed_list,
+    seed_points,
+    seed_summary,
+    write_index,
+    write_table,
+)
 
 ITEMS = ["table", "fig-share", "fig-delay", "fig-retrans"]
 
@@ -77,8 +89,8 @@ TCP_SETUP = settings.TcpSetup("linux", "today's Linux, the study's only setup: t
 
 
 class Setup:
-    def __init__(self, quick: bool, protocols: Optional[Sequence[str]] = None, duration: Optional[float] = None,
-                 seeds: Optional[int] = None):
+    def __init__(self, quick: bool, protocols: Sequence[str] | None = None, duration: float | None = None,
+                 seeds: int | None = None):
         self.quick = quick
         #: seeds of every cell (1..N, with the access-delay jitter)
         self.seeds = seed_list(seeds if seeds is not None else QUICK_SEEDS if quick else SEEDS)
@@ -124,7 +136,7 @@ def access_delay_ms(rtt_ms: float) -> float:
 
 
 def scenario(version: str, ratio: float, buffer_bdp: float, duration: float, measure_start: float,
-             sample: float = 0.05, seed: Optional[int] = None):
+             sample: float = 0.05, seed: int | None = None):
     """One cell's dumbbell; ``seed`` given: that seed, with the access-delay jitter (else seed 1 without)."""
     from tcplab import Dumbbell
 
@@ -309,10 +321,10 @@ def _fig_retrans(setup: Setup, res: dict, out: str):
 
 # ---------------------------------------------------------------- driver
 
-def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
-              workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None, protocols: Optional[Sequence[str]] = None,
-              duration: Optional[float] = None, seeds: Optional[int] = None, setup: str = "linux") -> dict:
+def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
+              workers: int | None = None, verbose: bool = True, variants: str = "paper",
+              recovery: str | None = None, protocols: Sequence[str] | None = None,
+              duration: float | None = None, seeds: int | None = None, setup: str = "linux") -> dict:
     """Run the sweep and write the table and figures. ``protocols``: the BBR
     versions to sweep (default bbr and bbr3; any algorithm name is accepted, so
     another one can stand in); ``duration``: seconds per run; ``seeds``: seeds

@@ -6,10 +6,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 
-def check_items(paper: str, items: Optional[Sequence[str]], known: Sequence[str]) -> list[str]:
+def check_items(paper: str, items: Sequence[str] | None, known: Sequence[str]) -> list[str]:
     """The items to run (all when none are given); an unknown one is an
     error naming it, with close matches."""
     items = list(items) if items else list(known)
@@ -49,8 +50,8 @@ def mean_ci(values: Sequence[float], confidence: float = 0.95) -> tuple[float, f
     return mean, mean - half, mean + half, n
 
 
-def seed_summary(df: Any, by: Sequence[str], metrics: Sequence[str], diff: Optional[tuple[str, str]] = None,
-                 flips: Optional[dict[str, Callable[[Any], Sequence[float]]]] = None, confidence: float = 0.95) -> Any:
+def seed_summary(df: Any, by: Sequence[str], metrics: Sequence[str], diff: tuple[str, str] | None = None,
+                 flips: dict[str, Callable[[Any], Sequence[float]]] | None = None, confidence: float = 0.95) -> Any:
     """One row per group of ``by`` from the per-seed rows of ``df`` (a ``seed`` column): each metric's
     mean over the seeds under its own name, its 95 % interval as ``<metric>_ci_low`` and
     ``<metric>_ci_high`` (:func:`mean_ci`; NaN with one seed), and ``seeds``, the number of seeds.
@@ -93,7 +94,7 @@ def yes_no(flag: Any) -> str:
     return "-" if flag is None or (isinstance(flag, float) and flag != flag) else ("yes" if flag else "no")
 
 
-def winner_flips(diffs: Sequence[float]) -> Optional[bool]:
+def winner_flips(diffs: Sequence[float]) -> bool | None:
     """Whether per-seed differences (e.g. host A's goodput minus host B's) change sign across the
     seeds: the winner then depends on the phase the seed gives, not on the protocols. None for fewer
     than two seeds (nothing to compare)."""
@@ -244,9 +245,9 @@ def cwnd_queue_figure(panels: Sequence[dict], title: str, clip: float = 2.5) -> 
 _ORDER: list[str] = []
 
 
-def write_index(out: str, title: str, quick_text: Optional[str], runs: Optional[int], packets: Optional[int],
+def write_index(out: str, title: str, quick_text: str | None, runs: int | None, packets: int | None,
                 wall: float, scenario: str, setup: str, items: Sequence[str], made: dict,
-                order: Optional[Sequence[str]] = None) -> None:
+                order: Sequence[str] | None = None) -> None:
     """Adds the ``items`` just made (``made[item]["files"]``) to the index of
     ``out`` (index.md and index.json, :mod:`tcplab.experiments.index`): items
     made there earlier stay listed, items made again are replaced. Each entry

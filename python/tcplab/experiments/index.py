@@ -24,7 +24,8 @@ import json
 import os
 import re
 import sys
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 #: index.json's layout; a file of another format is read as if absent (and rewritten).
 FORMAT = 1
@@ -37,15 +38,15 @@ KNOWN_EXTRAS = {
 }
 
 
-def _known(name: str) -> Optional[str]:
+def _known(name: str) -> str | None:
     """What KNOWN_EXTRAS says of ``name`` (its keys may be glob patterns), or None."""
     import fnmatch
 
     return next((text for pat, text in KNOWN_EXTRAS.items() if fnmatch.fnmatchcase(name, pat)), None)
 
 
-def update_index(out: str, title: str, scenario: str, made: dict, setup: str, quick_text: Optional[str],
-                 runs: Optional[int], packets: Optional[int], wall: float,
+def update_index(out: str, title: str, scenario: str, made: dict, setup: str, quick_text: str | None,
+                 runs: int | None, packets: int | None, wall: float,
                  order: Sequence[str] = ()) -> dict:
     """Merge the items of ``made`` (``{item: {"files": [...]}}``, made now by
     one command with ``setup``, ``quick_text``, ``runs``, ``packets`` and
@@ -108,7 +109,7 @@ def read_index(out: str) -> dict:
     md = os.path.join(out, "index.md")
     try:
         with open(md, encoding="utf-8") as fh:
-            text: Optional[str] = fh.read()
+            text: str | None = fh.read()
     except (OSError, UnicodeDecodeError):
         text = None
     for line in reversed((text or "").splitlines()):

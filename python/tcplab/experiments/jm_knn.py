@@ -40,14 +40,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Optional, Sequence
-
-from . import settings
-from .common import check_items, finish, pyplot, save_figure, write_index, write_table
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from . import runner
+from . import runner, settings
+from .common import check_items, finish, pyplot, save_figure, write_index, write_table
 
 ITEMS = ["throughput", "cost", "sensitivity"]
 
@@ -132,16 +131,16 @@ class Setup:
                  "- the cost scenario: CUBIC (with or without the guesser) against Reno, both from t = 0, the same RTT"]
         return settings.settings_markdown(runs, self.tcp.with_values(*STATED), protocols, other)
 
-    def scenario(self, p: Optional[float], flows: Sequence[tuple[Optional[tuple[str, dict]], Optional[dict]]],
+    def scenario(self, p: float | None, flows: Sequence[tuple[tuple[str, dict] | None, dict | None]],
                  **kw: Any):
         """:func:`scenario` with this setup's flow options; a flow's algorithm None is this setup's CUBIC."""
         return scenario(p, [(self.cubic if a is None else a, lc) for a, lc in flows],
                         flow_options=self.tcp.flow_options(), **kw)
 
 
-def scenario(p: Optional[float], flows: Sequence[tuple[tuple[str, dict], Optional[dict]]], buffer: int = BUFFER,
-             duration: float = DURATION, measure_window: Optional[float] = None, seed: int = SEED,
-             sample_interval: str = "1s", flow_options: Optional[dict] = None):
+def scenario(p: float | None, flows: Sequence[tuple[tuple[str, dict], dict | None]], buffer: int = BUFFER,
+             duration: float = DURATION, measure_window: float | None = None, seed: int = SEED,
+             sample_interval: str = "1s", flow_options: dict | None = None):
     """The paper's two-node scenario: ``flows`` is a list of ((algorithm,
     params), loss_classifier or None), all from X to Y; ``p`` the Bernoulli
     loss probability on X-Y (None: no random loss); ``flow_options``: more
@@ -200,7 +199,7 @@ def _job(key: str, sc) -> tuple[str, dict, str, dict]:
     return key, spec, "jm_knn", {"bottleneck": "X-Y"}
 
 
-def _pkey(p: Optional[float]) -> str:
+def _pkey(p: float | None) -> str:
     return "none" if not p else f"{p:g}"
 
 
@@ -228,7 +227,7 @@ def _throughput_jobs(setup: Setup) -> list:
     return jobs
 
 
-def _cost_jobs(setup: Setup, knn: Optional[dict] = None, tag: str = "") -> list:
+def _cost_jobs(setup: Setup, knn: dict | None = None, tag: str = "") -> list:
     jobs = []
     for b in COST_BUFFERS if not tag else COST_BUFFERS[:1]:
         for name, lc in (("cubic", None), ("knn", knn or KNN)):
@@ -271,7 +270,7 @@ def _qnote(setup: Setup) -> str:
     return " **QUICK MODE**: fewer seeds and shorter runs, not the full reproduction." if setup.quick else ""
 
 
-def _ratio(a: Optional[list], b: Optional[list], i: int = 0) -> float:
+def _ratio(a: list | None, b: list | None, i: int = 0) -> float:
     if a is None or b is None or b[i] == 0:
         return float("nan")
     return a[i] / b[i]
@@ -436,9 +435,9 @@ def _sensitivity(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 # ---------------------------------------------------------------- driver
 
-def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
-              workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None, setup: str = "paper") -> dict:
+def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
+              workers: int | None = None, verbose: bool = True, variants: str = "paper",
+              recovery: str | None = None, setup: str = "paper") -> dict:
     """Regenerate the items into ``out`` (default ``out/jm-knn[-quick]``).
     ``variants``: CUBIC as TCP/Linux carried it (``"paper"``) or today's
     (``"linux"``); ``setup``: the TCP setup (module notes)."""

@@ -43,11 +43,21 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from . import settings
-from .common import (PHASE_JITTER_S, ci_text, phase_note, save_figure, seed_list, seed_points, seed_summary,
-                     winner_flips, write_index, write_table, yes_no)
+from .common import (
+    PHASE_JITTER_S,
+    phase_note,
+    save_figure,
+    seed_list,
+    seed_points,
+    seed_summary,
+    winner_flips,
+    write_index,
+    write_table,
+)
 
 ITEMS = ["rce", "bs-tracking", "fig1", "fig3", "fig4", "fig5"]
 
@@ -80,7 +90,7 @@ STATED = settings.SetupValue("packet size", "1500 B, counted whole (ns-2 account
 
 
 class Setup:
-    def __init__(self, quick: bool, buffers: Optional[Sequence[float]] = None, seeds: Optional[int] = None,
+    def __init__(self, quick: bool, buffers: Sequence[float] | None = None, seeds: int | None = None,
                  setup: str = "paper"):
         self.quick = quick
         self.tcp = settings.choose(setup, PAPER_SETUP, "kk-westwood")
@@ -602,9 +612,9 @@ FUNCS = {"rce": rce_item, "bs-tracking": bs_item, "fig1": fig1_item, "fig3": fig
          "fig5": fig5_item}
 
 
-def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
-              workers: Optional[int] = None, verbose: bool = True, buffers: Optional[Sequence[float]] = None,
-              variants: str = "paper", recovery: Optional[str] = None, seeds: Optional[int] = None,
+def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
+              workers: int | None = None, verbose: bool = True, buffers: Sequence[float] | None = None,
+              variants: str = "paper", recovery: str | None = None, seeds: int | None = None,
               setup: str = "paper") -> dict:
     """``variants``/``recovery`` come from the shared CLI; this paper fixes its
     protocols (see the module notes), so other values are refused. ``seeds``:
@@ -636,8 +646,8 @@ def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: O
     return results
 
 
-def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: Optional[int],
-                 packets: Optional[int]) -> None:
+def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int | None,
+                 packets: int | None) -> None:
     write_index(out, "kk-westwood reproduction",
                 "QUICK MODE: shortened runs and grids; these are not the paper's results." if setup.quick else None,
                 runs, packets, wall, SCENARIO, setup.describe(), items, made, order=ITEMS)

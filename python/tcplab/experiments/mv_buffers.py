@@ -38,15 +38,24 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import Any, Optional, Sequence
-
-from . import settings
-from .common import (check_items, finish, per_seed, pyplot, save_figure, seed_list, seed_points, seed_summary,
-                     write_index, write_table)
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from . import runner
+from . import runner, settings
+from .common import (
+    check_items,
+    finish,
+    per_seed,
+    pyplot,
+    save_figure,
+    seed_list,
+    seed_points,
+    seed_summary,
+    write_index,
+    write_table,
+)
 
 ITEMS = ["fig4", "fig5", "fig8", "real"]
 
@@ -90,7 +99,7 @@ REAL_FLOWS = 3
 class Setup:
     """Durations and grids; ``quick`` shortens everything and says so."""
 
-    def __init__(self, quick: bool, seeds: Optional[int] = None, setup: str = "paper"):
+    def __init__(self, quick: bool, seeds: int | None = None, setup: str = "paper"):
         self.quick = quick
         self.tcp = settings.choose(setup, PAPER_SETUP, "mv-buffers")
         self.real_tcp = settings.choose(setup, REAL_SETUP, "mv-buffers")
@@ -127,7 +136,7 @@ class Setup:
             f"[0, {self.f8_start_spread:g}) s; buffers (x BDP): {', '.join(f'{b:g}' for b in self.f8_buffers)}",
             f"- real: {REAL_FLOWS} flows, C = {REAL_C / 1e9:g} Gbit/s, RTT {REAL_RTT} ms, {self.real_duration:g} s, "
             f"buffers (x BDP) {', '.join(f'{b:g}' for b in self.real_buffers)}",
-            f"- 1500-byte packets, ns-2 accounting, 40-byte ACKs, access links 10 x C",
+            "- 1500-byte packets, ns-2 accounting, 40-byte ACKs, access links 10 x C",
             f"- seeds: Figs. 4, 5 (one flow) seed {SEED}; Fig. 8 seeds 1..{len(self.seeds['fig8'])}, real seeds "
             f"1..{len(self.seeds['real'])} (each seed draws the access delays, and Fig. 8's start times, anew), "
             "mean and 95 % Student-t interval over the seeds",
@@ -231,7 +240,7 @@ def _job(key: str, sc, **args) -> tuple[str, dict, str, dict]:
 
 def _dumbbell(protos: dict, proto: str, n: int, rate: float, rtt_ms: float, buf: int, duration: float,
               measure_start: float, sample: str, access_delay: Any, start: Any = 0.0, seed: int = SEED,
-              tcp: Optional[settings.TcpSetup] = None):
+              tcp: settings.TcpSetup | None = None):
     from tcplab import Dumbbell
 
     a, params, rec = protos[proto]
@@ -563,9 +572,9 @@ def _real(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 # ---------------------------------------------------------------- driver
 
-def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
-              workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None, seeds: Optional[int] = None, setup: str = "paper") -> dict:
+def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
+              workers: int | None = None, verbose: bool = True, variants: str = "paper",
+              recovery: str | None = None, seeds: int | None = None, setup: str = "paper") -> dict:
     """Regenerate the items into ``out``. ``variants``/``recovery`` are
     accepted for the CLI's sake; only the documented choices are supported.
     ``seeds``: seeds of Fig. 8 and real (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: the TCP

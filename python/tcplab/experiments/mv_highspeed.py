@@ -57,11 +57,22 @@ import json
 import math
 import os
 import time
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from . import settings
-from .common import (PHASE_JITTER_S, check_items, ci_text, finish, phase_note, save_figure, seed_list, seed_points,
-                     seed_summary, winner_flips, write_index, write_table)
+from .common import (
+    PHASE_JITTER_S,
+    check_items,
+    ci_text,
+    finish,
+    phase_note,
+    save_figure,
+    seed_list,
+    seed_points,
+    seed_summary,
+    write_index,
+    write_table,
+)
 
 ITEMS = ["table1", "figs2-8", "figs9-10", "table2", "figs11-12", "fig13"]
 
@@ -110,8 +121,8 @@ QUICK_SEEDS = 2
 class Setup:
     """Durations and grids; ``quick`` shortens everything and says so."""
 
-    def __init__(self, quick: bool, variants: str = "paper", recovery: Optional[str] = None,
-                 seeds: Optional[int] = None, setup: str = "paper"):
+    def __init__(self, quick: bool, variants: str = "paper", recovery: str | None = None,
+                 seeds: int | None = None, setup: str = "paper"):
         self.quick = quick
         #: seeds of each multi-flow item (1..N, with the access-delay jitter)
         self.seeds = {it: seed_list(seeds if seeds is not None else QUICK_SEEDS if quick else n)
@@ -157,7 +168,7 @@ class Setup:
 
 
 def _dumbbell(setup: Setup, protos: Sequence[str], rate: float, rtt_ms: float, buffer_bdp: float, duration: float,
-              window: float, sample_interval: str, seed: Optional[int] = None):
+              window: float, sample_interval: str, seed: int | None = None):
     """The paper's dumbbell; ``seed`` given (a multi-flow run): that seed, with the access-delay jitter."""
     from tcplab import Dumbbell
 
@@ -536,9 +547,9 @@ def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 # ---------------------------------------------------------------- driver
 
-def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
-              workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None, seeds: Optional[int] = None, setup: str = "paper") -> dict:
+def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
+              workers: int | None = None, verbose: bool = True, variants: str = "paper",
+              recovery: str | None = None, seeds: int | None = None, setup: str = "paper") -> dict:
     """``seeds``: seeds per multi-flow item (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: the TCP
     setup, ``"paper"`` or ``"linux"`` (module notes)."""
     from .runner import run_all

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, Optional, Sequence, Union
+from typing import Any
 
 import numpy as np
 
@@ -182,8 +183,8 @@ _CONTEXT: dict[str, Any] = {"campaign": None, "scheduler": None, "store_on": Non
 
 
 @contextmanager
-def execution(campaign: Any = None, scheduler: Any = None, store_on: Optional[str] = None,
-              fresh: bool = False, progress: Optional[bool] = None) -> Iterator[None]:
+def execution(campaign: Any = None, scheduler: Any = None, store_on: str | None = None,
+              fresh: bool = False, progress: bool | None = None) -> Iterator[None]:
     """Within the block, run_all runs its jobs through ``campaign`` (a
     :class:`~tcplab.sweep.Campaign` or a directory, opened, or created, at
     the first run_all and closed at the end of the block; ``fresh``: a
@@ -230,9 +231,9 @@ def _bottleneck(args: dict) -> list:
     return list(args.get("backbone") or [])
 
 
-def run_all(jobs: Sequence[tuple[str, Union[dict, str], str, dict]], workers: Optional[int] = None, label: str = "",
+def run_all(jobs: Sequence[tuple[str, dict | str, str, dict]], workers: int | None = None, label: str = "",
             verbose: bool = True, scheduler: Any = None, campaign: Any = None,
-            store_on: Optional[str] = None) -> dict[str, dict]:
+            store_on: str | None = None) -> dict[str, dict]:
     """Runs every job not stored yet in the campaign; returns {key: extract} in job order.
 
     ``campaign``: a :class:`~tcplab.sweep.Campaign` or its directory
@@ -266,7 +267,7 @@ def run_all(jobs: Sequence[tuple[str, Union[dict, str], str, dict]], workers: Op
         return _run_in(camp, jobs, workers, label, verbose, scheduler, store_on, keep=True)
 
 
-def _run_in(camp: Any, jobs: Sequence[tuple], workers: Optional[int], label: str, verbose: bool, scheduler: Any,
+def _run_in(camp: Any, jobs: Sequence[tuple], workers: int | None, label: str, verbose: bool, scheduler: Any,
             store_on: str, keep: bool) -> dict[str, dict]:
     from ..sweep import DamagedSegmentError
 
@@ -291,7 +292,7 @@ def _run_in(camp: Any, jobs: Sequence[tuple], workers: Optional[int], label: str
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _failed(label: str, jobs: Sequence[tuple], rep: Any, path: Optional[str]) -> RunsFailed:
+def _failed(label: str, jobs: Sequence[tuple], rep: Any, path: str | None) -> RunsFailed:
     names: dict[str, list[str]] = {}
     for (key, *_), k in zip(jobs, rep.keys):
         names.setdefault(k, []).append(key)

@@ -23,8 +23,9 @@ simulator is listed apart, as a deviation.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 #: The setups ``--setup`` accepts.
 SETUPS = ("paper", "linux")
@@ -72,7 +73,7 @@ class TcpSetup:
                 return v.value
         raise KeyError(option)
 
-    def with_values(self, *extra: SetupValue) -> "TcpSetup":
+    def with_values(self, *extra: SetupValue) -> TcpSetup:
         """The same setup with ``extra`` values first (e.g. what the paper states itself)."""
         return TcpSetup(self.name, self.title, tuple(extra) + self.values, self.not_modelled)
 
@@ -311,9 +312,9 @@ def protocols_markdown(protocols: Sequence[Protocol]) -> list[str]:
 
 # ---------------------------------------------------------------- the section
 
-def settings_markdown(runs: Sequence[str], tcp: "TcpSetup | Sequence[tuple[str, TcpSetup]]",
+def settings_markdown(runs: Sequence[str], tcp: TcpSetup | Sequence[tuple[str, TcpSetup]],
                       protocols: Sequence[Protocol], other: Sequence[str] = (),
-                      protocols_note: Optional[str] = None) -> str:
+                      protocols_note: str | None = None) -> str:
     """index.md's settings in the layout every paper shares: ``### Runs`` (``runs``: Markdown list
     lines), ``### TCP setup`` (one setup, or ``(label, setup)`` pairs for items set up apart),
     ``### Protocols`` (``protocols_note`` first, if any), ``### Other choices`` (``other``: list

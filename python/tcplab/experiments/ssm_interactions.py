@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -118,8 +119,8 @@ class Setup:
     """Scale of the study; ``quick`` shrinks it (rates /10, 10 short flows,
     L in {1, 4}, 30 s, 2 configurations) and every output says so."""
 
-    def __init__(self, quick: bool, configs: Optional[int] = None, duration: Optional[float] = None,
-                 protocols: Optional[Sequence[str]] = None, variants: str = "paper", setup: str = "paper"):
+    def __init__(self, quick: bool, configs: int | None = None, duration: float | None = None,
+                 protocols: Sequence[str] | None = None, variants: str = "paper", setup: str = "paper"):
         self.quick = quick
         if variants not in ("paper", "linux"):
             raise ValueError(f"variants: must be 'paper' or 'linux', got {variants!r}")
@@ -526,10 +527,10 @@ def _rtt_ratio(setup: Setup, res: dict, out: str):
 
 # ---------------------------------------------------------------- driver
 
-def reproduce(items: Optional[Sequence[str]] = None, quick: bool = False, out: Optional[str] = None,
-              workers: Optional[int] = None, verbose: bool = True, variants: str = "paper",
-              recovery: Optional[str] = None, configs: Optional[int] = None, duration: Optional[float] = None,
-              protocols: Optional[Sequence[str]] = None, setup: str = "paper") -> dict:
+def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
+              workers: int | None = None, verbose: bool = True, variants: str = "paper",
+              recovery: str | None = None, configs: int | None = None, duration: float | None = None,
+              protocols: Sequence[str] | None = None, setup: str = "paper") -> dict:
     from .runner import run_all
 
     items = check_items("ssm-interactions", items, ITEMS)

@@ -96,7 +96,7 @@ def _rows_html(d: Any, digits: int) -> str:
     return f"<div class=scroll><table><tr>{head}</tr>{''.join(rows)}</table></div>"
 
 
-def _table(df: Any, max_rows: int = 500, digits: int = 6, preview: int = 0, csv: Optional[str] = None) -> str:
+def _table(df: Any, max_rows: int = 500, digits: int = 6, preview: int = 0, csv: str | None = None) -> str:
     """An HTML table; numbers with their column's unit (tcplab.report.format).
 
     ``preview``: a table longer than that shows its first ``preview`` rows and
@@ -125,7 +125,7 @@ def _page(title: str, body: str) -> str:
 
 # ---------------------------------------------------------------- campaign
 
-def _sweep_figure(agg: Any, params: list[str], name: str) -> Optional[bytes]:
+def _sweep_figure(agg: Any, params: list[str], name: str) -> bytes | None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -412,7 +412,7 @@ def _csv_title(path: str, csv: str) -> str:
     return ""
 
 
-def _reproduction_body(path: str, page_dir: Optional[str] = None) -> tuple[str, str]:
+def _reproduction_body(path: str, page_dir: str | None = None) -> tuple[str, str]:
     """The index, then the figures, then the tables (long ones folded, with a
     link to their CSV), then the stored runs; figures and tables in natural
     order of their names (fig2 before fig10). ``page_dir``: where the page is
@@ -454,7 +454,7 @@ def _reproduction_body(path: str, page_dir: Optional[str] = None) -> tuple[str, 
                 parts.append(f"<p class=fail>{_e(f)}: unreadable ({_e(e)})</p>")
                 continue
             try:
-                link: Optional[str] = os.path.relpath(os.path.join(path, f), page_dir or path).replace(os.sep, "/")
+                link: str | None = os.path.relpath(os.path.join(path, f), page_dir or path).replace(os.sep, "/")
             except ValueError:  # another drive (Windows): no relative link
                 link = None
             title = _csv_title(path, f)
@@ -482,7 +482,7 @@ def detect(path: str) -> str:
                       f"nor a reproduction output (index.md, campaign/)")
 
 
-def report_html(path: Union[str, os.PathLike], page_dir: Optional[Union[str, os.PathLike]] = None) -> str:
+def report_html(path: str | os.PathLike, page_dir: str | os.PathLike | None = None) -> str:
     """The HTML page for a campaign, run or reproduction directory.
     ``page_dir``: the directory the page will be written to (links to a
     reproduction's CSV files are relative to it; default ``path``)."""
@@ -495,7 +495,7 @@ def report_html(path: Union[str, os.PathLike], page_dir: Optional[Union[str, os.
     return _page(title, body)
 
 
-def write_report(path: Union[str, os.PathLike], out: Optional[Union[str, os.PathLike]] = None) -> str:
+def write_report(path: str | os.PathLike, out: str | os.PathLike | None = None) -> str:
     """Write ``report.html`` (or ``out``) for the directory ``path``; returns the file written."""
     from .._files import write_text_atomically
 

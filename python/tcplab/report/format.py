@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from typing import Any, Optional
+from typing import Any
 
 __all__ = ["natural_key", "column_unit", "format_cell", "format_number"]
 
@@ -45,7 +45,7 @@ def natural_key(name: str) -> list:
             if part != ""]
 
 
-def column_unit(column: Any) -> Optional[tuple[str, str]]:
+def column_unit(column: Any) -> tuple[str, str] | None:
     """How a column's numbers are written: ``("fixed", "kbit/s")`` (the unit its name gives),
     ``("scaled", "rate" | "time" | "size")`` (a base unit, scaled per value), or None (plain)."""
     key = str(column).split(".")[0].lower()

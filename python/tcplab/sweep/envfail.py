@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import re
 import sqlite3
-from typing import Optional
 
 from .store import CampaignError
 
@@ -52,12 +51,12 @@ class StorageError(CampaignError):
     long, a file in a directory's place) or the Dask scheduler cannot be reached. ``errno``: the OS error
     number when there is one. Never a property of a run: nothing is recorded as a failed run."""
 
-    def __init__(self, msg: str, errno_: Optional[int] = None) -> None:
+    def __init__(self, msg: str, errno_: int | None = None) -> None:
         super().__init__(msg)
         self.errno = errno_
 
 
-def environment_errno(e: BaseException) -> Optional[int]:
+def environment_errno(e: BaseException) -> int | None:
     """The OS error number of an environment failure (an OSError, or the core's text of one, which ends
     in ``(os error N)``), or None when ``e`` is not one."""
     n = getattr(e, "errno", None) if isinstance(e, OSError) else None
@@ -67,7 +66,7 @@ def environment_errno(e: BaseException) -> Optional[int]:
     return n if n in ENVIRONMENT_ERRNOS else None
 
 
-def _sqlite_cause(e: sqlite3.Error) -> Optional[tuple[str, str]]:
+def _sqlite_cause(e: sqlite3.Error) -> tuple[str, str] | None:
     code = getattr(e, "sqlite_errorcode", None)
     name = getattr(e, "sqlite_errorname", "") or ""
     text = str(e)
@@ -90,7 +89,7 @@ def is_environment_sqlite_error(e: BaseException) -> bool:
     return isinstance(e, sqlite3.Error) and _sqlite_cause(e) is not None
 
 
-def storage_error(e: BaseException, where: str) -> Optional[StorageError]:
+def storage_error(e: BaseException, where: str) -> StorageError | None:
     """The one-line :class:`StorageError` for an environment failure ``e`` met while working on the campaign
     at ``where``, or None when ``e`` is something else (a bug: let it be seen)."""
     if isinstance(e, StorageError):
@@ -108,7 +107,7 @@ def storage_error(e: BaseException, where: str) -> Optional[StorageError]:
     return StorageError(f"{name or where}: {cause}; {todo}", n)
 
 
-def dask_unreachable(address: Optional[str], e: BaseException) -> StorageError:
+def dask_unreachable(address: str | None, e: BaseException) -> StorageError:
     first = str(e).splitlines()[0] if str(e) else type(e).__name__
     return StorageError(f"cannot reach the Dask scheduler at {address} ({first}); check the address and that the "
                         f"scheduler is running, or leave out --scheduler to run on this machine's cores")

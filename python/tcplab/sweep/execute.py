@@ -34,7 +34,8 @@ import os
 import sys
 import time
 from collections import deque
-from typing import Any, Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .worker import execute_chunk, job_line, warm_up
 
@@ -75,7 +76,7 @@ class Progress:
     stderr is not a terminal (or ``enabled=False``). The total may come
     later (:meth:`set_total`: the runs are counted as they are planned)."""
 
-    def __init__(self, total: Optional[int], enabled: Optional[bool], label: str) -> None:
+    def __init__(self, total: int | None, enabled: bool | None, label: str) -> None:
         self.failed = 0
         self.enabled = sys.stderr.isatty() if enabled is None else enabled
         self.label = label
@@ -118,10 +119,10 @@ class Chunker:
         from collections import deque
 
         self.queue = deque(jobs)
-        self.solo: "deque[dict]" = deque()  # runs of a chunk whose worker died: retried one by one
+        self.solo: deque[dict] = deque()  # runs of a chunk whose worker died: retried one by one
         self.workers = max(1, workers)
         self.target_s, self.min_s, self.first = target_s, min_s, first
-        self.per_run: Optional[float] = None
+        self.per_run: float | None = None
 
     def __bool__(self) -> bool:
         return bool(self.queue or self.solo)
@@ -136,7 +137,7 @@ class Chunker:
         n = max(n, self.min_s / p)
         return int(max(1, min(n, MAX_CHUNK, rem)))
 
-    def next(self) -> Optional[list[dict]]:
+    def next(self) -> list[dict] | None:
         if self.solo:
             return [self.solo.popleft()]
         if not self.queue:
@@ -178,8 +179,8 @@ def _failure_segment(records: list[dict]) -> dict:
             "files": {}, "task_s": 0.0}
 
 
-def _drive_inprocess(jobs: list[dict], dest: Optional[str], fsync: bool,
-                     on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress") -> None:
+def _drive_inprocess(jobs: list[dict], dest: str | None, fsync: bool,
+                     on_segment: Callable[[dict, dict | None], None], bar: Progress) -> None:
     """One worker: run the jobs in this process (no pool to start), a segment every ``LOCAL_CHUNK_S``."""
     queue: deque = deque(jobs)
     while queue:
@@ -212,7 +213,7 @@ class _Proc:
 
     def __init__(self, pid: int) -> None:
         self.pid = pid
-        self.exitcode: Optional[int] = None
+        self.exitcode: int | None = None
 
     def _reap(self, flags: int) -> bool:
         if self.exitcode is not None:
@@ -230,7 +231,7 @@ class _Proc:
     def is_alive(self) -> bool:
         return not self._reap(os.WNOHANG)
 
-    def join(self, timeout: Optional[float] = None) -> None:
+    def join(self, timeout: float | None = None) -> None:
         if timeout is None:
             self._reap(0)
             return
@@ -314,7 +315,7 @@ class LocalPool:
         self._map = mmap.mmap(-1, 8 * self.words, flags=mmap.MAP_SHARED)
         self.shared = (ctypes.c_int64 * self.words).from_buffer(self._map)
         self.addr = ctypes.addressof(self.shared)
-        self.workers: list[Optional[_Worker]] = [None] * n
+        self.workers: list[_Worker | None] = [None] * n
         if start:
             for slot in range(n):
                 self.start(slot)
@@ -425,8 +426,8 @@ class _Round:
     """One round on the pool: publish jobs as they are planned, collect the segments, notice deaths."""
 
     def __init__(self, pool: LocalPool, root: str, fsync: bool, number: int,
-                 on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress",
-                 slots: Optional[list] = None, flush: bool = False) -> None:
+                 on_segment: Callable[[dict, dict | None], None], bar: Progress,
+                 slots: list | None = None, flush: bool = False) -> None:
         import socket
         import uuid
 
@@ -500,7 +501,7 @@ class _Round:
         sh = self.pool.shared
         return bool(sh[_FINAL]) and sh[_NEXT] >= sh[_PUBLISHED]
 
-    def poll(self, timeout: Optional[float]) -> None:
+    def poll(self, timeout: float | None) -> None:
         """Handle what the active workers reported (waiting up to ``timeout``; None: until something comes)."""
         import select
 
@@ -566,7 +567,7 @@ class _Round:
 
 
 def _drive_pool(pool: LocalPool, jobs: Iterable[dict], root: str, fsync: bool,
-                on_segment: Callable[[dict, Optional[dict]], None], bar: "Progress", flush: bool = False) -> int:
+                on_segment: Callable[[dict, dict | None], None], bar: Progress, flush: bool = False) -> int:
     """Run ``jobs`` (consumed as they are planned) on the pool, round after round until every one is
     stored or recorded as failed.
 
@@ -579,7 +580,7 @@ def _drive_pool(pool: LocalPool, jobs: Iterable[dict], root: str, fsync: bool,
     deaths: dict[str, int] = {}
     lost: dict[str, int] = {}
     solo: list[dict] = []
-    queue: Optional[Iterable[dict]] = jobs
+    queue: Iterable[dict] | None = jobs
     number = 0
     while queue is not None or solo:
         number += 1
@@ -631,7 +632,7 @@ class _Dask:
     def __init__(self, client: Any) -> None:
         self.client = client
 
-    def submit(self, chunk: list[dict], dest: Optional[str], fsync: bool) -> Any:
+    def submit(self, chunk: list[dict], dest: str | None, fsync: bool) -> Any:
         import uuid
 
         slim = [{"key": j["key"], "line": job_line(j)} for j in chunk]  # (all a worker reads of a job)
@@ -656,8 +657,8 @@ class _Dask:
         pass
 
 
-def _drive(backend: Any, chunker: Chunker, window: int, dest: Optional[str], fsync: bool,
-           on_segment: Callable[[dict, Optional[dict]], None], bar: Progress) -> None:
+def _drive(backend: Any, chunker: Chunker, window: int, dest: str | None, fsync: bool,
+           on_segment: Callable[[dict, dict | None], None], bar: Progress) -> None:
     """Keep ``window`` chunks in flight; hand each finished segment to ``on_segment``."""
     pending: dict = {}
     solo_tries: dict[str, int] = {}
@@ -707,7 +708,7 @@ def _drive(backend: Any, chunker: Chunker, window: int, dest: Optional[str], fsy
         fill()
 
 
-def _counted(jobs: Iterable[dict], bar: "Progress") -> Iterable[dict]:
+def _counted(jobs: Iterable[dict], bar: Progress) -> Iterable[dict]:
     n = 0
     for job in jobs:
         n += 1
@@ -715,11 +716,11 @@ def _counted(jobs: Iterable[dict], bar: "Progress") -> Iterable[dict]:
     bar.set_total(n)
 
 
-def execute_jobs(root: str, jobs: Iterable[dict], on_segment: Callable[[dict, Optional[dict]], None],
-                 workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
-                 progress: Optional[bool] = None, fsync: bool = True, store_on: str = "worker",
-                 label: str = "sweep", pool: Optional[LocalPool] = None,
-                 size_hint: Optional[int] = None, flush: bool = False) -> tuple[int, bool]:
+def execute_jobs(root: str, jobs: Iterable[dict], on_segment: Callable[[dict, dict | None], None],
+                 workers: int | None = None, client: Any = None, scheduler: str | None = None,
+                 progress: bool | None = None, fsync: bool = True, store_on: str = "worker",
+                 label: str = "sweep", pool: LocalPool | None = None,
+                 size_hint: int | None = None, flush: bool = False) -> tuple[int, bool]:
     """Run ``jobs``; call ``on_segment(manifest, files_or_None)`` in this
     process as each segment is stored (``files`` is None when the worker
     stored the segment itself). Returns (number of workers, interrupted):
@@ -775,8 +776,8 @@ def execute_jobs(root: str, jobs: Iterable[dict], on_segment: Callable[[dict, Op
     return n, False
 
 
-def _run_dask(jobs: list[dict], on_segment: Callable, client: Any, scheduler: Optional[str],
-              progress: Optional[bool], fsync: bool, dest: Optional[str], label: str) -> tuple[int, bool]:
+def _run_dask(jobs: list[dict], on_segment: Callable, client: Any, scheduler: str | None,
+              progress: bool | None, fsync: bool, dest: str | None, label: str) -> tuple[int, bool]:
     try:
         import distributed  # noqa: F401
     except ImportError as e:  # pragma: no cover

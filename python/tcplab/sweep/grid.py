@@ -39,7 +39,8 @@ import itertools
 import json
 import os
 import re
-from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from ..errors import ScenarioError
 
@@ -59,8 +60,8 @@ class SweepError(ScenarioError):
     """A sweep description is invalid; ``field`` names where (``grid.buffer``, ``zip[0]``...)."""
 
 
-def _parse_path(path: str, field: str) -> list[Union[str, int]]:
-    out: list[Union[str, int]] = []
+def _parse_path(path: str, field: str) -> list[str | int]:
+    out: list[str | int] = []
     pos = 0
     for part in path.split("."):
         if not part:
@@ -76,7 +77,7 @@ def _parse_path(path: str, field: str) -> list[Union[str, int]]:
     return out
 
 
-def _set_path(doc: Any, tokens: Sequence[Union[str, int]], value: Any, field: str) -> None:
+def _set_path(doc: Any, tokens: Sequence[str | int], value: Any, field: str) -> None:
     cur = doc
     for j, t in enumerate(tokens[:-1]):
         nxt = tokens[j + 1]
@@ -103,7 +104,7 @@ def _set_path(doc: Any, tokens: Sequence[Union[str, int]], value: Any, field: st
         cur[last] = value
 
 
-def _dotted(tokens: Sequence[Union[str, int]]) -> str:
+def _dotted(tokens: Sequence[str | int]) -> str:
     """``["flows", 0, "start"]`` -> ``flows[0].start``."""
     out = ""
     for t in tokens:
@@ -132,14 +133,14 @@ class Sweep:
     i of each). ``seeds``: a count (starting at the base's seed) or a list.
     """
 
-    def __init__(self, base: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None,
-                 zip: Union[Mapping[str, Sequence[Any]], Sequence[Mapping[str, Sequence[Any]]], None] = None,
-                 seeds: Union[int, Sequence[int]] = 1, name: Optional[str] = None,
-                 description: Optional[str] = None) -> None:
+    def __init__(self, base: Any, grid: Mapping[str, Sequence[Any]] | None = None,
+                 zip: Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]] | None = None,
+                 seeds: int | Sequence[int] = 1, name: str | None = None,
+                 description: str | None = None) -> None:
         from ..scenario import Scenario, load_scenario, scenario_from_dict
 
         if isinstance(base, (str, os.PathLike)):
-            self.base_path: Optional[str] = os.fspath(base)
+            self.base_path: str | None = os.fspath(base)
             try:
                 base = load_scenario(base)
             except ScenarioError as e:
@@ -254,7 +255,7 @@ class Sweep:
                                         f"sets ({_dotted(ro)}): sweep one of them")
             resolved.append((k, r))
 
-    def _resolve_key(self, key: str) -> list[Union[str, int]]:
+    def _resolve_key(self, key: str) -> list[str | int]:
         from ..scenario import DUMBBELL_KEYS, RUN_KEYS, _suggest
 
         doc = self._base_doc
@@ -287,7 +288,7 @@ class Sweep:
         """The swept parameter names, in axis order."""
         return list(self.grid) + [k for g in self.zip for k in g]
 
-    def points(self, seeds: Optional[Sequence[int]] = None) -> Iterator[dict]:
+    def points(self, seeds: Sequence[int] | None = None) -> Iterator[dict]:
         """Each point: ``{param: value, ..., "seed": s}`` (for each of ``seeds``, default the sweep's)."""
         axes: list[list[dict]] = [[{k: v} for v in vals] for k, vals in self.grid.items()]
         for g in self.zip:
@@ -324,7 +325,7 @@ class Sweep:
         self._validate_in_core(out)
         return out
 
-    def iter_jobs(self, points: Optional[Iterable[dict]] = None) -> Iterator[tuple]:
+    def iter_jobs(self, points: Iterable[dict] | None = None) -> Iterator[tuple]:
         """As :meth:`jobs`, one at a time, each point's scenario validated by Python as it comes (of
         ``points``, default every point): a sweep of millions of runs is never held whole (about 12 KB a
         run). The core's check is :meth:`validate`'s."""
@@ -396,7 +397,7 @@ class Sweep:
         return f"<Sweep {self.name!r}: {len(self)} runs over {self.parameters} x {len(self.seeds)} seeds>"
 
 
-def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", name: Optional[str] = None) -> tuple[Sweep, dict]:
+def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", name: str | None = None) -> tuple[Sweep, dict]:
     """Build a Sweep from a sweep file's dict; returns (sweep, run options
     ``{"workers", "scheduler", "out"}`` as given, or absent)."""
     from ..scenario import _check_keys
@@ -432,7 +433,7 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", name: Optional[
     return sw, opts
 
 
-def load_sweep(path: Union[str, os.PathLike], overrides: Sequence[str] = ()) -> tuple[Sweep, dict]:
+def load_sweep(path: str | os.PathLike, overrides: Sequence[str] = ()) -> tuple[Sweep, dict]:
     """Read a sweep file (TOML; see docs/campaigns.md). Returns (sweep, options). ``overrides``:
     ``"KEY=VALUE"`` strings applied first, as ``tcplab sweep --set`` does (:mod:`tcplab.overrides`)."""
     try:

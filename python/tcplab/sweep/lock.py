@@ -28,7 +28,6 @@ import fcntl
 import os
 import socket
 import time
-from typing import Optional
 
 #: The lock file, in the campaign directory.
 LOCK_FILE = "lock"
@@ -41,7 +40,7 @@ class CampaignBusy(Exception):
     """Another process is running a sweep into this campaign."""
 
 
-def _open(root: str) -> Optional[int]:
+def _open(root: str) -> int | None:
     """The lock file's descriptor (created if absent); None where it cannot be created (read-only)."""
     try:
         return os.open(os.path.join(root, LOCK_FILE), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -72,7 +71,7 @@ class CampaignLock:
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self.fd: Optional[int] = None
+        self.fd: int | None = None
         self.depth = 0
 
     def acquire(self, wait: bool = False) -> None:
@@ -135,7 +134,7 @@ def _unlock_and_close(fd: int) -> None:
         os.close(fd)
 
 
-def try_briefly(root: str) -> Optional[int]:
+def try_briefly(root: str) -> int | None:
     """The lock taken without waiting, for a moment (see :func:`release_brief`): its descriptor, or None
     when a sweep holds it. A campaign whose lock file cannot be created counts as free (-1)."""
     fd = _open(root)

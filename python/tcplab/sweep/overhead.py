@@ -34,11 +34,10 @@ import statistics
 import sys
 import tempfile
 import time
-from typing import Optional
 
 
-def measure(runs: int = 200, rate: str = "10Mbps", duration: str = "5s", workers: Optional[int] = None,
-            fsync: bool = True, directory: Optional[str] = None) -> dict:
+def measure(runs: int = 200, rate: str = "10Mbps", duration: str = "5s", workers: int | None = None,
+            fsync: bool = True, directory: str | None = None) -> dict:
     """One sweep of ``runs`` distinct tiny runs into a fresh campaign; its timings."""
     t = time.perf_counter()
     import tcplab
@@ -79,7 +78,7 @@ def measure(runs: int = 200, rate: str = "10Mbps", duration: str = "5s", workers
             shutil.rmtree(d, ignore_errors=True)
 
 
-def run_benchmark(runs: int = 200, duration: str = "5s", workers: Optional[int] = None, repeat: int = 3,
+def run_benchmark(runs: int = 200, duration: str = "5s", workers: int | None = None, repeat: int = 3,
                   fsync: bool = True, rate: str = "10Mbps") -> dict:
     """``repeat`` measurements (after one unreported warm-up sweep) and their spread."""
     first = measure(min(runs, 20), rate, duration, workers, fsync)  # first-use costs (imports, page cache)
@@ -117,7 +116,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-fsync", action="store_true", help="do not flush to disk (not power-loss safe)")
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tcplab.sweep.overhead", description=__doc__.split("\n\n")[0])
     add_arguments(p)
     p.add_argument("--json", action="store_true", help="print the figures as JSON")

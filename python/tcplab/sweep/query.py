@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Optional, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -35,8 +36,8 @@ def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float
     return mean, t * sd / math.sqrt(n), sd, n
 
 
-def aggregate(df: "pd.DataFrame", by: Optional[Sequence[str]] = None, metrics: Optional[Sequence[str]] = None,
-              confidence: float = 0.95) -> "pd.DataFrame":
+def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
+              confidence: float = 0.95) -> pd.DataFrame:
     """Group the tidy results by parameters (default: every column that is
     neither a metric nor an id, i.e. all swept parameters) and give, per
     metric, ``<m>.mean``, ``<m>.ci_low``, ``<m>.ci_high``, ``<m>.std`` and

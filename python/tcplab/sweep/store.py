@@ -48,13 +48,27 @@ import socket
 import sqlite3
 import time
 import warnings
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._files import write_bytes_atomically
 from .grid import MAX_SEED, canonical_json
 from .lock import LOCK_FILE, CampaignBusy, CampaignLock, release_brief, try_briefly
-from .worker import (_NOT_COLUMNS, _json_of, ALL_TABLES, MANIFEST, MANIFEST_SUM, SEGMENT_FORMAT, TABLES, commit_segment,
-                     manifest_sum, read_rows, read_table, segment_dir, syncfs)
+from .worker import (
+    _NOT_COLUMNS,
+    ALL_TABLES,
+    MANIFEST,
+    MANIFEST_SUM,
+    SEGMENT_FORMAT,
+    TABLES,
+    _json_of,
+    commit_segment,
+    manifest_sum,
+    read_rows,
+    read_table,
+    segment_dir,
+    syncfs,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -121,7 +135,7 @@ def _warn(msg: str) -> None:
     warnings.warn(msg, CampaignWarning, stacklevel=3)
 
 
-def run_key(spec: Union[Mapping[str, Any], str], version: Optional[str] = None) -> str:
+def run_key(spec: Mapping[str, Any] | str, version: str | None = None) -> str:
     """The key of a run: hash of its RunSpec (a dict or its JSON text: the same key) and the tcplab version."""
     return _key_and_spec_json(_spec_object(spec) if isinstance(spec, str) else spec, version)[0]
 
@@ -142,7 +156,7 @@ def _version_json(version: str) -> str:
     return canonical_json(version)
 
 
-def _core_run_key(spec: Any, version_json: str, n: int) -> Optional[tuple[str, str]]:
+def _core_run_key(spec: Any, version_json: str, n: int) -> tuple[str, str] | None:
     try:
         from tcplab import _core  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover - the core is not built
@@ -150,7 +164,7 @@ def _core_run_key(spec: Any, version_json: str, n: int) -> Optional[tuple[str, s
     return _core.run_key(spec, version_json, n)
 
 
-def _key_and_spec_json(spec: Mapping[str, Any], version: Optional[str] = None) -> tuple[str, str]:
+def _key_and_spec_json(spec: Mapping[str, Any], version: str | None = None) -> tuple[str, str]:
     """(run key, canonical JSON of the spec): the key hashes ``{"spec": spec, "version": version}``
     in canonical JSON, which is that text with the spec's text inside (keys sort "spec" < "version")."""
     if version is None:
@@ -202,7 +216,7 @@ class RunReport:
         return len(self.keys)
 
     @property
-    def overhead(self) -> Optional[float]:
+    def overhead(self) -> float | None:
         """Share of the sweep's core-seconds (wall x workers) not spent inside
         the simulator: scheduling, encoding, storing, indexing, start-up."""
         if self.ran == 0 or self.wall_s <= 0:
@@ -242,7 +256,7 @@ def _params_json(rec: dict) -> str:
     return text if isinstance(text, str) else json.dumps(rec.get("params") or {})
 
 
-def _metrics_json(rec: dict) -> Optional[str]:
+def _metrics_json(rec: dict) -> str | None:
     if "metrics_json" in rec:
         return rec["metrics_json"]
     return json.dumps(rec["metrics"]) if rec.get("metrics") is not None else None
@@ -255,7 +269,7 @@ def record_params(rec: dict) -> dict:
     return json.loads(rec.get("params_json") or "{}")
 
 
-def _spec(rec: dict) -> Optional[dict]:
+def _spec(rec: dict) -> dict | None:
     text = rec.get("spec_json")
     return json.loads(text) if isinstance(text, str) else None
 
@@ -282,7 +296,7 @@ def _write_checked(path: str, text: str, fsync: bool = True) -> None:
     _atomic_bytes(path, data, fsync)
 
 
-def _checksum_problem(path: str, data: bytes, sum_path: str) -> Optional[str]:
+def _checksum_problem(path: str, data: bytes, sum_path: str) -> str | None:
     """Why ``data`` (the bytes of ``path``) does not match the checksum in ``sum_path``; None if it does."""
     try:
         with open(sum_path, "rb") as fh:
@@ -324,15 +338,15 @@ class _Committer:
     :meth:`close` commits what is left and raises what went wrong.
     """
 
-    def __init__(self, camp: "Campaign", flush: bool) -> None:
+    def __init__(self, camp: Campaign, flush: bool) -> None:
         import queue
         import threading
 
         self.camp, self.flush = camp, flush
         self.lock = threading.Lock()  # the index is written by one thread at a time
-        self.error: Optional[BaseException] = None
+        self.error: BaseException | None = None
         self.since_checkpoint = 0  # runs committed since the index was last checkpointed
-        self.q: "queue.SimpleQueue[Optional[dict]]" = queue.SimpleQueue()
+        self.q: queue.SimpleQueue[dict | None] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._loop, name="tcplab-index", daemon=True)
         self.thread.start()
 
@@ -436,7 +450,7 @@ class Campaign:
     :class:`~tcplab.Results`, ``aggregate()`` means with confidence intervals.
     """
 
-    def __init__(self, path: Union[str, os.PathLike], create: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike, create: bool = True) -> None:
         self.path = os.path.abspath(os.fspath(path))
         try:
             self._open(create)
@@ -593,7 +607,7 @@ class Campaign:
         while self._lock.depth:  # (the index is closed: the next sweep may start)
             self._lock.release()
 
-    def __enter__(self) -> "Campaign":
+    def __enter__(self) -> Campaign:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -801,7 +815,7 @@ class Campaign:
         return problems
 
     @staticmethod
-    def upgrade(path: Union[str, os.PathLike]) -> int:
+    def upgrade(path: str | os.PathLike) -> int:
         """Bring a campaign of format 2 to format 3: check every segment's tables against its manifest,
         then write the checksums format 3 adds (of each manifest, campaign.json and the sweep files) for the
         files as they are now. Returns the number of segments checksummed. A damaged segment is reported
@@ -855,7 +869,7 @@ class Campaign:
             self._lock.release()
 
     # -- running -------------------------------------------------------------
-    def status(self, keys: Optional[Iterable[str]] = None) -> dict[str, str]:
+    def status(self, keys: Iterable[str] | None = None) -> dict[str, str]:
         """``{key: "ok" | "failed"}`` for stored runs (among ``keys`` if given)."""
         rows = dict(self._db.execute("SELECT key, status FROM runs"))
         if keys is None:
@@ -980,8 +994,8 @@ class Campaign:
             if s is None or (s == "failed" and retry_failed):
                 yield j
 
-    def run(self, jobs: Any, workers: Optional[int] = None, client: Any = None, scheduler: Optional[str] = None,
-            progress: Optional[bool] = None, retry_failed: bool = False, fsync: bool = True,
+    def run(self, jobs: Any, workers: int | None = None, client: Any = None, scheduler: str | None = None,
+            progress: bool | None = None, retry_failed: bool = False, fsync: bool = True,
             store_on: str = "worker", label: str = "sweep", wait_for_lock: bool = False) -> RunReport:
         """Run the jobs not stored yet, store them as they finish, return a :class:`RunReport`.
 
@@ -1024,7 +1038,7 @@ class Campaign:
         finally:
             self._lock.release()
 
-    def _run(self, jobs: Any, n: int, workers: Optional[int], local: bool, client: Any, scheduler: Optional[str], progress: Optional[bool],
+    def _run(self, jobs: Any, n: int, workers: int | None, local: bool, client: Any, scheduler: str | None, progress: bool | None,
              retry_failed: bool, fsync: bool, store_on: str, label: str, t0: float) -> RunReport:
         from .execute import execute_jobs
 
@@ -1037,7 +1051,7 @@ class Campaign:
         worker_fsync = fsync and not group
         norm: list[dict] = []
         if isinstance(jobs, (list, tuple)):
-            size_hint: Optional[int] = len(jobs)
+            size_hint: int | None = len(jobs)
         else:
             from .grid import Sweep
 
@@ -1061,7 +1075,7 @@ class Campaign:
                 state["todo"] += 1
                 yield j
 
-        def on_segment(m: dict, files: Optional[dict]) -> None:
+        def on_segment(m: dict, files: dict | None) -> None:
             if files is not None:
                 commit_segment(self.path, m, files, worker_fsync)
             elif not os.path.exists(os.path.join(segment_dir(self.path, m["id"]), MANIFEST)):
@@ -1103,7 +1117,7 @@ class Campaign:
                          wall_s=time.perf_counter() - t0, workers=nworkers, runs_wall_s=state["runs_wall_s"],
                          interrupted=interrupted)
 
-    def save_sweep(self, sweep: "Sweep") -> str:
+    def save_sweep(self, sweep: Sweep) -> str:
         name = re.sub(r"[^A-Za-z0-9_.-]+", "_", sweep.name) or "sweep"
         path = os.path.join(self.path, "sweeps", f"{name}.toml")
         # written atomically; made durable by the next flush of the filesystem (the one that makes the
@@ -1137,14 +1151,14 @@ class Campaign:
         return out
 
     # -- queries ---------------------------------------------------------------
-    def _rows(self, keys: Optional[Sequence[str]] = None) -> list[tuple]:
+    def _rows(self, keys: Sequence[str] | None = None) -> list[tuple]:
         cols = "key, status, params, seed, version, metrics, error, sim_s, task_s, finished"
         if keys is None:
             return list(self._db.execute(f"SELECT {cols} FROM runs ORDER BY finished"))
         rows = {r[0]: r for r in self._db.execute(f"SELECT {cols} FROM runs")}
         return [rows[k] for k in dict.fromkeys(keys) if k in rows]
 
-    def results(self, which: Any = None, include_failed: bool = False) -> "pd.DataFrame":
+    def results(self, which: Any = None, include_failed: bool = False) -> pd.DataFrame:
         """One tidy DataFrame, one row per run: the parameters, ``seed``, the
         per-run metrics (``total_goodput_bps``, ``utilization``, ``drops``,
         ``queue_mean_packets``, ``retransmits``, ``timeouts``, ``jain_index``,
@@ -1161,10 +1175,10 @@ class Campaign:
 
         from .grid import Sweep
 
-        labels: Optional[list[dict]] = None
+        labels: list[dict] | None = None
         if isinstance(which, Sweep):
             norm = self._normalize(which.jobs())
-            keys: Optional[list[str]] = [j["key"] for j in norm]
+            keys: list[str] | None = [j["key"] for j in norm]
             labels = [dict(j["params"], seed=j["seed"]) for j in norm]
         elif isinstance(which, RunReport):
             keys, labels = which.keys, which.params
@@ -1210,7 +1224,7 @@ class Campaign:
                     pass
         return df
 
-    def failures(self) -> "pd.DataFrame":
+    def failures(self) -> pd.DataFrame:
         """The failed runs: key, parameters, seed, error."""
         import pandas as pd
 
@@ -1321,7 +1335,7 @@ class Campaign:
             raise CampaignError(f"run {rec['key']} failed, it has no results: {rec.get('error')}")
         return seg, m, rec, self._run_raw(rec, self._read_tables(seg, m, tables, verify))
 
-    def _spec(self, seg: str, m: dict, rec: dict, verify: bool) -> Optional[dict]:
+    def _spec(self, seg: str, m: dict, rec: dict, verify: bool) -> dict | None:
         """A stored run's RunSpec: in its record (segment format 1) or in the segment's specs table."""
         if "spec_json" in rec or SPECS not in m.get("files", {}):
             return _spec(rec)
@@ -1334,19 +1348,19 @@ class Campaign:
                                       f"({type(e).__name__}: {e})", seg) from None
         return json.loads(text) if isinstance(text, str) else None
 
-    def spec(self, key: str) -> Optional[dict]:
+    def spec(self, key: str) -> dict | None:
         """The RunSpec a stored run ran (what the core simulated)."""
         seg, m, rec = self._record(key)
         return self._spec(seg, m, rec, True)
 
-    def load_raw(self, key: str, tables: Optional[Sequence[str]] = None, verify: bool = True) -> dict:
+    def load_raw(self, key: str, tables: Sequence[str] | None = None, verify: bool = True) -> dict:
         """One stored run in the shape ``tcplab._core.run`` returned it: ``{table: {column: numpy array
         or list of str}, "meta": {...}}`` (``cc_ts`` and ``qdisc_ts`` with their ``variable_names``), the same values and
         dtypes. ``tables``: which (default: all stored). Checked against the segment's checksums unless
         ``verify=False``; a damaged segment raises :class:`DamagedSegmentError`."""
         return self._raw(key, list(tables) if tables is not None else ALL_TABLES, verify)[3]
 
-    def iter_raw(self, keys: Iterable[str], tables: Optional[Sequence[str]] = None,
+    def iter_raw(self, keys: Iterable[str], tables: Sequence[str] | None = None,
                  verify: bool = True) -> Iterator[tuple[str, dict]]:
         """``(key, raw)`` for each of ``keys`` (each once) as :meth:`load_raw` gives it, reading
         each segment's tables once: runs come grouped by segment, not in the order given."""
@@ -1404,7 +1418,7 @@ class Campaign:
         seg, _, rec = self._record(key)
         return dict(rec, segment=seg)
 
-    def load(self, key: str, verify: bool = True) -> "Results":
+    def load(self, key: str, verify: bool = True) -> Results:
         """One stored run as :class:`~tcplab.Results` (time series included),
         its tables checked against the segment's checksums unless ``verify=False``."""
         from ..results import Results
@@ -1412,7 +1426,7 @@ class Campaign:
         seg, m, rec, raw = self._raw(key, ALL_TABLES, verify)
         return Results(raw, spec=self._spec(seg, m, rec, verify), name=rec["key"])
 
-    def timeseries(self, key: str, table: str = "flow_ts") -> "pd.DataFrame":
+    def timeseries(self, key: str, table: str = "flow_ts") -> pd.DataFrame:
         """One table of one run, read on demand (``flow_ts``, ``queue_ts``, ``cc_ts``, ``qdisc_ts``, ``flows``, ...)."""
         from ..results import Results
 
@@ -1424,8 +1438,8 @@ class Campaign:
         seg, m, rec, raw = self._raw(key, need, True)
         return getattr(Results(raw, spec=self._spec(seg, m, rec, True), name=rec["key"]), table)
 
-    def aggregate(self, which: Any = None, by: Optional[Sequence[str]] = None,
-                  metrics: Optional[Sequence[str]] = None, confidence: float = 0.95) -> "pd.DataFrame":
+    def aggregate(self, which: Any = None, by: Sequence[str] | None = None,
+                  metrics: Sequence[str] | None = None, confidence: float = 0.95) -> pd.DataFrame:
         """Means across seeds with Student-t confidence intervals; see :func:`tcplab.sweep.aggregate`."""
         from .query import aggregate
 

@@ -38,8 +38,8 @@ client (Dask with ``store_on="client"``).
 
 from __future__ import annotations
 
-import io
 import functools
+import io
 import json
 import math
 import os
@@ -47,7 +47,8 @@ import shutil
 import socket
 import time
 import uuid
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 #: Table files of a segment (the tables of a Results); every stored run has rows in each.
 TABLES = ("flows", "links", "files", "flow_ts", "queue_ts")
@@ -77,7 +78,7 @@ def segment_dir(root: str, seg: str) -> str:
     return os.path.join(root, "segments", seg)
 
 
-def _fin(v: Any) -> Optional[float]:
+def _fin(v: Any) -> float | None:
     try:
         f = float(v)
     except (TypeError, ValueError):
@@ -148,9 +149,9 @@ def job_line(job: dict) -> str:
             + ',"bottleneck":' + _json_of(tuple(job.get("bottleneck") or ())) + ',"spec":' + spec_json + "}")
 
 
-def execute_chunk(jobs: list, root: Optional[str] = None, fsync: bool = True,
-                  budget_s: Optional[float] = None, should_stop: Optional[Callable[[], bool]] = None,
-                  progress: Optional[Callable[[int], None]] = None) -> dict:
+def execute_chunk(jobs: list, root: str | None = None, fsync: bool = True,
+                  budget_s: float | None = None, should_stop: Callable[[], bool] | None = None,
+                  progress: Callable[[int], None] | None = None) -> dict:
     """Simulate ``jobs`` in order and store them as one segment.
 
     With ``root``, the segment is committed there and its summary returned

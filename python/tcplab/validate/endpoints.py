@@ -184,7 +184,7 @@ def receiver(cfg: dict[str, Any]) -> None:
             total += n
     except ConnectionResetError:
         end_reason = "reset"
-    except socket.timeout:
+    except TimeoutError:
         end_reason = "idle timeout"
     stop.set()
     th.join()
@@ -307,7 +307,7 @@ def udp_recv(cfg: dict[str, Any]) -> None:
             times.append(time.monotonic())
             sizes.append(n)
             s.settimeout(cfg.get("idle_s", 0.5))
-    except socket.timeout:
+    except TimeoutError:
         pass
     after = read_counters()
     Path(cfg["out"]).write_text(json.dumps({

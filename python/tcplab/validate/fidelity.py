@@ -37,9 +37,10 @@ import functools
 import json
 import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any
 
 import numpy as np
 
@@ -256,7 +257,7 @@ def linux_flow_options() -> dict:
     return {"init_cwnd": 10, "delayed_ack": True, "min_rto": 0.2, "rto_mode": "linux"}
 
 
-def kernel_hz() -> Optional[int]:
+def kernel_hz() -> int | None:
     """This machine's kernel CONFIG_HZ (jiffies per second), from
     /proc/config.gz or /boot/config-<release>; None where neither says.
     tcp_cubic.c counts its epoch and throttles its updates in jiffies, so
@@ -288,8 +289,8 @@ def kernel_cc_params(algorithm: str) -> dict:
 
 
 def simulate(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int, duration_s: float,
-             seed: int = 0, flow_options: Optional[Mapping[str, Any]] = None, *, mss: int = DEFAULT_MSS,
-             cc_params: Optional[Mapping[str, Any]] = None, n_flows: int = 1):
+             seed: int = 0, flow_options: Mapping[str, Any] | None = None, *, mss: int = DEFAULT_MSS,
+             cc_params: Mapping[str, Any] | None = None, n_flows: int = 1):
     """Run tcplab's side of a validation: one bulk flow on a dumbbell whose
     bottleneck is the kernel path's (``rate_bps``, round trip ``rtt_s``,
     ``buffer_packets``), with no access delay and access links of
@@ -312,8 +313,8 @@ def simulate(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int,
 
 
 def sim_scenario(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int, duration_s: float,
-                 seed: int = 0, flow_options: Optional[Mapping[str, Any]] = None, *, mss: int = DEFAULT_MSS,
-                 cc_params: Optional[Mapping[str, Any]] = None, n_flows: int = 1):
+                 seed: int = 0, flow_options: Mapping[str, Any] | None = None, *, mss: int = DEFAULT_MSS,
+                 cc_params: Mapping[str, Any] | None = None, n_flows: int = 1):
     """The :class:`tcplab.Dumbbell` :func:`simulate` runs (building it checks
     that this tcplab has the algorithm, so the command can refuse before the
     kernel side runs)."""
@@ -385,7 +386,7 @@ def _read_csv(path: Path, columns: Sequence[str]):
     return df
 
 
-def read_meta(kernel_dir: Union[str, os.PathLike]) -> dict:
+def read_meta(kernel_dir: str | os.PathLike) -> dict:
     """meta.json of a kernel directory."""
     p = Path(kernel_dir) / "meta.json"
     if not p.is_file():
@@ -419,7 +420,7 @@ def n_flows_of(meta: Mapping[str, Any]) -> int:
     return int(meta.get("n_flows", 1))
 
 
-def kernel_side(kernel_dir: Union[str, os.PathLike], flow: int = 0) -> Side:
+def kernel_side(kernel_dir: str | os.PathLike, flow: int = 0) -> Side:
     """Flow ``flow`` of the kernel run of ``kernel_dir`` as a :class:`Side`
     (its tcp_info, received bytes and drops; the queue is the shared one)."""
     import pandas as pd
@@ -664,7 +665,7 @@ def side_metrics(side: Side, window: tuple[float, float], gap: float) -> dict[st
     }
 
 
-def probe_rtt_episodes(time: np.ndarray, cwnd: np.ndarray, mode: Optional[np.ndarray] = None,
+def probe_rtt_episodes(time: np.ndarray, cwnd: np.ndarray, mode: np.ndarray | None = None,
                        merge_gap: float = 2.5 * SAMPLE_INTERVAL) -> list[tuple[float, float]]:
     """BBR's ProbeRTT episodes in a sampled run: [(start, end)] of the maximal
     runs of samples in ProbeRTT, runs less than ``merge_gap`` apart merged (a
@@ -718,7 +719,7 @@ def match_starts(a: Sequence[float], b: Sequence[float], tol: float) -> tuple[li
 
 
 def probe_rtt_cadence(k_eps: Sequence[tuple[float, float]], s_eps: Sequence[tuple[float, float]],
-                      tol: float = 1.0) -> tuple[Optional[bool], str]:
+                      tol: float = 1.0) -> tuple[bool | None, str]:
     """The cadence verdict: both runs must show ProbeRTT; with at least two
     episodes on each side the mean intervals must agree within ``tol``
     seconds, otherwise every start must pair with one of the other run's
@@ -763,7 +764,7 @@ def side_episodes(side: Side) -> list[tuple[float, float]]:
     return probe_rtt_episodes(ts["time"].to_numpy(float), ts["cwnd"].to_numpy(float), mode)
 
 
-def kernel_bbr_figures(kernel_dir: Union[str, os.PathLike], flow: int = 0) -> dict[str, Any]:
+def kernel_bbr_figures(kernel_dir: str | os.PathLike, flow: int = 0) -> dict[str, Any]:
     """The kernel side's bbr figures alone (what a validation compares):
     :data:`BBR_METRICS` over the steady-state window of the run, and the
     ProbeRTT episodes as (start, end) pairs."""
@@ -813,7 +814,7 @@ def disturbances(meta: Mapping[str, Any]) -> list[str]:
 # ---------------------------------------------------------------- comparison
 
 def _judge(metric: str, k: float, s: float, rtt_s: float,
-           targets: Optional[Mapping[str, tuple[str, float]]] = None) -> tuple[str, Optional[bool], str]:
+           targets: Mapping[str, tuple[str, float]] | None = None) -> tuple[str, bool | None, str]:
     """(target text, ok, note) of one row; ok is None where there is no target."""
     targets = TARGETS if targets is None else targets
     if metric not in targets:
@@ -834,7 +835,7 @@ def _judge(metric: str, k: float, s: float, rtt_s: float,
     return text, abs(s - k) <= bound * rtt_s + 1e-12, f"|diff| {abs(s - k) * 1e3:.3g} ms"
 
 
-def compare(kernel_dir: Union[str, os.PathLike], result: Any, flow: int = 0):
+def compare(kernel_dir: str | os.PathLike, result: Any, flow: int = 0):
     """The fidelity table: one row per metric with columns ``metric``, ``unit``,
     ``kernel``, ``tcplab``, ``rel_error`` ((tcplab - kernel) / kernel),
     ``target`` (text; empty = reported, not judged), ``ok`` (bool, or None
@@ -845,8 +846,8 @@ def compare(kernel_dir: Union[str, os.PathLike], result: Any, flow: int = 0):
 
 
 def _rows(km: Mapping[str, float], sm: Mapping[str, float], meta: Mapping[str, Any],
-          metrics: Sequence[tuple[str, str]], judged: bool = True, notes: Optional[Mapping[str, str]] = None,
-          targets: Optional[Mapping[str, tuple[str, float]]] = None) -> list[dict]:
+          metrics: Sequence[tuple[str, str]], judged: bool = True, notes: Mapping[str, str] | None = None,
+          targets: Mapping[str, tuple[str, float]] | None = None) -> list[dict]:
     """Table rows of two sides' metrics; ``judged=False`` reports without targets."""
     rows = []
     for metric, unit in metrics:
@@ -968,7 +969,7 @@ _AGG_NOTES = {
 }
 
 
-def compare_flows(kernel_dir: Union[str, os.PathLike], result: Any):
+def compare_flows(kernel_dir: str | os.PathLike, result: Any):
     """The fidelity table of a run of one or several flows. One flow: the
     :func:`compare` table. Several: a ``flow`` column; first the aggregate
     rows (``flow`` = ``all``: the metrics of :func:`aggregate_side`, judged
@@ -1142,7 +1143,7 @@ def targets_summary(df: Any) -> tuple[int, int]:
     return sum(bool(v) for v in judged), len(judged)
 
 
-def write_report(out_dir: Union[str, os.PathLike], kernel_dir: Union[str, os.PathLike], result: Any,
+def write_report(out_dir: str | os.PathLike, kernel_dir: str | os.PathLike, result: Any,
                  scenario_desc: str, flow: int = 0):
     """Write the fidelity report into ``out_dir``: ``fidelity.csv`` (the
     :func:`compare` table), the overlay PNGs, and ``report.html`` (one page,
@@ -1296,7 +1297,7 @@ _REFUSED = {
 }
 
 
-def _case_checks(rate: float, rtt: float, buffer_packets: Optional[float], duration: float,
+def _case_checks(rate: float, rtt: float, buffer_packets: float | None, duration: float,
                  fields: Mapping[str, str]) -> int:
     """Check what both forms share; the buffer in whole packets."""
     from ..errors import ScenarioError
@@ -1375,7 +1376,7 @@ def _check_bbr_flows(alg: str, n: int, field_path: str) -> None:
                                         f"rate are per flow), got {n}")
 
 
-def case_from_file(path: Union[str, os.PathLike]) -> Case:
+def case_from_file(path: str | os.PathLike) -> Case:
     """:func:`case_from_dict` of a TOML file (named after its stem)."""
     try:
         import tomllib

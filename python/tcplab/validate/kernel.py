@@ -70,8 +70,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 PREFIX = "tcplab-"
 SND_ADDR = "10.200.0.1"
@@ -285,7 +286,7 @@ class EmulatedPath:
         self.tun_info: dict[str, Any] = {}
 
     # -- building -----------------------------------------------------------------
-    def __enter__(self) -> "EmulatedPath":
+    def __enter__(self) -> EmulatedPath:
         try:
             self._build()
         except BaseException:
