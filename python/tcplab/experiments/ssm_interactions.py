@@ -148,6 +148,7 @@ class Setup:
 
         self.bins = size_bins(1e3, 1e10, 2)
         self._frozen: dict = {}
+        self._jobs: list | None = None  # (every mix of every configuration: _all_mixes)
 
     def params(self, p: str) -> dict:
         """The parameters protocol ``p`` runs with (:data:`PROTOCOL_PARAMS`, then :data:`PAPER_PARAMS` for
@@ -541,7 +542,7 @@ def _freeze(setup: Setup, out: str) -> None:
 
 def _all_mixes(setup: Setup, items: Sequence[str]) -> list:
     """Every item reads the same runs: every mix of every configuration (made once per setup)."""
-    if not hasattr(setup, "_jobs"):
+    if setup._jobs is None:
         setup._jobs = _mix_jobs(setup)
     return setup._jobs
 
