@@ -122,7 +122,7 @@ def test_every_paper_writes_the_same_index_layout_with_every_setup_value_sourced
     mod, s = _paper_setup(paper, setup)
     first, second = mod.ITEMS[0], mod.ITEMS[-1]
     for item in (first, second):  # two commands into one directory: the first item stays listed
-        mod._write_index(s, str(tmp_path), [item], {item: _made(tmp_path, f"{item}.csv")}, 1.0, 3, 100)
+        mod.PAPER.write_index(s, str(tmp_path), [item], {item: _made(tmp_path, f"{item}.csv")}, 1.0, 3, 100)
     md = (tmp_path / "index.md").read_text()
     assert index_sections(md)[:len(INDEX_LAYOUT)] == list(INDEX_LAYOUT), index_sections(md)
     assert f"- {first}: {first}.csv; made " in md and f"- {second}: {second}.csv; made " in md

@@ -87,31 +87,16 @@ def test_reproduce_full(tmp_path):
     assert (single.median_C_over_true.sub(1).abs() < 0.05).all()
 
 
-def test_every_items_runs_get_the_tcp_setup(monkeypatch, tmp_path):
+def test_every_items_runs_get_the_tcp_setup():
     # Each item builds its scenarios its own way (Fig. 1/4's pair, Fig. 3's trade-off maker, Fig. 5's RTT
-    # spread): every flow of every one must carry the setup's values. The jobs are caught before they run.
-    from tcplab.experiments import runner
-
-    class Caught(Exception):
-        pass
-
-    seen = []
-
-    def catch(jobs, **kw):
-        seen.extend(jobs)
-        raise Caught
-
-    monkeypatch.setattr(runner, "run_all", catch)
+    # spread): every flow of every one must carry the setup's values (the items' jobs, not run).
     for setup, expect in (("paper", (2.0, 6.0, 100000.0, "linux", True)), ("linux", (10.0, 1.0, 60.0, "linux", False))):
         s = kk.Setup(True, [1.0], setup=setup)
-        for item, make in kk.FUNCS.items():
-            seen.clear()
-            with pytest.raises(Caught):
-                make(s, str(tmp_path), workers=1, verbose=False)
-            flows = [f for _, spec, _, _ in seen for f in spec["flows"]]
-            assert flows, item
+        for item in kk.PAPER.items:
+            flows = [f for _, spec, _, _ in item.jobs(s, kk.ITEMS) for f in spec["flows"]]
+            assert flows, item.name
             assert {(f["init_cwnd"], f["init_rto"], f["max_rto"], f["rto_mode"], f["limited_transmit"])
-                    for f in flows} == {expect}, (setup, item)
+                    for f in flows} == {expect}, (setup, item.name)
 
 
 def test_index_records_the_setup_the_rtt_assignment_and_the_rce_settings(tmp_path):

@@ -73,12 +73,12 @@ def test_quick_runs_obey_physics(quick):
     assert (f9.total_mbps * 1e6 <= C + held_bits / 30.0).all()
 
 
-def _delivered(raw, spec, args):
+def _delivered(run, args):
     """A run's in-order delivered bytes, all flows together, at each sample time (ns-2 accounting: whole
     packets, the bytes the bottleneck carried)."""
-    from tcplab.experiments.runner import _series
+    from tcplab.experiments.runner import flow_series
 
-    series = [_series(raw, "flow_ts", "flow", i, "delivered_bytes") for i in range(len(spec["flows"]))]
+    series = [flow_series(run, i, "delivered_bytes") for i in range(len(run.spec["flows"]))]
     return {"time": series[0][0].tolist(), "bytes": sum(d.astype(float) for _, d in series).tolist()}
 
 

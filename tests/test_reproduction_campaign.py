@@ -28,7 +28,7 @@ import pytest
 
 import tcplab
 from tcplab.experiments import bbr_coexistence, jm_knn, mv_buffers, reproduce
-from tcplab.experiments.runner import EXTRACTS, RunsFailed, run_all
+from tcplab.experiments.runner import EXTRACTS, RunsFailed, as_results, run_all
 from tcplab.sweep import Campaign, CampaignError, run_key
 from tcplab.sweep.grid import canonical_json
 
@@ -107,9 +107,10 @@ def test_every_extract_gets_from_the_stored_run_what_it_got_from_the_core(tmp_pa
     assert tables == {"flows", "links", "files", "flow_ts", "queue_ts", "cc_ts"}  # every table, non-empty
     assert any(len(raw["cc_ts"]["variable_names"]) for raw in runs.values())
     # and every extract computes the same from both
+    # (each from the run as Results, as run_all gives it)
     for (name, spec, ex, args), key in zip(jobs, rep.keys):
-        same(EXTRACTS[ex](runs[key], spec, args), EXTRACTS[ex](stored[key], spec, args), name)
-    cc = EXTRACTS["cc_traces"](stored[rep.keys[2]], jobs[2][1], jobs[2][3])
+        same(EXTRACTS[ex](as_results(runs[key], spec), args), EXTRACTS[ex](as_results(stored[key], spec), args), name)
+    cc = EXTRACTS["cc_traces"](as_results(stored[rep.keys[2]], jobs[2][1]), jobs[2][3])
     assert cc["cc"] and len(cc["cc_time"]) > 10
     # Results of a stored run have the cc_ts table too
     pd.testing.assert_frame_equal(camp.load(rep.keys[2]).cc_ts, tcplab.Results(runs[rep.keys[2]]).cc_ts)

@@ -116,49 +116,9 @@ def _parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="benchmark the core (tcplab.bench); see `tcplab bench --help`",
                        add_help=False)
-    rp = sub.add_parser("reproduce", help="regenerate a paper's tables and figures",
-                        description="Regenerate the tables and figures of a paper of docs/papers/ "
-                                    "(full length by default; --quick for a shortened check). Every run is stored "
-                                    "in the campaign OUT/campaign/, so an interrupted reproduction, run again, "
-                                    "resumes: only the runs not stored yet are run (docs/campaigns.md).")
-    rp.add_argument("paper", help="paper key, e.g. mv-highspeed")
-    rp.add_argument("items", nargs="*", help="items to regenerate (default: all), e.g. table1 figs2-8")
-    rp.add_argument("--quick", action="store_true", help="shortened runs for checking; every output says so")
-    rp.add_argument("-o", "--out", help="output directory (default: out/<paper>, with --quick out/<paper>-quick); "
-                                        "its index.md lists every item made into it (items made earlier stay "
-                                        "listed); its runs are stored in OUT/campaign/ (`tcplab report OUT` "
-                                        "lists them)")
-    rp.add_argument("--workers", type=int, help="worker processes (default: all local cores)")
-    rp.add_argument("--variants", choices=["paper", "linux"], default="paper",
-                    help="algorithm variants: the paper's (default) or the Linux defaults")
-    rp.add_argument("--setup", choices=["paper", "linux"],
-                    help="TCP setup of every flow (initial window, initial ssthresh, RTO, receiver): the paper's "
-                         "simulator settings, ns-2's defaults where the paper is silent (paper, the default), or "
-                         "today's (linux: initial window 10, the Linux RTO); bbr-coexistence has only linux. "
-                         "index.md lists every value with its source")
-    rp.add_argument("--recovery", choices=["reno", "newreno", "sack"],
-                    help="force one loss recovery for every flow (default: the experiment's documented choice)")
-    rp.add_argument("--list", action="store_true", help="list the paper's items and exit")
-    rp.add_argument("--scheduler", metavar="ADDRESS",
-                    help="run on a Dask cluster (scheduler address, e.g. tcp://host:8786) instead of local cores")
-    rp.add_argument("--store-on", choices=["client", "worker"],
-                    help="with --scheduler, who writes the runs into OUT/campaign/: this process (default; the "
-                         "workers need no shared filesystem) or the workers (they must see OUT)")
-    rp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="a progress bar on stderr: runs done of total, failures, time left (default: when stderr "
-                         "is a terminal)")
-    rp.add_argument("--fresh", action="store_true",
-                    help="start over: delete the campaign OUT/campaign/ and run everything again (default: reuse "
-                         "the runs stored there)")
-    rp.add_argument("--seeds", type=int, metavar="N",
-                    help="seeds 1..N for every multi-flow item, each with its own access-delay jitter; tables "
-                         "give the mean and 95 %% confidence interval (default: the paper's choice per item, "
-                         "docs/experiments/PAPER.md; ssm-interactions' configurations are its seeds: --configs)")
-    rp.add_argument("--configs", type=int, help="ssm-interactions: number of generated configurations (default 12)")
-    rp.add_argument("--duration", type=float, help="ssm-interactions: seconds simulated per run (default 600); "
-                                                   "bbr-coexistence: seconds per run (default 60, quick 10)")
-    rp.add_argument("--protocols", help="ssm-interactions: comma-separated protocols (default: all nine); "
-                                        "bbr-coexistence: the BBR versions to sweep (default bbr,bbr3)")
+    from .experiments.command import add_reproduce_command
+
+    add_reproduce_command(sub)
     b.add_argument("--json", nargs="?", const="-", metavar="PATH", help="write results as JSON (no PATH: print them)")
     b.add_argument("--quick", action="store_true", help="a short benchmark")
     _add_campaign_commands(sub)
@@ -693,43 +653,6 @@ def _groups_text(groups: Any, mix: str, meta: dict) -> str:
                      [False, False, False, True, True, True, True, True, True, True, True]))
 
 
-def _cmd_reproduce(args: argparse.Namespace) -> int:
-    from . import experiments
-    from .experiments.runner import RunsFailed
-    from .sweep import CampaignError
-
-    try:
-        if args.list:
-            for it in experiments.items(args.paper):
-                print(it)
-            return EXIT_OK
-        if args.workers is not None and args.workers < 1:
-            raise _CliError(f"--workers: must be at least 1, got {args.workers}")
-        kw: dict = {"recovery": args.recovery} if args.recovery else {}
-        if args.variants != "paper":
-            kw["variants"] = args.variants
-        if args.setup is not None:
-            kw["setup"] = args.setup
-        if args.seeds is not None and args.seeds < 1:
-            raise _CliError(f"--seeds: must be at least 1, got {args.seeds}")
-        for name in ("configs", "duration", "seeds"):
-            if getattr(args, name) is not None:
-                kw[name] = getattr(args, name)
-        if args.protocols:
-            kw["protocols"] = [p.strip() for p in args.protocols.split(",") if p.strip()]
-        if args.store_on:
-            kw["store_on"] = args.store_on
-        _campaign_warnings_one_line()
-        experiments.reproduce(args.paper, items=args.items or None, quick=args.quick, out=args.out,
-                              workers=args.workers, scheduler=args.scheduler, resume=not args.fresh,
-                              progress=args.progress, **kw)
-    except (RunsFailed, CampaignError) as e:
-        raise _CliError(str(e), EXIT_FAILURE) from None
-    except ValueError as e:
-        raise _CliError(str(e)) from None
-    return EXIT_OK
-
-
 def _cmd_bench(argv: Sequence[str]) -> int:
     try:
         from .bench import main as bench_main  # type: ignore[import-not-found]
@@ -784,7 +707,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if args.command == "disciplines":
             return _cmd_disciplines(args)
         if args.command == "reproduce":
-            return _cmd_reproduce(args)
+            from .experiments.command import cmd_reproduce
+
+            return cmd_reproduce(args)
         if args.command == "generate":
             return _cmd_generate(args)
         if args.command == "replay":

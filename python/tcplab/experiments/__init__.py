@@ -1,16 +1,21 @@
-"""Paper reproductions: one module per paper of docs/papers/.
+"""Paper reproductions: one module per paper of docs/papers/, each declaring
+its :class:`~tcplab.experiments.paper.Paper` (items, setup, options) as
+``PAPER``.
 
-``tcplab reproduce PAPER [ITEM ...] [--quick] [--out DIR]`` runs them; from
-Python, ``tcplab.experiments.reproduce("mv-highspeed", items=["table1"])``.
-Every run is stored in the campaign ``OUT/campaign/`` (docs/campaigns.md,
-"Reproductions are campaigns").
+``tcplab reproduce PAPER [ITEM ...] [--quick] [--out DIR] [PAPER'S OPTIONS]``
+runs them; from Python, ``tcplab.experiments.reproduce("mv-highspeed",
+items=["table1"])``. Every run is stored in the campaign ``OUT/campaign/``
+(docs/campaigns.md, "Reproductions are campaigns").
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .paper import Paper
 
 PAPERS = {
     "mv-highspeed": "tcplab.experiments.mv_highspeed",
@@ -21,6 +26,11 @@ PAPERS = {
     # a study beside the papers (no spec in docs/papers/): docs/experiments/bbr-coexistence.md
     "bbr-coexistence": "tcplab.experiments.bbr_coexistence",
 }
+
+
+def paper_of(paper: str) -> Paper:
+    """The :class:`~tcplab.experiments.paper.Paper` named ``paper`` (an error with close matches if none)."""
+    return _module(paper).PAPER
 
 
 def _module(paper: str):
@@ -61,19 +71,12 @@ def reproduce(paper: str, items: Sequence[str] | None = None, quick: bool = Fals
     :class:`~tcplab.experiments.runner.RunsFailed` naming it (the others stay
     stored). ``progress``: a progress bar per batch of runs on stderr (runs
     done of total, failures, time left; default: when stderr is a terminal
-    and ``verbose``). ``options``: the paper's own options (e.g. ``configs`` for
+    and ``verbose``). ``options``: the paper's own options (its ``PAPER.options``, e.g. ``configs`` for
     ssm-interactions); an option the paper does not take is an error."""
-    import inspect
-
     from .runner import execution
 
-    mod = _module(paper)
-    accepted = inspect.signature(mod.reproduce).parameters
-    for k in options:
-        if k not in accepted:
-            hint = ("; its generated configurations are its seeds (--configs N, configs=N)"
-                    if k == "seeds" and "configs" in accepted else "")
-            raise ValueError(f"{k}: not an option of {paper}{hint}")
+    p = paper_of(paper)
+    p.check_options(options)
     if store_on not in (None, "client", "worker"):
         raise ValueError(f"store_on: expected 'client' or 'worker', got {store_on!r}")
     out = out or default_out(paper, quick)
@@ -87,8 +90,24 @@ def reproduce(paper: str, items: Sequence[str] | None = None, quick: bool = Fals
     # paper has checked its items and options
     with execution(campaign=os.path.join(out, CAMPAIGN_DIR), scheduler=scheduler, store_on=store_on,
                    fresh=not resume, progress=progress):
-        return mod.reproduce(items=items, quick=quick, out=out, workers=workers, verbose=verbose, **options)
+        return p.reproduce(items=items, quick=quick, out=out, workers=workers, verbose=verbose, **options)
 
 
 def items(paper: str) -> list[str]:
-    return list(_module(paper).ITEMS)
+    return paper_of(paper).item_names
+
+
+def options_help(width: int = 78) -> str:
+    """Every paper's own options, a paper a line (wrapped between options): the end of ``tcplab reproduce
+    --help``."""
+    lines = []
+    for key in PAPERS:
+        line = f"  {key}:"
+        for i, o in enumerate(paper_of(key).options):
+            word = o.usage() + ("," if i < len(paper_of(key).options) - 1 else "")
+            if len(line) + 1 + len(word) > width:
+                lines.append(line)
+                line = "     "
+            line += " " + word
+        lines.append(line)
+    return "\n".join(lines)

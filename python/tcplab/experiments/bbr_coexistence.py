@@ -33,17 +33,15 @@ one ``setup`` accepts).
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import runner, settings
 from .common import (
     PHASE_JITTER_S,
-    check_items,
     ci_text,
-    finish,
     per_seed,
     phase_note,
     pyplot,
@@ -51,11 +49,13 @@ from .common import (
     seed_list,
     seed_points,
     seed_summary,
-    write_index,
     write_table,
 )
+from .paper import SEEDS_OPTION, Item, Option, Paper
 
-ITEMS = ["table", "fig-share", "fig-delay", "fig-retrans"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..results import Results
+
 
 C_BPS = 100e6
 PACKET = 1500
@@ -151,16 +151,15 @@ def scenario(version: str, ratio: float, buffer_bdp: float, duration: float, mea
 
 # ---------------------------------------------------------------- extract (per run)
 
-def extract_coexistence(raw: dict, spec: dict, args: dict) -> dict:
+def extract_coexistence(run: Results, args: dict) -> dict:
     """extract_summary plus each flow's data packets sent (the retransmission
     rate is over the whole run: the campaign store keeps no per-event trace to
     cut it to the window) and the bottleneck's 95th-percentile queue over the
     window (sampled)."""
-    out = runner.extract_summary(raw, spec, args)
+    out = runner.extract_summary(run, args)
     a, e = float(args["measure_start"]), float(args["duration"])
-    out["data_packets_sent"] = [int(x) for x in raw["flows"]["data_packets_sent"]]
-    b = list(raw["links"]["name"]).index(args["bottleneck"])
-    qt, qp = runner._series(raw, "queue_ts", "link", b, "packets")
+    out["data_packets_sent"] = [int(x) for x in run.flows["data_packets_sent"]]
+    qt, qp = runner.queue_series(run, args["bottleneck"])
     w = (qt >= a) & (qt <= e)
     q = qp[w].astype(float) if w.any() else np.zeros(1)
     out["queue_mean_sampled"] = float(q.mean())
@@ -321,20 +320,14 @@ def _fig_retrans(setup: Setup, res: dict, out: str):
 
 # ---------------------------------------------------------------- driver
 
-def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
-              workers: int | None = None, verbose: bool = True, variants: str = "paper",
-              recovery: str | None = None, protocols: Sequence[str] | None = None,
-              duration: float | None = None, seeds: int | None = None, setup: str = "linux") -> dict:
-    """Run the sweep and write the table and figures. ``protocols``: the BBR
-    versions to sweep (default bbr and bbr3; any algorithm name is accepted, so
-    another one can stand in); ``duration``: seconds per run; ``seeds``: seeds
-    per cell (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: only
-    ``"linux"`` (a study of today's Linux)."""
+def _setup(quick: bool, variants: str = "paper", recovery: str | None = None,
+           protocols: Sequence[str] | None = None, duration: float | None = None, seeds: int | None = None,
+           setup: str = "linux") -> Setup:
+    """``protocols``: the BBR versions to sweep (default bbr and bbr3; any algorithm name is accepted, so
+    another one can stand in); ``duration``: seconds per run; ``seeds``: seeds per cell (default ``SEEDS``,
+    quick ``QUICK_SEEDS``); ``setup``: only ``"linux"`` (a study of today's Linux)."""
     from tcplab.scenario import algorithm_catalog
 
-    from .runner import run_all
-
-    items = check_items("bbr-coexistence", items, ITEMS)
     if variants != "paper":
         raise ValueError("variants: bbr-coexistence runs the Linux variants only; --variants is not used")
     if recovery not in (None, "sack"):
@@ -348,18 +341,34 @@ def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str 
     if missing:
         raise ValueError(f"protocols: {', '.join(map(repr, missing))} not in this build's algorithms "
                          f"({', '.join(sorted(have))}); bbr and bbr3 come with the BBR branches")
-    out = out or os.path.join("out", "bbr-coexistence" + ("-quick" if quick else ""))
-    os.makedirs(out, exist_ok=True)
-    t0 = time.perf_counter()
-    jobs = _jobs(setup)
-    res = run_all(jobs, workers=workers, label="bbr-coexistence" + (" (quick)" if quick else ""), verbose=verbose)
-    builders = {"table": _table, "fig-share": _fig_share, "fig-delay": _fig_delay, "fig-retrans": _fig_retrans}
-    return finish("bbr-coexistence", items, ITEMS, builders, setup, res, out, t0, len(jobs), verbose, _write_index)
+    return setup
 
 
-def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int, packets: int) -> None:
-    write_index(out, "bbr-coexistence study",
-                "QUICK MODE: fewer points and shorter runs." if setup.quick else None, runs, packets, wall,
-                ("Dumbbell: a CUBIC flow and a BBR flow share a 100 Mbit/s drop-tail bottleneck "
-                 "(docs/experiments/bbr-coexistence.md). Not a paper reproduction: a study beside them. BBR "
-                 f"versions: {', '.join(setup.protocols)}."), setup.describe(), items, made)
+PAPER = Paper(
+    key="bbr-coexistence",
+    summary="a study beside the papers: a BBR flow against a CUBIC flow over RTT ratios and buffers",
+    title="bbr-coexistence study",
+    items=(Item("table", _table, lambda s, items: _jobs(s)),
+           Item("fig-share", _fig_share, lambda s, items: _jobs(s)),
+           Item("fig-delay", _fig_delay, lambda s, items: _jobs(s)),
+           Item("fig-retrans", _fig_retrans, lambda s, items: _jobs(s))),
+    setup=_setup,
+    scenario=lambda setup: ("Dumbbell: a CUBIC flow and a BBR flow share a 100 Mbit/s drop-tail bottleneck "
+                            "(docs/experiments/bbr-coexistence.md). Not a paper reproduction: a study beside them. "
+                            f"BBR versions: {', '.join(setup.protocols)}."),
+    quick_text="QUICK MODE: fewer points and shorter runs.",
+    options=(
+        Option("variants", "accepted for scripts: the study runs the Linux variants only", choices=("paper",)),
+        Option("recovery", "loss recovery: both flows run SACK (Linux profile), the only value", choices=("sack",)),
+        Option("protocols", "comma-separated BBR versions to sweep (default bbr,bbr3; any algorithm name can stand "
+                            "in)", kind="list"),
+        Option("duration", "seconds per run (default 60, quick 10)", kind="float"),
+        SEEDS_OPTION,
+        Option("setup", "TCP setup: only linux (a study of today's Linux)", choices=("linux",)),
+    ),
+)
+
+#: ``tcplab.experiments.bbr_coexistence.reproduce(items=..., quick=..., out=..., protocols=..., ...)``
+reproduce = PAPER.reproduce
+#: The items' names, in the paper's order.
+ITEMS = PAPER.item_names

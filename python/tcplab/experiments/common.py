@@ -1,11 +1,11 @@
-"""Pieces every paper reproduction shares: item checking, tables written as
-CSV (tidy, for scripts) and Markdown (for reading), figures, and index.md."""
+"""Pieces every paper reproduction shares: item checking, seeds and
+confidence intervals, tables written as CSV (tidy, for scripts) and Markdown
+(for reading), figures, and index.md (the driver is
+:meth:`tcplab.experiments.paper.Paper.reproduce`)."""
 
 from __future__ import annotations
 
 import os
-import sys
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -241,47 +241,16 @@ def cwnd_queue_figure(panels: Sequence[dict], title: str, clip: float = 2.5) -> 
     return fig
 
 
-#: The paper's item order while :func:`finish` writes the index (index.md lists the items in it).
-_ORDER: list[str] = []
-
-
 def write_index(out: str, title: str, quick_text: str | None, runs: int | None, packets: int | None,
                 wall: float, scenario: str, setup: str, items: Sequence[str], made: dict,
-                order: Sequence[str] | None = None) -> None:
+                order: Sequence[str] = ()) -> None:
     """Adds the ``items`` just made (``made[item]["files"]``) to the index of
     ``out`` (index.md and index.json, :mod:`tcplab.experiments.index`): items
     made there earlier stay listed, items made again are replaced. Each entry
     records the version, time, settings (``setup``, ``quick_text``) and the
     size and wall time of this command. ``order``: the paper's items, in
-    the order index.md lists them (default: the one :func:`finish` sets)."""
+    the order index.md lists them (:meth:`Paper.write_index` gives them)."""
     from .index import update_index
 
     update_index(out, title, scenario, {it: made[it] for it in items if it in made}, setup, quick_text, runs,
-                 packets, wall, order=_ORDER if order is None else order)
-
-
-def finish(paper: str, items: Sequence[str], known: Sequence[str], builders: dict[str, Callable], setup: Any,
-           res: dict, out: str, t0: float, runs: int, verbose: bool, write_index_fn: Callable) -> dict:
-    """Builds each requested item's tables and figures from the runs' results
-    (in the paper's item order; a builder returns ``(tables, files)`` or ``(tables, files, phase)``,
-    ``phase`` its note on phase effects for index.md), adds them to index.md through ``write_index_fn(setup,
-    out, items, made, wall, runs, packets)`` and reports; returns
-    ``{item: {"tables": ..., "files": [...]}}``."""
-    made: dict[str, dict] = {}
-    for it in known:
-        if it in items:
-            built = builders[it](setup, res, out)
-            made[it] = {"tables": built[0], "files": built[1]}
-            if len(built) > 2 and built[2]:  # (tables, files, the item's note on phase effects)
-                made[it]["phase"] = built[2]
-    wall = time.perf_counter() - t0
-    packets = sum(r.get("bottleneck_packets", 0) for r in res.values())
-    _ORDER[:] = list(known)
-    try:
-        write_index_fn(setup, out, list(items), made, wall, runs, packets)
-    finally:
-        _ORDER.clear()
-    if verbose:
-        print(f"{paper}: {runs} runs, {packets / 1e9:.3f} G bottleneck packets, {wall:.1f} s wall; "
-              f"outputs in {out}/ (index.md)", file=sys.stderr)
-    return made
+                 packets, wall, order=order)

@@ -38,17 +38,18 @@ p = 0.1, Fig. 3 p = 0.01; the error-free figure is tcplab's own.
 from __future__ import annotations
 
 import json
-import os
-import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import runner, settings
-from .common import check_items, finish, pyplot, save_figure, write_index, write_table
+from .common import pyplot, save_figure, write_table
+from .paper import SETUP_OPTION, Item, Option, Paper
 
-ITEMS = ["throughput", "cost", "sensitivity"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..results import Results
+
 
 RATE = 100e6
 DELAY = 0.064
@@ -165,26 +166,25 @@ _FLOW_COLS = ["goodput_bps", "data_packets_sent", "data_packets_received", "data
 _KNN_COLS = ["loss_events", "loss_events_ignored"]
 
 
-def extract_jm_knn(raw: dict, spec: dict, args: dict) -> dict:
+def extract_jm_knn(run: Results, args: dict) -> dict:
     """Per-flow counters (the classifier's ``loss_events`` /
     ``loss_events_ignored`` when the core reports them, else None), the
     bottleneck's drops and losses, and each flow's throughput per sample
     (bit/s, from the delivered-bytes series)."""
-    flows = raw["flows"]
+    flows = run.flows
     out: dict[str, Any] = {"names": list(flows["name"])}
     for c in _FLOW_COLS:
         out[c] = [float(x) for x in flows[c]]
     for c in _KNN_COLS:
         out[c] = [float(x) for x in flows[c]] if c in flows else None
-    links = raw["links"]
-    b = list(links["name"]).index(args["bottleneck"])
-    out["utilization"] = float(links["utilization"][b])
-    out["drops"] = int(links["drops"][b])
-    out["losses"] = int(links["losses"][b])
-    out["packets_in"] = int(links["packets_in"][b])
-    out["bottleneck_packets"] = int(links["data_packets_out"][b])
-    out["wall_s"] = float(raw["meta"]["wall_s"])
-    out["series_time"], out["series_bps"] = runner.goodput_series(raw, len(out["names"]))
+    b = args["bottleneck"]
+    out["utilization"] = float(runner.link_value(run, b, "utilization"))
+    out["drops"] = int(runner.link_value(run, b, "drops"))
+    out["losses"] = int(runner.link_value(run, b, "losses"))
+    out["packets_in"] = int(runner.link_value(run, b, "packets_in"))
+    out["bottleneck_packets"] = int(runner.link_value(run, b, "data_packets_out"))
+    out["wall_s"] = float(run.meta["wall_s"])
+    out["series_time"], out["series_bps"] = runner.goodput_series(run, len(out["names"]))
     return out
 
 
@@ -435,35 +435,32 @@ def _sensitivity(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 # ---------------------------------------------------------------- driver
 
-def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
-              workers: int | None = None, verbose: bool = True, variants: str = "paper",
-              recovery: str | None = None, setup: str = "paper") -> dict:
-    """Regenerate the items into ``out`` (default ``out/jm-knn[-quick]``).
-    ``variants``: CUBIC as TCP/Linux carried it (``"paper"``) or today's
-    (``"linux"``); ``setup``: the TCP setup (module notes)."""
-    from .runner import run_all
-
-    items = check_items("jm-knn", items, ITEMS)
-    if recovery is not None:
-        raise ValueError("recovery: jm-knn uses SACK (TCP/Linux), the only setting supported")
-    setup = Setup(quick, variants, setup)
-    out = out or os.path.join("out", "jm-knn" + ("-quick" if quick else ""))
-    os.makedirs(out, exist_ok=True)
-    t0 = time.perf_counter()
-    gen = {"throughput": _throughput_jobs, "cost": _cost_jobs, "sensitivity": _sens_jobs}
-    jobs = []
-    for it in ITEMS:
-        if it in items:
-            jobs += gen[it](setup)
-    res = run_all(jobs, workers=workers, label="jm-knn" + (" (quick)" if quick else ""), verbose=verbose)
-    builders = {"throughput": _throughput, "cost": _cost, "sensitivity": _sensitivity}
-    return finish("jm-knn", items, ITEMS, builders, setup, res, out, t0, len(jobs), verbose, _write_index)
+def _setup(quick: bool, variants: str = "paper", setup: str = "paper") -> Setup:
+    """``variants``: CUBIC as TCP/Linux carried it (``"paper"``) or today's (``"linux"``); ``setup``: the TCP
+    setup (module notes)."""
+    return Setup(quick, variants, setup)
 
 
-def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int, packets: int) -> None:
-    write_index(out, "jm-knn reproduction",
-                "QUICK MODE: fewer seeds and shorter runs; not the full reproduction." if setup.quick else None,
-                runs, packets, wall,
-                "Two hosts X and Y joined by a duplex link (tcplab's generic Scenario, the paper's topology); "
-                "random loss on X -> Y only. See docs/experiments/jm-knn.md.",
-                setup.describe(), items, made)
+PAPER = Paper(
+    key="jm-knn",
+    summary="a KNN loss classifier on a lossy X-Y link: throughput, cost and sensitivity",
+    title="jm-knn reproduction",
+    items=(Item("throughput", _throughput, lambda s, items: _throughput_jobs(s)),
+           Item("cost", _cost, lambda s, items: _cost_jobs(s)),
+           Item("sensitivity", _sensitivity, lambda s, items: _sens_jobs(s))),
+    setup=_setup,
+    scenario="Two hosts X and Y joined by a duplex link (tcplab's generic Scenario, the paper's topology); "
+             "random loss on X -> Y only. See docs/experiments/jm-knn.md.",
+    quick_text="QUICK MODE: fewer seeds and shorter runs; not the full reproduction.",
+    options=(
+        Option("variants", "CUBIC as TCP/Linux carried it (paper, the default) or today's Linux CUBIC",
+               choices=("paper", "linux")),
+        SETUP_OPTION,
+    ),
+    refused={"recovery": "jm-knn uses SACK (TCP/Linux), the only setting supported"},
+)
+
+#: ``tcplab.experiments.jm_knn.reproduce(items=..., quick=..., out=..., variants=..., setup=...)``
+reproduce = PAPER.reproduce
+#: The items' names, in the paper's order.
+ITEMS = PAPER.item_names

@@ -41,10 +41,7 @@ source.
 from __future__ import annotations
 
 import os
-import sys
-import time
 from collections.abc import Sequence
-from typing import Any
 
 from . import settings
 from .common import (
@@ -55,11 +52,9 @@ from .common import (
     seed_points,
     seed_summary,
     winner_flips,
-    write_index,
     write_table,
 )
-
-ITEMS = ["rce", "bs-tracking", "fig1", "fig3", "fig4", "fig5"]
+from .paper import SEEDS_OPTION, SETUP_OPTION, Item, Option, Paper
 
 #: index.md's scenario paragraph.
 SCENARIO = ("Kaneko & Katto, *Reno Friendly TCP Westwood Based on Router Buffer Estimation* (ICAS-ICNS 2005): "
@@ -163,19 +158,19 @@ def _job(key, sc, extract="summary", **args):
 
 # ---------------------------------------------------------------- rce
 
-def rce_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
-    import numpy as np
-    import pandas as pd
-
-    from .runner import run_all
-
-    cases = []  # (name, algos, buffer)
+def _rce_cases(setup: Setup) -> list:
+    """(name, competing Reno flows, buffer in BDP) of each rce run."""
+    cases = []
     for b in setup.buffers:
         cases.append((f"single-{b:g}BDP", 1, b))
     for k in (1, 3):
         cases.append((f"vs{k}reno-1BDP", k, 1.0))
+    return cases
+
+
+def _rce_jobs(setup: Setup, items: Sequence[str] = ()) -> list:
     jobs = []
-    for name, k, b in cases:
+    for name, k, b in _rce_cases(setup):
         if name.startswith("single"):
             algos = [(PROPOSAL[0], dict(PROPOSAL[1]))]
         else:
@@ -184,9 +179,15 @@ def rce_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
         # far finer than one RCE measurement per RTO, so each is seen once.
         sc = _f1(setup, algos, "newreno", round(b * F1_BDP), sample="10ms")
         jobs.append(_job(name, sc, "cc_traces"))
-    res = run_all(jobs, workers=workers, label="rce", verbose=verbose)
+    return jobs
+
+
+def _rce(setup: Setup, res: dict, out: str) -> tuple:
+    import numpy as np
+    import pandas as pd
+
     rows, per = [], {}
-    for name, k, b in cases:
+    for name, k, b in _rce_cases(setup):
         cc = res[name]["cc"]
         t = np.asarray(res[name]["cc_time"])
         count = np.asarray(cc["rce_count"])
@@ -219,25 +220,30 @@ def rce_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     files.append(save_figure(fig, out, "rce.png"))
-    return {"tables": {"rce": df}, "files": files}
+    return {"rce": df}, files
 
 
 # ---------------------------------------------------------------- bs-tracking
 
-def bs_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
-    import numpy as np
-    import pandas as pd
+#: The buffers (x BDP) of bs-tracking.
+BS_BUFFERS = [1.0, 2.0]
 
-    from .runner import run_all
 
-    bufs = [1.0, 2.0]
+def _bs_jobs(setup: Setup, items: Sequence[str] = ()) -> list:
     dur = 60.0 if setup.quick else 200.0
     jobs = []
-    for b in bufs:
+    for b in BS_BUFFERS:
         sc = _f1(setup, [(PROPOSAL[0], dict(PROPOSAL[1]))], "newreno",
                  round(b * F1_BDP), duration=dur, window=dur / 2, sample="10ms")
         jobs.append(_job(f"bs|{b}", sc, "cc_traces"))
-    res = run_all(jobs, workers=workers, label="bs-tracking", verbose=verbose)
+    return jobs
+
+
+def _bs(setup: Setup, res: dict, out: str) -> tuple:
+    import numpy as np
+    import pandas as pd
+
+    bufs = BS_BUFFERS
     import matplotlib
 
     matplotlib.use("Agg")
@@ -282,7 +288,7 @@ def bs_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
                    "Error = BS_estimate - queue the sampled packet found on arrival (queue trace every 10 ms, "
                    "interpolated at t_ack - RTT + 5 ms); t > 10 s.")
     files.append(save_figure(fig, out, "bs_tracking.png"))
-    return {"tables": {"bs_tracking": df}, "files": files}
+    return {"bs_tracking": df}, files
 
 
 # ---------------------------------------------------------------- fig1
@@ -300,14 +306,7 @@ def _write_seeds(per, out: str, name: str) -> str:
     return path
 
 
-def fig1_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
-    import pandas as pd
-
-    from tcplab.analysis import predicted_ratio_vs_buffer
-
-    from .common import per_seed
-    from .runner import run_all
-
+def _fig1_jobs(setup: Setup, items: Sequence[str] = ()) -> list:
     jobs = []
     for s in setup.seeds:
         for leg, rec in LEGACY.items():
@@ -315,7 +314,16 @@ def fig1_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
                 for b in setup.buffers:
                     sc = _f1(setup, [algo, ("newreno", {})], rec, round(b * F1_BDP), seed=s)
                     jobs.append(_job(f"f1|{leg}|{nm}|{b}|{s}", sc))
-    res = run_all(jobs, workers=workers, label="fig1", verbose=verbose)
+    return jobs
+
+
+def _fig1(setup: Setup, res: dict, out: str) -> tuple:
+    import pandas as pd
+
+    from tcplab.analysis import predicted_ratio_vs_buffer
+
+    from .common import per_seed
+
     model = predicted_ratio_vs_buffer([round(b * F1_BDP) for b in setup.buffers], F1_C, F1_RTT, PACKET)
     rows = []
     for s in setup.seeds:
@@ -377,17 +385,15 @@ def fig1_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
     fig.suptitle("Fig. 1: throughput ratio vs bottleneck buffer (50 Mbit/s, 90 ms)" + spread)
     fig.tight_layout()
     files.append(save_figure(fig, out, "fig1.png"))
-    return {"tables": {"fig1": df}, "files": files, "phase": phase}
+    return {"fig1": df}, files, phase
 
 
 # ---------------------------------------------------------------- fig3 / fig4 (trade-off graphs)
 
-def _tradeoff_runs(points: list, seeds: Sequence[int], workers, label, verbose):
-    """points: (key, make, base, new, n, extra columns dict), ``make(protos, seed)``; one row per point
-    and seed (a ``seed`` column)."""
-    from tcplab.tradeoff import point_from_summaries, tradeoff_jobs
-
-    from .runner import run_all
+def _tradeoff_plan(points: list, seeds: Sequence[int]) -> tuple[list, list]:
+    """points: (key, make, base, new, n, extra columns dict), ``make(protos, seed)``; the jobs of every
+    point and seed, and what :func:`_tradeoff_rows` needs to read them back."""
+    from tcplab.tradeoff import tradeoff_jobs
 
     jobs, meta = [], []
     for s in seeds:
@@ -395,7 +401,13 @@ def _tradeoff_runs(points: list, seeds: Sequence[int], workers, label, verbose):
             j, rep = tradeoff_jobs(lambda protos, make=make, s=s: make(protos, s), base, new, n, key=f"{key}|{s}")
             jobs += j
             meta.append((f"{key}|{s}", s, rep, extra))
-    res = run_all(jobs, workers=workers, label=label, verbose=verbose)
+    return jobs, meta
+
+
+def _tradeoff_rows(meta: list, res: dict) -> list:
+    """One row per point and seed (a ``seed`` column), from the runs' extracts."""
+    from tcplab.tradeoff import point_from_summaries
+
     rows = []
     for key, s, rep, extra in meta:
         p = point_from_summaries(res[f"{key}|base"], res[f"{key}|mixed"], rep, tol=0.01).as_dict()
@@ -439,10 +451,8 @@ def _plot_spread(ax, df, per, by_label: str, x_keys: Sequence[str]) -> None:
                             zorder=2)
 
 
-def fig3_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
-    import pandas as pd
-
-    from tcplab.tradeoff import Protocol, dumbbell_maker, plot_tradeoff
+def _fig3_points(setup: Setup) -> list:
+    from tcplab.tradeoff import Protocol, dumbbell_maker
 
     base = Protocol("newreno", {}, "reno", "Reno")
     pts = []
@@ -457,7 +467,19 @@ def fig3_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
             for n in setup.f3_ns:
                 pts.append((f"f3|{panel}|{nm}|{n}", make, base, Protocol(alg, par, "reno", nm), n,
                             {"panel": panel, "buffer_packets": bufp, "label": nm}))
-    per = pd.DataFrame(_tradeoff_runs(pts, setup.seeds, workers, "fig3", verbose))
+    return pts
+
+
+def _fig3_jobs(setup: Setup, items: Sequence[str] = ()) -> list:
+    return _tradeoff_plan(_fig3_points(setup), setup.seeds)[0]
+
+
+def _fig3(setup: Setup, res: dict, out: str) -> tuple:
+    import pandas as pd
+
+    from tcplab.tradeoff import plot_tradeoff
+
+    per = pd.DataFrame(_tradeoff_rows(_tradeoff_plan(_fig3_points(setup), setup.seeds)[1], res))
     df = _tradeoff_summary(per, ["panel", "label", "n"], setup)
     import matplotlib
 
@@ -481,13 +503,11 @@ def fig3_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
                    "(of the mean point): 'boundary' when |L-1| or |G-1| <= 0.01." + _seeds_text(setup) + " " + phase)
     files.append(_write_seeds(per, out, "fig3"))
     files.append(save_figure(fig, out, "fig3.png"))
-    return {"tables": {"fig3": df[cols]}, "files": files, "phase": phase}
+    return {"fig3": df[cols]}, files, phase
 
 
-def fig4_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
-    import pandas as pd
-
-    from tcplab.tradeoff import Protocol, plot_tradeoff
+def _fig4_points(setup: Setup) -> list:
+    from tcplab.tradeoff import Protocol
 
     base = Protocol("newreno", {}, "reno", "Reno")
     pts = []
@@ -501,7 +521,19 @@ def fig4_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
         for nm, (alg, par) in NEW.items():
             pts.append((f"f4|{nm}|{b}", make, base, Protocol(alg, par, "reno", nm), 2,
                         {"buffer_bdp": b, "buffer": f"{b:g} BDP", "label": nm}))
-    per = pd.DataFrame(_tradeoff_runs(pts, setup.seeds, workers, "fig4", verbose))
+    return pts
+
+
+def _fig4_jobs(setup: Setup, items: Sequence[str] = ()) -> list:
+    return _tradeoff_plan(_fig4_points(setup), setup.seeds)[0]
+
+
+def _fig4(setup: Setup, res: dict, out: str) -> tuple:
+    import pandas as pd
+
+    from tcplab.tradeoff import plot_tradeoff
+
+    per = pd.DataFrame(_tradeoff_rows(_tradeoff_plan(_fig4_points(setup), setup.seeds)[1], res))
     df = _tradeoff_summary(per, ["label", "buffer_bdp"], setup)
     import matplotlib
 
@@ -524,21 +556,20 @@ def fig4_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
                         "Region of the mean point." + _seeds_text(setup) + " " + phase)
     files.append(_write_seeds(per, out, "fig4"))
     files.append(save_figure(fig, out, "fig4.png"))
-    return {"tables": {"fig4": df[cols]}, "files": files, "phase": phase}
+    return {"fig4": df[cols]}, files, phase
 
 
 # ---------------------------------------------------------------- fig5
 
-def fig5_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
-    import pandas as pd
+#: Fig. 5's mixes: the new protocol of the even flows (None: all Reno).
+F5_MIXES = {"Reno only": None, "Reno + Westwood": WESTWOOD, "Reno + Proposal": PROPOSAL}
 
+
+def _fig5_plan(setup: Setup) -> tuple[list, list]:
+    """Fig. 5's jobs, and (key, rate, buffer, n, mix, seed) of each."""
     from tcplab import Dumbbell
-    from tcplab.analysis import jain_index
 
-    from .common import per_seed
-    from .runner import run_all
-
-    mixes = {"Reno only": None, "Reno + Westwood": WESTWOOD, "Reno + Proposal": PROPOSAL}
+    mixes = F5_MIXES
     jobs, meta = [], []
     for s in setup.seeds:
         for rate in setup.f5_rates:
@@ -556,9 +587,23 @@ def fig5_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
                     key = f"f5|{rate}|{n}|{mix}|{s}"
                     jobs.append(_job(key, sc))
                     meta.append((key, rate, buf, n, mix, s))
-    res = run_all(jobs, workers=workers, label="fig5", verbose=verbose)
+    return jobs, meta
+
+
+def _fig5_jobs(setup: Setup, items: Sequence[str] = ()) -> list:
+    return _fig5_plan(setup)[0]
+
+
+def _fig5(setup: Setup, res: dict, out: str) -> tuple:
+    import pandas as pd
+
+    from tcplab.analysis import jain_index
+
+    from .common import per_seed
+
+    mixes = F5_MIXES
     rows = []
-    for key, rate, buf, n, mix, s in meta:
+    for key, rate, buf, n, mix, s in _fig5_plan(setup)[1]:
         g = res[key]["goodput_bps"]
         rows.append({"rate_mbps": rate / 1e6, "buffer_packets": buf, "n": n, "mix": mix, "seed": s,
                      "jain": jain_index(g), "utilization": res[key]["utilization"],
@@ -605,49 +650,41 @@ def fig5_item(setup: Setup, out: str, workers=None, verbose=True) -> dict:
                    + phase)
     files.append(_write_seeds(per, out, "fig5"))
     files.append(save_figure(fig, out, "fig5.png"))
-    return {"tables": {"fig5": df}, "files": files, "phase": phase}
+    return {"fig5": df}, files, phase
 
 
-FUNCS = {"rce": rce_item, "bs-tracking": bs_item, "fig1": fig1_item, "fig3": fig3_item, "fig4": fig4_item,
-         "fig5": fig5_item}
-
-
-def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
-              workers: int | None = None, verbose: bool = True, buffers: Sequence[float] | None = None,
-              variants: str = "paper", recovery: str | None = None, seeds: int | None = None,
-              setup: str = "paper") -> dict:
-    """``variants``/``recovery`` come from the shared CLI; this paper fixes its
-    protocols (see the module notes), so other values are refused. ``seeds``:
-    seeds of Figs. 1, 3, 4, 5 (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``:
-    the TCP setup, ``"paper"`` or ``"linux"`` (module notes)."""
+def _setup(quick: bool, buffers: Sequence[float] | None = None, variants: str = "paper", seeds: int | None = None,
+           setup: str = "paper") -> Setup:
+    """``buffers``: Figs. 1/4's buffers (x BDP); ``variants``: only the paper's (see the module notes);
+    ``seeds``: seeds of Figs. 1, 3, 4, 5 (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: the TCP
+    setup, ``"paper"`` or ``"linux"`` (module notes)."""
     if variants not in ("paper", None):
         raise ValueError("--variants: kk-westwood has only the paper's protocol definitions")
-    if recovery is not None:
-        raise ValueError("--recovery: kk-westwood sets loss recovery per figure (see docs/experiments/kk-westwood.md)")
-    items = list(items or ITEMS)
-    for it in items:
-        if it not in FUNCS:
-            raise ValueError(f"items: unknown item {it!r}; known: {', '.join(ITEMS)}")
-    setup = Setup(quick, buffers, seeds, setup)
-    out = out or os.path.join("out", "kk-westwood" + ("-quick" if quick else ""))
-    os.makedirs(out, exist_ok=True)
-    t0 = time.perf_counter()
-    results: dict[str, Any] = {}
-    for it in ITEMS:  # (in the paper's order, as the other papers)
-        if it in items:
-            if verbose:
-                print(f"kk-westwood {it}", file=sys.stderr)
-            results[it] = FUNCS[it](setup, out, workers=workers, verbose=verbose)
-    wall = time.perf_counter() - t0
-    # index.md as every paper writes it (runs are counted per figure by run_all's lines, not here)
-    _write_index(setup, out, list(results), results, wall, None, None)
-    if verbose:
-        print(f"kk-westwood: {wall:.1f} s wall; outputs in {out}/ (index.md)", file=sys.stderr)
-    return results
+    return Setup(quick, buffers, seeds, setup)
 
 
-def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int | None,
-                 packets: int | None) -> None:
-    write_index(out, "kk-westwood reproduction",
-                "QUICK MODE: shortened runs and grids; these are not the paper's results." if setup.quick else None,
-                runs, packets, wall, SCENARIO, setup.describe(), items, made, order=ITEMS)
+PAPER = Paper(
+    key="kk-westwood",
+    summary="Kaneko & Katto, Reno-friendly TCP Westwood by router buffer estimation (estimators, Figs. 1, 3-5)",
+    title="kk-westwood reproduction",
+    items=(Item("rce", _rce, _rce_jobs), Item("bs-tracking", _bs, _bs_jobs), Item("fig1", _fig1, _fig1_jobs),
+           Item("fig3", _fig3, _fig3_jobs), Item("fig4", _fig4, _fig4_jobs), Item("fig5", _fig5, _fig5_jobs)),
+    setup=_setup,
+    scenario=SCENARIO,
+    quick_text="QUICK MODE: shortened runs and grids; these are not the paper's results.",
+    options=(
+        Option("buffers", "Figs. 1 and 4 (and rce): comma-separated buffers in BDP (default 0.25,0.5,1,2)",
+               kind="floats"),
+        Option("variants", "algorithm variants: only the paper's protocol definitions", choices=("paper",)),
+        SEEDS_OPTION,
+        SETUP_OPTION,
+    ),
+    refused={"recovery": "kk-westwood sets loss recovery per figure (see docs/experiments/kk-westwood.md)"},
+    # each item's runs are a batch of their own (named after the item in the campaign and on stderr)
+    batches="item",
+)
+
+#: ``tcplab.experiments.kk_westwood.reproduce(items=..., quick=..., out=..., buffers=..., seeds=..., ...)``
+reproduce = PAPER.reproduce
+#: The items' names, in the paper's order.
+ITEMS = PAPER.item_names

@@ -37,27 +37,25 @@ from __future__ import annotations
 
 import math
 import os
-import time
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import runner, settings
 from .common import (
-    check_items,
-    finish,
     per_seed,
     pyplot,
     save_figure,
     seed_list,
     seed_points,
     seed_summary,
-    write_index,
     write_table,
 )
+from .paper import SEEDS_OPTION, SETUP_OPTION, Item, Option, Paper
 
-ITEMS = ["fig4", "fig5", "fig8", "real"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..results import Results
+
 
 PACKET = 1500
 SEED = 1
@@ -164,21 +162,18 @@ def buffer_packets(fraction: float, bdp: int) -> int:
 
 # ---------------------------------------------------------------- extract (runs in the workers)
 
-def extract_mv_buffers(raw: dict, spec: dict, args: dict) -> dict:
+def extract_mv_buffers(run: Results, args: dict) -> dict:
     """extract_summary plus, for flow 0, congestion events (times where the
     sampled ssthresh changes) and the goodput utilization over whole cycles
     (``args["cycle_from"]``: from the first event after that time to the last
     event); optional cwnd/queue traces (``args["traces"]``) and per-flow
     throughput per sample (``args["series"]``)."""
-    out = runner.extract_summary(raw, spec, args)
-    ft = raw["flow_ts"]
-    flow = np.asarray(ft["flow"])
-    t = np.asarray(ft["time"])[flow == 0]
+    out = runner.extract_summary(run, args)
+    t, cw = runner.flow_series(run, 0, "cwnd")
     cap = float(args["capacity_bps"])
     if "cycle_from" in args and len(t) > 1:
-        ss = np.asarray(ft["ssthresh"])[flow == 0]
-        cw = np.asarray(ft["cwnd"])[flow == 0]
-        d = np.asarray(ft["delivered_bytes"])[flow == 0].astype(float)
+        ss = runner.flow_series(run, 0, "ssthresh")[1]
+        d = runner.flow_series(run, 0, "delivered_bytes")[1].astype(float)
         # A congestion event = a decrease of the sampled cwnd more than
         # event_gap after the previous decrease (the inflation and deflation
         # of one fast recovery give several decreases within a round trip or
@@ -211,13 +206,12 @@ def extract_mv_buffers(raw: dict, spec: dict, args: dict) -> dict:
             out["utilization_cycles"] = float("nan")
     if args.get("traces"):
         out["trace_time"] = t.tolist()
-        out["cwnd"] = np.asarray(ft["cwnd"])[flow == 0].tolist()
-        b = list(raw["links"]["name"]).index(args["bottleneck"])
-        qt, qp = runner._series(raw, "queue_ts", "link", b, "packets")
+        out["cwnd"] = cw.tolist()
+        qt, qp = runner.queue_series(run, args["bottleneck"])
         out["queue_time"] = qt.tolist()
         out["queue"] = qp.tolist()
     if args.get("series"):
-        out["series_time"], out["series_bps"] = runner.goodput_series(raw, len(out["names"]))
+        out["series_time"], out["series_bps"] = runner.goodput_series(run, len(out["names"]))
     return out
 
 
@@ -572,43 +566,42 @@ def _real(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 # ---------------------------------------------------------------- driver
 
-def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
-              workers: int | None = None, verbose: bool = True, variants: str = "paper",
-              recovery: str | None = None, seeds: int | None = None, setup: str = "paper") -> dict:
-    """Regenerate the items into ``out``. ``variants``/``recovery`` are
-    accepted for the CLI's sake; only the documented choices are supported.
-    ``seeds``: seeds of Fig. 8 and real (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: the TCP
-    setup, ``"paper"`` or ``"linux"`` (module notes)."""
-    from .runner import run_all
-
-    items = check_items("mv-buffers", items, ITEMS)
+def _setup(quick: bool, variants: str = "paper", seeds: int | None = None, setup: str = "paper") -> Setup:
+    """``variants``: only the paper's; ``seeds``: seeds of Fig. 8 and real (default ``SEEDS``, quick
+    ``QUICK_SEEDS``); ``setup``: the TCP setup, ``"paper"`` or ``"linux"`` (module notes)."""
     if variants != "paper":
         raise ValueError("variants: mv-buffers uses the paper's Westwood+ in the simulations and the Linux "
                          "defaults in the real-experiment analog; --variants linux is not supported")
-    if recovery is not None:
-        raise ValueError("recovery: mv-buffers fixes the recovery per item (NewReno in the simulations, SACK in "
-                         "the real-experiment analog)")
-    setup = Setup(quick, seeds, setup)
-    out = out or os.path.join("out", "mv-buffers" + ("-quick" if quick else ""))
-    os.makedirs(out, exist_ok=True)
-    t0 = time.perf_counter()
-    gen = {"fig4": _fig4_jobs, "fig5": _fig5_jobs, "fig8": _fig8_jobs, "real": _real_jobs}
-    jobs = []
-    for it in ITEMS:
-        if it in items:
-            jobs += gen[it](setup)
-    res = run_all(jobs, workers=workers, label="mv-buffers" + (" (quick)" if quick else ""), verbose=verbose)
-    builders = {"fig4": _fig4, "fig5": _fig5, "fig8": _fig8, "real": _real}
-    return finish("mv-buffers", items, ITEMS, builders, setup, res, out, t0, len(jobs), verbose, _write_index)
+    return Setup(quick, seeds, setup)
 
 
-def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int, packets: int) -> None:
-    write_index(out, "mv-buffers reproduction",
-                "QUICK MODE: every run is shortened; these are not the paper's results." if setup.quick else None,
-                runs, packets, wall,
-                ("Dumbbell of docs/papers/mv-buffers.md: n senders on access links of 10 x C to R1, "
-                "bottleneck R1 -> R2 of capacity C and round-trip propagation delay RTT, drop-tail buffer B at R1 "
-                "(excluding the packet in service), 1500-byte packets (ns-2 accounting), 40-byte ACKs, bulk flows. "
-                "Single-flow items (Figs. 4, 5) use zero access delay so that RTT_m is the nominal RTT; the "
-                "many-flow items draw every access link's delay uniformly in (0, 10 ms) from the seed. See "
-                "docs/experiments/mv-buffers.md.\n\n"), setup.describe(), items, made)
+PAPER = Paper(
+    key="mv-buffers",
+    summary="Mascolo & Vacirca, the buffer a TCP flow needs (Figs. 4, 5, 8 and a real-experiment analog)",
+    title="mv-buffers reproduction",
+    items=(Item("fig4", _fig4, lambda s, items: _fig4_jobs(s)),
+           Item("fig5", _fig5, lambda s, items: _fig5_jobs(s)),
+           Item("fig8", _fig8, lambda s, items: _fig8_jobs(s)),
+           Item("real", _real, lambda s, items: _real_jobs(s))),
+    setup=_setup,
+    scenario=("Dumbbell of docs/papers/mv-buffers.md: n senders on access links of 10 x C to R1, "
+              "bottleneck R1 -> R2 of capacity C and round-trip propagation delay RTT, drop-tail buffer B at R1 "
+              "(excluding the packet in service), 1500-byte packets (ns-2 accounting), 40-byte ACKs, bulk flows. "
+              "Single-flow items (Figs. 4, 5) use zero access delay so that RTT_m is the nominal RTT; the "
+              "many-flow items draw every access link's delay uniformly in (0, 10 ms) from the seed. See "
+              "docs/experiments/mv-buffers.md.\n\n"),
+    quick_text="QUICK MODE: every run is shortened; these are not the paper's results.",
+    options=(
+        Option("variants", "algorithm variants: only the paper's (its Westwood+; the real-experiment analog runs "
+                           "the Linux defaults)", choices=("paper",)),
+        SEEDS_OPTION,
+        SETUP_OPTION,
+    ),
+    refused={"recovery": "mv-buffers fixes the recovery per item (NewReno in the simulations, SACK in the "
+                         "real-experiment analog)"},
+)
+
+#: ``tcplab.experiments.mv_buffers.reproduce(items=..., quick=..., out=..., seeds=..., setup=...)``
+reproduce = PAPER.reproduce
+#: The items' names, in the paper's order.
+ITEMS = PAPER.item_names

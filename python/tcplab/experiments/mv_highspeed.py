@@ -56,25 +56,20 @@ from __future__ import annotations
 import json
 import math
 import os
-import time
 from collections.abc import Sequence
 
 from . import settings
 from .common import (
     PHASE_JITTER_S,
-    check_items,
     ci_text,
-    finish,
     phase_note,
     save_figure,
     seed_list,
     seed_points,
     seed_summary,
-    write_index,
     write_table,
 )
-
-ITEMS = ["table1", "figs2-8", "figs9-10", "table2", "figs11-12", "fig13"]
+from .paper import SEEDS_OPTION, SETUP_OPTION, Item, Option, Paper
 
 #: Display name -> (core algorithm, the paper's variant parameters, Linux-default parameters, loss recovery).
 PROTOCOLS: dict[str, tuple[str, dict, dict, str]] = {
@@ -547,44 +542,46 @@ def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
 
 # ---------------------------------------------------------------- driver
 
-def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
-              workers: int | None = None, verbose: bool = True, variants: str = "paper",
-              recovery: str | None = None, seeds: int | None = None, setup: str = "paper") -> dict:
+def _setup(quick: bool, variants: str = "paper", recovery: str | None = None, seeds: int | None = None,
+           setup: str = "paper") -> Setup:
     """``seeds``: seeds per multi-flow item (default ``SEEDS``, quick ``QUICK_SEEDS``); ``setup``: the TCP
     setup, ``"paper"`` or ``"linux"`` (module notes)."""
-    from .runner import run_all
-
-    items = check_items("mv-highspeed", items, ITEMS)
     if recovery not in (None, "reno", "newreno", "sack"):
         raise ValueError(f"recovery: must be reno, newreno or sack, got {recovery!r}")
     if variants not in ("paper", "linux"):
         raise ValueError(f"variants: must be 'paper' or 'linux', got {variants!r}")
-    setup = Setup(quick, variants, recovery, seeds, setup)
-    out = out or os.path.join("out", "mv-highspeed" + ("-quick" if quick else ""))
-    os.makedirs(out, exist_ok=True)
-    t0 = time.perf_counter()
-    jobs = []
-    if "table1" in items or "figs2-8" in items:
-        jobs += _table1_jobs(setup, traces="figs2-8" in items)
-    if "figs9-10" in items:
-        jobs += _pairs_jobs(setup)
-    if "table2" in items:
-        jobs += _table2_jobs(setup)
-    if "figs11-12" in items:
-        jobs += _ten_jobs(setup)
-    if "fig13" in items:
-        jobs += _fig13_jobs(setup)
-    res = run_all(jobs, workers=workers, label="mv-highspeed" + (" (quick)" if quick else ""), verbose=verbose)
-    builders = {"table1": _table1, "figs2-8": _figs2_8, "figs9-10": _figs9_10, "table2": _table2,
-                "figs11-12": _figs11_12, "fig13": _fig13}
-    return finish("mv-highspeed", items, ITEMS, builders, setup, res, out, t0, len(jobs), verbose, _write_index)
+    return Setup(quick, variants, recovery, seeds, setup)
 
 
-def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int, packets: int) -> None:
-    write_index(out, "mv-highspeed reproduction",
-                "QUICK MODE: every run is shortened; these are not the paper's results." if setup.quick else None,
-                runs, packets, wall,
-                "Dumbbell of docs/papers/mv-highspeed.md: N senders on access links of 10 x C to R1, bottleneck "
-                "R1 -> R2 (drop-tail buffer B at R1), access one-way delays 2.5 i/N ms, 1500-byte packets (ns-2 "
-                "accounting), 40-byte ACKs, bulk flows starting at 0.",
-                setup.describe(), items, made)
+PAPER = Paper(
+    key="mv-highspeed",
+    summary="Mascolo & Vacirca, high-speed TCPs on a 200 Mbit/s dumbbell (Tables I-II, Figs. 2-13)",
+    title="mv-highspeed reproduction",
+    items=(
+        # Table I and Figs. 2-8 share their runs: with Figs. 2-8 asked for, Table I's runs keep their traces
+        Item("table1", _table1, lambda s, items: [] if "figs2-8" in items else _table1_jobs(s, traces=False)),
+        Item("figs2-8", _figs2_8, lambda s, items: _table1_jobs(s, traces=True)),
+        Item("figs9-10", _figs9_10, lambda s, items: _pairs_jobs(s)),
+        Item("table2", _table2, lambda s, items: _table2_jobs(s)),
+        Item("figs11-12", _figs11_12, lambda s, items: _ten_jobs(s)),
+        Item("fig13", _fig13, lambda s, items: _fig13_jobs(s)),
+    ),
+    setup=_setup,
+    scenario="Dumbbell of docs/papers/mv-highspeed.md: N senders on access links of 10 x C to R1, bottleneck "
+             "R1 -> R2 (drop-tail buffer B at R1), access one-way delays 2.5 i/N ms, 1500-byte packets (ns-2 "
+             "accounting), 40-byte ACKs, bulk flows starting at 0.",
+    quick_text="QUICK MODE: every run is shortened; these are not the paper's results.",
+    options=(
+        Option("variants", "algorithm variants: the paper's (default) or the Linux defaults",
+               choices=("paper", "linux")),
+        Option("recovery", "force one loss recovery for every flow (default: NewReno for NewReno, SACK for the "
+                           "high-speed protocols)", choices=("reno", "newreno", "sack")),
+        SEEDS_OPTION,
+        SETUP_OPTION,
+    ),
+)
+
+#: ``tcplab.experiments.mv_highspeed.reproduce(items=..., quick=..., out=..., seeds=..., ...)``
+reproduce = PAPER.reproduce
+#: The items' names, in the paper's order.
+ITEMS = PAPER.item_names

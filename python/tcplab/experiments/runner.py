@@ -3,16 +3,17 @@
 A job is ``(key, spec, extract, args)``: ``key`` names the run within the
 experiment (e.g. ``"t1|HSTCP|100|0.5"``), ``spec`` is its RunSpec (a dict,
 or its JSON text for large generated scenarios), ``extract`` names a
-function of :data:`EXTRACTS` that reduces the run's full results (the
-core's raw dict ``{table: {column: array or list}, "meta": {...}}``) to what
-the experiment's tables and figures need, with ``args``.
+function of :data:`EXTRACTS` that reduces the run's
+:class:`~tcplab.Results` to what the experiment's tables and figures need,
+with ``args``: ``extract(run, args) -> dict``.
 
 :func:`run_all` runs the jobs with :meth:`tcplab.sweep.Campaign.run` (local
 worker processes, or a Dask cluster), which stores every finished run in the
 campaign and runs only the ones it does not hold yet; then it reads each
-run back (:meth:`~tcplab.sweep.Campaign.iter_raw`) and computes its extract
-here. A reproduction (:func:`tcplab.experiments.reproduce`) sets the
-campaign ``OUT/campaign/`` with :func:`execution`, so an interrupted
+run back (:meth:`~tcplab.sweep.Campaign.iter_raw`), makes it a Results (the
+one place the core's raw dict becomes one, :func:`_extracts`) and computes
+its extract here. A reproduction (:func:`tcplab.experiments.reproduce`) sets
+the campaign ``OUT/campaign/`` with :func:`execution`, so an interrupted
 reproduction resumes; without one, run_all uses a temporary campaign.
 Results come back keyed in job order, whatever order the runs finished in.
 """
@@ -23,54 +24,73 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-
-def _series(raw: dict, table: str, key: str, ident: int, column: str) -> tuple[np.ndarray, np.ndarray]:
-    t = raw[table]
-    mask = np.asarray(t[key]) == ident
-    return np.asarray(t["time"])[mask], np.asarray(t[column])[mask]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..results import Results
 
 
-def goodput_series(raw: dict, n_flows: int) -> tuple[list, list]:
+def flow_series(run: Results, flow: int, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """(sample times, values of ``column``) of one flow in the run's flow_ts."""
+    ft = run.flow_ts
+    mask = ft["flow"].to_numpy() == flow
+    return ft["time"].to_numpy()[mask], ft[column].to_numpy()[mask]
+
+
+def queue_series(run: Results, link: str) -> tuple[np.ndarray, np.ndarray]:
+    """(sample times, packets queued) of the link named ``link``."""
+    qt = run.queue_ts
+    mask = qt["link"].to_numpy() == link_index(run, link)
+    return qt["time"].to_numpy()[mask], qt["packets"].to_numpy()[mask]
+
+
+def link_index(run: Results, link: str) -> int:
+    """The row of the link named ``link`` in the run's links table."""
+    return list(run.links["name"]).index(link)
+
+
+def link_value(run: Results, link: str, column: str) -> Any:
+    """One link's ``column`` (the link named ``link``)."""
+    return run.links[column].to_numpy()[link_index(run, link)]
+
+
+def goodput_series(run: Results, n_flows: int) -> tuple[list, list]:
     """Per-flow goodput (bit/s) in each sampling interval, from the
     delivered-bytes series: (interval end times, one list per flow)."""
     per, times = [], []
     for i in range(n_flows):
-        t, d = _series(raw, "flow_ts", "flow", i, "delivered_bytes")
+        t, d = flow_series(run, i, "delivered_bytes")
         per.append((np.diff(d.astype(float)) * 8.0 / np.diff(t)).tolist())
         if i == 0:
             times = t[1:].tolist()
     return times, per
 
 
-def extract_summary(raw: dict, spec: dict, args: dict) -> dict:
+def extract_summary(run: Results, args: dict) -> dict:
     """Per-flow goodput over the measurement window and over extra windows
     (``args["windows"]``: list of (start, end) seconds, from the sampled
     delivered-bytes series, exact at sample times), and the bottleneck link."""
-    flows = raw["flows"]
+    flows = run.flows
     out: dict[str, Any] = {
         "goodput_bps": [float(x) for x in flows["goodput_bps"]],
         "retransmits": [int(x) for x in flows["retransmits"]],
         "timeouts": [int(x) for x in flows["timeouts"]],
         "names": list(flows["name"]),
-        "events": int(raw["meta"]["events"]),
-        "wall_s": float(raw["meta"]["wall_s"]),
+        "events": int(run.meta["events"]),
+        "wall_s": float(run.meta["wall_s"]),
     }
-    links = raw["links"]
-    names = list(links["name"])
-    b = names.index(args["bottleneck"])
-    out["utilization"] = float(links["utilization"][b])
-    out["drops"] = int(links["drops"][b])
-    out["queue_mean_packets"] = float(links["queue_mean_packets"][b])
-    out["bottleneck_packets"] = int(links["data_packets_out"][b])
+    b = args["bottleneck"]
+    out["utilization"] = float(link_value(run, b, "utilization"))
+    out["drops"] = int(link_value(run, b, "drops"))
+    out["queue_mean_packets"] = float(link_value(run, b, "queue_mean_packets"))
+    out["bottleneck_packets"] = int(link_value(run, b, "data_packets_out"))
     windows = args.get("windows") or []
     if windows:
         per = []
         for i in range(len(out["names"])):
-            t, d = _series(raw, "flow_ts", "flow", i, "delivered_bytes")
+            t, d = flow_series(run, i, "delivered_bytes")
             row = []
             for (a, e) in windows:
                 da, de = np.interp([a, e], t, d.astype(float))
@@ -80,35 +100,34 @@ def extract_summary(raw: dict, spec: dict, args: dict) -> dict:
     return out
 
 
-def extract_traces(raw: dict, spec: dict, args: dict) -> dict:
+def extract_traces(run: Results, args: dict) -> dict:
     """extract_summary plus the cwnd of every flow and the bottleneck queue
     over time (for cwnd/queue figures)."""
-    out = extract_summary(raw, spec, args)
-    ft = raw["flow_ts"]
-    out["trace_time"] = np.asarray(ft["time"])[np.asarray(ft["flow"]) == 0].tolist()
-    out["cwnd"] = [np.asarray(ft["cwnd"])[np.asarray(ft["flow"]) == i].tolist() for i in range(len(out["names"]))]
-    names = list(raw["links"]["name"])
-    b = names.index(args["bottleneck"])
-    qt, qp = _series(raw, "queue_ts", "link", b, "packets")
+    out = extract_summary(run, args)
+    out["trace_time"] = flow_series(run, 0, "cwnd")[0].tolist()
+    out["cwnd"] = [flow_series(run, i, "cwnd")[1].tolist() for i in range(len(out["names"]))]
+    qt, qp = queue_series(run, args["bottleneck"])
     out["queue_time"] = qt.tolist()
     out["queue"] = qp.tolist()
     return out
 
 
-def extract_cc_traces(raw: dict, spec: dict, args: dict) -> dict:
-    """extract_traces plus flow 0's congestion-control variables (the core's
-    cc_ts series): ``cc_time`` and one list per variable under ``cc``."""
-    out = extract_traces(raw, spec, args)
-    if "cc_ts" not in raw:
-        raise ValueError("the run was stored without its cc_ts table (by an earlier tcplab): run the "
-                         "reproduction again with --fresh (resume=False)")
-    cc = raw["cc_ts"]
-    flow = np.asarray(cc["flow"]) == args.get("cc_flow", 0)
-    var = np.asarray(cc["variable"])[flow]
-    t = np.asarray(cc["time"])[flow]
-    v = np.asarray(cc["value"])[flow]
+def extract_cc_traces(run: Results, args: dict) -> dict:
+    """extract_traces plus one flow's (``args["cc_flow"]``, default 0)
+    congestion-control variables (the run's cc_ts): ``cc_time`` and one list
+    per variable under ``cc``."""
+    out = extract_traces(run, args)
+    cc = run.cc_ts
+    if cc.empty:
+        raise ValueError("the run has no congestion-control variables (cc_ts): its algorithms trace none, or it was "
+                         "stored without its cc_ts table by an earlier tcplab (then run the reproduction again with "
+                         "--fresh, resume=False)")
+    flow = cc["flow"].to_numpy() == args.get("cc_flow", 0)
+    var = cc["variable"].cat.codes.to_numpy()[flow]
+    t = cc["time"].to_numpy()[flow]
+    v = cc["value"].to_numpy()[flow]
     out["cc"] = {}
-    for code, name in enumerate(cc["variable_names"]):
+    for code, name in enumerate(cc["variable"].cat.categories):
         sel = var == code
         if sel.any():
             out["cc"][name] = v[sel].tolist()
@@ -116,32 +135,30 @@ def extract_cc_traces(raw: dict, spec: dict, args: dict) -> dict:
     return out
 
 
-def extract_flows_files(raw: dict, spec: dict, args: dict) -> dict:
+def extract_flows_files(run: Results, args: dict) -> dict:
     """Per-flow totals, utilization of ``args["backbone"]`` links and files
     binned by size (``args["bins"]``: edges, bytes) separately for each flow
     group (``args["groups"]``: one label per flow): per bin the number of
     finished files, the sum of their transfer times and the number not
     finished. Keeps multi-bottleneck runs with tens of thousands of files
     small to return."""
-    flows, links, files = raw["flows"], raw["links"], raw["files"]
-    names = list(links["name"])
-    idx = [names.index(b) for b in args["backbone"]]
+    flows, files = run.flows, run.files
     out: dict[str, Any] = {
         "algorithm": list(flows["algorithm"]),
         "bytes_delivered": [int(x) for x in flows["bytes_delivered"]],
         "retransmits": [int(x) for x in flows["retransmits"]],
         "timeouts": [int(x) for x in flows["timeouts"]],
-        "backbone_utilization": [float(links["utilization"][i]) for i in idx],
-        "bottleneck_packets": int(sum(int(links["data_packets_out"][i]) for i in idx)),
-        "events": int(raw["meta"]["events"]),
-        "wall_s": float(raw["meta"]["wall_s"]),
+        "backbone_utilization": [float(link_value(run, b, "utilization")) for b in args["backbone"]],
+        "bottleneck_packets": int(sum(int(link_value(run, b, "data_packets_out")) for b in args["backbone"])),
+        "events": int(run.meta["events"]),
+        "wall_s": float(run.meta["wall_s"]),
     }
     edges = np.asarray(args["bins"], dtype=float)
     nb = len(edges) - 1
     groups = np.asarray(args["groups"])
-    fflow = np.asarray(files["flow"], dtype=np.int64)
-    size = np.asarray(files["size"], dtype=float)
-    tt = np.asarray(files["transfer_time"], dtype=float)
+    fflow = np.asarray(files["flow"], dtype=np.int64) if "flow" in files else np.zeros(0, dtype=np.int64)
+    size = np.asarray(files["size"] if "size" in files else [], dtype=float)
+    tt = np.asarray(files["transfer_time"] if "transfer_time" in files else [], dtype=float)
     b = np.clip(np.searchsorted(edges, size, side="right") - 1, 0, nb - 1)
     done = np.isfinite(tt)
     out["file_bins"] = {}
@@ -155,7 +172,7 @@ def extract_flows_files(raw: dict, spec: dict, args: dict) -> dict:
     return out
 
 
-EXTRACTS: dict[str, Callable[[dict, dict, dict], dict]] = {
+EXTRACTS: dict[str, Callable[[Results, dict], dict]] = {
     "flows_files": extract_flows_files,
     "summary": extract_summary,
     "traces": extract_traces,
@@ -308,13 +325,25 @@ def _failed(label: str, jobs: Sequence[tuple], rep: Any, path: str | None) -> Ru
 
 
 def _extracts(camp: Any, jobs: Sequence[tuple], keys: list[str]) -> dict[str, dict]:
-    """Each job's extract from its stored run; every run is read once, a segment's tables once."""
+    """Each job's extract from its stored run; every run is read once, a segment's tables once, and made a
+    :class:`~tcplab.Results` once (:func:`as_results`)."""
     of_key: dict[str, list[int]] = {}
     for i, k in enumerate(keys):
         of_key.setdefault(k, []).append(i)
     out: list = [None] * len(jobs)
     for k, raw in camp.iter_raw(of_key):
+        run = as_results(raw, jobs[of_key[k][0]][1], k)
         for i in of_key[k]:
-            _, spec, extract, args = jobs[i]
-            out[i] = EXTRACTS[extract](raw, spec, args)
+            _, _, extract, args = jobs[i]
+            out[i] = EXTRACTS[extract](run, args)
     return {job[0]: r for job, r in zip(jobs, out)}
+
+
+def as_results(raw: dict, spec: dict | str, name: str = "run") -> Results:
+    """The core's raw dict of a run (as the campaign stores it) as a :class:`~tcplab.Results`, with its
+    RunSpec (a dict, or its JSON text): what every extract reads."""
+    import json
+
+    from ..results import Results
+
+    return Results(raw, spec=json.loads(spec) if isinstance(spec, str) else spec, name=name)

@@ -43,7 +43,6 @@ defaults (initial window 2, RTO 3 s / 0.2 s / 120 s;
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,9 +50,8 @@ import numpy as np
 import pandas as pd
 
 from . import settings
-from .common import check_items, finish, pyplot, save_figure, write_index, write_table
-
-ITEMS = ["fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "rtt-ratio"]
+from .common import pyplot, save_figure, write_table
+from .paper import SETUP_OPTION, Item, Option, Paper
 
 #: Display name -> core algorithm (Linux defaults: the paper ran ns-2 with the
 #: TCP/Linux patch, so every protocol follows its Linux implementation; SACK
@@ -150,6 +148,7 @@ class Setup:
 
         self.bins = size_bins(1e3, 1e10, 2)
         self._frozen: dict = {}
+        self._jobs: list | None = None  # (every mix of every configuration: _all_mixes)
 
     def params(self, p: str) -> dict:
         """The parameters protocol ``p`` runs with (:data:`PROTOCOL_PARAMS`, then :data:`PAPER_PARAMS` for
@@ -527,35 +526,58 @@ def _rtt_ratio(setup: Setup, res: dict, out: str):
 
 # ---------------------------------------------------------------- driver
 
-def reproduce(items: Sequence[str] | None = None, quick: bool = False, out: str | None = None,
-              workers: int | None = None, verbose: bool = True, variants: str = "paper",
-              recovery: str | None = None, configs: int | None = None, duration: float | None = None,
-              protocols: Sequence[str] | None = None, setup: str = "paper") -> dict:
-    from .runner import run_all
-
-    items = check_items("ssm-interactions", items, ITEMS)
+def _setup(quick: bool, variants: str = "paper", recovery: str | None = None, configs: int | None = None,
+           duration: float | None = None, protocols: Sequence[str] | None = None, setup: str = "paper") -> Setup:
     if recovery not in (None, "sack"):
         raise ValueError("recovery: ssm-interactions runs every flow with SACK (Linux); only 'sack' is accepted")
-    setup = Setup(quick, configs, duration, protocols, variants, setup)
-    out = out or os.path.join("out", "ssm-interactions" + ("-quick" if quick else ""))
-    os.makedirs(out, exist_ok=True)
-    t0 = time.perf_counter()
+    return Setup(quick, configs, duration, protocols, variants, setup)
+
+
+def _freeze(setup: Setup, out: str) -> None:
+    """Writes every generated scenario, frozen, into ``out`` (scenario-L*-c*.json): what each item replays."""
     for c in range(1, setup.configs + 1):
         for L in setup.longs:
             setup.frozen(L, c).save(os.path.join(out, f"scenario-L{L}-c{c}.json"))
-    jobs = _mix_jobs(setup)
-    res = run_all(jobs, workers=workers, label="ssm-interactions" + (" (quick)" if quick else ""), verbose=verbose)
-    builders = {"fig3": _fig3, "fig4": _fig4, "fig5": _fig5, "fig6": _fig6, "fig7": _fig7, "fig8": _fig8,
-                "fig9": _fig9, "fig10": _fig10, "rtt-ratio": _rtt_ratio}
-    return finish("ssm-interactions", items, ITEMS, builders, setup, res, out, t0, len(jobs), verbose, _write_index)
 
 
-def _write_index(setup: Setup, out: str, items: list, made: dict, wall: float, runs: int, packets: int) -> None:
-    write_index(out, "ssm-interactions reproduction",
-                "QUICK MODE: a scaled-down study (rates /10, fewer flows, configurations and protocols, 30 s runs); "
-                "these are not the paper's results." if setup.quick else None,
-                runs, packets, wall,
-                "Parking lot of docs/papers/ssm-interactions.md, generated per configuration and frozen "
-                "(scenario-L*-c*.json), replayed with each protocol mix. 'bottleneck data packets' counts data "
-                "packets over all 8 backbone links.",
-                setup.describe(), items, made)
+def _all_mixes(setup: Setup, items: Sequence[str]) -> list:
+    """Every item reads the same runs: every mix of every configuration (made once per setup)."""
+    if setup._jobs is None:
+        setup._jobs = _mix_jobs(setup)
+    return setup._jobs
+
+
+PAPER = Paper(
+    key="ssm-interactions",
+    summary="Shimonishi, Sanadidi & Murase, legacy and high-speed TCPs on a generated parking lot (Figs. 3-10)",
+    title="ssm-interactions reproduction",
+    # every item reads the same runs (Paper runs a job the items share once)
+    items=(Item("fig3", _fig3, _all_mixes), Item("fig4", _fig4, _all_mixes), Item("fig5", _fig5, _all_mixes),
+           Item("fig6", _fig6, _all_mixes), Item("fig7", _fig7, _all_mixes), Item("fig8", _fig8, _all_mixes),
+           Item("fig9", _fig9, _all_mixes), Item("fig10", _fig10, _all_mixes),
+           Item("rtt-ratio", _rtt_ratio, _all_mixes)),
+    setup=_setup,
+    scenario="Parking lot of docs/papers/ssm-interactions.md, generated per configuration and frozen "
+             "(scenario-L*-c*.json), replayed with each protocol mix. 'bottleneck data packets' counts data "
+             "packets over all 8 backbone links.",
+    quick_text="QUICK MODE: a scaled-down study (rates /10, fewer flows, configurations and protocols, 30 s runs); "
+               "these are not the paper's results.",
+    options=(
+        Option("variants", "algorithm variants: the Linux modules of 2007 the paper's simulator carried, where "
+                           "tcplab has them (paper, the default), or today's Linux defaults",
+               choices=("paper", "linux")),
+        Option("recovery", "loss recovery: every flow runs SACK (Linux), the only value", choices=("sack",)),
+        Option("configs", "number of generated configurations, each its own seed (default 12, quick 2)", kind="int"),
+        Option("duration", "seconds simulated per run (default 600, quick 30)", kind="float"),
+        Option("protocols", f"comma-separated protocols, Reno always added (default: all nine, quick "
+                            f"{','.join(QUICK_PROTOCOLS)}; known: {','.join(PROTOCOLS)})", kind="list"),
+        SETUP_OPTION,
+    ),
+    refused={"seeds": "its generated configurations are its seeds (--configs N, configs=N)"},
+    prepare=_freeze,
+)
+
+#: ``tcplab.experiments.ssm_interactions.reproduce(items=..., quick=..., out=..., configs=..., ...)``
+reproduce = PAPER.reproduce
+#: The items' names, in the paper's order.
+ITEMS = PAPER.item_names
