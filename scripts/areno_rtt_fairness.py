@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             mine = [x / 1e6 for x, _ in runs]
             reno = [y / 1e6 for _, y in runs]
             print(f"{c:9s} vs newreno at 110 ms: {c} {np.mean(mine):.1f} Mbit/s, newreno {np.mean(reno):.1f}"
-                  f" (per seed {', '.join(f'{x:.1f}/{y:.1f}' for x, y in zip(mine, reno))})")
+                  f" (per seed {', '.join(f'{x:.1f}/{y:.1f}' for x, y in zip(mine, reno, strict=True))})")
     return 0
 
 

@@ -46,7 +46,7 @@ def row_name(old: pd.DataFrame, new: pd.DataFrame) -> list:
     names = []
     for c in old.columns[:6]:
         measured = pd.api.types.is_float_dtype(old[c]) and old[c].nunique() == len(old)
-        if c in WALL_CLOCK or measured or not all(same(x, y) for x, y in zip(old[c], new[c])):
+        if c in WALL_CLOCK or measured or not all(same(x, y) for x, y in zip(old[c], new[c], strict=True)):
             break
         names.append(c)
     return names

@@ -238,7 +238,8 @@ def tcl_script(cell: Cell) -> str:
     add = L.append
     add(f"# ns2compare.py cell {cell.label}: {n} flow(s), C = {_num(c)} bit/s, rtt = {_num(cell.rtt_s)} s, "
         f"B = {cell.buffer_packets} packets ({_num(cell.buffer_bdp)} BDP of {cell.bdp_packets})")
-    add(f"# run {_num(cell.duration)} s, goodput over [{_num(t0)}, {_num(cell.duration)}] s. Rerun by hand: ns <this file>")
+    add(f"# run {_num(cell.duration)} s, goodput over [{_num(t0)}, {_num(cell.duration)}] s. "
+        "Rerun by hand: ns <this file>")
     add("set ns [new Simulator]")
     add("")
     add("# --- TCP settings aligned with tcplab (docs/validation-ns2-howto.md); set on each sender class used,")
@@ -291,7 +292,7 @@ def tcl_script(cell: Cell) -> str:
             add(f"$ns queue-limit {a} {b} {UNLIMITED}")
     add('set qmon [$ns monitor-queue $r1 $r2 ""]   ;# QueueMonitor: pdrops_, parrivals_')
     add("")
-    for i, (name, p) in enumerate(zip(cell.protocols, protos), start=1):
+    for i, (name, p) in enumerate(zip(cell.protocols, protos, strict=True), start=1):
         add(f"# --- flow {i}: {name} ({p.ns2_agent}{' select_ca ' + p.select_ca if p.select_ca else ''}, {p.ns2_sink})")
         add(f"set tcp({i}) [new {p.ns2_agent}]")
         add(f"$tcp({i}) set fid_ {i}")
@@ -427,8 +428,9 @@ def run_ns2(cell: Cell, ns: str = "ns", keep_tcl: str | None = None, timeout: fl
                     os.wait4(proc.pid, 0)
                     with open(out_path) as fh:
                         reached = [ln.split()[1] for ln in fh if ln.startswith("NS2PROGRESS")]
+                    last = reached[-1] if reached else 0
                     raise CompareError(f"ns-2 did not finish {cell.label} within {timeout:g} s of wall time "
-                                       f"(simulated time reached: {reached[-1] if reached else 0} of {cell.duration:g} s)")
+                                       f"(simulated time reached: {last} of {cell.duration:g} s)")
                 time.sleep(0.5)
             proc.returncode = os.waitstatus_to_exitcode(status)
         with open(out_path) as fh:
@@ -465,14 +467,15 @@ def tcplab_scenario(cell: Cell):
         cell.flows, cell.rate_bps, cell.rtt_s, cell.buffer_packets,
         algorithm=[p.algorithm for p in protos], params=[dict(p.params) for p in protos],
         recovery=[p.recovery for p in protos], duration=cell.duration, measure_window=cell.window,
-        access_rate=ACCESS_FACTOR * cell.rate_bps, access_delay=[cell.access_delay(i) for i in range(1, cell.flows + 1)],
+        access_rate=ACCESS_FACTOR * cell.rate_bps,
+        access_delay=[cell.access_delay(i) for i in range(1, cell.flows + 1)],
         packet_size=PACKET, header_size=headers.pop() if len(headers) == 1 else HEADER, ack_size=ACK,
         accounting="ns2", flow_options=options, sample_interval=0, name=cell.tag)
     if len({PACKET - payload_bytes(p) for p in protos}) > 1:
         # Mixed cell (timestamps on some flows only): the header split per flow, as ns-2's. Goodput counts
         # whole packets either way; the wire size is 1500 B for every flow.
         sc = sc.to_generic()
-        for f, p in zip(sc.flows, protos):
+        for f, p in zip(sc.flows, protos, strict=True):
             f.header_size = PACKET - payload_bytes(p)
     return sc
 
@@ -545,7 +548,7 @@ def combine(cell: Cell, ns2: dict, lab: dict) -> dict:
         "iw": cell.iw, "rto_mode": cell.rto_mode,
         "goodput_diff_pct": (g1 - g0) / g0 * 100.0 if g0 > 0 else None,
         "flow_goodput_diff_pct": [(b - a) / a * 100.0 if a > 0 else None
-                                  for a, b in zip(ns2["flow_goodput_bps"], lab["flow_goodput_bps"])],
+                                  for a, b in zip(ns2["flow_goodput_bps"], lab["flow_goodput_bps"], strict=True)],
         "cpu_ratio": ns2["cpu_s"] / lab["cpu_s"] if lab["cpu_s"] > 0 else None,
         "ns2": ns2, "tcplab": lab,
     }
@@ -605,7 +608,8 @@ def run_cells(cells: Sequence[Cell], workers: int = 2, ns: str = "ns", keep_tcl:
                 json.dump(r, fh)
             os.replace(path + ".tmp", path)
         if log:
-            log(f"{'failed' if 'error' in r else 'done'}: {job[0]} {job[1].tag}" + (f": {r['error']}" if "error" in r else ""))
+            why = f": {r['error']}" if "error" in r else ""
+            log(f"{'failed' if 'error' in r else 'done'}: {job[0]} {job[1].tag}{why}")
 
     if workers <= 1:
         for job in jobs:

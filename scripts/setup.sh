@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up a fresh checkout: a virtual environment in .venv with tcplab
 # installed in editable mode (the Rust core built in release mode) and the
-# test dependencies. Safe to run again; it only rebuilds what changed.
+# test dependencies (with ruff and mypy for scripts/lint.sh). Safe to run
+# again; it only rebuilds what changed.
 # TCPLAB_PGO=1 builds the core with profile-guided optimization instead
 # (scripts/pgo.sh: a few minutes more, the same results, faster runs).
 #
@@ -16,6 +17,12 @@ say() { echo "setup: $*" >&2; }
 "$PY" -c 'import sys; assert sys.version_info >= (3, 10), "tcplab needs Python 3.10+"'
 command -v cargo >/dev/null || { echo "error: cargo not found; install Rust (https://rustup.rs)" >&2; exit 1; }
 say "$("$PY" --version), $(cargo --version | cut -d' ' -f1-2)"
+# clippy and rustfmt for scripts/lint.sh, when rustup manages the toolchain and one is missing.
+if command -v rustup >/dev/null && ! { cargo clippy --version && cargo fmt --version; } >/dev/null 2>&1; then
+    say "adding clippy and rustfmt to the Rust toolchain (rustup component add, for scripts/lint.sh)"
+    rustup component add clippy rustfmt >/dev/null 2>&1 \
+        || say "could not add them (offline?): scripts/lint.sh skips what is missing"
+fi
 # ns2 and chromium for their tests, when this machine can install them (it says so when it acts).
 bash scripts/setup-system.sh
 if [ ! -x .venv/bin/python ]; then

@@ -1,6 +1,7 @@
 """Analytical models: the Reno saw-tooth utilization, Jain's index, BDP."""
 
 import math
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -64,7 +65,7 @@ def test_monotone_in_buffer():
     pipe = C * T / (8 * S)
     bs = np.linspace(0, 1.2 * pipe, 400)
     us = [reno_sawtooth_utilization(C, T, b, S) for b in bs]
-    assert all(b >= a - 1e-15 for a, b in zip(us, us[1:]))
+    assert all(b >= a - 1e-15 for a, b in pairwise(us))
     assert us[0] < 0.76 and us[-1] == 1.0
 
 

@@ -195,7 +195,7 @@ def test_the_suite_is_the_cores_definition_and_runs_for_cargo_bench_too():
             continue
         _core.validate(r["spec_json"])
         spec = json.loads(r["spec_json"])
-        assert r["bottleneck"] in [l["name"] for l in spec["links"]]
+        assert r["bottleneck"] in [ln["name"] for ln in spec["links"]]
     full = {r["name"]: json.loads(r["spec_json"]) for r in _core.bench_suite() if r["spec_json"]}
     assert full["S1"]["duration"] == 2000 and full["S1"]["sample_interval"] == 0.01
     assert len(full["S3"]["flows"]) == 10 and len(full["S4"]["flows"]) == 200

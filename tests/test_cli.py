@@ -45,7 +45,8 @@ def env():
 @pytest.mark.parametrize(
     "text, expect",
     [
-        (SMALL.replace('buffer = "1BDP"', 'bufer = "1BDP"'), "error: dumbbell.bufer: unknown key (did you mean 'buffer'?)"),
+        (SMALL.replace('buffer = "1BDP"', 'bufer = "1BDP"'),
+         "error: dumbbell.bufer: unknown key (did you mean 'buffer'?)"),
         (SMALL.replace('"10Mbps"', '"10Mbsp"'), "error: dumbbell.bottleneck_rate: cannot parse '10Mbsp' as a rate"),
         (SMALL.replace('seed = 3', 'sed = 3'), "error: run.sed: unknown key"),
         (SMALL.replace('n_flows = 2', 'n_flows = 2\nalgorithm = "newrneo"'),

@@ -345,7 +345,8 @@ def test_plot_methods_return_figures_with_a_line_per_flow_or_link(three_flows, t
     with pytest.raises(ValueError, match="link 's1-r1' has no queue samples: give it in the run's trace_links"):
         res.plot_queue(links=["s1-r1"])
     fig = res.plot_cwnd()
-    assert [ln.get_label() for ln in fig.axes[0].get_lines()] == ["flow 1 (cubic)", "flow 2 (newreno)", "flow 3 (htcp)"]  # plot.flow_label, as in every figure
+    labels = [ln.get_label() for ln in fig.axes[0].get_lines()]
+    assert labels == ["flow 1 (cubic)", "flow 2 (newreno)", "flow 3 (htcp)"]  # plot.flow_label, as in every figure
     # the throughput line integrates to what the flow delivered
     import numpy as np
 
@@ -357,11 +358,13 @@ def test_plot_methods_return_figures_with_a_line_per_flow_or_link(three_flows, t
 
 
 def test_campaign_results_names_load_sweeps_pair(tmp_path):
-    """Passing load_sweep()'s (sweep, options) pair to Campaign.results says what to pass (was: unhashable type: 'dict')."""
+    """Passing load_sweep()'s (sweep, options) pair to Campaign.results says what to pass
+    (was: unhashable type: 'dict')."""
     from tcplab.sweep import Campaign, load_sweep
 
     (tmp_path / "s.toml").write_text('seeds = 1\n[base.dumbbell]\nn_flows = 1\nbottleneck_rate = "10Mbps"\n'
-                                     'rtt = "20ms"\nbuffer = "1BDP"\n[base.run]\nduration = "2s"\n[grid]\n"dumbbell.buffer" = ["1BDP"]\n')
+                                     'rtt = "20ms"\nbuffer = "1BDP"\n[base.run]\nduration = "2s"\n'
+                                     '[grid]\n"dumbbell.buffer" = ["1BDP"]\n')
     pair = load_sweep(tmp_path / "s.toml")
     camp = Campaign(tmp_path / "c")
     with pytest.raises(TypeError, match="pass the sweep"):

@@ -19,10 +19,18 @@ def _startup_trace(plateau=3, bw_final=48.26e6, exit_mode=1):
     now = 0.0
     for r, b in enumerate(bws):
         for _ in range(8):  # 8 samples of 5 ms per 40 ms round
-            t.append(now); mode.append(0); bw.append(b); rounds.append(r); fbr.append(0)
+            t.append(now)
+            mode.append(0)
+            bw.append(b)
+            rounds.append(r)
+            fbr.append(0)
             now += SAMPLE
     for _ in range(5):
-        t.append(now); mode.append(exit_mode); bw.append(bw_final); rounds.append(len(bws)); fbr.append(1)
+        t.append(now)
+        mode.append(exit_mode)
+        bw.append(bw_final)
+        rounds.append(len(bws))
+        fbr.append(1)
         now += SAMPLE
     return [np.array(x, float) for x in (t, mode, bw, rounds, fbr)]
 

@@ -78,7 +78,7 @@ def test_changing_the_mix_changes_only_the_algorithms(frozen):
     changed = {int(d.split("[")[1].split("]")[0]) for d in spec_differences(a, b)}
     assert changed == {i for i, f in enumerate(frozen.flows) if f["group"] == "B"}
     # Inputs of every flow (files, start, endpoints) identical across mixes.
-    for fa, fb in zip(a["flows"], b["flows"]):
+    for fa, fb in zip(a["flows"], b["flows"], strict=True):
         assert fa["app"] == fb["app"] and fa["start"] == fb["start"] and fa["src"] == fb["src"]
 
 
@@ -188,7 +188,7 @@ def test_parking_lot_structure_and_delay_law():
     delays = [ln.delay for s in range(1000) for ln in parking_lot(seed=s).links[::2]]
     assert abs(np.mean(delays) - 0.015) < 4 * 0.015 / math.sqrt(len(delays))
     # Duplex links are symmetric.
-    for a, b in zip(t.links[::2], t.links[1::2]):
+    for a, b in zip(t.links[::2], t.links[1::2], strict=True):
         assert a.delay == b.delay and a.src == b.dst
 
 
@@ -241,7 +241,7 @@ def test_core_routes_generated_graphs_on_shortest_delay_paths():
     topo = random_graph(9, model="gnp", p=0.4, seed=4, delay={"dist": "uniform", "low": "1ms", "high": "30ms"})
     fz = generate(topo, [TrafficClass("long", 10, LongLived(size=None))], duration="1s", seed=4)
     delay = {ln["name"]: ln["delay"] for ln in fz.spec_base["links"]}
-    for f, fs in zip(fz.flows, fz.spec_base["flows"]):
+    for f, fs in zip(fz.flows, fz.spec_base["flows"], strict=True):
         got = sum(round(delay[x] * 1e12) + 1 for x in f["path"])
         assert got == _dijkstra(fz.spec_base, fs["src"], fs["dst"])
 
@@ -328,7 +328,10 @@ def test_exponential_interarrivals():
 
 def test_long_lived_schedule_varies_the_number_of_active_flows():
     windows = staggered_schedule(4, [(0, 1), (10, 4), (20, 2)], end=30)
-    active = lambda t: sum(any(a <= t < b for a, b in w) for w in windows)
+
+    def active(t):
+        return sum(any(a <= t < b for a, b in w) for w in windows)
+
     assert [active(5), active(15), active(25)] == [1, 4, 2]
     rng = rng_for(1, 0)
     files = LongLived("1GB", "5s", active=windows[3]).files(rng, 0.0, 30.0)

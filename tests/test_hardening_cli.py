@@ -63,14 +63,16 @@ def test_cli_run_says_the_cost_up_front_with_progress(tmp_path):
     assert p.stderr.startswith("running small (1 s simulated): about "), p.stderr
 
 
-DUMBBELL = '[dumbbell]\nn_flows = 2\nbottleneck_rate = "10Mbit/s"\nrtt = "20ms"\nbuffer = 10\n{}\n[run]\nduration = "1s"\n'
+DUMBBELL = ('[dumbbell]\nn_flows = 2\nbottleneck_rate = "10Mbit/s"\nrtt = "20ms"\nbuffer = 10\n{}\n'
+            '[run]\nduration = "1s"\n')
 
 
 @pytest.mark.parametrize("line, error", [
     ('bottleneck_rate = 1e-5', "dumbbell.bottleneck_rate (links[0].rate_bps): must be a rate from 0.2274 bit/s"),
     ('rtt = 4e7', "dumbbell.rtt (links[0].delay): must be a time from 0 to 2.305843e6 s"),
     ('access_rate = 1e30', "dumbbell.access_rate (links["),
-    ('algorithm = "cubic"\nparams = { beta = 5 }', "dumbbell.params.beta (flows[0].cc.params.beta): must be a fraction"),
+    ('algorithm = "cubic"\nparams = { beta = 5 }',
+     "dumbbell.params.beta (flows[0].cc.params.beta): must be a fraction"),
     ('queue = { discipline = "pie", tupdate = "1ns" }', "dumbbell.queue.tupdate (links[0].queue.params.tupdate):"),
     ('flow_options = { init_cwnd = 1e12 }', "dumbbell.flow_options.init_cwnd (flows[0].init_cwnd): the run would need"),
 ])

@@ -32,7 +32,8 @@ def _run_in_child(spec):
         "    print('FIELD', e.field)\n"
         "    print('MESSAGE', e)\n"
     )
-    p = subprocess.run([sys.executable, "-c", code], input=json.dumps(spec), capture_output=True, text=True, timeout=120)
+    p = subprocess.run([sys.executable, "-c", code], input=json.dumps(spec), capture_output=True, text=True,
+                       timeout=120)
     return p.returncode, p.stdout
 
 

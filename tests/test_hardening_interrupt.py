@@ -11,10 +11,10 @@
 
 The sweeps that are interrupted run with --no-fsync: with it, a sweep flushes the filesystem
 (syncfs) before indexing, which on a machine busy writing can take seconds, and Ctrl-C lets the
-flush in progress finish (docs/campaigns.md). The signal tests start the CLI in a child that imports tcplab, says "ready" and then calls
-``tcplab.cli.main``: the signal is sent once the child is clearly running (after "ready", or once
-runs are stored), never while Python is still starting. Time bounds here are guards against a run
-that does not stop, not measurements.
+flush in progress finish (docs/campaigns.md). The signal tests start the CLI in a child that imports
+tcplab, says "ready" and then calls ``tcplab.cli.main``: the signal is sent once the child is clearly
+running (after "ready", or once runs are stored), never while Python is still starting. Time bounds
+here are guards against a run that does not stop, not measurements.
 """
 
 import json

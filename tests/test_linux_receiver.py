@@ -63,7 +63,8 @@ def test_the_rfc_default_is_unchanged():
 def test_linux_parameters_reach_the_core():
     spec = dumbbell(ack_policy="linux", delack_min="10ms", delack_max="0.5s", quickacks=0, dsack=True).to_spec()
     f = spec["flows"][0]
-    assert (f["ack_policy"], f["delack_min"], f["delack_max"], f["quickacks"], f["dsack"]) == ("linux", 0.01, 0.5, 0, True)
+    got = (f["ack_policy"], f["delack_min"], f["delack_max"], f["quickacks"], f["dsack"])
+    assert got == ("linux", 0.01, 0.5, 0, True)
 
 
 @pytest.mark.parametrize("opts, acks", [
@@ -119,16 +120,18 @@ def test_the_ack_policy_in_a_toml_file(tmp_path):
     from tcplab import load_scenario
 
     p = tmp_path / "sc.toml"
-    p.write_text('[run]\nduration = "5s"\n[dumbbell]\nn_flows = 1\nbottleneck_rate = "10Mbps"\nrtt = "20ms"\nbuffer = "1BDP"\n'
-                 'recovery = "sack"\n[dumbbell.flow_options]\nack_policy = "linux"\ndelack_max = "100ms"\n'
-                 'quickacks = 8\ndsack = true\n')
+    p.write_text('[run]\nduration = "5s"\n[dumbbell]\nn_flows = 1\nbottleneck_rate = "10Mbps"\nrtt = "20ms"\n'
+                 'buffer = "1BDP"\nrecovery = "sack"\n[dumbbell.flow_options]\nack_policy = "linux"\n'
+                 'delack_max = "100ms"\nquickacks = 8\ndsack = true\n')
     sc = load_scenario(p)
     f = sc.to_spec()["flows"][0]
     assert (f["ack_policy"], f["delack_max"], f["quickacks"], f["dsack"]) == ("linux", 0.1, 8, True)
     sc.save_toml(tmp_path / "rt.toml")
     assert load_scenario(tmp_path / "rt.toml").to_spec() == sc.to_spec()
     generic = tcplab.Scenario(nodes=[tcplab.Node("a"), tcplab.Node("b")],
-                              links=[tcplab.Link("ab", "a", "b", "10Mbps", "10ms"), tcplab.Link("ba", "b", "a", "10Mbps", "10ms")],
-                              flows=[tcplab.Flow("a", "b", recovery="sack", ack_policy="linux", dsack=True)], duration=5)
+                              links=[tcplab.Link("ab", "a", "b", "10Mbps", "10ms"),
+                                     tcplab.Link("ba", "b", "a", "10Mbps", "10ms")],
+                              flows=[tcplab.Flow("a", "b", recovery="sack", ack_policy="linux", dsack=True)],
+                              duration=5)
     generic.save_toml(tmp_path / "g.toml")
     assert load_scenario(tmp_path / "g.toml").to_spec() == generic.to_spec()

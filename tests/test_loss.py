@@ -20,10 +20,10 @@ def test_bernoulli_loss_rate_and_accounting():
     sc, r = _run(loss=0.02, reverse_loss=0.01)
     links = r.links.set_index("name")
     for name, p in (("r1-r2", 0.02), ("r2-r1", 0.01)):
-        l = links.loc[name]
-        n = l.losses + l.packets_out
+        link = links.loc[name]
+        n = link.losses + link.packets_out
         assert n > 5_000
-        assert abs(l.losses / n - p) < 4 * math.sqrt(p * (1 - p) / n), (name, l.losses / n)
+        assert abs(link.losses / n - p) < 4 * math.sqrt(p * (1 - p) / n), (name, link.losses / n)
     f = r.flows
     assert f.data_packets_lost.sum() == links.loc["r1-r2"].losses
     assert f.acks_lost.sum() == links.loc["r2-r1"].losses
@@ -34,8 +34,8 @@ def test_bernoulli_loss_rate_and_accounting():
 
 def test_gilbert_elliott_through_the_builder():
     _, r = _run(loss={"kind": "gilbert_elliott", "p_gb": 0.005, "p_bg": 0.2})
-    l = r.links.set_index("name").loc["r1-r2"]
-    rate = l.losses / (l.losses + l.packets_out)
+    link = r.links.set_index("name").loc["r1-r2"]
+    rate = link.losses / (link.losses + link.packets_out)
     assert abs(rate - 0.005 / 0.205) / (0.005 / 0.205) < 0.25  # short run: a few hundred bursts
 
 

@@ -44,7 +44,7 @@ def test_table1_columns_are_in_the_papers_order(quick):
                           "B = 1 BDP, RTT 300 ms"]
     for r in rows[2:]:
         p = r[0].strip()
-        for col, (b, rtt) in zip(r[1:], [(0.1, 100), (0.1, 300), (1.0, 100), (1.0, 300)]):
+        for col, (b, rtt) in zip(r[1:], [(0.1, 100), (0.1, 300), (1.0, 100), (1.0, 300)], strict=True):
             cell = df[(df.protocol == p) & (df.buffer_bdp == b) & (df.rtt_ms == rtt)].goodput_kbps.iloc[0]
             assert float(col) == round(cell), (p, b, rtt)
 

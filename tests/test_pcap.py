@@ -93,7 +93,7 @@ def test_file_header_and_records_match_the_trace(run, tmp_path):
                 blocks = sacks.get_group(row["index"])
                 assert opts[:4] == bytes([1, 1, 5, 2 + 8 * len(blocks)])
                 got = struct.unpack(f">{2 * len(blocks)}I", opts[4:])
-                assert list(got) == [int(x) for lr in zip(blocks["left"], blocks["right"]) for x in lr]
+                assert list(got) == [int(x) for lr in zip(blocks["left"], blocks["right"], strict=True) for x in lr]
             else:
                 assert opts == b""
 
@@ -170,7 +170,7 @@ def test_tshark_reads_what_tcplab_counted(run, tmp_path):
             for r in with_sack:
                 left = [int(x) for x in r[7].split(",")]
                 right = [int(x) for x in r[8].split(",")]
-                assert all(int(r[5]) < lo < hi <= FILE for lo, hi in zip(left, right))
+                assert all(int(r[5]) < lo < hi <= FILE for lo, hi in zip(left, right, strict=True))
         else:
             assert not with_sack
 
@@ -275,7 +275,7 @@ def test_bottleneck_links_in_series_each_get_their_own_file(tmp_path):
     paths = res.write_pcaps(tmp_path)
     assert [p.rsplit("/", 1)[1] for p in paths] == ["bottleneck-r1-r2.pcap", "bottleneck-r2-r3.pcap"]
     t = res.packet_trace
-    for path, fwd in zip(paths, ("r1-r2", "r2-r3")):
+    for path, fwd in zip(paths, ("r1-r2", "r2-r3"), strict=True):
         _, records = read_pcap(path)
         mine = t[t["link_name"].isin([fwd, fwd.split("-")[1] + "-" + fwd.split("-")[0]])]
         assert len(records) == len(mine)

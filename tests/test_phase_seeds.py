@@ -57,7 +57,7 @@ def test_jitter_is_drawn_per_seed_within_its_range_on_the_sender_side_only():
 def test_jitter_adds_to_uniform_delays_from_another_stream():
     plain = _bell(seed=4, access_delay="uniform").access_delays
     jit = _bell(seed=4, access_delay="uniform", access_jitter="1ms")
-    for (s0, r0), (s1, r1), j in zip(plain, jit.access_delays, jit.access_jitters()):
+    for (s0, r0), (s1, r1), j in zip(plain, jit.access_delays, jit.access_jitters(), strict=True):
         assert r1 == r0 and s1 == pytest.approx(s0 + j, abs=1e-15)
     # not the "uniform" draws scaled: a different stream
     u = np.random.default_rng(4).uniform(0, 1e-3, size=3)

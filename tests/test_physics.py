@@ -66,4 +66,5 @@ def test_sawtooth_runs_conserve_packets(bdp_run, tenth_bdp_run):
                                           + f["data_packets_lost"] + f["data_packets_in_network"])
         assert f["acks_sent"] == f["acks_received"] + f["acks_dropped"] + f["acks_lost"] + f["acks_in_network"]
         links = res.links
-        assert (links["packets_in"] == links["drops"] + links["losses"] + links["packets_out"] + links["packets_in_link"]).all()
+        assert (links["packets_in"]
+                == links["drops"] + links["losses"] + links["packets_out"] + links["packets_in_link"]).all()

@@ -44,30 +44,31 @@ _ENTRY = f"""\
 \t          1a6ce2 cfunction_call+0x62 ({PY})
 \t          2508e3 PyEval_EvalCode+0x223 ({PY})
 \t           27249 __libc_start_call_main+0x79 ({LIBC})
-"""
+"""  # noqa: E501 (perf's frame lines as they are)
 
+# `perf script` ends each sample's first line with a space, written \x20 here so that it shows (and stays).
 SCRIPT = (
     # Outside tcplab: the interpreter starting.
-    f"""python 19121 36980.631666:     200040 cpu-clock: 
+    f"""python 19121 36980.631666:     200040 cpu-clock:\x20
 \t          1f00aa _PyEval_EvalFrameDefault+0x2e52 ({PY})
 \t          2508e3 PyEval_EvalCode+0x223 ({PY})
 \t           27249 __libc_start_call_main+0x79 ({LIBC})
 
 """
     # The event loop, twice: a link's queue walk inlined into sampling.
-    + 2 * (f"""python 19121 36980.706380:     200040 cpu-clock: 
+    + 2 * (f"""python 19121 36980.706380:     200040 cpu-clock:\x20
 \t          4aadfe tcplab_core::net::link::Link::advance+0x7de (inlined)
 \t          4aadfe tcplab_core::world::World::sample+0x7de ({CORE})
 """ + _ENTRY + "\n")
     # A page fault in the kernel under a FIFO write: the stack ends at the kernel's first frame.
-    + f"""python 19121 36980.707000:     200040 cpu-clock: 
+    + f"""python 19121 36980.707000:     200040 cpu-clock:\x20
 \t ffffffff8100abcd clear_page_erms+0x7 ([kernel.kallsyms])
 \t ffffffff8100bcde asm_exc_page_fault+0x26 ([kernel.kallsyms])
 \t          4aadfe tcplab_core::net::link::Ring::push_back+0x1e (inlined)
 \t          4aadfe tcplab_core::world::World::flush+0x1e ({CORE})
 """ + _ENTRY + "\n"
     # malloc under a ring's growth: the stack ends at the C library's frame.
-    + f"""python 19121 36980.706980:     200040 cpu-clock: 
+    + f"""python 19121 36980.706980:     200040 cpu-clock:\x20
 \t           a1234 _int_malloc+0x1ff ({LIBC})
 \t           a2345 malloc+0x2a ({LIBC})
 \t          4b0000 alloc::raw_vec::finish_grow+0x12 (inlined)
@@ -244,7 +245,8 @@ def test_errors_name_the_option(tmp_path, capsys, fake_perf):
 
 def test_a_perf_that_may_not_sample_is_explained(tmp_path, capsys):
     exe = _stand_in(tmp_path, "import sys\nsys.stderr.write('Error: Access to performance monitoring and "
-                              "observability operations is limited. perf_event_paranoid setting is 4\\n')\nsys.exit(255)\n")
+                              "observability operations is limited. perf_event_paranoid setting is 4\\n')\n"
+                              "sys.exit(255)\n")
     assert bench_main(["--profile", "S1", "--quick", "--perf", exe, "--svg", str(tmp_path / "x.svg")]) == 2
     err = capsys.readouterr().err
     assert "`perf record` failed (exit 255)" in err and "perf_event_paranoid" in err
@@ -287,13 +289,13 @@ def test_output_paths_are_checked_before_the_run_and_written_all_or_none(tmp_pat
 
 def test_truncated_glue_only_and_foreign_paths_are_folded_sensibly():
     # A stack perf cut short starts inside tcplab: marked, not a root of its own.
-    cut = f"""python 1 1.0:     200040 cpu-clock: 
+    cut = f"""python 1 1.0:     200040 cpu-clock:\x20
 \t          4aadfe tcplab_core::net::link::Link::advance+0x7de (inlined)
 \t          4aadfe tcplab_core::world::World::sample+0x7de ({CORE})
 \tffffffffffffffff [unknown] ([unknown])
 """
     # A sample in pass-through frames alone keeps the last of them.
-    glue = f"""python 1 1.0:     200040 cpu-clock: 
+    glue = f"""python 1 1.0:     200040 cpu-clock:\x20
 \t          128be4 pyo3::impl_::trampoline::trampoline+0x84 ({CORE})
 \t          1a6ce2 cfunction_call+0x62 ({PY})
 """

@@ -48,7 +48,7 @@ def same(a, b, where="") -> None:
             same(a[k], b[k], f"{where}.{k}")
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             same(x, y, f"{where}[{i}]")
     elif isinstance(a, float) and math.isnan(a):
         assert math.isnan(b), where
@@ -108,7 +108,7 @@ def test_every_extract_gets_from_the_stored_run_what_it_got_from_the_core(tmp_pa
     assert any(len(raw["cc_ts"]["variable_names"]) for raw in runs.values())
     # and every extract computes the same from both
     # (each from the run as Results, as run_all gives it)
-    for (name, spec, ex, args), key in zip(jobs, rep.keys):
+    for (name, spec, ex, args), key in zip(jobs, rep.keys, strict=True):
         same(EXTRACTS[ex](as_results(runs[key], spec), args), EXTRACTS[ex](as_results(stored[key], spec), args), name)
     cc = EXTRACTS["cc_traces"](as_results(stored[rep.keys[2]], jobs[2][1]), jobs[2][3])
     assert cc["cc"] and len(cc["cc_time"]) > 10

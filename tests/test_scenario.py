@@ -32,15 +32,16 @@ FILE_KEYS = {"size", "start"}
 CLASSIFIER_KEYS = {"kind", "params"}
 FLOW_KEYS = {
     "name", "src", "dst", "cc", "recovery", "start", "packet_size", "header_size", "ack_size", "accounting",
-    "init_cwnd", "init_ssthresh", "rwnd_packets", "min_rto", "max_rto", "rto_mode", "init_rto", "dupthresh", "dupack_guard",
-    "limited_transmit", "delayed_ack", "delack_timeout", "sack_blocks", "restart_after_idle", "app", "drop_segments", "loss_classifier",
+    "init_cwnd", "init_ssthresh", "rwnd_packets", "min_rto", "max_rto", "rto_mode", "init_rto", "dupthresh",
+    "dupack_guard", "limited_transmit", "delayed_ack", "delack_timeout", "sack_blocks", "restart_after_idle", "app",
+    "drop_segments", "loss_classifier",
     "prr", "rack", "tlp", "frto", "undo", "ack_policy", "delack_min", "delack_max", "quickacks", "dsack",
     "pacing", "pacing_ss_ratio", "pacing_ca_ratio", "ecn",
 }
 #: Flow keys Python writes only when they differ from the defaults (the Linux
 #: sender mechanisms, the receiver's ACK policy, pacing, ECN), so a run's identity is as before otherwise.
-OPTIONAL_FLOW_KEYS = {"prr", "rack", "tlp", "frto", "undo", "ack_policy", "delack_min", "delack_max", "quickacks", "dsack",
-                      "pacing", "pacing_ss_ratio", "pacing_ca_ratio", "ecn"}
+OPTIONAL_FLOW_KEYS = {"prr", "rack", "tlp", "frto", "undo", "ack_policy", "delack_min", "delack_max", "quickacks",
+                      "dsack", "pacing", "pacing_ss_ratio", "pacing_ca_ratio", "ecn"}
 
 
 def rust_struct_fields():
@@ -138,7 +139,7 @@ def test_dumbbell_single_flow_exact():
 def test_dumbbell_spread_delays_n4():
     spec = Dumbbell(4, "200Mbps", "100ms", 100, duration="10s").to_spec()
     links = links_by_name(spec)
-    for i, ms in zip(range(1, 5), (0.625, 1.25, 1.875, 2.5)):
+    for i, ms in zip(range(1, 5), (0.625, 1.25, 1.875, 2.5), strict=True):
         for name in (f"s{i}-r1", f"r1-s{i}", f"r2-d{i}", f"d{i}-r2"):
             assert links[name]["delay"] == pytest.approx(ms * 1e-3, rel=1e-12), name
     assert [f["src"] + ">" + f["dst"] for f in spec["flows"]] == ["s1>d1", "s2>d2", "s3>d3", "s4>d4"]

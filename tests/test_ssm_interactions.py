@@ -36,7 +36,7 @@ def test_items_and_protocols_are_registered():
 def test_every_item_is_written_and_marked_quick(quick):
     out, made = quick
     assert set(made) == set(items("ssm-interactions"))
-    for it, m in made.items():
+    for m in made.values():
         for f in m["files"]:
             assert os.path.getsize(f) > 0, f
     assert "QUICK MODE" in (out / "index.md").read_text()

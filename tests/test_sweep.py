@@ -255,7 +255,9 @@ def test_damaged_and_foreign_files_are_never_taken_for_results(tmp_path):
     def sd(k):
         return d / "segments" / seg[k]
     p = sd(keys[0]) / "flow_ts.parquet"
-    data = bytearray(p.read_bytes()); data[len(data) // 2] ^= 0xFF; p.write_bytes(bytes(data))
+    data = bytearray(p.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    p.write_bytes(bytes(data))
     (sd(keys[1]) / "flows.parquet").write_bytes(b"PAR1")
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
@@ -357,7 +359,8 @@ def test_a_local_chunk_is_stored_in_several_segments_when_it_takes_long(tmp_path
     camp = Campaign(tmp_path / "c")
     rep = camp.run(sw, workers=2, progress=False)
     assert rep.ran == len(sw) and not rep.failures
-    runs_per_segment = [len(json.load(open(p))["runs"]) for p in glob.glob(str(tmp_path / "c" / "segments" / "*" / "segment.json"))]
+    segment_files = glob.glob(str(tmp_path / "c" / "segments" / "*" / "segment.json"))
+    runs_per_segment = [len(json.load(open(p))["runs"]) for p in segment_files]
     assert runs_per_segment == [1] * len(sw)
 
 
@@ -366,12 +369,13 @@ def test_a_run_that_kills_its_worker_is_run_again_then_recorded_as_failed(tmp_pa
     faults('"seed":3,', "exit:3")  # a pool worker dies inside every run of seed 3
     camp = Campaign(tmp_path / "c")
     rep = camp.run(sw, workers=2, progress=False)
-    crashing = {k for k, p in zip(rep.keys, rep.params) if p["seed"] == 3}
+    crashing = {k for k, p in zip(rep.keys, rep.params, strict=True) if p["seed"] == 3}
     assert rep.ran == len(sw) and {f["key"] for f in rep.failures} == crashing
     assert all("worker process died (exit code 3)" in f["error"] for f in rep.failures)
     stored = segments(tmp_path / "c")
     assert sorted(stored) == sorted(rep.keys)  # every run once: the others of a dead worker ran again
-    n_records = sum(len(json.load(open(p))["runs"]) for p in glob.glob(str(tmp_path / "c" / "segments" / "*" / "segment.json")))
+    segment_files = glob.glob(str(tmp_path / "c" / "segments" / "*" / "segment.json"))
+    n_records = sum(len(json.load(open(p))["runs"]) for p in segment_files)
     assert n_records == len(sw)
     from tcplab import _core
 
@@ -481,8 +485,8 @@ def test_kill_with_sigkill_and_resume(tmp_path):
     assert rep["reused"] == len(before) and rep["ran"] == n - len(before) and rep["failed"] == 0
     after = _stored(out)
     assert len(after) == n
-    for key, st in before.items():  # no finished run was recomputed or rewritten: same segment, untouched
-        assert after[key] == st
+    for key, stored in before.items():  # no finished run was recomputed or rewritten: same segment, untouched
+        assert after[key] == stored
     # what a killed worker was writing is removed when the campaign is next opened, once the writer is
     # gone (a worker killed while a thread of its waits in a flush lives until the flush returns)
     writers = {int(e.split(".")[-2]) for e in os.listdir(out / "tmp")}
@@ -576,7 +580,7 @@ def test_the_core_keeps_the_metrics_the_python_reference_computes(tmp_path):
     rep = camp.run(jobs, workers=2, progress=False)
     assert not rep.failures
     got = {k: json.loads(m) for k, m in camp._db.execute("SELECT key, metrics FROM runs")}
-    for job, key in zip(jobs, rep.keys):
+    for job, key in zip(jobs, rep.keys, strict=True):
         spec = job[1].to_spec() if hasattr(job[1], "to_spec") else job[1]
         bottleneck = job[2] if len(job) == 3 else (job[1].bottleneck_links() if hasattr(job[1], "to_spec") else [])
         want = metrics_from_raw(_core.run(canonical_json(spec)), bottleneck)
@@ -642,8 +646,9 @@ def test_the_cores_job_line_is_the_one_python_writes(params, seed, bottleneck):
         return
     assert planned is None or planned == (key, spec_json, want)
     json.loads(want)  # (a line is one JSON object)
-    if all(type(x) in (str, int, bool, type(None)) and (type(x) is not int or abs(x) < 2**63) for x in params.values()) \
-            and (seed is None or (type(seed) is int and abs(seed) < 2**63)):
+    plain = all(type(x) in (str, int, bool, type(None)) and (type(x) is not int or abs(x) < 2**63)
+                for x in params.values())
+    if plain and (seed is None or (type(seed) is int and abs(seed) < 2**63)):
         assert planned is not None  # plain values: the core writes them
 
 
@@ -691,7 +696,7 @@ def test_runspecs_are_stored_compressed_beside_the_tables_and_read_back(tmp_path
     faults('"seed":2,', "exit:3")  # seed 2 kills its worker every time: recorded by Python, format 1
     camp = Campaign(tmp_path / "c")
     rep = camp.run(sw, workers=2, progress=False)
-    assert {f["key"] for f in rep.failures} == {k for k, p in zip(rep.keys, rep.params) if p["seed"] == 2}
+    assert {f["key"] for f in rep.failures} == {k for k, p in zip(rep.keys, rep.params, strict=True) if p["seed"] == 2}
     specs = {j["key"]: j["spec"] for j in camp._normalize(sw.jobs())}
     versions = set()
     for p in glob.glob(str(tmp_path / "c" / "segments" / "*" / "segment.json")):
@@ -706,5 +711,5 @@ def test_runspecs_are_stored_compressed_beside_the_tables_and_read_back(tmp_path
     assert versions == {1, 2}
     for key in rep.keys:
         assert camp.spec(key) == specs[key]
-    ok = [k for k, p in zip(rep.keys, rep.params) if p["seed"] == 1]
+    ok = [k for k, p in zip(rep.keys, rep.params, strict=True) if p["seed"] == 1]
     assert camp.load(ok[0]).spec == specs[ok[0]]

@@ -268,8 +268,8 @@ def facts_buffer_sweep(d: Path, ran: list[Ran]) -> None:
     assert list(agg["n"]) == [5] * 5
     fractions = [float(b.removesuffix("BDP")) for b in agg["buffer"]]
     util = list(agg["utilization.mean"])
-    assert util == sorted(util), util               # more buffer, more utilization
-    for f, u in zip(fractions, util):               # above the one-flow model from 0.25 BDP, far below it under
+    assert util == sorted(util), util  # more buffer, more utilization
+    for f, u in zip(fractions, util, strict=True):  # above the one-flow model from 0.25 BDP, far below it under
         model = reno_sawtooth_utilization("20Mbps", 0.060, round(f * 67))
         assert (u > model) if f >= 0.25 else (u < model - 0.2), (f, u, model)
     assert (d / "out/buffers.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -311,8 +311,9 @@ def facts_generated_topology(d: Path, ran: list[Ran]) -> None:
     base, mixed = tcplab.Results.load(d / "out/pl-all-reno"), tcplab.Results.load(d / "out/pl-reno-cubic")
     groups = frozen.flow_frame()["group"].tolist()
     assert set(base.flows["algorithm"]) == {"newreno"}
-    assert [a for a, g in zip(mixed.flows["algorithm"], groups) if g == "B"] == ["cubic"] * groups.count("B")
-    assert [a for a, g in zip(mixed.flows["algorithm"], groups) if g == "A"] == ["newreno"] * groups.count("A")
+    algorithms = list(zip(mixed.flows["algorithm"], groups, strict=True))
+    assert [a for a, g in algorithms if g == "B"] == ["cubic"] * groups.count("B")
+    assert [a for a, g in algorithms if g == "A"] == ["newreno"] * groups.count("A")
     # Step 3: the control group moved too (a Reno flow gained), and the longest CUBIC path more than doubled.
     rel = {m[0]: (m[1], float(m[2])) for m in re.findall(r"^(long\d+)\s+([AB])\s.*\s([\d.]+)$",
                                                            _block(ran, "join_files(frozen, runs)").stdout, re.M)}

@@ -726,7 +726,8 @@ def test_bbr_rows_identical_sides_meet_every_target():
     assert sorted(judged.index) == ["goodput_bps", "probe_rtt_interval_s", "retrans_rate", "srtt_mean_s"]
     assert judged["ok"].all(), df
     assert df.loc["retrans_rate", "kernel"] == pytest.approx(0.005)
-    assert df.loc["probe_rtt_episodes", "kernel"] == 5 and df.loc["probe_rtt_interval_s", "kernel"] == pytest.approx(10.3)
+    assert df.loc["probe_rtt_episodes", "kernel"] == 5
+    assert df.loc["probe_rtt_interval_s", "kernel"] == pytest.approx(10.3)
     assert df.loc["goodput_bps", "kernel"] == pytest.approx(19e6, rel=1e-3)
 
 

@@ -13,6 +13,7 @@ import csv
 import json
 import math
 import os
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,7 @@ def test_short_reno_run(tmp_path):
     assert goodput <= ceiling * (1 + 0.01 / t_end) + 1, (goodput, ceiling)
     assert goodput >= 0.5 * ceiling, goodput  # the flow did use the path
     times = [float(r["time"]) for r in rx]
-    assert all(b >= a for a, b in zip(times, times[1:]))
+    assert all(b >= a for a, b in pairwise(times))
 
     fw = meta["forwarder"]
     assert fw["data"]["max_packet_bytes"] <= 1500  # no GSO super-packets on the TUN
@@ -101,10 +102,10 @@ def test_short_reno_run(tmp_path):
     queue = _rows(out / "queue.csv")
     assert queue and max(int(q["packets"]) for q in queue) <= bdp
     qt = [float(q["time"]) for q in queue]
-    assert all(abs((b - a) - 0.01) < 1e-6 for a, b in zip(qt, qt[1:]))
+    assert all(abs((b - a) - 0.01) < 1e-6 for a, b in pairwise(qt))
 
     t = [float(r["time"]) for r in tcp]
-    gaps = sorted(b - a for a, b in zip(t, t[1:]))
+    gaps = sorted(b - a for a, b in pairwise(t))
     assert len(tcp) >= 0.8 * duration / 0.01
     assert abs(gaps[len(gaps) // 2] - 0.01) < 0.002, gaps[len(gaps) // 2]
     ss = [int(r["ssthresh"]) for r in tcp]
@@ -214,7 +215,7 @@ def test_short_bbr_run_is_paced_and_bounded(tmp_path):
     # Growth over any 100 ms: at most the excess of 1.25 C (42 packets at 20 Mbit/s) plus what a host
     # stall of ~10 ms can bunch up; an unpaced cwnd of 2 BDP would put up to a BDP into the queue at once.
     per = rate * 0.1 / 12000
-    grow = max(b[1] - a[1] for a, b in zip(q, q[10:]))
+    grow = max(b[1] - a[1] for a, b in zip(q, q[10:], strict=False))
     assert grow <= 0.3 * per + 15, grow
     assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
 

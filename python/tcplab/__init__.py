@@ -16,8 +16,8 @@ re-exported here.
 # (No `from __future__ import annotations`: it would leave a name `annotations` in the package. The
 # package's namespace is its API, __all__; helpers are imported under private names.)
 from collections.abc import Mapping as _Mapping
+from types import ModuleType as _ModuleType
 from typing import Any as _Any
-from typing import Union as _Union
 
 from ._specjson import spec_to_json as _spec_to_json
 from .errors import ScenarioError, UnitError
@@ -29,8 +29,9 @@ from .sweep import Campaign, Sweep, load_sweep
 
 # The compiled core may not be built yet. Keep it under a private name so that
 # `from tcplab import _core` still fails (ImportError) when it is missing.
+_CORE: _ModuleType | None
 try:
-    from . import _core as _CORE  # type: ignore[attr-defined]
+    from . import _core as _CORE
 except ImportError:  # pragma: no cover - depends on the build
     _CORE = None
 

@@ -3,9 +3,10 @@
 ``write_bytes_atomically`` (and ``write_text_atomically``) writes a whole file
 or nothing: the data go to a temporary file beside the target, which is
 renamed over the target only when complete (a reader sees the old file or the
-whole new one; with ``fsync`` the new one survives a power loss). Whatever goes wrong (the target is a directory, the disk is full,
-the directory is read-only, Ctrl-C) the temporary file is removed, and an
-``OSError`` names the target the caller asked for, never the temporary name.
+whole new one; with ``fsync`` the new one survives a power loss). Whatever goes
+wrong (the target is a directory, the disk is full, the directory is read-only,
+Ctrl-C) the temporary file is removed, and an ``OSError`` names the target the
+caller asked for, never the temporary name.
 """
 
 from __future__ import annotations

@@ -60,8 +60,9 @@ from .units import Quantity, parse_rate, parse_size, parse_time
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["bdp_packets", "path_rtt_s", "path_rtts_s", "jain_index", "reno_sawtooth_goodput", "reno_sawtooth_utilization",
-           "reno_throughput_model", "westwood_throughput_model", "buffering_time", "friendliness_buffer",
+__all__ = ["bdp_packets", "path_rtt_s", "path_rtts_s", "jain_index", "reno_sawtooth_goodput",
+           "reno_sawtooth_utilization", "reno_throughput_model", "westwood_throughput_model", "buffering_time",
+           "friendliness_buffer",
            "westwood_reno_ratio", "westwood_reno_ratio_sync", "predicted_ratio_vs_buffer",
            "reno_full_utilization_buffer", "reno_idle_time", "westwood_idle_time", "utilization_from_idle_time",
            "reno_cycle_time", "westwood_cycle_time", "reno_idle_utilization", "westwood_idle_utilization",

@@ -167,13 +167,14 @@ class FrozenScenario:
         assign = mix.assign if isinstance(mix, Mix) else dict(mix)
         missing = [g for g in self.groups if g not in assign]
         if missing:
-            raise ScenarioError("mix", f"no algorithm for group(s) {', '.join(missing)} (groups: {', '.join(self.groups)})")
+            raise ScenarioError(
+                "mix", f"no algorithm for group(s) {', '.join(missing)} (groups: {', '.join(self.groups)})")
         for g in assign:
             if g not in self.groups:
                 raise ScenarioError(f"mix.{g}", f"unknown group (groups: {', '.join(self.groups)})")
         ccs = {g: _cc_of(a, f"mix.{g}") for g, a in assign.items()}
         spec = json.loads(json.dumps(self.spec_base))
-        for f, info in zip(spec["flows"], self.flows):
+        for f, info in zip(spec["flows"], self.flows, strict=True):
             cc, rec = ccs[info["group"]]
             f["cc"] = json.loads(json.dumps(cc))
             f["recovery"] = rec
@@ -196,7 +197,7 @@ class FrozenScenario:
         import pandas as pd
 
         rows = []
-        for f, fs in zip(self.flows, self.spec_base["flows"]):
+        for f, fs in zip(self.flows, self.spec_base["flows"], strict=True):
             files = fs["app"].get("files") if fs["app"]["kind"] == "files" else None
             rows.append({k: f[k] for k in ("name", "cls", "group", "src_router", "dst_router", "hops", "base_rtt")}
                         | {"start": fs["start"], "n_files": len(files) if files is not None else 0,
@@ -242,7 +243,8 @@ def load_frozen(path: str | os.PathLike) -> FrozenScenario:
     p = os.fspath(path)
     doc = _read_json(p)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ScenarioError(p, f"not a frozen scenario (format {doc.get('format') if isinstance(doc, dict) else None!r})")
+        fmt = doc.get("format") if isinstance(doc, dict) else None
+        raise ScenarioError(p, f"not a frozen scenario (format {fmt!r})")
     if doc.get("version") != FORMAT_VERSION:
         raise ScenarioError(f"{p}: version", f"unsupported frozen-scenario version {doc.get('version')!r} "
                                               f"(this tcplab reads version {FORMAT_VERSION})")
@@ -402,7 +404,7 @@ def _check_derived_facts(facts: list, spec: dict, probe: str, backbone: Sequence
     for d in derived:
         d["src_router"] = links[d["path"][0]]["dst"] if d["path"] else None
         d["dst_router"] = links[d["path"][-1]]["src"] if d["path"] else None
-    for i, (f, d) in enumerate(zip(facts, derived)):
+    for i, (f, d) in enumerate(zip(facts, derived, strict=True)):
         for k in ("name", "path", "reverse_path", "src_router", "dst_router", "hops", "base_rtt"):
             if f[k] != d[k]:
                 raise ScenarioError(f"flows[{i}].{k}", f"{_short(f[k])} in the file, but the run description "
@@ -422,7 +424,7 @@ def spec_differences(a: dict, b: dict, path: str = "") -> list[str]:
         if len(a) != len(b):
             out.append(path.lstrip(".") + " (length)")
         else:
-            for i, (x, y) in enumerate(zip(a, b)):
+            for i, (x, y) in enumerate(zip(a, b, strict=True)):
                 out.extend(spec_differences(x, y, f"{path}[{i}]"))
     elif a != b or type(a) is not type(b):
         out.append(path.lstrip("."))
@@ -481,15 +483,19 @@ def generate(topology: Topology, traffic: Sequence[TrafficClass], *, duration: Q
 
     rng_attach = rng_for(seed, STREAM_ATTACH)
     rng_work = rng_for(seed, STREAM_WORKLOAD)
+    server_list: list[str] = []  # (client-server mode only)
+    clients: list[str] = []
     if mode == "client-server":
         if servers is None:
             if isinstance(n_servers, bool) or not isinstance(n_servers, int) or not 1 <= n_servers < len(edge):
                 raise ScenarioError("n_servers", f"must be an integer in [1, {len(edge) - 1}], got {n_servers!r}")
-            servers = [edge[i] for i in sorted(rng_attach.choice(len(edge), size=n_servers, replace=False))]
-        for s in servers:
+            server_list = [edge[i] for i in sorted(rng_attach.choice(len(edge), size=n_servers, replace=False))]
+        else:
+            server_list = list(servers)
+        for s in server_list:
             if s not in edge:
                 raise ScenarioError("servers", f"{s!r} is not an edge router")
-        clients = [r for r in edge if r not in servers]
+        clients = [r for r in edge if r not in server_list]
         if not clients:
             raise ScenarioError("servers", "every edge router is a server; no room for clients")
     elif distinct_routers and len(edge) < 2:
@@ -524,12 +530,14 @@ def generate(topology: Topology, traffic: Sequence[TrafficClass], *, duration: Q
                 choices = [r for r in edge if r != a] if distinct_routers else edge
                 b = choices[int(rng_attach.integers(len(choices)))]
             else:
-                srv = servers[int(rng_attach.integers(len(servers)))]
+                srv = server_list[int(rng_attach.integers(len(server_list)))]
                 cli = clients[int(rng_attach.integers(len(clients)))]
                 a, b = (srv, cli) if direction == "download" else (cli, srv)
             hs, hd = f"h.{fname}.s", f"h.{fname}.d"
-            topology.attach_host(hs, a, access_rate, draw_delay(access_delay, rng_attach, "access_delay"), access_buffer)
-            topology.attach_host(hd, b, access_rate, draw_delay(access_delay, rng_attach, "access_delay"), access_buffer)
+            topology.attach_host(hs, a, access_rate, draw_delay(access_delay, rng_attach, "access_delay"),
+                                 access_buffer)
+            topology.attach_host(hd, b, access_rate, draw_delay(access_delay, rng_attach, "access_delay"),
+                                 access_buffer)
             spread = parse_time(tc.start_spread, "start_spread")
             start = float(rng_work.uniform(0.0, spread)) if spread > 0 else 0.0
             files = tc.workload.files(rng_work, start, dur)
@@ -572,7 +580,7 @@ def _add_paths(spec: dict, facts: list[dict], backbone: Sequence[str], paths: li
         paths = _core.paths(json.dumps(probe))
     delay = {ln["name"]: ln["delay"] for ln in spec["links"]}
     b = set(backbone)
-    for f, (fwd, rev) in zip(facts, paths):
+    for f, (fwd, rev) in zip(facts, paths, strict=True):
         f["path"] = list(fwd)
         f["reverse_path"] = list(rev)
         f["hops"] = sum(1 for x in fwd if x in b)
@@ -736,7 +744,7 @@ def generate_from_dict(doc: Mapping[str, Any]) -> FrozenScenario:
     try:
         topo = make_topology(topo_doc["kind"], seed=seed, **params)
     except ScenarioError as e:
-        raise e.with_prefix("topology") if not e.field.startswith("topology") else e
+        raise (e.with_prefix("topology") if not e.field.startswith("topology") else e) from None
     lossy = doc.get("lossy")
     if lossy is not None:
         if not isinstance(lossy, Mapping):
@@ -745,7 +753,7 @@ def generate_from_dict(doc: Mapping[str, Any]) -> FrozenScenario:
         try:
             topo.apply_loss(lossy.get("links", "access"), lossy.get("fraction", 1.0), lossy.get("loss"), seed)
         except ScenarioError as e:
-            raise e.with_prefix("lossy")
+            raise e.with_prefix("lossy") from None
     traffic_doc = doc.get("traffic")
     if not isinstance(traffic_doc, list) or not traffic_doc:
         raise ScenarioError("traffic", "expected at least one [[traffic]] class")

@@ -101,7 +101,7 @@ def transfer_time_by_size(files: pd.DataFrame, bins: np.ndarray | None = None,
         keys = keys if isinstance(keys, tuple) else (keys,)
         b = int(keys[-1])
         done = g["transfer_time"].notna()
-        rows.append({**dict(zip(by, keys[:-1])), "size_lo": bins[b], "size_hi": bins[b + 1],
+        rows.append({**dict(zip(by, keys[:-1], strict=True)), "size_lo": bins[b], "size_hi": bins[b + 1],
                      "size_mid": float(np.sqrt(bins[b] * bins[b + 1])), "files": int(done.sum()),
                      "unfinished": int((~done).sum()),
                      "mean_transfer_time": float(g.loc[done, "transfer_time"].mean()) if done.any() else np.nan})

@@ -32,13 +32,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python < 3.11
-    import tomli as tomllib  # type: ignore[no-redef]
+else:  # pragma: no cover
+    import tomli as tomllib
 
 from .errors import ScenarioError
 

@@ -122,11 +122,12 @@ def _addresses(spec: Mapping[str, Any] | None, n_flows: int) -> tuple[np.ndarray
 def _header_dtype(opt_len: int) -> np.dtype:
     """One pcap record: its 16-byte record header, then the 20-byte IPv4
     and 20-byte TCP headers (big-endian, as on the wire), then the options."""
-    fields = [("ts_sec", "<u4"), ("ts_nsec", "<u4"), ("incl_len", "<u4"), ("orig_len", "<u4"),
-              ("ver_ihl", "u1"), ("tos", "u1"), ("total_len", ">u2"), ("ip_id", ">u2"), ("frag", ">u2"),
-              ("ttl", "u1"), ("proto", "u1"), ("ip_sum", ">u2"), ("src", ">u4"), ("dst", ">u4"),
-              ("sport", ">u2"), ("dport", ">u2"), ("seq", ">u4"), ("ack", ">u4"), ("off_flags", ">u2"),
-              ("window", ">u2"), ("tcp_sum", ">u2"), ("urgent", ">u2")]
+    fields: list[tuple[str, str] | tuple[str, str, tuple[int]]] = [
+        ("ts_sec", "<u4"), ("ts_nsec", "<u4"), ("incl_len", "<u4"), ("orig_len", "<u4"),
+        ("ver_ihl", "u1"), ("tos", "u1"), ("total_len", ">u2"), ("ip_id", ">u2"), ("frag", ">u2"),
+        ("ttl", "u1"), ("proto", "u1"), ("ip_sum", ">u2"), ("src", ">u4"), ("dst", ">u4"),
+        ("sport", ">u2"), ("dport", ">u2"), ("seq", ">u4"), ("ack", ">u4"), ("off_flags", ">u2"),
+        ("window", ">u2"), ("tcp_sum", ">u2"), ("urgent", ">u2")]
     if opt_len:
         fields.append(("options", "u1", (opt_len,)))
     return np.dtype(fields)
@@ -193,7 +194,7 @@ def write_pcap(path: str | os.PathLike, trace, sacks, spec: Mapping[str, Any] | 
     byte_seq = trace["byte_seq"].to_numpy().astype("uint64")[rows] & np.uint64(0xFFFFFFFF)
     ecn = trace["ecn"].to_numpy().astype("uint8")[rows]
 
-    for n, p in sorted(set(zip(n_sack.tolist(), pad.tolist()))):
+    for n, p in sorted(set(zip(n_sack.tolist(), pad.tolist(), strict=True))):
         g = np.flatnonzero((n_sack == n) & (pad == p))
         ol = (4 + 8 * n if n else 0) + p
         rec = np.zeros(len(g), dtype=_header_dtype(ol))

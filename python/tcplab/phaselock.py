@@ -11,8 +11,8 @@ their reproductions must stay bit for bit), but says so.
 The test (:func:`phase_lock_reason`) is exact about the seed: a run's seed is used only by
 random loss on links, by the queue disciplines that draw random numbers (RED, PIE, DualPI2's coins,
 FQ-CoDel's hash salt), by on/off sources with exponential periods, and by a dumbbell's
-``access_delay = "uniform"`` or nonzero ``access_jitter``. A scenario with none of these and two or more long-lived (bulk) TCP
-flows gets the warning; ``tcplab run`` and ``tcplab sweep`` print it as one line on stderr,
+``access_delay = "uniform"`` or nonzero ``access_jitter``. A scenario with none of these and two or more
+long-lived (bulk) TCP flows gets the warning; ``tcplab run`` and ``tcplab sweep`` print it as one line on stderr,
 :func:`tcplab.run` issues a :class:`PhaseLockWarning` (once per process).
 """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["plot_cwnd_queue", "cwnd_queue_figure", "algorithm_label", "flow_label",
            "cwnd_figure", "queue_figure", "throughput_figure"]
 
-FlowRef = Union[int, str]
+FlowRef = int | str
 
 
 def algorithm_label(algorithm: str, params: Mapping[str, Any] | None = None) -> str:
@@ -102,7 +102,7 @@ def _flow_labels(results: Results) -> list[str]:
             params = [f.get("cc", {}).get("params") for f in built]
     except Exception:  # a scenario that no longer validates: label without parameters
         pass
-    return [flow_label(n, a, p) for n, a, p in zip(names, algos, params)]
+    return [flow_label(n, a, p) for n, a, p in zip(names, algos, params, strict=True)]
 
 
 def _reference_lines(results: Results, ids: Sequence[int]) -> tuple[float | None, float | None, str]:

@@ -58,7 +58,6 @@ import numbers
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Union
 
 from .errors import UnitError, shown
 
@@ -80,9 +79,9 @@ __all__ = [
     "check_text",
 ]
 
-Number = Union[int, float]
+Number = int | float
 #: What the parsers accept: a number in SI base units or a string with units.
-Quantity = Union[int, float, str]
+Quantity = int | float | str
 
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _QTY_RE = re.compile(rf"^\s*({_NUM})\s*(.*?)\s*$")
@@ -178,7 +177,7 @@ def _plain_number(value: object, field: str, what: str, example: str) -> float |
         try:
             v = float(value)
         except OverflowError:  # an int beyond the largest float (about 1.8e308)
-            raise UnitError(field, f"expected a {what}, got an integer of {value.bit_length()} bits: "
+            raise UnitError(field, f"expected a {what}, got an integer of {int(value).bit_length()} bits: "
                                    f"beyond the largest 64-bit float (about 1.8e308)") from None
         if math.isnan(v):
             raise UnitError(field, f"expected a {what}, got NaN")
@@ -206,16 +205,17 @@ def parse_count(value: Quantity, field: str = "value") -> int:
 
     At most 64 bits (-2^63 to 2^64 - 1): every count the core holds is a
     u64 or smaller; callers check their own tighter ranges."""
-    value = python_scalar(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        n = value  # exact: no detour through a float, which rounds above 2^53
+    scalar = python_scalar(value)
+    if isinstance(scalar, int) and not isinstance(scalar, bool):
+        n = scalar  # exact: no detour through a float, which rounds above 2^53
     else:
         v = parse_number(value, field)
         if not math.isfinite(v) or v != round(v):
-            raise UnitError(field, f"expected a whole number, got {_quote(value)}")
+            raise UnitError(field, f"expected a whole number, got {_quote(scalar)}")
         n = int(round(v))
     if not -(2**63) <= n < 2**64:
-        raise UnitError(field, f"expected a whole number of at most 64 bits (the core's counters), got {_quote(value)}")
+        raise UnitError(field, "expected a whole number of at most 64 bits (the core's counters), "
+                               f"got {_quote(scalar)}")
     return n
 
 
@@ -269,7 +269,8 @@ def parse_time(value: Quantity, field: str = "time") -> float:
         if seen is not None:
             seen.append(value)
         return v
-    s = _split(value)  # type: ignore[arg-type]
+    text = str(value)  # a string: _plain_number took every number
+    s = _split(text)
     if s is None:
         raise UnitError(field, f"cannot parse {_quote(value)} as a time {expected}")
     num, unit = s
@@ -278,7 +279,7 @@ def parse_time(value: Quantity, field: str = "time") -> float:
         # TOML's rtt = 0.05 or Python's 0.05, stays seconds; a command-line option, named "--...", has no
         # plain numbers: everything on it is text, so there the advice would mislead.)
         plain = "" if field.startswith("--") else " (a plain number, without quotes, is seconds)"
-        raise UnitError(field, f"{_quote(value)} needs a unit, e.g. '{value.strip()}ms' or '{value.strip()}s'{plain}")
+        raise UnitError(field, f"{_quote(value)} needs a unit, e.g. '{text.strip()}ms' or '{text.strip()}s'{plain}")
     key = unit if unit in _TIME_UNITS else unit.lower()
     if key not in _TIME_UNITS:
         raise UnitError(field, f"cannot parse {_quote(value)} as a time {expected}")
@@ -334,7 +335,7 @@ def parse_param(value: object, field: str = "value") -> bool | int | float | str
     ``field``, as does a number that is not finite.
     """
     if hasattr(value, "item") and not isinstance(value, (str, bytes, bool, int, float)):
-        value = value.item()  # type: ignore[union-attr]  # numpy scalar
+        value = value.item()  # numpy scalar
     if isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
@@ -426,7 +427,8 @@ class Buffer:
                     field: str = "buffer") -> float | None:
         """The limit in packets (bytes converted with ``packet_size``); None if unlimited."""
         if not packet_size >= 1:
-            raise UnitError(field, f"needs a packet size of at least 1 byte to count packets, got {shown(packet_size)} B")
+            raise UnitError(field, "needs a packet size of at least 1 byte to count packets, "
+                                   f"got {shown(packet_size)} B")
         if self.bdp is not None:
             return float(bdp_packets(rate_bps, rtt_s, packet_size, self.bdp, field))
         if self.packets is not None:
@@ -474,7 +476,8 @@ def parse_buffer(value: Quantity | Buffer | None, field: str = "buffer") -> Buff
     if not math.isfinite(n) or n != round(n):
         raise UnitError(field, f"buffer must be a whole number of {kind}, got {_quote(value)}")
     if n <= 0:
-        raise UnitError(field, f"buffer must be at least 1 {kind[:-1]}, got {_quote(value)} (a drop-tail queue needs room)")
+        raise UnitError(field, f"buffer must be at least 1 {kind[:-1]}, got {_quote(value)} "
+                               "(a drop-tail queue needs room)")
     return Buffer(packets=int(n)) if kind == "packets" else Buffer(bytes=int(n))
 
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -219,7 +220,7 @@ class ShortLived:
         law = size_law(self.sizes)
         times = poisson_arrivals(rng, parse_time(self.interarrival, "interarrival"), start, end)
         sizes = law.sample(rng, len(times))
-        return [(int(s), float(t)) for s, t in zip(sizes, times)]
+        return [(int(s), float(t)) for s, t in zip(sizes, times, strict=True)]
 
     def to_dict(self) -> dict:
         return {"kind": "short", "sizes": size_law(self.sizes).to_dict(), "interarrival": self.interarrival}
@@ -257,10 +258,13 @@ class LongLived:
 
     def to_dict(self) -> dict:
         return {"kind": "long", "size": self.size, "interarrival": self.interarrival,
-                "first_at_start": self.first_at_start, "active": [list(w) for w in self.active] if self.active else None}
+                "first_at_start": self.first_at_start,
+                "active": [list(w) for w in self.active] if self.active else None}
 
 
-def staggered_schedule(n_flows: int, levels: Sequence[tuple[float, int]], end: float) -> list[list[tuple[float, float]]]:
+def staggered_schedule(
+    n_flows: int, levels: Sequence[tuple[float, int]], end: float
+) -> list[list[tuple[float, float]]]:
     """Active windows making the number of long-lived flows follow
     ``levels``: a list of ``(time, n)`` steps (n flows active from that time
     until the next step). Flow i is active while i < n(t). Returns one
@@ -269,7 +273,7 @@ def staggered_schedule(n_flows: int, levels: Sequence[tuple[float, int]], end: f
         raise ScenarioError("levels", "empty schedule")
     out: list[list[tuple[float, float]]] = [[] for _ in range(n_flows)]
     steps = sorted((float(t), int(n)) for t, n in levels) + [(float(end), 0)]
-    for (t0, n), (t1, _) in zip(steps, steps[1:]):
+    for (t0, n), (t1, _) in pairwise(steps):
         if n < 0 or n > n_flows:
             raise ScenarioError("levels", f"number of flows {n} outside [0, {n_flows}]")
         for i in range(n):

@@ -185,6 +185,7 @@ fn errors_name_the_field() {
     );
 }
 
+#[expect(clippy::too_many_arguments, reason = "one argument per value the proptest draws")]
 fn random_spec(
     flows: usize,
     rates: Vec<f64>,

@@ -132,6 +132,7 @@ fn the_quick_ack_credit_is_half_the_receive_window_at_most_16() {
 /// - 75: m = 45 < 50: ato = 25 + 45 = 70;
 /// - 100: m = 25 < 70: ato = 35 + 25 = 60;
 /// - 101: m = 1 <= 20: ato = 30 + 20 = 50.
+///
 /// The delayed-ACK deadlines (`tcp_send_delayed_ack`): segment 0 at
 /// 0 + 40; segment 2 (ato 70 > TCP_DELACK_MIN) is bounded by the RTT,
 /// max(srtt 20, TCP_DELACK_MIN 40) = 40: 75 + 40 = 115; segment 4 (ato 50)
@@ -168,6 +169,7 @@ fn ato_follows_the_inter_arrival_times() {
 /// - 400 ms: timer at 400 + 160 = 560: ato 320;
 /// - 1000 ms (m = 600 > rto: only a quick-ACK credit, none here): timer at
 ///   1000 + min(320, 300, 200) = 1200 (TCP_DELACK_MAX): ato min(640, 500) = 500.
+///
 /// Then arrivals at 1210, 1211, 1212, 1213 ms deflate it: 250 + 210 = 460,
 /// then m = 1: 230 + 20 = 250, 125 + 20 = 145, 72.5 + 20 = 92.5.
 #[test]

@@ -28,8 +28,9 @@ import io
 import numbers
 import os
 import re
+import sys
 import time
-from typing import Any, Optional, Union
+from typing import Any
 
 from .format import format_cell, natural_key
 
@@ -45,7 +46,8 @@ class ReportError(ValueError):
 
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;max-width:1100px;
+padding:0 1em;color:#222}
 h1{border-bottom:2px solid #345;padding-bottom:.2em}h2{margin-top:1.6em;color:#345}
 table{border-collapse:collapse;margin:.6em 0;font-size:.88em}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:right;white-space:nowrap}
@@ -88,7 +90,7 @@ def _rows_html(d: Any, digits: int) -> str:
     rows = []
     for values in d.itertuples(index=False, name=None):  # column by column: each keeps its own dtype
         cells = []
-        for c, v in zip(cols, values):
+        for c, v in zip(cols, values, strict=True):
             text = _e(format_cell(c, v, digits))
             numeric = isinstance(v, numbers.Real) and not isinstance(v, bool)  # numpy's bool is no Real
             cells.append(f"<td>{text}</td>" if numeric else f"<td class=l>{text}</td>")
@@ -140,14 +142,14 @@ def _sweep_figure(agg: Any, params: list[str], name: str) -> bytes | None:
     others = [p for p in params[1:] if p in agg and agg[p].nunique() > 1]
     fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 3.8), squeeze=False)
     groups = agg.groupby(others, sort=False) if others else [((), agg)]
-    for ax, (m, lbl) in zip(axes[0], metrics):
+    for ax, (m, lbl) in zip(axes[0], metrics, strict=True):
         scale = 1e-6 if m.endswith("_bps") else 1.0
         xscale, xunit = _axis_unit(x, agg[x])
         for keys, g in groups:
             if not isinstance(keys, tuple):
                 keys = (keys,)
             xs = list(g[x])
-            pos = np.arange(len(xs))
+            pos: np.ndarray = np.arange(len(xs))
             try:
                 xv = np.asarray([float(v) for v in xs])
                 pos = xv / xscale
@@ -158,7 +160,7 @@ def _sweep_figure(agg: Any, params: list[str], name: str) -> bytes | None:
             lo = g[f"{m}.ci_low"].to_numpy() * scale
             hi = g[f"{m}.ci_high"].to_numpy() * scale
             err = np.vstack([np.nan_to_num(mean - lo), np.nan_to_num(hi - mean)])
-            label = ", ".join(f"{k}={v}" for k, v in zip(others, keys)) or None
+            label = ", ".join(f"{k}={v}" for k, v in zip(others, keys, strict=True)) or None
             ax.errorbar(pos, mean, yerr=err, marker="o", capsize=3, label=label)
             if ticks is not None:
                 _category_ticks(ax, pos, ticks)
@@ -207,10 +209,10 @@ def _campaign_body(path: str) -> tuple[str, str]:
     from ..sweep.grid import sweep_from_dict
     from ..sweep.query import aggregate
 
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # pragma: no cover
+        import tomli as tomllib
 
     camp = Campaign(path, create=False)
     parts = []
@@ -230,7 +232,8 @@ def _campaign_body(path: str) -> tuple[str, str]:
             parts.append(f"<p class=fail>cannot read this sweep description: {_e(e)}</p><pre>{_e(text)}</pre>")
             continue
         df = camp.results(sw)
-        parts.append(f"<p>{_e(sw.describe())}; {len(df)} stored and ok. Seeds: {_e(', '.join(map(str, sw.seeds)))}.</p>")
+        seeds = ", ".join(map(str, sw.seeds))
+        parts.append(f"<p>{_e(sw.describe())}; {len(df)} stored and ok. Seeds: {_e(seeds)}.</p>")
         parts.append("<details open><summary>Sweep description (base scenario, grid, zipped groups)</summary>"
                      f"<pre>{_e(text)}</pre></details>")
         if len(df):
@@ -322,7 +325,10 @@ def _md_inline(s: str) -> str:
 def _markdown(text: str) -> str:
     """The subset of Markdown the reproductions' index.md uses: headings,
     paragraphs, bullet lists, pipe tables, bold and code (one-line ``<!-- -->`` comments are left out)."""
-    out, para, items, table = [], [], [], []
+    out: list[str] = []
+    para: list[str] = []
+    items: list[str] = []
+    table: list[str] = []
 
     def flush() -> None:
         if para:

@@ -72,7 +72,7 @@ def _group(text: str) -> str:
     return sign + f"{int(whole):,}" + ("." + frac if frac else "")
 
 
-def format_number(v: float, digits: int = 4) -> str:
+def format_number(v: float | numbers.Real, digits: int = 4) -> str:
     """``digits`` significant digits, positional, with thousands separators:
     123456789.0 -> 123,456,789; 0.000123456 -> 0.0001235."""
     if isinstance(v, bool):

@@ -117,10 +117,10 @@ def read_counters() -> dict[str, int]:
     out: dict[str, int] = {}
     for path in ("/proc/net/snmp", "/proc/net/netstat"):
         lines = Path(path).read_text().splitlines()
-        for head, vals in zip(lines[::2], lines[1::2]):
+        for head, vals in zip(lines[::2], lines[1::2], strict=True):
             prefix, names = head.split(":", 1)
             _, values = vals.split(":", 1)
-            for n, v in zip(names.split(), values.split()):
+            for n, v in zip(names.split(), values.split(), strict=True):
                 out[prefix + n] = int(v)
     return out
 

@@ -37,6 +37,7 @@ import functools
 import json
 import math
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -268,7 +269,7 @@ def kernel_hz() -> int | None:
     release = os.uname().release
     for path, opener in (("/proc/config.gz", gzip.open), (f"/boot/config-{release}", open)):
         try:
-            with opener(path, "rt") as fh:  # type: ignore[operator]
+            with opener(path, "rt") as fh:
                 for line in fh:
                     m = re.match(r"CONFIG_HZ=(\d+)\s*$", line)
                     if m:
@@ -1005,7 +1006,7 @@ def _compare_flow_sides(ks: Sequence[Side], ss: Sequence[Side]):
     rows += [{"flow": "all", **r} for r in _rows({"jain_index": jk}, {"jain_index": js}, meta,
                                                  [("jain_index", "")], judged=False,
                                                  notes={"jain_index": "of the flows' goodputs in the window"})]
-    for i, (km, sm) in enumerate(zip(kms, sms)):
+    for i, (km, sm) in enumerate(zip(kms, sms, strict=True)):
         rows += [{"flow": str(i), **r} for r in _rows(km, sm, meta, METRICS, judged=False)]
     df = pd.DataFrame(rows)
     df.attrs["window"] = window
@@ -1132,7 +1133,7 @@ def table_text(df: Any) -> str:
 
     def line(cells: Sequence[str]) -> str:
         return "  ".join(c.ljust(w) if i in left else c.rjust(w)
-                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(x) for x in rows])
 
@@ -1187,8 +1188,8 @@ def write_report(out_dir: str | os.PathLike, kernel_dir: str | os.PathLike, resu
         head = (f"<p>Kernel run undisturbed: forwarder lateness p99 {_e(_ms(fw.get('late_p99_s')))}, "
                 f"max {_e(_ms(fw.get('late_max_s')))}, no host stall over {STALL_LIMIT * 1e3:g} ms.</p>")
     shown = df.copy()
-    shown["kernel"] = [_fmt(m, v) for m, v in zip(df["metric"], df["kernel"])]
-    shown["tcplab"] = [_fmt(m, v) for m, v in zip(df["metric"], df["tcplab"])]
+    shown["kernel"] = [_fmt(m, v) for m, v in zip(df["metric"], df["kernel"], strict=True)]
+    shown["tcplab"] = [_fmt(m, v) for m, v in zip(df["metric"], df["tcplab"], strict=True)]
     shown["rel_error"] = [f"{v * 100:+.2f} %" if math.isfinite(v) else "n/a" for v in df["rel_error"]]
     shown["ok"] = ["" if v is None or v != v else ("ok" if v else "FAIL") for v in df["ok"]]
     table = _table(shown.drop(columns=["unit"]))
@@ -1241,7 +1242,7 @@ def _flows_figure(ks: Sequence[Side], ss: Sequence[Side], window: tuple[float, f
 
     colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"]
     fig, ax = plt.subplots(figsize=(10, 3.8))
-    for i, (k, s) in enumerate(zip(ks, ss)):
+    for i, (k, s) in enumerate(zip(ks, ss, strict=True)):
         c = colors[i % len(colors)]
         ax.step(k.ts["time"], k.ts["cwnd"], where="post", color=c, lw=0.9, label=f"flow {i} kernel")
         ax.step(s.ts["time"], s.ts["cwnd"], where="post", color=c, lw=0.9, ls="--", label=f"flow {i} tcplab")
@@ -1340,9 +1341,11 @@ def case_from_dict(doc: Mapping[str, Any], name: str = "validate") -> Case:
     _check_bbr_flows(alg, n_flows, "dumbbell.n_flows")
     rec = db.get("recovery", "sack")
     if not isinstance(rec, str) or rec.lower() != "sack":
-        raise ScenarioError("dumbbell.recovery", f"the kernel recovers with SACK; set \"sack\" or leave it out, got {rec!r}")
+        raise ScenarioError("dumbbell.recovery",
+                            f"the kernel recovers with SACK; set \"sack\" or leave it out, got {rec!r}")
     if sc.packet_bytes != PACKET_SIZE:
-        raise ScenarioError("dumbbell.packet_size", f"the kernel path's MTU is {PACKET_SIZE} B, got {sc.packet_bytes} B")
+        raise ScenarioError("dumbbell.packet_size",
+                            f"the kernel path's MTU is {PACKET_SIZE} B, got {sc.packet_bytes} B")
     run = doc.get("run", {})
     duration = float(sc._run_settings()["duration"]) if "duration" in run else DEFAULT_DURATION
     fields = {"buffer": "dumbbell.buffer", "duration": "run.duration"}
@@ -1378,10 +1381,10 @@ def _check_bbr_flows(alg: str, n: int, field_path: str) -> None:
 
 def case_from_file(path: str | os.PathLike) -> Case:
     """:func:`case_from_dict` of a TOML file (named after its stem)."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # pragma: no cover
+        import tomli as tomllib
     with open(path, "rb") as fh:
         doc = tomllib.load(fh)
     return case_from_dict(doc, name=os.path.splitext(os.path.basename(os.fspath(path)))[0])

@@ -71,6 +71,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -563,7 +564,7 @@ def _write_outputs(out: Path, raw: Path, fw: dict[str, Any], sysctls: dict[str, 
             rows.append([_fmt(t)] + [_fmt(int(r[f]) * k) if k < 1 else int(r[f]) * k
                                      for _, f, k in TCP_INFO_COLUMNS]
                         + ([_scaled(r.get(f), k) for _, f, k in BBR_COLUMNS] if bbr else []) + [i])
-        gaps += [float(b[0]) - float(a[0]) for a, b in zip(rows, rows[1:])]
+        gaps += [float(b[0]) - float(a[0]) for a, b in pairwise(rows)]
         tcp_rows += rows
         rx_rows += [[_fmt(float(r["time_monotonic"]) - t0), int(r["bytes"]), i] for r in _read_csv(_raw_rx(raw, i))
                     if 0 <= float(r["time_monotonic"]) - t0 <= ends[i] + interval]
