@@ -74,7 +74,7 @@ def plot_cwnd_queue(
     Flows are labelled by name and algorithm (``flow 1 (cubic)``).
     Dotted reference lines at ``C x RTT`` (``bdp_packets``) and
     ``B + C x RTT`` (``buffer_packets`` + ``bdp_packets``) are drawn on the
-    cwnd panel when given; for a :class:`~tcplab.scenario.Dumbbell` they
+    cwnd panel when given; for a :func:`~tcplab.scenario.dumbbell` they
     default to the bottleneck's capacity and buffer with the flows' path RTT
     (bottleneck and access links: :func:`tcplab.analysis.path_rtt_s`; the
     mean when the plotted flows' RTTs differ), as in mv-highspeed Figs. 2-8.

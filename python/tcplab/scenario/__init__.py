@@ -48,7 +48,7 @@ a ``[run]`` table, and *either* a ``[dumbbell]`` table *or* the generic
     (the papers' "2000 s, goodput over the last 1000 s"); sample interval
     ``"100ms"``; seed ``0``.
 
-``[dumbbell]`` (keys of :class:`Dumbbell`)
+``[dumbbell]`` (keys of :func:`dumbbell`)
     ``n_flows``, ``bottleneck_rate``, ``rtt``, ``buffer`` (required);
     ``algorithm`` (name, or a list with one per flow; default ``"newreno"``),
     ``params`` (table, or list of tables per flow), ``recovery``

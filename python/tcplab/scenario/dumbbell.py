@@ -8,7 +8,7 @@ name it had when it was a class.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
@@ -72,10 +72,12 @@ class DumbbellParams:
     source: Mapping[str, Any] | Sequence[Mapping[str, Any] | str | None] | None = None
     #: The parameters above, in order: a Scenario carrying this object reads and sets them as its own.
     PARAMETERS: ClassVar[tuple[str, ...]] = ()  # (set below the class, from its fields)
-    #: The facts a Scenario carrying this object reads as its own (the seeded ones: Scenario.SEEDED_FACTS).
+    #: The facts a Scenario carrying this object reads as its own (:meth:`shown_as`).
     FACTS: ClassVar[tuple[str, ...]] = ("capacity_bps", "rtt_s", "packet_bytes", "bdp_packets", "buffer_limit",
                                         "buffer_packets", "access_rate_bps", "access_jitter_s", "key_of",
                                         "builder_params")
+    #: The facts that depend on the run's seed, read through a scenario with its seed.
+    SEEDED_FACTS: ClassVar[tuple[str, ...]] = ("access_delays", "access_jitters", "path_rtt")
 
     def __post_init__(self) -> None:
         # (tables copied, so the caller's dict can change without changing this dumbbell)
@@ -83,6 +85,22 @@ class DumbbellParams:
             v = getattr(self, k)
             if isinstance(v, Mapping):
                 setattr(self, k, dict(v))
+
+    def shows(self, name: str) -> bool:
+        """Whether a Scenario carrying this object shows ``name`` as its own attribute."""
+        return name in self.PARAMETERS or name in self.FACTS or name in self.SEEDED_FACTS
+
+    def shown_as(self, name: str, seed: Callable[[], int]) -> Any:
+        """``name`` as a scenario carrying this object shows it: a parameter or a fact, the seeded facts with
+        the scenario's seed (``seed()``): ``sc.access_delays``, ``sc.access_jitters()``, ``sc.path_rtt(i)``
+        (as when the dumbbell was a Scenario subclass)."""
+        if name == "access_delays":
+            return self.access_delays(seed())
+        if name == "access_jitters":
+            return lambda: self.access_jitters(seed())
+        if name == "path_rtt":
+            return lambda i: self.path_rtt(i, seed())
+        return getattr(self, name)
 
     # -- parameter resolution ------------------------------------------------
     def n(self) -> int:

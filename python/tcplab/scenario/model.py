@@ -148,7 +148,7 @@ class Flow:
     Other defaults mirror the core's (``spec.rs``): ``algorithm="newreno"``,
     1500-byte packets, ``payload``
     accounting (use ``accounting="ns2"`` to count whole packets as goodput,
-    as the papers do; :class:`Dumbbell` defaults to that), initial window 10,
+    as the papers do; :func:`dumbbell` defaults to that), initial window 10,
     RTO min/max/initial 0.2/60/1 s, ``rto_mode="linux"``
     (``RTO = SRTT + max(4 RTTVAR, min_rto)``; ``"rfc6298"`` for
     ``max(min_rto, SRTT + 4 RTTVAR)``). ``rwnd`` is the receiver window in

@@ -460,11 +460,8 @@ class Scenario:
         # (only reached when ordinary lookup fails; __dict__ read directly, so unpickling and copying,
         # which look attributes up before __init__ ran, never recurse here)
         db = self.__dict__.get("dumbbell")
-        if db is not None and not name.startswith("_"):
-            if name in SEEDED_FACTS:  # the seed is the scenario's (its [run] table's)
-                return SEEDED_FACTS[name](db, self._seed())
-            if name in db.PARAMETERS or name in db.FACTS:
-                return getattr(db, name)
+        if db is not None and not name.startswith("_") and db.shows(name):
+            return db.shown_as(name, self._seed)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -473,15 +470,6 @@ class Scenario:
             setattr(db, name, value)  # sc.access_delay = "uniform" changes the dumbbell
         else:
             object.__setattr__(self, name, value)
-
-
-#: A dumbbell's facts that depend on the run's seed (the "uniform" access delays, the jitter), taken
-#: with the scenario's seed when read as the scenario's attributes.
-SEEDED_FACTS = {
-    "access_delays": lambda db, seed: db.access_delays(seed),
-    "access_jitters": lambda db, seed: lambda: db.access_jitters(seed),
-    "path_rtt": lambda db, seed: lambda i: db.path_rtt(i, seed),
-}
 
 
 def _dataclass_table(obj: Any, skip_defaults: bool = False) -> dict:

@@ -315,7 +315,7 @@ def simulate(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int,
 def sim_scenario(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int, duration_s: float,
                  seed: int = 0, flow_options: Mapping[str, Any] | None = None, *, mss: int = DEFAULT_MSS,
                  cc_params: Mapping[str, Any] | None = None, n_flows: int = 1):
-    """The :class:`tcplab.Dumbbell` :func:`simulate` runs (building it checks
+    """The :func:`tcplab.Dumbbell` :func:`simulate` runs (building it checks
     that this tcplab has the algorithm, so the command can refuse before the
     kernel side runs)."""
     import tcplab
