@@ -177,6 +177,26 @@ def test_dumbbell_uniform_access_delays_seeded():
     assert a.access_delays[0][0] != a.access_delays[0][1]
 
 
+#: ``default_rng(seed).uniform(0, 0.01, size=(2, 3))`` as f64 bits, row by row: the same table as
+#: crates/tcplab-core/src/sim/numpy_rng.rs's test, which pins the Rust benchmark dumbbell's "uniform"
+#: draw to it. Both pass: a seed gives the same network in Python and in Rust.
+UNIFORM_DRAWS = {
+    0: [0x3f7a170702893dd7, 0x3f6619d66400e98a, 0x3f3ada3773fcf067, 0x3f25a9c114dd7fae, 0x3f80a7e0d669fd4e,
+        0x3f82b177cc4abd73],
+    42: [0x3f7fb38472bbf9c8, 0x3f71f9f9574e02e0, 0x3f8195869eea25ed, 0x3f7c906f0c7e667c, 0x3f4edc2b2560bccd,
+         0x3f83fb12277b6c1b],
+    2**64 - 1: [0x3f7bda98b7729ac5, 0x3f814fde3ca2d14a, 0x3f13681fbbfd8d71, 0x3f82521d03c49c55, 0x3f552131a958d700,
+                0x3f6a1e8737c6ee64],
+}
+
+
+@pytest.mark.parametrize("seed", sorted(UNIFORM_DRAWS))
+def test_uniform_access_delays_are_the_draw_the_rust_dumbbell_makes(seed):
+    d = Dumbbell(3, "10Mbps", "20ms", 10, access_delay="uniform", seed=seed, duration="5s").access_delays
+    got = [np.float64(d[i][row]).view(np.uint64) for row in (0, 1) for i in range(3)]
+    assert got == UNIFORM_DRAWS[seed]
+
+
 def test_dumbbell_per_flow_lists_and_options():
     d = Dumbbell(2, "10Mbps", "20ms", 20, algorithm=["newreno", "reno"], recovery=["sack", "newreno"],
                  start=[0, "1s"], access_delay=["1ms", "3ms"], access_rate="100Mbps",
@@ -367,7 +387,7 @@ def test_dumbbell_parameters_read_and_set_through_the_scenario():
     assert d.path_rtt(1) == d.dumbbell.path_rtt(1, 4) and d.capacity_bps == 10e6
     assert d.to_spec()["links"][2]["delay"] == d.dumbbell.access_delays(4)[0][0]
     with pytest.raises(AttributeError):
-        Scenario().capacity_bps  # a generic scenario has no dumbbell facts
+        _ = Scenario().capacity_bps  # a generic scenario has no dumbbell facts
 
 
 def rust_enum_variants(name, snake=False):
