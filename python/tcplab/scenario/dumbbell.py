@@ -191,7 +191,7 @@ class DumbbellParams:
         base = self._base_access_delays(seed)
         if self.access_jitter_s == 0:
             return base
-        return [(s + j, r) for (s, r), j in zip(base, self.access_jitters(seed))]
+        return [(s + j, r) for (s, r), j in zip(base, self.access_jitters(seed), strict=True)]
 
     def _base_access_delays(self, seed: int) -> list[tuple[float, float]]:
         """``access_delay``'s delays, before the jitter."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import MISSING, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ScenarioError, shown
 from ..units import Buffer, Quantity, parse_count, parse_size, python_scalar
@@ -24,6 +24,9 @@ from .checks import (
     _suggest,
 )
 from .model import File, Flow, Link, Node, Route, _coerce
+
+if TYPE_CHECKING:
+    from .dumbbell import DumbbellParams
 
 #: Keys of a scenario file's ``[run]`` table: the run settings of :class:`Scenario`.
 RUN_KEYS = ["duration", "measure_window", "measure_start", "sample_interval", "seed", "trace_links", "loss_trace",
@@ -95,7 +98,7 @@ class Scenario:
         memory_limit: Quantity | None = None,
         pcap: Sequence[str] | None = None,
         pcap_limit: int | None = None,
-        dumbbell: Any = None,
+        dumbbell: DumbbellParams | None = None,
     ) -> None:
         self.dumbbell = dumbbell
         # (lists copied; anything else is kept as given for to_spec() to name)
