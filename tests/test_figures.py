@@ -239,10 +239,10 @@ def test_reference_lines_route_the_scenario_once_whatever_the_number_of_flows(mo
     from tcplab import _core
     from tcplab.analysis import path_rtts_s
     from tcplab.plot import _reference_lines
-    from tcplab.scenario import Dumbbell
+    from tcplab.scenario import Scenario
 
     calls = {"paths": 0, "to_spec": 0}
-    real_paths, real_to_spec = _core.paths, Dumbbell.to_spec
+    real_paths, real_to_spec = _core.paths, Scenario.to_spec
 
     def counting_paths(*a, **k):
         calls["paths"] += 1
@@ -253,7 +253,7 @@ def test_reference_lines_route_the_scenario_once_whatever_the_number_of_flows(mo
         return real_to_spec(self, *a, **k)
 
     monkeypatch.setattr(_core, "paths", counting_paths)
-    monkeypatch.setattr(Dumbbell, "to_spec", counting_to_spec)
+    monkeypatch.setattr(Scenario, "to_spec", counting_to_spec)
     seen = []
     for n in (2, 30):
         sc = tcplab.Dumbbell(n_flows=n, bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP",

@@ -58,10 +58,10 @@ def test_dumbbell_build_is_linear_in_flows():
 
 def test_dumbbell_flows_property_is_linear():
     sc = _dumbbell(n_flows=3, algorithm=["reno", "cubic", "newreno"], start=[0, 1, 2])
-    flows = sc.flows
+    flows = sc.dumbbell.flows()
     assert [f.algorithm for f in flows] == ["reno", "cubic", "newreno"]
     assert [f.start for f in flows] == [0, 1, 2]
-    assert sc._flow(1).algorithm == "cubic"
+    assert sc.dumbbell.flow(1).algorithm == "cubic"
 
 
 def test_ten_million_flows_is_a_clean_error_under_a_memory_limit():

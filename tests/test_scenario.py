@@ -178,6 +178,26 @@ def test_dumbbell_uniform_access_delays_seeded():
     assert a.access_delays[0][0] != a.access_delays[0][1]
 
 
+#: ``default_rng(seed).uniform(0, 0.01, size=(2, 3))`` as f64 bits, row by row: the same table as
+#: crates/tcplab-core/src/sim/numpy_rng.rs's test, which pins the Rust benchmark dumbbell's "uniform"
+#: draw to it. Both pass: a seed gives the same network in Python and in Rust.
+UNIFORM_DRAWS = {
+    0: [0x3f7a170702893dd7, 0x3f6619d66400e98a, 0x3f3ada3773fcf067, 0x3f25a9c114dd7fae, 0x3f80a7e0d669fd4e,
+        0x3f82b177cc4abd73],
+    42: [0x3f7fb38472bbf9c8, 0x3f71f9f9574e02e0, 0x3f8195869eea25ed, 0x3f7c906f0c7e667c, 0x3f4edc2b2560bccd,
+         0x3f83fb12277b6c1b],
+    2**64 - 1: [0x3f7bda98b7729ac5, 0x3f814fde3ca2d14a, 0x3f13681fbbfd8d71, 0x3f82521d03c49c55, 0x3f552131a958d700,
+                0x3f6a1e8737c6ee64],
+}
+
+
+@pytest.mark.parametrize("seed", sorted(UNIFORM_DRAWS))
+def test_uniform_access_delays_are_the_draw_the_rust_dumbbell_makes(seed):
+    d = Dumbbell(3, "10Mbps", "20ms", 10, access_delay="uniform", seed=seed, duration="5s").access_delays
+    got = [np.float64(d[i][row]).view(np.uint64) for row in (0, 1) for i in range(3)]
+    assert got == UNIFORM_DRAWS[seed]
+
+
 def test_dumbbell_per_flow_lists_and_options():
     d = Dumbbell(2, "10Mbps", "20ms", 20, algorithm=["newreno", "reno"], recovery=["sack", "newreno"],
                  start=[0, "1s"], access_delay=["1ms", "3ms"], access_rate="100Mbps",
@@ -345,16 +365,30 @@ def test_unit_error_is_scenario_error_with_field():
 def test_dumbbell_to_generic_gives_same_spec():
     d = Dumbbell(3, "50Mbps", "40ms", "0.3BDP", access_delay="uniform", seed=11, duration="20s")
     g = d.to_generic()
-    assert type(g) is Scenario
+    assert type(g) is Scenario and g.dumbbell is None and d.dumbbell is not None
     assert g.to_spec() == d.to_spec()
 
 
-def test_dumbbell_lists_are_read_only():
+def test_dumbbell_is_a_plain_scenario_built_from_its_parameters():
     d = Dumbbell(1, "10Mbps", "20ms", 10, duration="5s")
+    assert type(d) is Scenario and d.kind == "dumbbell" and d.links == []
+    assert [n.name for n in d.dumbbell.nodes()] == ["r1", "r2", "s1", "d1"]
+    assert d.dumbbell.flows()[0].src == "s1"
+    # lists given beside the dumbbell: an error naming them, not a silent choice
+    d.links = [Link("x", "a", "b", 1, 0)]
+    with pytest.raises(ScenarioError, match=r"^links: a scenario has either a dumbbell or nodes/links/flows"):
+        d.to_spec()
+
+
+def test_dumbbell_parameters_read_and_set_through_the_scenario():
+    d = Dumbbell(2, "10Mbps", "20ms", 10, duration="5s", seed=4)
+    d.access_delay = "uniform"  # the tutorial's way: changes the dumbbell, and so the network
+    assert d.dumbbell.access_delay == "uniform" and "access_delay" not in vars(d)
+    assert d.access_delays == d.dumbbell.access_delays(4)
+    assert d.path_rtt(1) == d.dumbbell.path_rtt(1, 4) and d.capacity_bps == 10e6
+    assert d.to_spec()["links"][2]["delay"] == d.dumbbell.access_delays(4)[0][0]
     with pytest.raises(AttributeError):
-        d.links = [Link("x", "a", "b", 1, 0)]
-    assert [n.name for n in d.nodes] == ["r1", "r2", "s1", "d1"]
-    assert d.flows[0].src == "s1"
+        _ = Scenario().capacity_bps  # a generic scenario has no dumbbell facts
 
 
 def rust_enum_variants(name, snake=False):

@@ -64,7 +64,7 @@ def test_generic_round_trip(tmp_path):
                                           ("dumbbell-newreno-0.1bdp.toml", 167)])
 def test_examples(fname, limit, tmp_path):
     sc = load_scenario(os.path.join(EXAMPLES, fname))
-    assert isinstance(sc, Dumbbell)
+    assert sc.dumbbell is not None
     spec = sc.to_spec()
     links = {ln["name"]: ln for ln in spec["links"]}
     assert links["r1-r2"]["queue"]["limit_packets"] == limit

@@ -221,12 +221,12 @@ def test_linux_flow_options():
 
 def test_simulate_builds_the_kernel_path(reno20):
     sc = reno20.scenario
-    f = sc.flows[0]
+    f = sc.dumbbell.flow(0)
     assert (sc.n_flows, sc.capacity_bps, sc.rtt_s, sc.buffer_packets) == (1, 20e6, 0.05, 83)
     assert sc.access_delays == [(0.0, 0.0)] and sc.access_rate_bps == 100 * 20e6
     assert (f.algorithm, f.params, f.recovery, f.packet_size, f.header_size, f.ack_size, f.accounting) == (
         "newreno", {"mode": "linux"}, "sack", 1500, 52, 52, "payload")
-    cub = F.simulate("cubic", 20e6, 0.05, 8, 2.0).scenario.flows[0]
+    cub = F.simulate("cubic", 20e6, 0.05, 8, 2.0).scenario.dumbbell.flow(0)
     assert (cub.algorithm, cub.params) == ("cubic", {"variant": "linux", "hystart": True})
     # the run itself: one flow, drops traced, every ~10 ms sampled
     assert len(reno20.drop_trace) > 0 and np.diff(reno20.flow_ts["time"][:3]).round(6).tolist() == [0.01, 0.01]
@@ -238,7 +238,7 @@ def test_kernel_cc_params():
     assert F.kernel_cc_params("reno") == {}
     assert F.kernel_cc_params("cubic") == ({"hz": hz} if hz else {})
     if hz:
-        f = F.simulate("cubic", 20e6, 0.05, 8, 1.0, cc_params=F.kernel_cc_params("cubic")).scenario.flows[0]
+        f = F.simulate("cubic", 20e6, 0.05, 8, 1.0, cc_params=F.kernel_cc_params("cubic")).scenario.dumbbell.flow(0)
         assert f.params == {"variant": "linux", "hystart": True, "hz": hz}
 
 

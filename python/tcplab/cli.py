@@ -225,12 +225,12 @@ def _summary_text(res: Any) -> str:
 
 def _file_field(e: Any, sc: Any) -> Any:
     """Prefix a Scenario error's field with its table in the scenario file."""
-    from .scenario import RUN_KEYS, Dumbbell
+    from .scenario import RUN_KEYS
 
     head = e.field.split(".")[0].split("[")[0]
     if head in RUN_KEYS:
         return e.with_prefix("run")
-    if isinstance(sc, Dumbbell) and e.field:
+    if sc.dumbbell is not None and e.field:
         return e.with_prefix("dumbbell")
     return e
 
@@ -238,14 +238,14 @@ def _file_field(e: Any, sc: Any) -> Any:
 def _core_error_in_file_terms(e: Any, sc: Any, spec: dict) -> str:
     """The core names the run description's fields (``links[0].rate_bps``); a dumbbell file has no
     links list, so its key leads (``dumbbell.bottleneck_rate (links[0].rate_bps): ...``)."""
-    from .scenario import RUN_KEYS, Dumbbell
+    from .scenario import RUN_KEYS
 
     field, problem = getattr(e, "field", None), getattr(e, "problem", None)
     if not field or problem is None:
         return str(e)
     if field.split(".")[0] in RUN_KEYS:
         return f"run.{field}: {problem}"
-    key = sc.key_of(field, spec) if isinstance(sc, Dumbbell) else None
+    key = sc.dumbbell.key_of(field, spec) if sc.dumbbell is not None else None
     return f"dumbbell.{key} ({field}): {problem}" if key else str(e)
 
 
@@ -460,17 +460,16 @@ def _analytic_comparison(sc: Any, res: Any) -> dict | None:
     dumbbell, beside the simulated bottleneck utilization; None where the
     model does not apply."""
     from .analysis import reno_sawtooth_utilization
-    from .scenario import Dumbbell
-
-    if not isinstance(sc, Dumbbell) or sc.n_flows != 1:
+    db = sc.dumbbell
+    if db is None or db.n_flows != 1:
         return None
     if str(res.flows["algorithm"].iloc[0]) != "newreno":
         return None
-    buf = sc.buffer_packets
+    buf = db.buffer_packets
     if buf is None:
         return None
     T = sc.path_rtt(0)
-    predicted = reno_sawtooth_utilization(sc.capacity_bps, T, buf, sc.packet_bytes)
+    predicted = reno_sawtooth_utilization(db.capacity_bps, T, buf, db.packet_bytes)
     link = res.links[res.links["name"] == sc.bottleneck_links()[0]].iloc[0]
     simulated = float(link["utilization"])
     return {

@@ -174,7 +174,7 @@ def write_pcap(path: str | os.PathLike, trace, sacks, spec: Mapping[str, Any] | 
     opt_len = sack_len + pad
     hlen = 40 + opt_len
     total_len = hlen + payload
-    if len(total_len) and int(total_len.max()) > 65535:  # (a scenario with such packets refuses pcap: scenario.py)
+    if len(total_len) and int(total_len.max()) > 65535:  # (such a scenario refuses pcap: scenario/scenario.py)
         raise ValueError(f"pcap: a packet of {int(total_len.max()):,} bytes with its IPv4 and TCP headers; IPv4 "
                          "carries at most 65,535 bytes (its total length is 16 bits)")
 

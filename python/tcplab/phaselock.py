@@ -46,12 +46,10 @@ def _random_loss(loss: Any) -> bool:
 
 def _randomness(scenario: Any, spec: Mapping[str, Any]) -> str | None:
     """What in the run draws from the seed, or None."""
-    from .scenario import Dumbbell
-
-    if isinstance(scenario, Dumbbell) and isinstance(scenario.access_delay, str) \
-            and scenario.access_delay.strip().lower() == "uniform":
+    db = getattr(scenario, "dumbbell", None)
+    if db is not None and isinstance(db.access_delay, str) and db.access_delay.strip().lower() == "uniform":
         return "uniform access delays"
-    if isinstance(scenario, Dumbbell) and scenario.access_jitter_s > 0:
+    if db is not None and db.access_jitter_s > 0:
         return "access-delay jitter"
     for link in spec.get("links", []):
         if _random_loss(link.get("loss")):
@@ -75,13 +73,11 @@ def phase_lock_reason(scenario: Any, spec: Mapping[str, Any] | None = None,
     """The warning's text (one line) when ``scenario`` has two or more long-lived TCP flows and nothing
     random; None otherwise. ``spec``: its run description if already built; ``seed_word``: what would
     change the seed where the text is shown (``--seed`` on the command line, ``another seed`` elsewhere)."""
-    from .scenario import Dumbbell
-
     spec = scenario.to_spec() if spec is None else spec
     n = long_lived_tcp_flows(spec)
     if n < 2 or _randomness(scenario, spec) is not None:
         return None
-    fix = ('access_delay = "uniform"' if isinstance(scenario, Dumbbell)
+    fix = ('access_delay = "uniform"' if getattr(scenario, "dumbbell", None) is not None
            else "access-link delays that differ per seed (as a dumbbell's access_delay = \"uniform\")")
     return (f"{n} long-lived flows and nothing random (fixed delays, no random loss, deterministic queues): the "
             f"outcome may be a phase effect and {seed_word} changes nothing; for a robust comparison use {fix} "

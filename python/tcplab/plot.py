@@ -74,7 +74,7 @@ def plot_cwnd_queue(
     Flows are labelled by name and algorithm (``flow 1 (cubic)``).
     Dotted reference lines at ``C x RTT`` (``bdp_packets``) and
     ``B + C x RTT`` (``buffer_packets`` + ``bdp_packets``) are drawn on the
-    cwnd panel when given; for a :class:`~tcplab.scenario.Dumbbell` they
+    cwnd panel when given; for a :func:`~tcplab.scenario.dumbbell` they
     default to the bottleneck's capacity and buffer with the flows' path RTT
     (bottleneck and access links: :func:`tcplab.analysis.path_rtt_s`; the
     mean when the plotted flows' RTTs differ), as in mv-highspeed Figs. 2-8.
@@ -108,15 +108,14 @@ def _flow_labels(results: Results) -> list[str]:
 def _reference_lines(results: Results, ids: Sequence[int]) -> tuple[float | None, float | None, str]:
     """(C x RTT, B, RTT text) for a dumbbell: the bottleneck's capacity and buffer, the plotted flows' path RTT."""
     from .analysis import bdp_packets, path_rtts_s
-    from .scenario import Dumbbell
-
     sc = results.scenario
-    if not isinstance(sc, Dumbbell):
+    db = getattr(sc, "dumbbell", None)
+    if db is None:
         return None, None, ""
     rtts = path_rtts_s(sc, list(ids) or [0])  # one routing for all the flows
     rtt = sum(rtts) / len(rtts)
     what = "path RTT" if max(rtts) - min(rtts) < 1e-9 else "mean path RTT"
-    return (float(bdp_packets(sc.capacity_bps, rtt, sc.packet_bytes, exact=True)), sc.buffer_packets,
+    return (float(bdp_packets(db.capacity_bps, rtt, db.packet_bytes, exact=True)), db.buffer_packets,
             f"{what} {1e3 * rtt:.4g} ms")
 
 

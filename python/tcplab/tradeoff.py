@@ -168,7 +168,7 @@ def point_from_results(r1, r2, replaced: Sequence[int], bottleneck: str, label: 
 
 
 def dumbbell_maker(bottleneck_rate, rtt, buffer, **dumbbell_kwargs) -> Callable[[Sequence[Protocol]], Any]:
-    """A scenario factory for :func:`run_tradeoff`: a :class:`tcplab.Dumbbell`
+    """A scenario factory for :func:`run_tradeoff`: a :func:`tcplab.Dumbbell`
     with one flow per protocol in the list; other Dumbbell arguments pass through."""
 
     def make(protos: Sequence[Protocol]):

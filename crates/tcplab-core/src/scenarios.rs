@@ -12,7 +12,9 @@ pub enum AccessDelay {
     /// `2.5 * i / N` ms, i = 1..N.
     Spread,
     /// mv-buffers: every access link's delay drawn independently, uniform in
-    /// `[0, max)` seconds, from the run's workload stream (seed-determined).
+    /// `[0, max)` seconds, as the Python dumbbell draws them:
+    /// `numpy.random.default_rng(seed).uniform(0, max, size=(2, N))`
+    /// ([`crate::sim::numpy_rng::uniform_access_delays`]), so a seed gives the same network in both.
     Uniform { max: f64 },
 }
 
@@ -45,7 +47,7 @@ pub struct Dumbbell {
 }
 
 /// SplitMix64-based uniform draws in [0, 1) from (seed, purpose), for
-/// builder-side randomness (access delays, start times).
+/// builder-side randomness (start times).
 fn uniform_draws(seed: u64, purpose: u64, n: usize) -> Vec<f64> {
     use rand::Rng;
     let mut r = crate::sim::rng::stream(seed, crate::sim::rng::StreamKind::Workload, purpose);
@@ -104,10 +106,7 @@ impl Dumbbell {
         let n = self.flows;
         let delays: Vec<[f64; 2]> = match self.access_delay {
             AccessDelay::Spread => (1..=n).map(|i| [2.5e-3 * i as f64 / n as f64; 2]).collect(),
-            AccessDelay::Uniform { max } => {
-                let u = uniform_draws(self.seed, 1, 2 * n);
-                (0..n).map(|i| [max * u[i], max * u[n + i]]).collect()
-            }
+            AccessDelay::Uniform { max } => crate::sim::numpy_rng::uniform_access_delays(self.seed, n, max),
         };
         let starts = if self.start_spread > 0.0 {
             uniform_draws(self.seed, 2, n).into_iter().map(|u| u * self.start_spread).collect()

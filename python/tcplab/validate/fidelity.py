@@ -316,7 +316,7 @@ def simulate(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int,
 def sim_scenario(algorithm: str, rate_bps: float, rtt_s: float, buffer_packets: int, duration_s: float,
                  seed: int = 0, flow_options: Mapping[str, Any] | None = None, *, mss: int = DEFAULT_MSS,
                  cc_params: Mapping[str, Any] | None = None, n_flows: int = 1):
-    """The :class:`tcplab.Dumbbell` :func:`simulate` runs (building it checks
+    """The :func:`tcplab.Dumbbell` :func:`simulate` runs (building it checks
     that this tcplab has the algorithm, so the command can refuse before the
     kernel side runs)."""
     import tcplab
@@ -340,13 +340,14 @@ def sim_t0(result: Any, flow: int = 0) -> float:
     reaches the bottleneck router (its start, plus one packet time on the
     sender's access link, plus that link's delay). 0 without a Dumbbell."""
     sc = getattr(result, "scenario", None)
-    if sc is None or not hasattr(sc, "access_rate_bps"):
+    db = getattr(sc, "dumbbell", None)
+    if db is None:
         return 0.0
-    f = sc.flows[flow]
+    f = db.flow(flow)
     from ..units import parse_time
 
     start = parse_time(f.start, "start")
-    return start + sc.packet_bytes * 8 / sc.access_rate_bps + sc.access_delays[flow][0]
+    return start + db.packet_bytes * 8 / db.access_rate_bps + sc.access_delays[flow][0]
 
 
 # ---------------------------------------------------------------- common per-side form
@@ -1259,7 +1260,7 @@ def _tcplab_algorithm_text(result: Any, flow: int) -> str:
     sc = getattr(result, "scenario", None)
     if sc is None:
         return str(result.flows["algorithm"].iloc[flow])
-    f = sc.flows[flow]
+    f = sc.flows[flow] if sc.dumbbell is None else sc.dumbbell.flow(flow)
     return f"{f.algorithm} {json.dumps(f.params)}, recovery {f.recovery}"
 
 
@@ -1321,10 +1322,10 @@ def case_from_dict(doc: Mapping[str, Any], name: str = "validate") -> Case:
     honour is refused with a :class:`~tcplab.errors.ScenarioError` naming it
     and saying why."""
     from ..errors import ScenarioError
-    from ..scenario import Dumbbell, scenario_from_dict
+    from ..scenario import scenario_from_dict
 
     sc = scenario_from_dict(doc, name=name)
-    if not isinstance(sc, Dumbbell):
+    if sc.dumbbell is None:
         raise ScenarioError("", "tcplab validate needs a [dumbbell] scenario (one flow over one bottleneck)")
     for table, allowed in _ALLOWED.items():
         keys = doc if table == "" else doc.get(table, {})

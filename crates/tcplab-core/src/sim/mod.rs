@@ -1,6 +1,7 @@
 //! Simulation kernel: time, the event queue and random streams.
 
 pub mod event;
+pub mod numpy_rng;
 pub mod rng;
 pub mod time;
 
