@@ -15,8 +15,8 @@ import sys
 import pytest
 
 from tcplab import _core
-from tcplab.bench import AXES, ROW_FIELDS
-from tcplab.bench import main as bench_main
+from tcplab.devtools.measure import AXES, ROW_FIELDS
+from tcplab.devtools.bench import main as bench_main
 
 SUITE = ["S1", "S2", "S3", "S4", "S5", "S6"]
 
@@ -129,7 +129,7 @@ def test_a_warm_up_reports_the_counts_of_the_runs_first_seconds():
 
 
 def test_a_duration_given_runs_a_flows_point_from_the_start():
-    from tcplab.bench import with_duration
+    from tcplab.devtools.measure import with_duration
 
     (sc,) = [r for r in _core.bench_scaling("flows") if r["name"] == "flows=10000"]
     assert sc["warmup"] == 10.0 and sc["description"].endswith(", 5 s after a 10 s warm-up")
@@ -139,7 +139,7 @@ def test_a_duration_given_runs_a_flows_point_from_the_start():
 
 
 def test_compare_warns_when_a_curve_was_measured_differently():
-    from tcplab.benchcompare import compare
+    from tcplab.devtools.benchcompare import compare
 
     def rep(warmup, sim):
         pt = {"scenario": "flows=1000", "core_ns_per_packet_hop": 40.0, "peak_rss_mb": 50.0, "simulated_s": sim}
@@ -217,7 +217,7 @@ def test_json_without_a_path_prints_the_report_and_only_selects(capsys):
 
 
 def test_rounds_interleave_the_curve_and_give_each_round_its_ratio(monkeypatch):
-    from tcplab import bench
+    from tcplab.devtools import bench
 
     order = []
     scs = [{"name": f"p{i}", "description": "", "axis_value": float(i)} for i in range(3)]
@@ -236,7 +236,7 @@ def test_rounds_interleave_the_curve_and_give_each_round_its_ratio(monkeypatch):
                 "core_ns_per_packet_hop": float(ns), "peak_rss_mb": 10.0 + k, "runs": 1,
                 "axis_value": sc["axis_value"]}
 
-    monkeypatch.setattr(bench, "_measure", fake_measure)
+    monkeypatch.setattr(bench, "measure", fake_measure)
     monkeypatch.setattr(_core, "bench_scaling", lambda axis, quick: scs)
     rows = bench.run_scaling("flows", rounds=2)
     assert order == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
