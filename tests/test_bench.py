@@ -108,9 +108,9 @@ def test_a_warm_up_reports_the_counts_of_the_runs_first_seconds():
     (sc,) = [r for r in _core.bench_scaling("flows", quick=True) if r["name"] == "flows=10"]
     assert sc["warmup"] == 1.0
     spec = json.loads(sc["spec_json"])
-    r = _core.run(sc["spec_json"], warmup=1.0)
-    plain = _core.run(sc["spec_json"])
-    assert "warmup" not in plain
+    r = _core.bench_run(sc["spec_json"], warmup=1.0)
+    plain = _core.bench_run(sc["spec_json"])
+    assert "warmup" not in plain and "warmup" not in _core.run(sc["spec_json"])
     assert r["meta"]["events"] == plain["meta"]["events"]
     assert list(r["links"]["packets_out"]) == list(plain["links"]["packets_out"])
     first = _core.run(json.dumps(dict(spec, duration=1.0, measure_start=0.5)))
@@ -121,11 +121,11 @@ def test_a_warm_up_reports_the_counts_of_the_runs_first_seconds():
     assert 0 < sum(w["packets_out"]) < sum(r["links"]["packets_out"])
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(_core.SpecError, match="warmup: must be a finite number of seconds >= 0"):
-            _core.run(sc["spec_json"], warmup=bad)
+            _core.bench_run(sc["spec_json"], warmup=bad)
     # Nothing left to measure.
     for bad in (spec["duration"], spec["duration"] + 1):
         with pytest.raises(_core.SpecError, match=r"warmup: must be shorter than the run's duration \(3(\.0)? s\)"):
-            _core.run(sc["spec_json"], warmup=bad)
+            _core.bench_run(sc["spec_json"], warmup=bad)
 
 
 def test_a_duration_given_runs_a_flows_point_from_the_start():
@@ -257,3 +257,11 @@ def test_rounds_are_checked_on_the_command_line(capsys):
     with pytest.raises(SystemExit):
         bench_main(["--rounds", "2", "--quick"])
     assert "--rounds: applies to the scaling curves" in capsys.readouterr().err
+
+
+def test_a_core_built_without_the_bench_feature_is_explained(monkeypatch, capsys):
+    # `cargo build --no-default-features` leaves the benchmark out of the extension: say so, no traceback.
+    monkeypatch.delattr(_core, "bench_suite")
+    assert bench_main(["--quick", "--only", "S1"]) == 2
+    err = capsys.readouterr().err
+    assert "tcplab bench: error:" in err and "cargo feature `bench`" in err

@@ -98,7 +98,7 @@ import subprocess
 import sys
 from typing import Any
 
-from .measure import AXES, measure, s5_scenario
+from .measure import AXES, bench_core_missing, measure, s5_scenario
 
 
 def run_suite(quick: bool = False, only: list[str] | None = None, seconds: float | None = None,
@@ -369,6 +369,10 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print_table(res)
         return 0
+    missing = None if args.campaign else bench_core_missing()
+    if missing:
+        print(f"tcplab bench: error: {missing}", file=sys.stderr)
+        return 2
     for opt, val in (("--svg", args.svg), ("--folded", args.folded), ("--perf", args.perf),
                      ("--frequency", args.frequency is not None)):
         if val and args.profile is None:

@@ -35,7 +35,7 @@ def peak_mb():
 spec = sys.stdin.read()
 warmup = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
 t0 = time.perf_counter()
-r = _core.run(spec, warmup=warmup)
+r = _core.bench_run(spec, warmup)
 wall = time.perf_counter() - t0
 links = r["links"]
 warm = r.get("warmup")
@@ -62,6 +62,18 @@ ROW_FIELDS = ("scenario", "description", "simulated_s", "wall_s", "core_wall_s",
               "measured_bottleneck_data_packets", "core_ns_per_packet_hop")
 
 AXES = ("flows", "rate", "window", "algorithm")
+
+
+def bench_core_missing() -> str | None:
+    """Why the compiled core cannot run the benchmark, or None if it can: its
+    benchmark functions come with the cargo feature ``bench`` (on in the
+    default build)."""
+    from .. import _core
+
+    if hasattr(_core, "bench_suite") and hasattr(_core, "bench_run"):
+        return None
+    return ("this tcplab extension was built without the cargo feature `bench` (cargo's --no-default-features), "
+            "which holds the benchmark's scenarios; build it with the default features (scripts/setup.sh)")
 
 
 def run_child(spec_json: str, warmup: float = 0.0) -> dict:
