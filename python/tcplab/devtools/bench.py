@@ -283,6 +283,96 @@ def _alone(p: argparse.ArgumentParser, args: argparse.Namespace, mode: str, why:
         p.error(f"{mode}: {why}; drop {', '.join(clash)}")
 
 
+def _compare(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--compare BEFORE AFTER``: two reports side by side."""
+    _alone(p, args, "--compare", "reads two reports and runs nothing",
+           ("--ns3", "--profile", "--quick", "--seconds"))
+    from .benchcompare import CompareError, compare, load, print_table
+
+    try:
+        res = compare(load(args.compare[0]), load(args.compare[1]))
+        if args.json and args.json != "-":
+            with open(args.json, "w") as f:
+                json.dump(res, f, indent=2)
+    except CompareError as e:
+        print(f"tcplab bench: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"tcplab bench: error: --json: cannot write {args.json!r}: {e.strerror}", file=sys.stderr)
+        return 2
+    if args.json == "-":
+        print(json.dumps(res, indent=2))
+    else:
+        print_table(res)
+    return 0
+
+
+def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--profile SCENARIO``: one scenario under perf."""
+    _alone(p, args, "--profile", "profiles one scenario on its own", ("--ns3",))
+    from .profile import ProfileError, check_writable, print_report, profile, write_all
+
+    try:
+        if args.json and args.json != "-":
+            check_writable("--json", args.json)
+        res = profile(args.profile, args.quick, args.seconds, args.perf,
+                      499 if args.frequency is None else args.frequency, args.svg, args.folded,
+                      None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)))
+        if args.json and args.json != "-":
+            write_all([("--json", args.json, json.dumps(res, indent=2))])
+    except ProfileError as e:
+        print(f"tcplab bench: error: {e}", file=sys.stderr)
+        return 2
+    if args.json == "-":
+        print(json.dumps(res, indent=2))
+        return 0
+    print_report(res)
+    return 0
+
+
+def _ns3(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--ns3 [SCENARIO]``: the same dumbbell in ns-3 and in tcplab."""
+    _alone(p, args, "--ns3", "runs its comparison on its own", ("--quick",))
+    if args.seconds is not None and not args.seconds > 0:
+        p.error(f"--seconds: must be positive, got {args.seconds}")
+    from .ns3compare import Ns3Unavailable, main_args
+
+    try:
+        return main_args(args.seconds, args.ns3_python, args.json == "-", None if args.json == "-" else args.json,
+                         None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)),
+                         args.ns3_sack, args.ns3)
+    except (Ns3Unavailable, ValueError) as e:
+        print(f"tcplab bench: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _print_report(report: dict, quick: bool) -> None:
+    """The tables of a suite, curve or memory report."""
+    m = report["machine"]
+    print(f"tcplab bench: {m['cpu']} ({m['cores']} cores), commit {report['commit'] or 'unknown'}, "
+          f"{report.get('build', 'unknown')} build"
+          + ("  [QUICK: shortened runs, figures not comparable]" if quick else ""))
+    if report["scenarios"] or report["skipped"]:
+        _print_rows("\nstandard scenarios", report["scenarios"])
+        for s in report["skipped"]:
+            print(f"{s['scenario']:<16} skipped: {s['reason']}")
+        for r in report["scenarios"]:
+            print(f"  {r['scenario']}: {r['description']}")
+    for axis, cur in report.get("scaling", {}).items():
+        _print_rows(f"\nscaling: {axis} (ns/pkt-hop of the event loop)", cur["points"], "core_ns_per_packet_hop")
+        print(f"  largest / smallest ns per packet-hop: {cur['flatness']:.2f}"
+              + (" (fastest run of each point); in each round: "
+                 + ", ".join(f"{x:.2f}" for x in cur["round_flatness"])
+                 + f" (median {statistics.median(cur['round_flatness']):.2f})"
+                 if len(cur["round_flatness"]) > 1 else ""))
+    if "memory" in report:
+        mem = report["memory"]
+        _print_rows("\nmemory against simulated time", mem["runs"])
+        print(f"  peak ratio 10x longer run: {mem['no_traces_peak_ratio']:.2f} without traces, "
+              f"{mem['traces_peak_ratio']:.2f} with traces every 10 ms"
+              + (f" ({mem['trace_bytes_per_row']:.0f} bytes per sampled row)" if "trace_bytes_per_row" in mem else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="tcplab bench",
@@ -349,26 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         if val and not args.ns3:
             p.error(f"{opt}: applies to --ns3")
     if args.compare:
-        _alone(p, args, "--compare", "reads two reports and runs nothing",
-               ("--ns3", "--profile", "--quick", "--seconds"))
-        from .benchcompare import CompareError, compare, load, print_table
-
-        try:
-            res = compare(load(args.compare[0]), load(args.compare[1]))
-            if args.json and args.json != "-":
-                with open(args.json, "w") as f:
-                    json.dump(res, f, indent=2)
-        except CompareError as e:
-            print(f"tcplab bench: error: {e}", file=sys.stderr)
-            return 2
-        except OSError as e:
-            print(f"tcplab bench: error: --json: cannot write {args.json!r}: {e.strerror}", file=sys.stderr)
-            return 2
-        if args.json == "-":
-            print(json.dumps(res, indent=2))
-        else:
-            print_table(res)
-        return 0
+        return _compare(p, args)
     missing = None if args.campaign else bench_core_missing()
     if missing:
         print(f"tcplab bench: error: {missing}", file=sys.stderr)
@@ -378,38 +449,9 @@ def main(argv: list[str] | None = None) -> int:
         if val and args.profile is None:
             p.error(f"{opt}: applies to --profile")
     if args.profile is not None:
-        _alone(p, args, "--profile", "profiles one scenario on its own", ("--ns3",))
-        from .profile import ProfileError, check_writable, print_report, profile, write_all
-
-        try:
-            if args.json and args.json != "-":
-                check_writable("--json", args.json)
-            res = profile(args.profile, args.quick, args.seconds, args.perf,
-                          499 if args.frequency is None else args.frequency, args.svg, args.folded,
-                          None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)))
-            if args.json and args.json != "-":
-                write_all([("--json", args.json, json.dumps(res, indent=2))])
-        except ProfileError as e:
-            print(f"tcplab bench: error: {e}", file=sys.stderr)
-            return 2
-        if args.json == "-":
-            print(json.dumps(res, indent=2))
-            return 0
-        print_report(res)
-        return 0
+        return _profile(p, args)
     if args.ns3:
-        _alone(p, args, "--ns3", "runs its comparison on its own", ("--quick",))
-        if args.seconds is not None and not args.seconds > 0:
-            p.error(f"--seconds: must be positive, got {args.seconds}")
-        from .ns3compare import Ns3Unavailable, main_args
-
-        try:
-            return main_args(args.seconds, args.ns3_python, args.json == "-", None if args.json == "-" else args.json,
-                             None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)),
-                             args.ns3_sack, args.ns3)
-        except (Ns3Unavailable, ValueError) as e:
-            print(f"tcplab bench: error: {e}", file=sys.stderr)
-            return 2
+        return _ns3(p, args)
     if args.all:
         args.scaling = args.scaling or "all"
         args.memory = True
@@ -465,29 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)
-    m = report["machine"]
-    print(f"tcplab bench: {m['cpu']} ({m['cores']} cores), commit {report['commit'] or 'unknown'}, "
-          f"{report.get('build', 'unknown')} build"
-          + ("  [QUICK: shortened runs, figures not comparable]" if args.quick else ""))
-    if report["scenarios"] or report["skipped"]:
-        _print_rows("\nstandard scenarios", report["scenarios"])
-        for s in report["skipped"]:
-            print(f"{s['scenario']:<16} skipped: {s['reason']}")
-        for r in report["scenarios"]:
-            print(f"  {r['scenario']}: {r['description']}")
-    for axis, cur in report.get("scaling", {}).items():
-        _print_rows(f"\nscaling: {axis} (ns/pkt-hop of the event loop)", cur["points"], "core_ns_per_packet_hop")
-        print(f"  largest / smallest ns per packet-hop: {cur['flatness']:.2f}"
-              + (" (fastest run of each point); in each round: "
-                 + ", ".join(f"{x:.2f}" for x in cur["round_flatness"])
-                 + f" (median {statistics.median(cur['round_flatness']):.2f})"
-                 if len(cur["round_flatness"]) > 1 else ""))
-    if "memory" in report:
-        mem = report["memory"]
-        _print_rows("\nmemory against simulated time", mem["runs"])
-        print(f"  peak ratio 10x longer run: {mem['no_traces_peak_ratio']:.2f} without traces, "
-              f"{mem['traces_peak_ratio']:.2f} with traces every 10 ms"
-              + (f" ({mem['trace_bytes_per_row']:.0f} bytes per sampled row)" if "trace_bytes_per_row" in mem else ""))
+    _print_report(report, args.quick)
     return 0
 
 
