@@ -44,7 +44,7 @@ def _help_text(format_help: Callable[[], str]) -> str:
 
 def _bench_help() -> str:
     """``tcplab bench --help``: bench.main builds and parses its own parser."""
-    from tcplab import bench
+    from tcplab.devtools import bench
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

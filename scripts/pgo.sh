@@ -50,7 +50,8 @@ base_flags=${RUSTFLAGS:-}
 # and manifests, and the training (this script, the benchmark's scenarios).
 stamp=$( (rustc -vV; echo "$base_flags"
           { find crates \( -name '*.rs' -o -name Cargo.toml \) -print0
-            printf '%s\0' Cargo.toml Cargo.lock pyproject.toml scripts/pgo.sh python/tcplab/bench.py; } \
+            printf '%s\0' Cargo.toml Cargo.lock pyproject.toml scripts/pgo.sh \
+                python/tcplab/devtools/bench.py python/tcplab/devtools/measure.py; } \
               | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -c1-16)
 if [ "${TCPLAB_PGO_RETRAIN:-0}" != 1 ] && [ -f "$dir/tcplab.profdata" ] && [ "$(cat "$dir/stamp" 2>/dev/null)" = "$stamp" ]; then
     echo "pgo: reusing target/pgo/tcplab.profdata (sources unchanged since it was trained)" >&2
@@ -72,7 +73,7 @@ else
     .venv/bin/tcplab bench --only S1,S3,S4 --seconds 100 --json "$dir/train-long.json" >> "$dir/train.log" 2>&1
     .venv/bin/python - <<'EOF' >> "$dir/train.log" 2>&1
 from tcplab import _core
-from tcplab.bench import with_duration
+from tcplab.devtools.measure import with_duration
 for sc in _core.bench_scaling("flows", False):
     if sc["name"] in ("flows=1000", "flows=10000"):
         r = _core.run(with_duration(sc, 6.0)["spec_json"])

@@ -15,8 +15,8 @@ import sys
 import pytest
 
 from tcplab import _core
-from tcplab.bench import AXES, ROW_FIELDS
-from tcplab.bench import main as bench_main
+from tcplab.devtools.measure import AXES, ROW_FIELDS
+from tcplab.devtools.bench import main as bench_main
 
 SUITE = ["S1", "S2", "S3", "S4", "S5", "S6"]
 
@@ -108,9 +108,9 @@ def test_a_warm_up_reports_the_counts_of_the_runs_first_seconds():
     (sc,) = [r for r in _core.bench_scaling("flows", quick=True) if r["name"] == "flows=10"]
     assert sc["warmup"] == 1.0
     spec = json.loads(sc["spec_json"])
-    r = _core.run(sc["spec_json"], warmup=1.0)
-    plain = _core.run(sc["spec_json"])
-    assert "warmup" not in plain
+    r = _core.bench_run(sc["spec_json"], warmup=1.0)
+    plain = _core.bench_run(sc["spec_json"])
+    assert "warmup" not in plain and "warmup" not in _core.run(sc["spec_json"])
     assert r["meta"]["events"] == plain["meta"]["events"]
     assert list(r["links"]["packets_out"]) == list(plain["links"]["packets_out"])
     first = _core.run(json.dumps(dict(spec, duration=1.0, measure_start=0.5)))
@@ -121,15 +121,15 @@ def test_a_warm_up_reports_the_counts_of_the_runs_first_seconds():
     assert 0 < sum(w["packets_out"]) < sum(r["links"]["packets_out"])
     for bad in (-1.0, float("nan"), float("inf")):
         with pytest.raises(_core.SpecError, match="warmup: must be a finite number of seconds >= 0"):
-            _core.run(sc["spec_json"], warmup=bad)
+            _core.bench_run(sc["spec_json"], warmup=bad)
     # Nothing left to measure.
     for bad in (spec["duration"], spec["duration"] + 1):
         with pytest.raises(_core.SpecError, match=r"warmup: must be shorter than the run's duration \(3(\.0)? s\)"):
-            _core.run(sc["spec_json"], warmup=bad)
+            _core.bench_run(sc["spec_json"], warmup=bad)
 
 
 def test_a_duration_given_runs_a_flows_point_from_the_start():
-    from tcplab.bench import with_duration
+    from tcplab.devtools.measure import with_duration
 
     (sc,) = [r for r in _core.bench_scaling("flows") if r["name"] == "flows=10000"]
     assert sc["warmup"] == 10.0 and sc["description"].endswith(", 5 s after a 10 s warm-up")
@@ -139,7 +139,7 @@ def test_a_duration_given_runs_a_flows_point_from_the_start():
 
 
 def test_compare_warns_when_a_curve_was_measured_differently():
-    from tcplab.benchcompare import compare
+    from tcplab.devtools.benchcompare import compare
 
     def rep(warmup, sim):
         pt = {"scenario": "flows=1000", "core_ns_per_packet_hop": 40.0, "peak_rss_mb": 50.0, "simulated_s": sim}
@@ -217,7 +217,7 @@ def test_json_without_a_path_prints_the_report_and_only_selects(capsys):
 
 
 def test_rounds_interleave_the_curve_and_give_each_round_its_ratio(monkeypatch):
-    from tcplab import bench
+    from tcplab.devtools import bench
 
     order = []
     scs = [{"name": f"p{i}", "description": "", "axis_value": float(i)} for i in range(3)]
@@ -236,7 +236,7 @@ def test_rounds_interleave_the_curve_and_give_each_round_its_ratio(monkeypatch):
                 "core_ns_per_packet_hop": float(ns), "peak_rss_mb": 10.0 + k, "runs": 1,
                 "axis_value": sc["axis_value"]}
 
-    monkeypatch.setattr(bench, "_measure", fake_measure)
+    monkeypatch.setattr(bench, "measure", fake_measure)
     monkeypatch.setattr(_core, "bench_scaling", lambda axis, quick: scs)
     rows = bench.run_scaling("flows", rounds=2)
     assert order == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
@@ -257,3 +257,11 @@ def test_rounds_are_checked_on_the_command_line(capsys):
     with pytest.raises(SystemExit):
         bench_main(["--rounds", "2", "--quick"])
     assert "--rounds: applies to the scaling curves" in capsys.readouterr().err
+
+
+def test_a_core_built_without_the_bench_feature_is_explained(monkeypatch, capsys):
+    # `cargo build --no-default-features` leaves the benchmark out of the extension: say so, no traceback.
+    monkeypatch.delattr(_core, "bench_suite")
+    assert bench_main(["--quick", "--only", "S1"]) == 2
+    err = capsys.readouterr().err
+    assert "tcplab bench: error:" in err and "cargo feature `bench`" in err

@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from tcplab import benchcompare as bc
-from tcplab.bench import main as bench_main
+from tcplab.devtools import benchcompare as bc
+from tcplab.devtools.bench import main as bench_main
 
 
 def _row(name, ns, mb, core_ns=None):

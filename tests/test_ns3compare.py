@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
-from tcplab import _core, ns3compare
-from tcplab.bench import main as bench_main
+from tcplab import _core
+from tcplab.devtools import ns3compare
+from tcplab.devtools.bench import main as bench_main
 
 
 def _s1_spec(seconds=2.0):

@@ -16,8 +16,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from tcplab import _core
-from tcplab import profile as prof
-from tcplab.bench import main as bench_main
+from tcplab.devtools import profile as prof
+from tcplab.devtools.bench import main as bench_main
 
 CORE = "/work/x/python/tcplab/_core.abi3.so"
 PY = "/usr/lib/libpython3.11.so.1.0"

@@ -10,12 +10,23 @@ import tcplab
 from tcplab import _core
 
 
+@pytest.mark.skipif(not hasattr(_core, "_panic_for_test"),
+                    reason="needs the test hook _panic_for_test, which only an extension built with the cargo "
+                           "feature test-hooks has (normal builds have no test hooks): `cargo build --release -p "
+                           "tcplab-py --features pyo3/extension-module,test-hooks` and copy target/release/lib_core.so "
+                           "to python/tcplab/_core.abi3.so")
 def test_a_panic_in_the_core_raises_simulation_error_and_python_continues():
-    with pytest.raises(_core.SimulationError, match="deliberate test panic"):
-        _core._panic_for_test()
-    assert issubclass(_core.SimulationError, RuntimeError)
+    spec = tcplab.Dumbbell(n_flows=1, bottleneck_rate="10Mbps", rtt="20ms", buffer=10, duration="1s").to_spec()
+    # The hook panics inside the path every run takes (run_world in crates/tcplab-py/src/lib.rs).
+    with pytest.raises(_core.SimulationError, match="internal error in the simulation core: deliberate test panic"):
+        _core._panic_for_test(json.dumps(spec))
     # The interpreter and the core still work afterwards.
     assert _core.version() == tcplab.__version__
+    assert _core.run(json.dumps(spec))["meta"]["events"] > 0
+
+
+def test_simulation_error_is_a_runtime_error():
+    assert issubclass(_core.SimulationError, RuntimeError)
 
 
 def test_invalid_spec_raises_spec_error_naming_the_field():

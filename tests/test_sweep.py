@@ -3,7 +3,7 @@
 The "what must hold" list of the issue, each protected by a test here:
 kill-and-resume with SIGKILL, local pool == Dask LocalCluster, damaged and
 foreign files handled. The overhead figure is measured by a benchmark that
-prints it (`tcplab bench --campaign`, `python -m tcplab.sweep.overhead`), never
+prints it (`tcplab bench --campaign`, `python -m tcplab.devtools.overhead`), never
 asserted here; test_overhead_benchmark_runs only checks that its figures are
 consistent.
 """
@@ -549,7 +549,7 @@ def test_cli_sweep_dry_run_failures_and_exit_codes(tmp_path):
 
 def test_overhead_benchmark_runs_and_its_figures_are_consistent(capsys):
     """The figure itself is printed by `tcplab bench --campaign`; here only its consistency."""
-    from tcplab.bench import main as bench_main
+    from tcplab.devtools.bench import main as bench_main
 
     assert bench_main(["--campaign", "--runs", "12", "--repeat", "1", "--workers", "2", "--json"]) == 0
     res = json.loads(capsys.readouterr().out)

@@ -57,13 +57,11 @@ class RunOutput(_RunTables, total=False):
     # flow, ack, seq, byte_seq, payload, size, retransmit, ecn, tcp_flags, sack_count; the SACK blocks
     # in sack_left/sack_right, sack_count of them per row in order; overflow and limit as ints).
     packet_trace: dict[str, Any]
+    # Only from bench_run with a warm-up: seconds, events, and per-link packets_out and data_packets_out then.
     warmup: dict[str, Any]
 
-def run(spec_json: str, progress: bool = False, warmup: float | None = None) -> RunOutput:
-    """Run the RunSpec given as JSON; releases the GIL while simulating.
-    With `warmup`, the first `warmup` simulated seconds run untimed (meta's
-    wall_s is the rest's) and the output gets a "warmup" key: seconds,
-    events, and per-link packets_out and data_packets_out then."""
+def run(spec_json: str, progress: bool = False) -> RunOutput:
+    """Run the RunSpec given as JSON; releases the GIL while simulating."""
 
 def validate(spec_json: str) -> None:
     """Raise SpecError if the RunSpec is invalid (routes and algorithms included)."""
@@ -100,6 +98,9 @@ def build() -> str:
     """How the core was compiled: "release" or "debug", and ", pgo optimized" (or
     ", pgo instrumented") when scripts/pgo.sh built it."""
 
+# ---- developer tooling (tcplab.devtools): the cargo feature "bench", in the default build
+# (crates/tcplab-py/src/bench.rs); absent from a build with --no-default-features.
+
 class BenchScenario(TypedDict):
     name: str
     description: str
@@ -110,13 +111,17 @@ class BenchScenario(TypedDict):
     warmup: float
 
 def bench_suite(quick: bool = False, seconds: float | None = None) -> list[BenchScenario]:
-    """The standard benchmark scenarios S1-S5 (the definitions cargo bench uses)."""
+    """The standard benchmark scenarios S1-S6 (the definitions cargo bench uses)."""
 
 def bench_scaling(axis: str, quick: bool = False) -> list[BenchScenario]:
-    """The points of a scaling curve: axis "flows", "rate" or "window"."""
+    """The points of a scaling curve: axis "flows", "rate", "window" or "algorithm"."""
 
-def _panic_for_test() -> None:
-    """Panic inside the core (tests use it to check panics become SimulationError)."""
+def bench_run(spec_json: str, warmup: float = 0.0) -> RunOutput:
+    """As run(), the first `warmup` simulated seconds untimed (meta's wall_s is
+    the rest's); with a warm-up the output gets a "warmup" key: seconds,
+    events, and per-link packets_out and data_packets_out then."""
+
+# (_panic_for_test(spec_json): only in a build with the cargo feature "test-hooks"; tests/test_robustness.py)
 
 # ---- campaigns (crates/tcplab-py/src/store.rs, canon.rs; crates/tcplab-store)
 

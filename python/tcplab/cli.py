@@ -114,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
     qd = sub.add_parser("disciplines", help="list queue disciplines (a link's queue) and their parameters")
     qd.add_argument("--json", action="store_true", help="print the list as JSON")
 
-    b = sub.add_parser("bench", help="benchmark the core (tcplab.bench); see `tcplab bench --help`",
+    b = sub.add_parser("bench", help="developer tooling: time the core; see `tcplab bench --help`",
                        add_help=False)
     from .experiments.command import add_reproduce_command
 
@@ -654,9 +654,9 @@ def _groups_text(groups: Any, mix: str, meta: dict) -> str:
 
 def _cmd_bench(argv: Sequence[str]) -> int:
     try:
-        from .bench import main as bench_main  # type: ignore[import-not-found]
+        from .devtools.bench import main as bench_main
     except ImportError as e:
-        raise _CliError(f"tcplab.bench is not available ({e})", EXIT_FAILURE) from None
+        raise _CliError(f"tcplab.devtools.bench is not available ({e})", EXIT_FAILURE) from None
     rc = bench_main(list(argv))
     return int(rc or 0)
 
@@ -675,7 +675,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
-    # `bench` owns its flags (tcplab.bench.main parses them); every other
+    # `bench` owns its flags (tcplab.devtools.bench.main parses them); every other
     # command must parse completely.
     args, extra = parser.parse_known_args(argv)
     if extra and args.command != "bench":

@@ -15,6 +15,8 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
+#[cfg(feature = "bench")]
+mod bench;
 mod canon;
 mod interrupt;
 mod netem;
@@ -23,7 +25,6 @@ mod store;
 
 use tcplab_core::cc::catalog;
 use tcplab_core::results::RunResults;
-use tcplab_core::scenarios::bench::WarmUp;
 use tcplab_core::{RunSpec, SpecError as CoreSpecError, World};
 use tcplab_store::segment::panic_message;
 
@@ -40,8 +41,8 @@ fn spec_err(e: CoreSpecError) -> PyErr {
     err
 }
 
-enum Outcome {
-    Ok(Box<(RunResults, Option<WarmUp>, bool)>),
+enum Outcome<T> {
+    Ok(Box<(RunResults, T, bool)>),
     Spec(CoreSpecError),
     Panic(String),
     /// Stopped by a signal handler's exception (Ctrl-C: KeyboardInterrupt).
@@ -274,25 +275,36 @@ fn packet_trace_table(py: Python<'_>, out: &Bound<'_, PyDict>, t: tcplab_core::t
 /// estimate of the time left are shown on stderr (`progress.rs`: one line
 /// redrawn on a terminal, one line per tenth of the run elsewhere); the
 /// caller decides whether to ask (`tcplab run` does on a terminal for runs
-/// of more than a few seconds). With `warmup` (simulated seconds, for the
-/// benchmark), the run first goes that far untimed and the results get a
-/// `warmup` table: the seconds, and the events and per-link `packets_out`
-/// and `data_packets_out` then; `meta.wall_s` is the event loop's time
-/// after the warm-up only. A warm-up that is negative, not finite, or not
-/// shorter than the run raises SpecError (field `warmup`).
+/// of more than a few seconds).
 #[pyfunction]
-#[pyo3(signature = (spec_json, progress = false, warmup = None))]
-fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> PyResult<PyObject> {
+#[pyo3(signature = (spec_json, progress = false))]
+fn run(py: Python<'_>, spec_json: &str, progress: bool) -> PyResult<PyObject> {
+    let (res, (), traced) = run_world(py, spec_json, progress, |_, _| Ok(()))?;
+    to_python(py, res, traced)
+}
+
+/// Builds and runs `spec_json` with the GIL released, the path of every run
+/// of the extension: `prepare` gets the built world and the run's duration
+/// before the run (the benchmark's warm-up; nothing for `run`); Ctrl-C stops
+/// the run (interrupt.rs); an invalid description raises SpecError; a panic
+/// in the core raises SimulationError and the interpreter lives on. Returns
+/// the results, what `prepare` returned and whether the run traced losses.
+fn run_world<T: Send>(
+    py: Python<'_>,
+    spec_json: &str,
+    progress: bool,
+    prepare: impl FnOnce(&mut World, f64) -> Result<T, CoreSpecError> + Send,
+) -> PyResult<(RunResults, T, bool)> {
     let json = spec_json.to_owned();
     let outcome = py.allow_threads(move || {
         let mut interrupt = interrupt::Interrupt::default();
-        let r = catch_unwind(AssertUnwindSafe(|| -> Result<(RunResults, Option<WarmUp>, bool), CoreSpecError> {
+        let r = catch_unwind(AssertUnwindSafe(|| -> Result<(RunResults, T, bool), CoreSpecError> {
             let spec = RunSpec::from_json(&json)?;
             let duration = spec.duration;
             let traced = spec.loss_trace;
             let mut w = World::new(spec)?;
             let mut shown = progress.then(|| progress::RunProgress::new(duration));
-            let warm = tcplab_core::scenarios::bench::warm_up(&mut w, warmup.unwrap_or(0.0), duration)?;
+            let prepared = prepare(&mut w, duration)?;
             // (stopped by Ctrl-C, the unfinished results are dropped below)
             w.run_or_stop(|f| {
                 if let Some(p) = shown.as_mut() {
@@ -300,7 +312,7 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> 
                 }
                 f >= 1.0 || interrupt.keep_going()
             });
-            Ok((w.into_results(), warm, traced))
+            Ok((w.into_results(), prepared, traced))
         }));
         match (r, interrupt.raised()) {
             (_, Some(e)) => Outcome::Interrupted(e),
@@ -310,19 +322,7 @@ fn run(py: Python<'_>, spec_json: &str, progress: bool, warmup: Option<f64>) -> 
         }
     });
     match outcome {
-        Outcome::Ok(r) => {
-            let (res, warm, traced) = *r;
-            let out = to_python(py, res, traced)?;
-            if let Some(w) = warm {
-                let t = table(py);
-                t.set_item("seconds", w.seconds)?;
-                t.set_item("events", w.events)?;
-                t.set_item("packets_out", w.packets_out.into_pyarray_bound(py))?;
-                t.set_item("data_packets_out", w.data_packets_out.into_pyarray_bound(py))?;
-                out.bind(py).set_item("warmup", t)?;
-            }
-            Ok(out)
-        }
+        Outcome::Ok(r) => Ok(*r),
         Outcome::Spec(e) => Err(spec_err(e)),
         Outcome::Panic(m) => Err(SimulationError::new_err(format!("internal error in the simulation core: {m}"))),
         Outcome::Interrupted(e) => Err(e),
@@ -416,56 +416,6 @@ fn disciplines(py: Python<'_>) -> PyResult<PyObject> {
     Ok(out.into())
 }
 
-fn bench_rows(py: Python<'_>, list: Vec<tcplab_core::scenarios::bench::Scenario>) -> PyResult<PyObject> {
-    let out = PyList::empty_bound(py);
-    for sc in list {
-        let d = PyDict::new_bound(py);
-        d.set_item("name", &sc.name)?;
-        d.set_item("description", &sc.description)?;
-        let spec = match &sc.spec {
-            Some(s) => Some(serde_json::to_string(s).map_err(|e| PyRuntimeError::new_err(e.to_string()))?),
-            None => None,
-        };
-        d.set_item("spec_json", spec)?;
-        d.set_item("skip", sc.skip.clone())?;
-        d.set_item("bottleneck", &sc.bottleneck)?;
-        d.set_item("axis_value", sc.axis_value)?;
-        d.set_item("warmup", sc.warmup)?;
-        out.append(d)?;
-    }
-    Ok(out.into())
-}
-
-/// The standard benchmark scenarios (tcplab_core::scenarios::bench), the
-/// same definitions `cargo bench` uses: a list of dicts with `name`,
-/// `description`, `spec_json` (None for a placeholder), `skip` (why a
-/// placeholder is skipped), `bottleneck` (link name), `axis_value` and
-/// `warmup` (simulated seconds left out of the cost figures, 0 for none).
-/// `seconds` overrides the simulated duration; `quick` shortens every run.
-#[pyfunction]
-#[pyo3(signature = (quick = false, seconds = None))]
-fn bench_suite(py: Python<'_>, quick: bool, seconds: Option<f64>) -> PyResult<PyObject> {
-    use tcplab_core::scenarios::bench::{suite, Length};
-    let len = match (quick, seconds) {
-        (_, Some(s)) => Length::Seconds(s),
-        (true, None) => Length::Quick,
-        (false, None) => Length::Full,
-    };
-    bench_rows(py, suite(len))
-}
-
-/// The points of one scaling curve (`axis`: flows, rate, window or algorithm), as
-/// `bench_suite` rows with `axis_value` set.
-#[pyfunction]
-#[pyo3(signature = (axis, quick = false))]
-fn bench_scaling(py: Python<'_>, axis: &str, quick: bool) -> PyResult<PyObject> {
-    use tcplab_core::scenarios::bench::{scaling, AXES};
-    match scaling(axis, quick) {
-        Some(list) => bench_rows(py, list),
-        None => Err(PyValueError::new_err(format!("unknown scaling axis {axis:?}; known: {}", AXES.join(", ")))),
-    }
-}
-
 #[pyfunction]
 fn version() -> &'static str {
     tcplab_core::VERSION
@@ -485,15 +435,15 @@ fn build() -> String {
     }
 }
 
-/// Panics inside the core on purpose (used by the tests that check a panic
-/// surfaces as SimulationError).
+/// Test hook (cargo feature `test-hooks`, never in a normal build): runs
+/// `spec_json` through the path of every run (`run_world`) with a panic
+/// where the run would start, so a test can check that a panic in the core
+/// raises SimulationError and the interpreter lives on.
+#[cfg(feature = "test-hooks")]
 #[pyfunction]
-fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
-    let r = py.allow_threads(|| catch_unwind(|| panic!("deliberate test panic")));
-    match r {
-        Ok(()) => Ok(()),
-        Err(p) => Err(SimulationError::new_err(format!("internal error in the simulation core: {}", panic_message(p)))),
-    }
+fn _panic_for_test(py: Python<'_>, spec_json: &str) -> PyResult<()> {
+    run_world(py, spec_json, false, |_, _| -> Result<(), CoreSpecError> { panic!("deliberate test panic") })?;
+    Ok(())
 }
 
 /// The emulated bottleneck of `tcplab validate`'s kernel runs (netem.rs):
@@ -520,8 +470,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(disciplines, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build, m)?)?;
-    m.add_function(wrap_pyfunction!(bench_suite, m)?)?;
-    m.add_function(wrap_pyfunction!(bench_scaling, m)?)?;
+    #[cfg(feature = "bench")]
+    bench::register(m)?;
+    #[cfg(feature = "test-hooks")]
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(netem_run, m)?)?;
     store::register(m)?;

@@ -65,20 +65,20 @@ tracking over time (``--json`` alone prints it instead of the table).
 ``tcplab bench --campaign`` measures the campaign layer instead: a sweep of
 200 tiny runs (about 1 ms each in the core) into a fresh campaign, printing
 runs, wall time, core time, overhead % and overhead per run (see
-:mod:`tcplab.sweep.overhead`; options ``--runs``, ``--duration``,
+:mod:`tcplab.devtools.overhead`; options ``--runs``, ``--duration``,
 ``--workers``, ``--repeat``, ``--no-fsync``).
 
 ``tcplab bench --ns3 [SCENARIO]`` times a one-flow dumbbell (S1, or a point
 of the window or rate curve) in ns-3 (the ns-3 project's wheel, in the
 interpreter given with ``--ns3-python``) and in tcplab on the same machine;
-see :mod:`tcplab.ns3compare`.
+see :mod:`tcplab.devtools.ns3compare`.
 
 ``tcplab bench --compare BEFORE.json AFTER.json`` compares two reports of
-``--json`` (see :mod:`tcplab.benchcompare`).
+``--json`` (see :mod:`tcplab.devtools.benchcompare`).
 
 ``tcplab bench --profile SCENARIO`` profiles one scenario (any of the
 above, or a scaling point) under Linux ``perf`` and writes a flamegraph;
-see :mod:`tcplab.profile`.
+see :mod:`tcplab.devtools.profile`.
 
 Speed is measured here, never asserted in tests: a slow machine gives slower
 figures, not failures. ``--quick`` shortens every run (to check that the
@@ -93,157 +93,25 @@ import json
 import math
 import os
 import platform
-import re
 import statistics
 import subprocess
 import sys
 from typing import Any
 
-_CHILD = r"""
-import json, resource, sys, time
-from tcplab import _core
-def peak_mb():
-    # VmHWM: this process's own peak. ru_maxrss is no good after fork+exec on
-    # Linux: it keeps the parent's resident size at the fork as a floor.
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
-spec = sys.stdin.read()
-warmup = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
-t0 = time.perf_counter()
-r = _core.run(spec, warmup=warmup)
-wall = time.perf_counter() - t0
-links = r["links"]
-warm = r.get("warmup")
-print(json.dumps({
-    "warmup_events": int(warm["events"]) if warm else 0,
-    "warmup_packets_out_total": int(sum(int(x) for x in warm["packets_out"])) if warm else 0,
-    "warmup_data_packets_out": [int(x) for x in warm["data_packets_out"]] if warm else [0] * len(links["name"]),
-    "wall_s": wall,
-    "core_wall_s": float(r["meta"]["wall_s"]),
-    "events": int(r["meta"]["events"]),
-    "data_packets_out": [int(x) for x in links["data_packets_out"]],
-    "packets_out_total": int(sum(int(x) for x in links["packets_out"])),
-    "utilization": [float(x) for x in links["utilization"]],
-    "names": list(links["name"]),
-    "trace_rows": int(len(r["flow_ts"]["time"]) + len(r["queue_ts"]["time"]) + len(r["cc_ts"]["time"])),
-    "peak_rss_mb": peak_mb(),
-}))
-"""
-
-#: Fields of every result row (see the module notes).
-ROW_FIELDS = ("scenario", "description", "simulated_s", "wall_s", "core_wall_s", "bottleneck_data_packets",
-              "packets_per_s", "events", "events_per_s", "packet_hops", "ns_per_packet_hop", "peak_rss_mb",
-              "utilization", "runs", "warmup_s", "measured_packet_hops", "measured_events",
-              "measured_bottleneck_data_packets", "core_ns_per_packet_hop")
-
-AXES = ("flows", "rate", "window", "algorithm")
-
-
-def _run_child(spec_json: str, warmup: float = 0.0) -> dict:
-    proc = subprocess.Popen([sys.executable, "-c", _CHILD, repr(float(warmup))], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = proc.communicate(spec_json)
-    except BaseException:  # Ctrl-C sent to this process alone: the child's run must not go on without it
-        proc.kill()
-        proc.wait()
-        raise
-    if proc.returncode != 0:
-        raise RuntimeError(f"benchmark child failed: {err.strip()}")
-    return json.loads(out)
-
-
-def _measure(sc: dict, best_of: int = 1, min_core_s: float = 0.0) -> dict:
-    """Runs scenario `sc` (a row of _core.bench_suite/bench_scaling) in child
-    processes: `best_of` times, more (up to 5) while its event loop lasts
-    less than `min_core_s`; reports the fastest run and the largest peak."""
-    spec = json.loads(sc["spec_json"])
-    warmup = float(sc.get("warmup") or 0.0)
-    runs = []
-    while True:
-        runs.append(_run_child(sc["spec_json"], warmup))
-        if len(runs) >= max(1, best_of) and (runs[-1]["core_wall_s"] >= min_core_s or len(runs) >= 5):
-            break
-    res = min(runs, key=lambda r: r["wall_s"])
-    names = sc["bottleneck"] if isinstance(sc["bottleneck"], list) else [sc["bottleneck"]]
-    idx = [res["names"].index(n) for n in names]
-    pkts = sum(res["data_packets_out"][i] for i in idx)
-    wall = res["wall_s"]
-    core = min(r["core_wall_s"] for r in runs)
-    hops = max(1, res["packets_out_total"])
-    # The event loop's figure covers the run after the warm-up (it is all
-    # the same run: every child replays it exactly).
-    measured_hops = res["packets_out_total"] - res["warmup_packets_out_total"]
-    return {
-        "scenario": sc["name"],
-        "description": sc["description"],
-        "simulated_s": spec["duration"],
-        "warmup_s": warmup,
-        "measured_packet_hops": measured_hops,
-        "measured_events": res["events"] - res["warmup_events"],
-        "measured_bottleneck_data_packets": pkts - sum(res["warmup_data_packets_out"][i] for i in idx),
-        "wall_s": wall,
-        "core_wall_s": core,
-        "bottleneck_data_packets": pkts,
-        "packets_per_s": pkts / wall,
-        "events": res["events"],
-        "events_per_s": res["events"] / wall,
-        "packet_hops": res["packets_out_total"],
-        "ns_per_packet_hop": wall * 1e9 / hops,
-        "core_ns_per_packet_hop": core * 1e9 / max(1, measured_hops),
-        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
-        "utilization": sum(res["utilization"][i] for i in idx) / len(idx),
-        "trace_rows": res["trace_rows"],
-        "flows": len(spec["flows"]),
-        "links": len(spec["links"]),
-        "runs": len(runs),
-        "axis_value": sc["axis_value"],
-    }
-
-
-def _s5(quick: bool, seconds: float | None) -> dict:
-    """S5 from the Python generator: the ssm-interactions parking lot,
-    configuration 1, L = 40, all Reno; queues sampled every 0.1 s."""
-    from .generate import Mix, parking_lot_scenario
-
-    dur = seconds if seconds is not None else (5.0 if quick else 600.0)
-    fz = parking_lot_scenario(40, seed=1, duration=dur)
-    spec = fz.spec(Mix.all("reno"), sample_interval=0.1)
-    return {"name": "S5", "spec_json": json.dumps(spec), "skip": None, "bottleneck": fz.backbone,
-            "axis_value": None,
-            "description": f"ssm-interactions parking lot: 1 Gbit/s, 2 MB buffers, 100 short + 40 long flows, all "
-                           f"Reno, {dur:g} s (packets counted over the 8 backbone links)"}
-
-
-def with_duration(sc: dict, seconds: float) -> dict:
-    """Scenario row `sc` run for `seconds` simulated seconds, measured from
-    the middle (as the scaling points), its description saying so."""
-    spec = json.loads(sc["spec_json"])
-    spec["duration"] = seconds
-    spec["measure_start"] = seconds / 2
-    # A duration given is run from the start: no warm-up (as cargo bench's --seconds).
-    return dict(sc, spec_json=json.dumps(spec), warmup=0.0,
-                description=re.sub(r", [0-9.e+]+ s( after a [0-9.e+]+ s warm-up)?$", f", {seconds:g} s",
-                                   sc["description"]))
+from .measure import AXES, bench_core_missing, measure, s5_scenario
 
 
 def run_suite(quick: bool = False, only: list[str] | None = None, seconds: float | None = None,
               best_of: int = 1, log=None) -> tuple[list[dict], list[dict]]:
     """Runs the standard scenarios; returns (result rows, skipped placeholders)."""
-    from . import _core
+    from .. import _core
 
     rows, skipped = [], []
     for sc in _core.bench_suite(quick, seconds):
         if only and sc["name"] not in only:
             continue
         if sc["spec_json"] is None and sc["name"] == "S5":
-            sc = _s5(quick, seconds)
+            sc = s5_scenario(quick, seconds)
         if sc["spec_json"] is None:
             skipped.append({"scenario": sc["name"], "description": sc["description"], "reason": sc["skip"]})
             if log:
@@ -251,7 +119,7 @@ def run_suite(quick: bool = False, only: list[str] | None = None, seconds: float
             continue
         if log:
             log(f"{sc['name']}: {sc['description']} ...")
-        row = _measure(sc, best_of)
+        row = measure(sc, best_of)
         row["quick"] = quick
         rows.append(row)
     return rows, skipped
@@ -266,7 +134,7 @@ def run_scaling(axis: str, quick: bool = False, best_of: int = 1, log=None, roun
     one point). Each row then reports its fastest run, as with one round,
     and `core_ns_per_packet_hop_rounds`, its figure in each round; use
     :func:`round_flatness` for the curve's ratio in each round."""
-    from . import _core
+    from .. import _core
 
     if rounds < 1:
         raise ValueError(f"rounds: must be at least 1, got {rounds}")
@@ -277,7 +145,7 @@ def run_scaling(axis: str, quick: bool = False, best_of: int = 1, log=None, roun
             if log:
                 log((f"round {k + 1}/{rounds}: " if rounds > 1 else "") + f"{sc['name']}: {sc['description']} ...")
             # Tiny points are repeated (best of up to 5) so timer noise does not dominate.
-            per_point[i].append(_measure(sc, best_of, min_core_s=0.0 if quick else 0.5))
+            per_point[i].append(measure(sc, best_of, min_core_s=0.0 if quick else 0.5))
     rows = []
     for runs in per_point:
         row = dict(min(runs, key=lambda r: r["core_wall_s"]))
@@ -300,7 +168,7 @@ def round_flatness(rows: list[dict]) -> list[float]:
     :func:`run_scaling` (its points measured minutes, not a whole curve,
     apart)."""
     per_round = [r["core_ns_per_packet_hop_rounds"] for r in rows if r["measured_packet_hops"] > 0]
-    return [max(v) / min(v) for v in zip(*per_round)]
+    return [max(v) / min(v) for v in zip(*per_round, strict=True)]
 
 
 def run_memory(quick: bool = False, log=None) -> list[dict]:
@@ -309,7 +177,7 @@ def run_memory(quick: bool = False, log=None) -> list[dict]:
     Without traces the peak must not grow with T; with traces it grows by
     the sampled columns alone (`trace_bytes_per_row`, about 52 bytes per
     sample: 7 flow columns and 4 queue columns)."""
-    from . import _core
+    from .. import _core
 
     base = 20.0 if quick else 2000.0
     rows = []
@@ -323,7 +191,7 @@ def run_memory(quick: bool = False, log=None) -> list[dict]:
                       name=f"S1 {t:g}s " + ("traces 10ms" if traces else "no traces"))
             if log:
                 log(f"memory: {sc['name']} ...")
-            row = _measure(sc)
+            row = measure(sc)
             row["traces"] = traces
             row["quick"] = quick
             rows.append(row)
@@ -338,14 +206,15 @@ def memory_summary(rows: list[dict]) -> dict:
         key = "traces" if traces else "no_traces"
         out[f"{key}_peak_ratio"] = b["peak_rss_mb"] / a["peak_rss_mb"]
         if traces and b["trace_rows"] > a["trace_rows"]:
-            out["trace_bytes_per_row"] = (b["peak_rss_mb"] - a["peak_rss_mb"]) * 2**20 / (b["trace_rows"] - a["trace_rows"])
+            out["trace_bytes_per_row"] = ((b["peak_rss_mb"] - a["peak_rss_mb"]) * 2**20
+                                          / (b["trace_rows"] - a["trace_rows"]))
     return out
 
 
 def run_campaign(runs: int = 200, duration: str = "5s", workers: int | None = None, repeat: int = 3,
                  fsync: bool = True) -> dict:
     """The campaign-layer benchmark: tcplab's own overhead on a sweep of tiny runs."""
-    from .sweep.overhead import run_benchmark
+    from .overhead import run_benchmark
 
     return run_benchmark(runs=runs, duration=duration, workers=workers, repeat=repeat, fsync=fsync)
 
@@ -414,6 +283,96 @@ def _alone(p: argparse.ArgumentParser, args: argparse.Namespace, mode: str, why:
         p.error(f"{mode}: {why}; drop {', '.join(clash)}")
 
 
+def _compare(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--compare BEFORE AFTER``: two reports side by side."""
+    _alone(p, args, "--compare", "reads two reports and runs nothing",
+           ("--ns3", "--profile", "--quick", "--seconds"))
+    from .benchcompare import CompareError, compare, load, print_table
+
+    try:
+        res = compare(load(args.compare[0]), load(args.compare[1]))
+        if args.json and args.json != "-":
+            with open(args.json, "w") as f:
+                json.dump(res, f, indent=2)
+    except CompareError as e:
+        print(f"tcplab bench: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"tcplab bench: error: --json: cannot write {args.json!r}: {e.strerror}", file=sys.stderr)
+        return 2
+    if args.json == "-":
+        print(json.dumps(res, indent=2))
+    else:
+        print_table(res)
+    return 0
+
+
+def _profile(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--profile SCENARIO``: one scenario under perf."""
+    _alone(p, args, "--profile", "profiles one scenario on its own", ("--ns3",))
+    from .profile import ProfileError, check_writable, print_report, profile, write_all
+
+    try:
+        if args.json and args.json != "-":
+            check_writable("--json", args.json)
+        res = profile(args.profile, args.quick, args.seconds, args.perf,
+                      499 if args.frequency is None else args.frequency, args.svg, args.folded,
+                      None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)))
+        if args.json and args.json != "-":
+            write_all([("--json", args.json, json.dumps(res, indent=2))])
+    except ProfileError as e:
+        print(f"tcplab bench: error: {e}", file=sys.stderr)
+        return 2
+    if args.json == "-":
+        print(json.dumps(res, indent=2))
+        return 0
+    print_report(res)
+    return 0
+
+
+def _ns3(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--ns3 [SCENARIO]``: the same dumbbell in ns-3 and in tcplab."""
+    _alone(p, args, "--ns3", "runs its comparison on its own", ("--quick",))
+    if args.seconds is not None and not args.seconds > 0:
+        p.error(f"--seconds: must be positive, got {args.seconds}")
+    from .ns3compare import Ns3Unavailable, main_args
+
+    try:
+        return main_args(args.seconds, args.ns3_python, args.json == "-", None if args.json == "-" else args.json,
+                         None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)),
+                         args.ns3_sack, args.ns3)
+    except (Ns3Unavailable, ValueError) as e:
+        print(f"tcplab bench: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _print_report(report: dict, quick: bool) -> None:
+    """The tables of a suite, curve or memory report."""
+    m = report["machine"]
+    print(f"tcplab bench: {m['cpu']} ({m['cores']} cores), commit {report['commit'] or 'unknown'}, "
+          f"{report.get('build', 'unknown')} build"
+          + ("  [QUICK: shortened runs, figures not comparable]" if quick else ""))
+    if report["scenarios"] or report["skipped"]:
+        _print_rows("\nstandard scenarios", report["scenarios"])
+        for s in report["skipped"]:
+            print(f"{s['scenario']:<16} skipped: {s['reason']}")
+        for r in report["scenarios"]:
+            print(f"  {r['scenario']}: {r['description']}")
+    for axis, cur in report.get("scaling", {}).items():
+        _print_rows(f"\nscaling: {axis} (ns/pkt-hop of the event loop)", cur["points"], "core_ns_per_packet_hop")
+        print(f"  largest / smallest ns per packet-hop: {cur['flatness']:.2f}"
+              + (" (fastest run of each point); in each round: "
+                 + ", ".join(f"{x:.2f}" for x in cur["round_flatness"])
+                 + f" (median {statistics.median(cur['round_flatness']):.2f})"
+                 if len(cur["round_flatness"]) > 1 else ""))
+    if "memory" in report:
+        mem = report["memory"]
+        _print_rows("\nmemory against simulated time", mem["runs"])
+        print(f"  peak ratio 10x longer run: {mem['no_traces_peak_ratio']:.2f} without traces, "
+              f"{mem['traces_peak_ratio']:.2f} with traces every 10 ms"
+              + (f" ({mem['trace_bytes_per_row']:.0f} bytes per sampled row)" if "trace_bytes_per_row" in mem else ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="tcplab bench",
@@ -470,7 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--perf", metavar="PATH", help="with --profile: the perf binary (default: perf on PATH)")
     p.add_argument("--frequency", type=int, default=None, metavar="HZ",
                    help="with --profile: samples per second (default 499)")
-    from .sweep.overhead import add_arguments
+    from .overhead import add_arguments
 
     add_arguments(p.add_argument_group("options of --campaign"))  # type: ignore[arg-type]
     args = p.parse_args(argv)
@@ -480,63 +439,19 @@ def main(argv: list[str] | None = None) -> int:
         if val and not args.ns3:
             p.error(f"{opt}: applies to --ns3")
     if args.compare:
-        _alone(p, args, "--compare", "reads two reports and runs nothing",
-               ("--ns3", "--profile", "--quick", "--seconds"))
-        from .benchcompare import CompareError, compare, load, print_table
-
-        try:
-            res = compare(load(args.compare[0]), load(args.compare[1]))
-            if args.json and args.json != "-":
-                with open(args.json, "w") as f:
-                    json.dump(res, f, indent=2)
-        except CompareError as e:
-            print(f"tcplab bench: error: {e}", file=sys.stderr)
-            return 2
-        except OSError as e:
-            print(f"tcplab bench: error: --json: cannot write {args.json!r}: {e.strerror}", file=sys.stderr)
-            return 2
-        if args.json == "-":
-            print(json.dumps(res, indent=2))
-        else:
-            print_table(res)
-        return 0
+        return _compare(p, args)
+    missing = None if args.campaign else bench_core_missing()
+    if missing:
+        print(f"tcplab bench: error: {missing}", file=sys.stderr)
+        return 2
     for opt, val in (("--svg", args.svg), ("--folded", args.folded), ("--perf", args.perf),
                      ("--frequency", args.frequency is not None)):
         if val and args.profile is None:
             p.error(f"{opt}: applies to --profile")
     if args.profile is not None:
-        _alone(p, args, "--profile", "profiles one scenario on its own", ("--ns3",))
-        from .profile import ProfileError, check_writable, print_report, profile, write_all
-
-        try:
-            if args.json and args.json != "-":
-                check_writable("--json", args.json)
-            res = profile(args.profile, args.quick, args.seconds, args.perf,
-                          499 if args.frequency is None else args.frequency, args.svg, args.folded,
-                          None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)))
-            if args.json and args.json != "-":
-                write_all([("--json", args.json, json.dumps(res, indent=2))])
-        except ProfileError as e:
-            print(f"tcplab bench: error: {e}", file=sys.stderr)
-            return 2
-        if args.json == "-":
-            print(json.dumps(res, indent=2))
-            return 0
-        print_report(res)
-        return 0
+        return _profile(p, args)
     if args.ns3:
-        _alone(p, args, "--ns3", "runs its comparison on its own", ("--quick",))
-        if args.seconds is not None and not args.seconds > 0:
-            p.error(f"--seconds: must be positive, got {args.seconds}")
-        from .ns3compare import Ns3Unavailable, main_args
-
-        try:
-            return main_args(args.seconds, args.ns3_python, args.json == "-", None if args.json == "-" else args.json,
-                             None if args.json == "-" else (lambda m: print(m, file=sys.stderr, flush=True)),
-                             args.ns3_sack, args.ns3)
-        except (Ns3Unavailable, ValueError) as e:
-            print(f"tcplab bench: error: {e}", file=sys.stderr)
-            return 2
+        return _ns3(p, args)
     if args.all:
         args.scaling = args.scaling or "all"
         args.memory = True
@@ -544,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--rounds: applies to the scaling curves; give --scaling or --all")
     to_stdout = args.json == "-"
     if args.campaign:
-        from .sweep.overhead import print_table
+        from .overhead import print_table
 
         res = run_campaign(args.runs, args.duration, args.workers, max(1, args.repeat), not args.no_fsync)
         if to_stdout:
@@ -568,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
         "skipped": [],
     }
     try:
-        from . import _core
+        from .. import _core
 
         report["core_version"] = _core.version()
         report["build"] = _core.build()
@@ -592,29 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)
-    m = report["machine"]
-    print(f"tcplab bench: {m['cpu']} ({m['cores']} cores), commit {report['commit'] or 'unknown'}, "
-          f"{report.get('build', 'unknown')} build"
-          + ("  [QUICK: shortened runs, figures not comparable]" if args.quick else ""))
-    if report["scenarios"] or report["skipped"]:
-        _print_rows("\nstandard scenarios", report["scenarios"])
-        for s in report["skipped"]:
-            print(f"{s['scenario']:<16} skipped: {s['reason']}")
-        for r in report["scenarios"]:
-            print(f"  {r['scenario']}: {r['description']}")
-    for axis, cur in report.get("scaling", {}).items():
-        _print_rows(f"\nscaling: {axis} (ns/pkt-hop of the event loop)", cur["points"], "core_ns_per_packet_hop")
-        print(f"  largest / smallest ns per packet-hop: {cur['flatness']:.2f}"
-              + (" (fastest run of each point); in each round: "
-                 + ", ".join(f"{x:.2f}" for x in cur["round_flatness"])
-                 + f" (median {statistics.median(cur['round_flatness']):.2f})"
-                 if len(cur["round_flatness"]) > 1 else ""))
-    if "memory" in report:
-        mem = report["memory"]
-        _print_rows("\nmemory against simulated time", mem["runs"])
-        print(f"  peak ratio 10x longer run: {mem['no_traces_peak_ratio']:.2f} without traces, "
-              f"{mem['traces_peak_ratio']:.2f} with traces every 10 ms"
-              + (f" ({mem['trace_bytes_per_row']:.0f} bytes per sampled row)" if "trace_bytes_per_row" in mem else ""))
+    _print_report(report, args.quick)
     return 0
 
 

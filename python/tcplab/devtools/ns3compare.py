@@ -44,6 +44,8 @@ import subprocess
 import sys
 from typing import Any
 
+from .measure import measure, with_duration
+
 #: The ns-3 side, run by the interpreter given with --ns3-python: reads the
 #: dumbbell (see ns3_config) as JSON on stdin, prints its figures as JSON.
 _NS3_CHILD = r"""
@@ -159,7 +161,7 @@ def scenarios() -> dict:
     """The one-flow points of the window and rate curves that ``--ns3``
     takes besides S1, by name (``window=1000``, ``rate=1e9``): the core's
     scenario rows."""
-    from . import _core
+    from .. import _core
 
     out = {}
     for axis in ("window", "rate"):
@@ -193,8 +195,7 @@ def compare(seconds: float | None = None, python: str | None = None, log=None, n
     20 for the curves' points) in ns-3, run by `python`, with SACK on its
     side if the flow has it or `ns3_sack`, and in tcplab; returns both rows
     and the ratios."""
-    from . import _core
-    from .bench import _measure, with_duration
+    from .. import _core
 
     points = {} if scenario == "S1" else scenarios()
     if scenario != "S1" and scenario not in points:
@@ -216,7 +217,7 @@ def compare(seconds: float | None = None, python: str | None = None, log=None, n
     ns3 = run_ns3(cfg, python)
     if log:
         log(f"tcplab: {scenario}, {seconds:g} s ...")
-    tl = _measure(sc)
+    tl = measure(sc)
     rows = [
         {"simulator": "ns-3", "simulated_s": seconds, "wall_s": ns3["wall_s"],
          "bottleneck_data_packets": ns3["bottleneck_data_packets"],
@@ -238,7 +239,8 @@ def print_table(res: dict) -> None:
     print(f"{c['scenario']} dumbbell: {c['rate_bps'] / 1e6:g} Mbit/s, {c['delay'] * 1e3:g} ms each way, "
           f"{c['buffer_packets']} packets of buffer, one {c['algorithm']} flow, {c['duration']:g} s simulated; "
           f"ns-3: {c['socket_type']}, SACK {'on' if c['sack'] else 'off'}")
-    hdr = f"{'simulator':<10} {'wall s':>9} {'bottleneck pkts':>16} {'pkts/wall-s':>12} {'wall s/sim s':>13} {'peak MB':>8}"
+    hdr = (f"{'simulator':<10} {'wall s':>9} {'bottleneck pkts':>16} {'pkts/wall-s':>12} {'wall s/sim s':>13} "
+           f"{'peak MB':>8}")
     print(hdr)
     print("-" * len(hdr))
     for r in res["rows"]:

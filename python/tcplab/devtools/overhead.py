@@ -1,6 +1,6 @@
 """Measure tcplab's own overhead on a sweep of many small runs (a benchmark: it prints, never asserts).
 
-    python -m tcplab.sweep.overhead [--runs 200] [--duration 5s] [--workers N] [--repeat K] [--no-fsync] [--json]
+    python -m tcplab.devtools.overhead [--runs 200] [--duration 5s] [--workers N] [--repeat K] [--no-fsync] [--json]
     tcplab bench --campaign [same options]
 
 The sweep is ``--runs`` one-flow 10 Mbit/s dumbbells (RTT 20 ms, buffers of
@@ -42,8 +42,8 @@ def measure(runs: int = 200, rate: str = "10Mbps", duration: str = "5s", workers
     t = time.perf_counter()
     import tcplab
 
-    from . import Campaign, Sweep
-    from .worker import warm_up
+    from ..sweep import Campaign, Sweep
+    from ..sweep.worker import warm_up
 
     warm_up()
     warmup_s = time.perf_counter() - t
@@ -117,7 +117,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tcplab.sweep.overhead", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tcplab.devtools.overhead", description=__doc__.split("\n\n")[0])
     add_arguments(p)
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     a = p.parse_args(argv)

@@ -29,7 +29,7 @@ deepest frames may be cut, and they are dropped anyway). Profiling slows the
 run by a few per cent (the stacks are copied, and unwound afterwards by
 ``perf script``); the figures printed are the profiled run's. A point of
 the flows curve run at its own length has a warm-up (see
-:mod:`tcplab.bench`): its event-loop figure is over the part after it, as
+:mod:`tcplab.devtools.bench`): its event-loop figure is over the part after it, as
 in the curve, while perf samples the whole run; ``--seconds`` runs a point
 from the start, for that many seconds.
 
@@ -56,6 +56,8 @@ import tempfile
 from collections import Counter
 from xml.sax.saxutils import escape
 
+from .measure import AXES, CHILD, s5_scenario, with_duration
+
 OUTSIDE = "[outside tcplab]"
 TRUNCATED = "[truncated]"
 #: tcplab's own functions (the core, the store, the extension's).
@@ -73,7 +75,7 @@ class ProfileError(RuntimeError):
 
 def _ext_library() -> str:
     """File name of tcplab's compiled extension (``_core.abi3.so``)."""
-    from . import _core
+    from .. import _core
 
     return os.path.basename(getattr(_core, "__file__", "") or "_core.abi3.so")
 
@@ -88,14 +90,13 @@ def scenario_row(name: str, quick: bool = False, seconds: float | None = None) -
     """The benchmark row (``spec_json``, ``description``, ...) of `name`: a
     standard scenario or a scaling point, optionally for `seconds` simulated
     seconds (measured from the middle, as the scaling points)."""
-    from . import _core
-    from .bench import AXES, _s5, with_duration
+    from .. import _core
 
     if not name:
         raise ProfileError("--profile: give a scenario name (S1-S6 or a scaling point such as flows=10000)")
     rows = {r["name"]: r for r in _core.bench_suite(quick, seconds)}
     if name == "S5":
-        return _s5(quick, seconds)
+        return s5_scenario(quick, seconds)
     if name in rows and rows[name]["spec_json"]:
         return rows[name]
     for axis in AXES:
@@ -125,11 +126,9 @@ def record(spec_json: str, perf: str, workdir: str, frequency: int = 499, stack_
     """Runs `spec_json` in a benchmark child under ``perf record``; returns
     the perf data file and the child's figures (the event loop's after
     `warmup` simulated seconds; perf samples the whole run)."""
-    from .bench import _CHILD
-
     data = os.path.join(workdir, "perf.data")
     cmd = [perf, "record", "-q", "-e", "cpu-clock", "-F", str(frequency), "--call-graph", f"dwarf,{stack_bytes}",
-           "-o", data, "--", sys.executable, "-c", _CHILD, repr(float(warmup))]
+           "-o", data, "--", sys.executable, "-c", CHILD, repr(float(warmup))]
     proc = subprocess.run(cmd, input=spec_json, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if "Traceback (most recent call last)" in proc.stderr:
@@ -199,7 +198,7 @@ def fold(text: str, ext: str | None = None) -> Counter:
         # From the first frame in tcplab's extension (its Python entry point:
         # building the run, the event loop and converting the results are
         # then siblings) or of a tcplab function.
-        start = next((i for i, (f, d) in enumerate(zip(frames, dsos)) if _is_tcplab(f, d, ext)), None)
+        start = next((i for i, (f, d) in enumerate(zip(frames, dsos, strict=True)) if _is_tcplab(f, d, ext)), None)
         if start is None:
             out[OUTSIDE] += 1
             continue
@@ -208,7 +207,7 @@ def fold(text: str, ext: str | None = None) -> Counter:
         head = [TRUNCATED] if start == 0 or frames[start - 1] == "[unknown]" else []
         kept: list[str] = []
         glue = None
-        for f, d in zip(frames[start:], dsos[start:]):
+        for f, d in zip(frames[start:], dsos[start:], strict=True):
             if d is None or _is_tcplab(f, d, ext):
                 if _GLUE.search(f):
                     glue = f
