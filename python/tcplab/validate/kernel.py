@@ -829,7 +829,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{out}: goodput {sum(good) / 1e6:.3f} Mbit/s{per}, {fw['packets_dropped']} drops, "
           f"{meta['nstat'].get('TcpRetransSegs', 0)} retransmitted segments, late p99 {fw['late_p99_s'] * 1e6:.0f} us")
     if meta["algorithm"] == "bbr" and meta["n_flows"] == 1:
-        from .fidelity import kernel_bbr_figures
+        from .metrics import kernel_bbr_figures
 
         f = kernel_bbr_figures(out)
         print(f"bbr over [{f['window'][0]:g}, {f['window'][1]:g}] s: goodput {f['goodput_bps'] / 1e6:.3f} Mbit/s, "
