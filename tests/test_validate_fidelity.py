@@ -30,7 +30,11 @@ import pandas as pd
 import pytest
 
 from tcplab.cli import EXIT_UNAVAILABLE, main
+from tcplab.validate import compare as C
 from tcplab.validate import fidelity as F
+from tcplab.validate import fidelity_report as R
+from tcplab.validate import metrics as M
+from tcplab.validate import sides as S
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID_CSV = Path(os.environ.get("TCPLAB_VALIDATE_GRID_CSV", ROOT / "docs" / "validation-kernel-grid.csv"))
@@ -41,7 +45,7 @@ GRID_CSV = Path(os.environ.get("TCPLAB_VALIDATE_GRID_CSV", ROOT / "docs" / "vali
 def _kernel_dir_from_result(result, directory, *, cwnd_scale: float = 1.0, drop_shift: float = 0.0,
                             forwarder: dict | None = None) -> Path:
     """Write a tcplab run as a kernel directory (the schema kernel.py writes),
-    on the kernel's time axis (t - fidelity.sim_t0 of the earliest flow).
+    on the kernel's time axis (t - sides.sim_t0 of the earliest flow).
     ``cwnd_scale`` and ``drop_shift`` perturb it; ``forwarder`` replaces the
     forwarder block. A one-flow run is written without the ``flow`` column
     (as directories from before multi-flow runs), several flows with it."""
@@ -49,7 +53,7 @@ def _kernel_dir_from_result(result, directory, *, cwnd_scale: float = 1.0, drop_
     d.mkdir(parents=True, exist_ok=True)
     sc = result.scenario
     n_flows = len(result.flows)
-    t0 = min(F.sim_t0(result, i) for i in range(n_flows))
+    t0 = min(S.sim_t0(result, i) for i in range(n_flows))
     mss = sc.packet_bytes - 52
     ti, rxs, drops = [], [], []
     total_retrans = 0
@@ -107,7 +111,7 @@ def _kernel_dir_from_result(result, directory, *, cwnd_scale: float = 1.0, drop_
 @pytest.fixture(scope="module")
 def reno20():
     """tcplab's side of the default validation (20 Mbit/s, 50 ms, B = BDP, reno, 20 s)."""
-    return F.simulate("reno", 20e6, 0.05, 83, 20.0)
+    return S.simulate("reno", 20e6, 0.05, 83, 20.0)
 
 
 # ---------------------------------------------------------------- metric functions, known answers
@@ -117,20 +121,20 @@ def test_goodput_of_a_constant_rate_with_irregular_samples():
     t = np.sort(np.concatenate([[0.0, 20.0], rng.uniform(0, 20, 300)]))
     rate = 12.5e6  # bit/s
     b = t * rate / 8
-    assert F.goodput_bps(t, b, 10.0, 20.0) == pytest.approx(rate, rel=1e-12)
+    assert M.goodput_bps(t, b, 10.0, 20.0) == pytest.approx(rate, rel=1e-12)
     # a stall halves the second half's bytes: the window sees exactly that
     b2 = np.where(t > 15, 15 * rate / 8 + (t - 15) * rate / 16, b)
-    assert F.goodput_bps(t, b2, 10.0, 20.0) == pytest.approx(0.75 * rate, rel=1e-12)
+    assert M.goodput_bps(t, b2, 10.0, 20.0) == pytest.approx(0.75 * rate, rel=1e-12)
 
 
 def test_time_weighted_mean_is_not_biased_by_dense_sampling():
     # 10 for [0, 1) sampled 100 times, 20 for [1, 2) sampled once: the mean over [0, 2] is 15
     t = np.concatenate([np.linspace(0, 0.99, 100), [1.0]])
     v = np.concatenate([np.full(100, 10.0), [20.0]])
-    mn, mean, mx = F.time_weighted_stats(t, v, 0.0, 2.0)
+    mn, mean, mx = M.time_weighted_stats(t, v, 0.0, 2.0)
     assert (mn, mx) == (10.0, 20.0) and mean == pytest.approx(15.0)
     # the value holding at the window's start counts from the start
-    assert F.time_weighted_stats(t, v, 0.5, 1.5)[1] == pytest.approx(15.0)
+    assert M.time_weighted_stats(t, v, 0.5, 1.5)[1] == pytest.approx(15.0)
 
 
 def _sawtooth(period: float, w: float, duration: float, dt: float = 0.01, rtt: float = 0.1, seed: int = 0):
@@ -152,31 +156,31 @@ def _sawtooth(period: float, w: float, duration: float, dt: float = 0.01, rtt: f
 def test_sawtooth_period_of_a_synthetic_sawtooth():
     t, cwnd, drops = _sawtooth(period=3.7, w=160, duration=60)
     gap = 2 * 0.1  # two of the largest round trips
-    period, n = F.sawtooth_period(drops, gap, 30.0, 60.0)
+    period, n = M.sawtooth_period(drops, gap, 30.0, 60.0)
     assert n == 8  # peaks at 8 x 3.7 = 29.6 (outside), 33.3, ..., 59.2
     assert period == pytest.approx(3.7, abs=0.02)
     # a gap shorter than the overflow's second burst splits every event in two and halves the "period"
-    half, n2 = F.sawtooth_period(drops, 0.5 * 0.1, 30.0, 60.0)
+    half, n2 = M.sawtooth_period(drops, 0.5 * 0.1, 30.0, 60.0)
     assert n2 == 2 * n and half < 2.0
     # fewer than two events in the window: not measurable, and the count says why
-    p1, n1 = F.sawtooth_period(drops, gap, 56.0, 60.0)
+    p1, n1 = M.sawtooth_period(drops, gap, 56.0, 60.0)
     assert math.isnan(p1) and n1 == 1
 
 
 def test_cwnd_mean_of_a_linear_sawtooth_is_three_quarters_of_the_peak():
     t, cwnd, _ = _sawtooth(period=2.0, w=200, duration=60, dt=0.001)
-    assert F.time_weighted_stats(t, cwnd, 30.0, 60.0)[1] == pytest.approx(150.0, rel=2e-3)
+    assert M.time_weighted_stats(t, cwnd, 30.0, 60.0)[1] == pytest.approx(150.0, rel=2e-3)
 
 
 def test_loss_events_cluster_by_gap():
-    ev = F.loss_events(np.array([5.0, 1.0, 1.05, 1.3, 5.01, 9.0]), gap=0.25)
+    ev = M.loss_events(np.array([5.0, 1.0, 1.05, 1.3, 5.01, 9.0]), gap=0.25)
     assert list(ev) == [1.0, 1.3, 5.0, 9.0]
-    assert len(F.loss_events(np.zeros(0), 0.1)) == 0
+    assert len(M.loss_events(np.zeros(0), 0.1)) == 0
 
 
 def test_first_loss():
-    assert F.first_loss(np.array([3.2, 0.75, 1.0])) == 0.75
-    assert math.isnan(F.first_loss(np.zeros(0)))
+    assert M.first_loss(np.array([3.2, 0.75, 1.0])) == 0.75
+    assert math.isnan(M.first_loss(np.zeros(0)))
 
 
 def test_startup_peak_is_before_the_first_reduction_after_the_first_drop():
@@ -186,25 +190,25 @@ def test_startup_peak_is_before_the_first_reduction_after_the_first_drop():
     cwnd[t < 0.3] = np.minimum(cwnd[t < 0.3], 60)  # a dip before the first drop does not count
     cwnd[(t > 0.2) & (t < 0.25)] = 30
     assert cwnd.max() > 400
-    assert F.startup_peak(t, cwnd, first_drop=1.0) == 320.0
+    assert M.startup_peak(t, cwnd, first_drop=1.0) == 320.0
     # no drops: the run's largest cwnd
-    assert F.startup_peak(t, cwnd, first_drop=math.nan) == pytest.approx(cwnd.max())
+    assert M.startup_peak(t, cwnd, first_drop=math.nan) == pytest.approx(cwnd.max())
 
 
 def test_steady_window():
-    assert F.steady_window(60.0) == (30.0, 60.0)
-    assert F.steady_window(20.0) == (10.0, 20.0)
-    assert F.steady_window(100.0) == (30.0, 100.0)
+    assert M.steady_window(60.0) == (30.0, 60.0)
+    assert M.steady_window(20.0) == (10.0, 20.0)
+    assert M.steady_window(100.0) == (30.0, 100.0)
 
 
 def test_disturbances_name_lateness_and_stalls():
     quiet = {"forwarder": {"late_p99_s": 2e-4, "late_max_s": 4e-3, "stalls": [[3.0, 0.009]]}}
-    assert F.disturbances(quiet) == []
+    assert C.disturbances(quiet) == []
     loud = {"forwarder": {"late_p99_s": 1.5e-3, "late_max_s": 7e-3, "stalls": [[3.0, 0.009], [12.5, 0.025]]}}
-    d = F.disturbances(loud)
+    d = C.disturbances(loud)
     assert len(d) == 3
     assert "p99 1.5 ms" in d[0] and "max 7 ms" in d[1] and "25 ms at 12.5 s" in d[2]
-    assert "forwarder" in F.disturbances({})[0]
+    assert "forwarder" in C.disturbances({})[0]
 
 
 # ---------------------------------------------------------------- the plumbing: identity and perturbation
@@ -212,7 +216,7 @@ def test_disturbances_name_lateness_and_stalls():
 def test_linux_flow_options():
     import tcplab
 
-    opts = F.linux_flow_options()
+    opts = S.linux_flow_options()
     if "profile" in tcplab.Flow.__dataclass_fields__:
         assert opts == {"profile": "linux"}
     else:
@@ -226,26 +230,26 @@ def test_simulate_builds_the_kernel_path(reno20):
     assert sc.access_delays == [(0.0, 0.0)] and sc.access_rate_bps == 100 * 20e6
     assert (f.algorithm, f.params, f.recovery, f.packet_size, f.header_size, f.ack_size, f.accounting) == (
         "newreno", {"mode": "linux"}, "sack", 1500, 52, 52, "payload")
-    cub = F.simulate("cubic", 20e6, 0.05, 8, 2.0).scenario.dumbbell.flow(0)
+    cub = S.simulate("cubic", 20e6, 0.05, 8, 2.0).scenario.dumbbell.flow(0)
     assert (cub.algorithm, cub.params) == ("cubic", {"variant": "linux", "hystart": True})
     # the run itself: one flow, drops traced, every ~10 ms sampled
     assert len(reno20.drop_trace) > 0 and np.diff(reno20.flow_ts["time"][:3]).round(6).tolist() == [0.01, 0.01]
 
 
 def test_kernel_cc_params():
-    hz = F.kernel_hz()
+    hz = S.kernel_hz()
     assert hz is None or 24 <= hz <= 10000
-    assert F.kernel_cc_params("reno") == {}
-    assert F.kernel_cc_params("cubic") == ({"hz": hz} if hz else {})
+    assert S.kernel_cc_params("reno") == {}
+    assert S.kernel_cc_params("cubic") == ({"hz": hz} if hz else {})
     if hz:
-        f = F.simulate("cubic", 20e6, 0.05, 8, 1.0, cc_params=F.kernel_cc_params("cubic")).scenario.dumbbell.flow(0)
+        f = S.simulate("cubic", 20e6, 0.05, 8, 1.0, cc_params=S.kernel_cc_params("cubic")).scenario.dumbbell.flow(0)
         assert f.params == {"variant": "linux", "hystart": True, "hz": hz}
 
 
 def test_identical_inputs_give_zero_error(reno20, tmp_path):
     kdir = _kernel_dir_from_result(reno20, tmp_path / "kernel")
-    df = F.compare(kdir, reno20)
-    assert list(df["metric"]) == [m for m, _ in F.METRICS]
+    df = C.compare(kdir, reno20)
+    assert list(df["metric"]) == [m for m, _ in M.METRICS]
     finite = df[np.isfinite(df["kernel"].astype(float))]
     # The 20 s run's window may hold a single loss event, and Reno leaves slow start by a loss (no HyStart).
     assert len(finite) >= len(df) - 2
@@ -262,7 +266,7 @@ def test_identical_inputs_give_zero_error(reno20, tmp_path):
 
 def test_scaled_cwnd_fails_the_cwnd_mean_row(reno20, tmp_path):
     kdir = _kernel_dir_from_result(reno20, tmp_path / "kernel", cwnd_scale=1.2)
-    df = F.compare(kdir, reno20).set_index("metric")
+    df = C.compare(kdir, reno20).set_index("metric")
     assert df.loc["cwnd_mean", "ok"] == False  # noqa: E712  (20 % > 5 %)
     assert df.loc["cwnd_mean", "rel_error"] == pytest.approx(1 / 1.2 - 1, rel=1e-9)
     assert df.loc["startup_peak_cwnd", "ok"] == False  # noqa: E712  (20 % > 10 %)
@@ -270,8 +274,8 @@ def test_scaled_cwnd_fails_the_cwnd_mean_row(reno20, tmp_path):
 
 
 def test_later_drops_fail_the_first_loss_row(reno20, tmp_path):
-    within = F.compare(_kernel_dir_from_result(reno20, tmp_path / "k1", drop_shift=0.9 * 0.05), reno20)
-    beyond = F.compare(_kernel_dir_from_result(reno20, tmp_path / "k2", drop_shift=2 * 0.05), reno20)
+    within = C.compare(_kernel_dir_from_result(reno20, tmp_path / "k1", drop_shift=0.9 * 0.05), reno20)
+    beyond = C.compare(_kernel_dir_from_result(reno20, tmp_path / "k2", drop_shift=2 * 0.05), reno20)
     assert within.set_index("metric").loc["first_loss_s", "ok"] == True  # noqa: E712
     assert beyond.set_index("metric").loc["first_loss_s", "ok"] == False  # noqa: E712
 
@@ -281,7 +285,7 @@ def test_report_files_and_page(reno20, tmp_path):
         "late_mean_s": 1e-4, "late_p99_s": 2.5e-3, "late_max_s": 9e-3, "late_over_1ms": 40,
         "stalls": [[4.2, 0.031]], "packets_fwd": 1, "packets_dropped": 0, "bytes_fwd": 0})
     out = tmp_path / "report"
-    df = F.write_report(out, kdir, reno20, "reno, 20 Mbit/s, RTT 50 ms, B = 83 packets, 20 s")
+    df = R.write_report(out, kdir, reno20, "reno, 20 Mbit/s, RTT 50 ms, B = 83 packets, 20 s")
     for name in ("fidelity.csv", "report.html", "cwnd.png", "queue.png", "srtt.png", "goodput.png", "startup.png"):
         assert (out / name).is_file() and (out / name).stat().st_size > 0, name
     csv = pd.read_csv(out / "fidelity.csv")
@@ -289,7 +293,7 @@ def test_report_files_and_page(reno20, tmp_path):
     page = (out / "report.html").read_text()
     assert "The kernel run was disturbed" in page and "p99 2.5 ms" in page and "31 ms at 4.2 s" in page
     assert page.count("data:image/png;base64,") == 5
-    for m, _ in F.METRICS:
+    for m, _ in M.METRICS:
         assert f">{m}<" in page
 
 
@@ -297,7 +301,7 @@ def test_report_page_in_chromium(reno20, tmp_path):
     from test_report import check_page
 
     kdir = _kernel_dir_from_result(reno20, tmp_path / "kernel")
-    F.write_report(tmp_path / "r", kdir, reno20, "reno 20 s")
+    R.write_report(tmp_path / "r", kdir, reno20, "reno 20 s")
     dom = check_page(str(tmp_path / "r" / "report.html"), tmp_path, min_images=5)
     assert "Kernel run undisturbed" in dom
 
@@ -305,11 +309,11 @@ def test_report_page_in_chromium(reno20, tmp_path):
 def test_kernel_dir_errors_name_the_file(reno20, tmp_path):
     kdir = _kernel_dir_from_result(reno20, tmp_path / "kernel")
     (kdir / "rx.csv").unlink()
-    with pytest.raises(F.KernelDirError, match="rx.csv: missing"):
-        F.compare(kdir, reno20)
+    with pytest.raises(S.KernelDirError, match="rx.csv: missing"):
+        C.compare(kdir, reno20)
     pd.DataFrame({"time": [0.0]}).to_csv(kdir / "rx.csv", index=False)
-    with pytest.raises(F.KernelDirError, match="rx.csv: missing column.*bytes"):
-        F.compare(kdir, reno20)
+    with pytest.raises(S.KernelDirError, match="rx.csv: missing column.*bytes"):
+        C.compare(kdir, reno20)
 
 
 # ---------------------------------------------------------------- several flows
@@ -317,20 +321,20 @@ def test_kernel_dir_errors_name_the_file(reno20, tmp_path):
 @pytest.fixture(scope="module")
 def reno20x2():
     """tcplab's side of a two-flow validation (20 Mbit/s, 50 ms, B = BDP, reno, 20 s)."""
-    return F.simulate("reno", 20e6, 0.05, 83, 20.0, n_flows=2)
+    return S.simulate("reno", 20e6, 0.05, 83, 20.0, n_flows=2)
 
 
 def test_jain_index_known_values():
-    assert F.jain_index([5.0, 5.0]) == 1.0
-    assert F.jain_index([1.0, 0.0, 0.0, 0.0]) == 0.25
-    assert F.jain_index([3.0, 1.0]) == pytest.approx(16 / 20)
-    assert math.isnan(F.jain_index([])) and math.isnan(F.jain_index([0.0, 0.0]))
-    assert math.isnan(F.jain_index([1.0, math.nan]))
+    assert C.jain_index([5.0, 5.0]) == 1.0
+    assert C.jain_index([1.0, 0.0, 0.0, 0.0]) == 0.25
+    assert C.jain_index([3.0, 1.0]) == pytest.approx(16 / 20)
+    assert math.isnan(C.jain_index([])) and math.isnan(C.jain_index([0.0, 0.0]))
+    assert math.isnan(C.jain_index([1.0, math.nan]))
 
 
 def test_two_flows_identical_inputs_give_zero_error(reno20x2, tmp_path):
     kdir = _kernel_dir_from_result(reno20x2, tmp_path / "kernel")
-    df = F.compare_flows(kdir, reno20x2)
+    df = C.compare_flows(kdir, reno20x2)
     assert list(df["flow"].unique()) == ["all", "0", "1"]
     agg = df[df["flow"] == "all"].set_index("metric")
     assert "jain_index" in agg.index and "goodput_bps" in agg.index
@@ -343,7 +347,7 @@ def test_two_flows_identical_inputs_give_zero_error(reno20x2, tmp_path):
     per = df[df["metric"] == "goodput_bps"].set_index("flow")["tcplab"]
     assert per["all"] == pytest.approx(per["0"] + per["1"], rel=1e-9)
     assert per["0"] > 0 and per["1"] > 0
-    assert agg.loc["jain_index", "tcplab"] == pytest.approx(F.jain_index([per["0"], per["1"]]))
+    assert agg.loc["jain_index", "tcplab"] == pytest.approx(C.jain_index([per["0"], per["1"]]))
     assert 0.5 < agg.loc["jain_index", "kernel"] <= 1.0
     drops = df[df["metric"] == "drops"].set_index("flow")["kernel"]
     assert drops["all"] == drops["0"] + drops["1"] == len(reno20x2.drop_trace[reno20x2.drop_trace["packet"] == "data"])
@@ -352,28 +356,28 @@ def test_two_flows_identical_inputs_give_zero_error(reno20x2, tmp_path):
 def test_flow_rows_are_the_flows_own(reno20x2, tmp_path):
     kdir = _kernel_dir_from_result(reno20x2, tmp_path / "kernel")
     for i in range(2):
-        k, s = F.kernel_side(kdir, i), F.sim_side(reno20x2, i)
+        k, s = S.kernel_side(kdir, i), S.sim_side(reno20x2, i)
         assert np.array_equal(k.drops, s.drops) and np.allclose(k.rx["bytes"], s.rx["bytes"])
-    assert not np.array_equal(F.kernel_side(kdir, 0).drops, F.kernel_side(kdir, 1).drops)
-    with pytest.raises(F.KernelDirError, match="no flow 2"):
-        F.kernel_side(kdir, 2)
+    assert not np.array_equal(S.kernel_side(kdir, 0).drops, S.kernel_side(kdir, 1).drops)
+    with pytest.raises(S.KernelDirError, match="no flow 2"):
+        S.kernel_side(kdir, 2)
     # A drop of no flow (an unattributed packet) belongs to neither flow of a multi-flow run.
     drops = pd.read_csv(kdir / "drops.csv")
     extra = pd.DataFrame({"time": [1.0], "seq": [""], "payload_bytes": [1448], "queue_packets": [83], "flow": [None]})
     pd.concat([drops, extra]).to_csv(kdir / "drops.csv", index=False)
-    assert len(F.kernel_side(kdir, 0).drops) + len(F.kernel_side(kdir, 1).drops) == len(drops)
+    assert len(S.kernel_side(kdir, 0).drops) + len(S.kernel_side(kdir, 1).drops) == len(drops)
 
 
 def test_two_flow_report(reno20x2, tmp_path):
     kdir = _kernel_dir_from_result(reno20x2, tmp_path / "kernel")
     out = tmp_path / "report"
-    df = F.write_report(out, kdir, reno20x2, "2 flows of reno, 20 s")
+    df = R.write_report(out, kdir, reno20x2, "2 flows of reno, 20 s")
     csv = pd.read_csv(out / "fidelity.csv", dtype={"flow": str})
     assert list(csv["flow"]) == list(df["flow"]) and list(csv["metric"]) == list(df["metric"])
     page = (out / "report.html").read_text()
     assert page.count("data:image/png;base64,") == 6 and ">jain_index<" in page
     assert (out / "cwnd_flows.png").stat().st_size > 0
-    text = F.table_text(df)
+    text = R.table_text(df)
     assert text.splitlines()[0].split()[:2] == ["flow", "metric"]
 
 
@@ -477,7 +481,7 @@ def test_validate_end_to_end_with_a_stand_in_kernel(monkeypatch, tmp_path, capsy
     def run_kernel(algorithm, rate_bps, rtt_s, buffer_packets, duration_s, out_dir, *, mss=1448,
                    sample_interval=0.01, n_flows=1):
         calls.append((algorithm, rate_bps, rtt_s, buffer_packets, duration_s))
-        stand_in = F.simulate(algorithm, rate_bps, rtt_s, buffer_packets, duration_s, n_flows=n_flows)
+        stand_in = S.simulate(algorithm, rate_bps, rtt_s, buffer_packets, duration_s, n_flows=n_flows)
         return _kernel_dir_from_result(stand_in, out_dir)
 
     _fake_kernel(monkeypatch, run=run_kernel)
@@ -486,7 +490,7 @@ def test_validate_end_to_end_with_a_stand_in_kernel(monkeypatch, tmp_path, capsy
     cap = capsys.readouterr()
     assert rc == 0, cap.err
     assert calls == [("reno", 20e6, 0.05, 83, 20.0)]
-    for m, _ in F.METRICS:
+    for m, _ in M.METRICS:
         assert m in cap.out
     assert "FAIL" not in cap.out and "targets met" in cap.out
     assert (out / "report.html").is_file() and (out / "fidelity.csv").is_file()
@@ -508,7 +512,7 @@ def test_validate_two_flows_with_a_stand_in_kernel(monkeypatch, tmp_path, capsys
 
     def run_kernel(algorithm, rate_bps, rtt_s, buffer_packets, duration_s, out_dir, *, n_flows=1, **kw):
         calls.append(n_flows)
-        return _kernel_dir_from_result(F.simulate(algorithm, rate_bps, rtt_s, buffer_packets, duration_s,
+        return _kernel_dir_from_result(S.simulate(algorithm, rate_bps, rtt_s, buffer_packets, duration_s,
                                                   n_flows=n_flows), out_dir)
 
     _fake_kernel(monkeypatch, run=run_kernel)
@@ -558,7 +562,7 @@ def test_short_validation_on_the_kernel(tmp_path, capsys):
     cap = capsys.readouterr()
     assert rc == 0, cap.err
     df = pd.read_csv(out / "fidelity.csv")
-    assert list(df["metric"]) == [m for m, _ in F.METRICS]
+    assert list(df["metric"]) == [m for m, _ in M.METRICS]
     # NaN only where a 20 s Reno run has nothing to measure: one loss event in the window, no HyStart exit.
     for side in ("kernel", "tcplab"):
         assert set(df.loc[df[side].isna(), "metric"]) <= {"sawtooth_period_s", "slowstart_exit_cwnd"}, df
@@ -575,7 +579,7 @@ def _tcplab_has(algorithm: str) -> bool:
     from tcplab.errors import ScenarioError
 
     try:
-        F.sim_scenario(algorithm, 20e6, 0.05, 83, 1.0)
+        S.sim_scenario(algorithm, 20e6, 0.05, 83, 1.0)
     except ScenarioError:
         return False
     return True
@@ -600,13 +604,13 @@ def test_kernel_grid_meets_the_targets(tmp_path):
         case = F.Case(alg, rate, rtt, b, 60.0)
         where = tmp_path / f"{alg}-{rate / 1e6:g}-{rtt * 1e3:g}-{b}"
         kdir = Path(kernel.run_kernel(alg, rate, rtt, b, 60.0, where / "kernel"))
-        dist = F.disturbances(F.read_meta(kdir))
+        dist = C.disturbances(S.read_meta(kdir))
         print(f"{alg} {rate / 1e6:g} Mbit/s {rtt * 1e3:g} ms B = {b}: {'; '.join(dist) or 'undisturbed'}")
         if dist:  # one retry: a disturbed kernel run measures the machine, not the model
             kdir = Path(kernel.run_kernel(alg, rate, rtt, b, 60.0, where / "kernel-retry"))
-            dist = F.disturbances(F.read_meta(kdir))
-        res = F.simulate(alg, rate, rtt, b, 60.0, cc_params=F.kernel_cc_params(alg))
-        df = F.write_report(where, kdir, res, case.describe())
+            dist = C.disturbances(S.read_meta(kdir))
+        res = S.simulate(alg, rate, rtt, b, 60.0, cc_params=S.kernel_cc_params(alg))
+        df = R.write_report(where, kdir, res, case.describe())
         df.insert(0, "case", f"{alg} {rate / 1e6:g}Mbps {rtt * 1e3:g}ms {frac:g}BDP")
         df["disturbed"] = "; ".join(dist)
         rows.append(df)
@@ -629,7 +633,7 @@ def test_window_ends_where_the_kernel_samples_end(reno20, tmp_path):
     kdir = _kernel_dir_from_result(reno20, tmp_path / "kernel")
     rx = pd.read_csv(kdir / "rx.csv")
     rx[rx["time"] <= 18.0].to_csv(kdir / "rx.csv", index=False)
-    df = F.compare(kdir, reno20)
+    df = C.compare(kdir, reno20)
     start, end = df.attrs["window"]
     assert end == pytest.approx(18.0, abs=0.011) and start == pytest.approx(end / 2)
     assert abs(df.set_index("metric").loc["goodput_bps", "rel_error"]) < 1e-12
@@ -637,16 +641,16 @@ def test_window_ends_where_the_kernel_samples_end(reno20, tmp_path):
 
 def test_slowstart_exit_is_the_ssthresh_hystart_set_before_any_loss():
     t = np.arange(0.0, 2.0, 0.01)
-    inf = float(F.INFINITE_SSTHRESH)
+    inf = float(M.INFINITE_SSTHRESH)
     ss = np.where(t < 0.66, inf, 532.0)
-    assert F.slowstart_exit(t, ss, first_drop=2.1) == 532.0
-    assert math.isnan(F.slowstart_exit(t, ss, first_drop=0.5))  # the loss came first
-    assert math.isnan(F.slowstart_exit(t, np.full_like(t, inf), first_drop=math.nan))
+    assert M.slowstart_exit(t, ss, first_drop=2.1) == 532.0
+    assert math.isnan(M.slowstart_exit(t, ss, first_drop=0.5))  # the loss came first
+    assert math.isnan(M.slowstart_exit(t, np.full_like(t, inf), first_drop=math.nan))
     meta = {"nstat": {"TcpExtTCPHystartTrainDetect": 1, "TcpExtTCPHystartTrainCwnd": 533,
                       "TcpExtTCPHystartDelayDetect": 0}}
-    assert F.hystart_note(meta) == "kernel: ACK train at cwnd 533"
-    assert F.hystart_note({"nstat": {"TcpExtTCPHystartTrainDetect": 0}}) == "kernel: no HyStart exit"
-    assert F.hystart_note({"algorithm": "reno", "nstat": {"TcpExtTCPHystartTrainDetect": 0}}) == ""
+    assert M.hystart_note(meta) == "kernel: ACK train at cwnd 533"
+    assert M.hystart_note({"nstat": {"TcpExtTCPHystartTrainDetect": 0}}) == "kernel: no HyStart exit"
+    assert M.hystart_note({"algorithm": "reno", "nstat": {"TcpExtTCPHystartTrainDetect": 0}}) == ""
 
 
 # ---------------------------------------------------------------- bbr
@@ -668,35 +672,35 @@ def _bbr_series(starts, *, end=60.0, dt=0.01, dur=0.25, mode=True, first_sample_
 def test_probe_rtt_episodes_from_the_mode_or_the_cwnd():
     starts = [10.0, 20.3, 30.6]
     t, c, m = _bbr_series(starts, first_sample_mode3=True)
-    eps = F.probe_rtt_episodes(t, c, m)
+    eps = M.probe_rtt_episodes(t, c, m)
     assert [round(a, 2) for a, _ in eps] == starts  # the first sample (mode 3, cwnd 10) is not an episode
-    st = F.probe_rtt_stats(eps)
+    st = M.probe_rtt_stats(eps)
     assert st["probe_rtt_episodes"] == 3 and st["probe_rtt_interval_s"] == pytest.approx(10.3)
     assert st["probe_rtt_duration_s"] == pytest.approx(0.25)
     # No mode recorded: cwnd <= 4 alone finds the same episodes.
     t2, c2, m2 = _bbr_series(starts, mode=False)
-    assert [round(a, 2) for a, _ in F.probe_rtt_episodes(t2, c2, m2)] == starts
+    assert [round(a, 2) for a, _ in M.probe_rtt_episodes(t2, c2, m2)] == starts
     # A sample missed by the sampler inside an episode does not split it.
     keep = ~np.isclose(t, 20.4)
-    assert len(F.probe_rtt_episodes(t[keep], c[keep], m[keep])) == 3
+    assert len(M.probe_rtt_episodes(t[keep], c[keep], m[keep])) == 3
     # Fewer than two episodes: no interval.
-    assert math.isnan(F.probe_rtt_stats(eps[:1])["probe_rtt_interval_s"])
-    assert F.probe_rtt_stats([])["probe_rtt_episodes"] == 0
+    assert math.isnan(M.probe_rtt_stats(eps[:1])["probe_rtt_interval_s"])
+    assert M.probe_rtt_stats([])["probe_rtt_episodes"] == 0
 
 
 def test_probe_rtt_cadence_verdicts():
     k = [(10.0, 10.2), (20.2, 20.4), (30.4, 30.6)]
     near = [(10.5, 10.7), (21.0, 21.2), (31.5, 31.7)]  # intervals 10.5 s against 10.2 s
     far = [(10.0, 10.2), (22.0, 22.2), (34.0, 34.2)]  # 12.0 s
-    assert F.probe_rtt_cadence(k, near)[0] is True
-    ok, note = F.probe_rtt_cadence(k, far)
+    assert M.probe_rtt_cadence(k, near)[0] is True
+    ok, note = M.probe_rtt_cadence(k, far)
     assert ok is False and "mean intervals |diff| 1.80 s" in note and "10.00, 20.20, 30.40" in note
-    assert F.probe_rtt_cadence(k, [])[0] is False
-    assert "no ProbeRTT on the tcplab side" in F.probe_rtt_cadence(k, [])[1]
+    assert M.probe_rtt_cadence(k, [])[0] is False
+    assert "no ProbeRTT on the tcplab side" in M.probe_rtt_cadence(k, [])[1]
     # One episode on a side: the starts must pair within 1 s.
-    assert F.probe_rtt_cadence([(10.0, 10.2)], [(10.8, 11.0)])[0] is True
-    assert F.probe_rtt_cadence([(10.0, 10.2)], [(11.5, 11.7)])[0] is False
-    pairs, unpaired = F.match_starts([10.0, 20.0], [20.4, 10.3, 40.0], 1.0)
+    assert M.probe_rtt_cadence([(10.0, 10.2)], [(10.8, 11.0)])[0] is True
+    assert M.probe_rtt_cadence([(10.0, 10.2)], [(11.5, 11.7)])[0] is False
+    pairs, unpaired = M.match_starts([10.0, 20.0], [20.4, 10.3, 40.0], 1.0)
     assert pairs == [(10.0, 10.3), (20.0, 20.4)] and unpaired == 1
 
 
@@ -711,7 +715,7 @@ def _bbr_sides(k_starts, s_starts, *, buffer_packets=8, s_srtt=0.055, s_rate=19e
                            "mode": m})
         rx = pd.DataFrame({"time": t, "bytes": t * rate / 8})
         q = pd.DataFrame({"time": t, "packets": np.zeros(len(t))})
-        return F.Side(label, ts, rx, np.array([0.3, 0.31, 40.0]), q, float(retrans[0]), 60.0,
+        return S.Side(label, ts, rx, np.array([0.3, 0.31, 40.0]), q, float(retrans[0]), 60.0,
                       {"meta": meta, "data_segments_sent": float(retrans[1])})
 
     return side("kernel", k_starts, 0.055, 19e6, (50, 10000)), side("tcplab", s_starts, s_srtt, s_rate, s_retrans)
@@ -719,8 +723,8 @@ def _bbr_sides(k_starts, s_starts, *, buffer_packets=8, s_srtt=0.055, s_rate=19e
 
 def test_bbr_rows_identical_sides_meet_every_target():
     k, s = _bbr_sides([10.0, 20.3, 30.6, 40.9, 51.2], [10.0, 20.3, 30.6, 40.9, 51.2])
-    df = F._compare_sides(k, s).set_index("metric")
-    assert list(df.index) == [m for m, _ in F.BBR_METRICS]
+    df = C._compare_sides(k, s).set_index("metric")
+    assert list(df.index) == [m for m, _ in M.BBR_METRICS]
     assert "sawtooth_period_s" not in df.index and "slowstart_exit_cwnd" not in df.index
     judged = df[df["ok"].notna()]
     assert sorted(judged.index) == ["goodput_bps", "probe_rtt_interval_s", "retrans_rate", "srtt_mean_s"]
@@ -733,14 +737,14 @@ def test_bbr_rows_identical_sides_meet_every_target():
 
 def test_bbr_rows_fail_where_the_issue_says():
     k, s = _bbr_sides([10.0, 20.3, 30.6], [10.0, 22.0, 34.0], s_srtt=0.062, s_rate=18.2e6, s_retrans=(70, 10000))
-    df = F._compare_sides(k, s).set_index("metric")
+    df = C._compare_sides(k, s).set_index("metric")
     assert not df.loc["srtt_mean_s", "ok"]  # +12.7 %
     assert not df.loc["goodput_bps", "ok"]  # -4.2 %
     assert not df.loc["probe_rtt_interval_s", "ok"]  # 12.0 s against 10.3 s
     assert not df.loc["retrans_rate", "ok"]  # +40 %
     # At B = BDP the retransmission rate is reported, not judged.
     k, s = _bbr_sides([10.0], [10.2], buffer_packets=83, s_retrans=(70, 10000))
-    df = F._compare_sides(k, s).set_index("metric")
+    df = C._compare_sides(k, s).set_index("metric")
     assert df.loc["retrans_rate", "ok"] is None and "judged only at B <= 0.5 BDP" in df.loc["retrans_rate", "note"]
     assert df.loc["probe_rtt_interval_s", "ok"]  # one episode each, starts 0.2 s apart
 
@@ -758,12 +762,12 @@ def test_bbr_kernel_dir_is_read_with_its_mode_and_segments(reno20, tmp_path):
     meta = json.loads((kdir / "meta.json").read_text())
     meta["algorithm"] = "bbr"
     (kdir / "meta.json").write_text(json.dumps(meta))
-    k = F.kernel_side(kdir)
+    k = S.kernel_side(kdir)
     assert k.extra["data_segments_sent"] == 30000 and set(k.ts["mode"].unique()) == {2.0, 3.0}
-    assert [round(a, 2) for a, _ in F.side_episodes(k)] == [round(float(ti.loc[dip, "time"].iloc[0]), 2)]
-    df = F.compare(kdir, reno20)  # tcplab's reno has no ProbeRTT: the cadence fails, naming the side
+    assert [round(a, 2) for a, _ in M.side_episodes(k)] == [round(float(ti.loc[dip, "time"].iloc[0]), 2)]
+    df = C.compare(kdir, reno20)  # tcplab's reno has no ProbeRTT: the cadence fails, naming the side
     rows = df.set_index("metric")
-    assert list(df["metric"]) == [m for m, _ in F.BBR_METRICS]
+    assert list(df["metric"]) == [m for m, _ in M.BBR_METRICS]
     assert rows.loc["probe_rtt_interval_s", "ok"] is False or rows.loc["probe_rtt_interval_s", "ok"] == False  # noqa: E712
     assert "no ProbeRTT on the tcplab side" in rows.loc["probe_rtt_interval_s", "note"]
     assert rows.loc["retrans_rate", "kernel"] == pytest.approx(reno20.flows["retransmits"].iloc[0] / 30000)

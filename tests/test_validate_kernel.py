@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tcplab.validate import kernel
+from tcplab.validate import kernel, kernel_host
 
-REASON = kernel.check_environment("reno")
+REASON = kernel_host.check_environment("reno")
 needs_kernel = pytest.mark.skipif(REASON is not None, reason=f"kernel path unavailable: {REASON}")
 
 
@@ -31,8 +31,8 @@ def _rows(path: Path) -> list[dict[str, str]]:
 
 def test_check_environment_names_what_is_missing(monkeypatch):
     # Not root: the reason says so (and the check stops before touching anything).
-    monkeypatch.setattr(kernel.os, "geteuid", lambda: 1000)
-    assert "root" in kernel.check_environment()
+    monkeypatch.setattr(kernel_host.os, "geteuid", lambda: 1000)
+    assert "root" in kernel_host.check_environment()
 
 
 def test_forwarder_config_errors_name_the_field():
@@ -59,7 +59,7 @@ def test_forwarder_self_checks():
     assert abs(res["udp_error"]) <= 0.005, res
     # The stream was above C, so the queue overflowed: the forwarder dropped.
     assert res["forwarder"]["packets_dropped"] > 0
-    assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
+    assert not [n for n in kernel_host.our_namespaces() if f"-{os.getpid()}-" in n]
 
 
 @needs_kernel
@@ -113,7 +113,7 @@ def test_short_reno_run(tmp_path):
     srtt = [float(r["srtt_s"]) for r in tcp if float(r["srtt_s"]) > 0]
     assert min(srtt) >= rtt - 0.001 and not math.isnan(srtt[0])
 
-    assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
+    assert not [n for n in kernel_host.our_namespaces() if f"-{os.getpid()}-" in n]
 
 
 @needs_kernel
@@ -156,8 +156,8 @@ def test_two_reno_flows_share_the_bottleneck(tmp_path):
     for f in ("0", "1"):
         if any(d["flow"] == f for d in data_drops):
             assert max(int(r["retransmits"]) for r in tcp if r["flow"] == f) >= 1
-    assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
-    assert not kernel._run(["pgrep", "-f", str(tmp_path)], check=False).stdout.strip()
+    assert not [n for n in kernel_host.our_namespaces() if f"-{os.getpid()}-" in n]
+    assert not kernel_host._run(["pgrep", "-f", str(tmp_path)], check=False).stdout.strip()
 
 
 def test_module_cli_refuses_bad_input_without_a_traceback(tmp_path, capsys):
@@ -171,7 +171,7 @@ def test_module_cli_refuses_bad_input_without_a_traceback(tmp_path, capsys):
         assert "Traceback" not in err
 
 
-BBR_REASON = kernel.check_environment("bbr")
+BBR_REASON = kernel_host.check_environment("bbr")
 
 
 @pytest.mark.skipif(BBR_REASON is not None, reason=f"kernel bbr unavailable: {BBR_REASON}")
@@ -217,7 +217,7 @@ def test_short_bbr_run_is_paced_and_bounded(tmp_path):
     per = rate * 0.1 / 12000
     grow = max(b[1] - a[1] for a, b in zip(q, q[10:], strict=False))
     assert grow <= 0.3 * per + 15, grow
-    assert not [n for n in kernel.our_namespaces() if f"-{os.getpid()}-" in n]
+    assert not [n for n in kernel_host.our_namespaces() if f"-{os.getpid()}-" in n]
 
 
 def test_environment_check_enters_a_namespace_before_saying_yes(monkeypatch):
@@ -234,11 +234,11 @@ def test_environment_check_enters_a_namespace_before_saying_yes(monkeypatch):
         return types.SimpleNamespace(returncode=255 if failed else 0, stdout="",
                                      stderr='"mount --make-rslave /" failed: Invalid argument' if failed else "")
 
-    monkeypatch.setattr(kernel.sys, "platform", "linux")
-    monkeypatch.setattr(kernel.os, "geteuid", lambda: 0)
-    monkeypatch.setattr(kernel.shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(kernel_host.sys, "platform", "linux")
+    monkeypatch.setattr(kernel_host.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(kernel_host.shutil, "which", lambda name: "/usr/bin/" + name)
     monkeypatch.setattr(subprocess, "run", fake_run)
-    reason = kernel.check_environment("reno")
+    reason = kernel_host.check_environment("reno")
     assert reason == ('cannot run a command in a network namespace (ip netns exec): '
                       '"mount --make-rslave /" failed: Invalid argument')
     assert ["ip", "netns", "del"] in calls  # the probe namespace is removed either way
