@@ -137,8 +137,17 @@ fn _clear_faults() {
     faults::clear();
 }
 
+/// The result tables' columns as declared once (tcplab_store::result_columns!):
+/// `(table, column, kind)` in table and column order; kind is `num`, `opt`
+/// (float64, NaN for none), `text` or `series`.
+#[pyfunction]
+fn columns() -> Vec<(&'static str, &'static str, &'static str)> {
+    tcplab_store::columns::all()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Segment>()?;
+    m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(fork_worker, m)?)?;
     m.add_function(wrap_pyfunction!(_inject_fault, m)?)?;
     m.add_function(wrap_pyfunction!(_clear_faults, m)?)?;

@@ -28,6 +28,7 @@
 //! produced (segment format version 1).
 
 pub mod canon;
+pub mod columns;
 pub mod faults;
 pub mod job;
 pub mod metrics;
