@@ -628,7 +628,7 @@ def test_the_cores_job_line_is_the_one_python_writes(params, seed, bottleneck):
     writes: parameters in their own order, the canonical spec; the core leaves to Python what it
     cannot write exactly (then Python writes the line, or refuses what is not JSON)."""
     from tcplab import _core
-    from tcplab.sweep.store import KEY_LEN, _key_and_spec_json, _version_json
+    from tcplab.sweep.campaign import KEY_LEN, _key_and_spec_json, _version_json
     from tcplab.sweep.worker import _json_of, job_line
 
     spec = dict(tiny().to_spec(), seed=seed)
@@ -669,7 +669,7 @@ def test_run_keys_come_from_the_core_for_real_specs_and_equal_pythons():
     import hashlib
 
     from tcplab import _core
-    from tcplab.sweep.store import KEY_LEN
+    from tcplab.sweep.campaign import KEY_LEN
 
     for sc in (tiny(), tcplab.Dumbbell(n_flows=3, bottleneck_rate="1Gbps", rtt="100ms", buffer="0.1BDP",
                                        algorithm=["cubic", "westwood", "vegas"], duration="3s")):
