@@ -11,6 +11,9 @@ from tcplab import _core
 
 
 def test_a_panic_in_the_core_raises_simulation_error_and_python_continues():
+    from conftest import require_test_hooks
+
+    require_test_hooks("a panic on purpose")
     with pytest.raises(_core.SimulationError, match="deliberate test panic"):
         _core._panic_for_test()
     assert issubclass(_core.SimulationError, RuntimeError)

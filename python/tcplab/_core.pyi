@@ -116,8 +116,11 @@ def bench_suite(quick: bool = False, seconds: float | None = None) -> list[_Benc
 def bench_scaling(axis: str, quick: bool = False) -> list[_BenchScenario]:
     """The points of a scaling curve: axis "flows", "rate" or "window"."""
 
+# Test hooks: _panic_for_test, _inject_fault and _clear_faults exist only in a core built with the cargo
+# feature test-hooks (scripts/test.sh builds it; no wheel has them; tests/conftest.py require_test_hooks).
+
 def _panic_for_test() -> None:
-    """Panic inside the core (tests use it to check panics become SimulationError)."""
+    """Test hook: panic inside the core (tests use it to check panics become SimulationError)."""
 
 # ---- campaigns (crates/tcplab-py/src/store.rs, canon.rs; crates/tcplab-store)
 

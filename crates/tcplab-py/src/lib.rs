@@ -386,7 +386,8 @@ fn build() -> String {
 }
 
 /// Panics inside the core on purpose (used by the tests that check a panic
-/// surfaces as SimulationError).
+/// surfaces as SimulationError). A test hook (feature `test-hooks`).
+#[cfg(feature = "test-hooks")]
 #[pyfunction]
 fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
     let r = py.allow_threads(|| catch_unwind(|| panic!("deliberate test panic")));
@@ -422,7 +423,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(bench_suite, m)?)?;
     m.add_function(wrap_pyfunction!(bench_scaling, m)?)?;
-    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(netem_run, m)?)?;
     store::register(m)?;
     m.add_function(wrap_pyfunction!(canon::canonical_json, m)?)?;

@@ -29,6 +29,7 @@
 
 pub mod canon;
 pub mod columns;
+#[cfg(any(test, feature = "test-hooks"))]
 pub mod faults;
 pub mod job;
 pub mod metrics;
