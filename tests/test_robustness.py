@@ -1,7 +1,6 @@
 """A panic or an error in the core becomes a Python exception; the process lives on."""
 
 import json
-import os
 import subprocess
 import sys
 
@@ -11,14 +10,10 @@ import tcplab
 from tcplab import _core
 
 
-# scripts/test.sh runs this file once more against an extension built with test-hooks, with
-# TCPLAB_TEST_HOOKS=1: there a missing hook fails the test instead of skipping it.
-@pytest.mark.skipif(not hasattr(_core, "_panic_for_test") and os.environ.get("TCPLAB_TEST_HOOKS") != "1",
-                    reason="needs the test hook _panic_for_test, which only an extension built with the cargo "
-                           "feature test-hooks has (normal builds have no test hooks): `cargo build --release -p "
-                           "tcplab-py --features pyo3/extension-module,test-hooks` and copy target/release/lib_core.so "
-                           "to python/tcplab/_core.abi3.so; scripts/test.sh does that for this test")
 def test_a_panic_in_the_core_raises_simulation_error_and_python_continues():
+    from conftest import require_test_hooks
+
+    require_test_hooks("a panic on purpose")
     spec = tcplab.Dumbbell(n_flows=1, bottleneck_rate="10Mbps", rtt="20ms", buffer=10, duration="1s").to_spec()
     # The hook panics inside the path every run takes (run_world in crates/tcplab-py/src/lib.rs).
     with pytest.raises(_core.SimulationError, match="internal error in the simulation core: deliberate test panic"):

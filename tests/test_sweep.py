@@ -564,14 +564,10 @@ def test_overhead_benchmark_runs_and_its_figures_are_consistent(capsys):
     assert "overhead" in capsys.readouterr().out
 
 
-def test_the_core_keeps_the_metrics_the_python_reference_computes(tmp_path):
-    """The index's metrics come from the core (crates/tcplab-store/src/metrics.rs); on real runs they
-    are those ``metrics_from_raw`` computes from ``_core.run``'s tables: the named bottleneck or the
-    busiest link, Jain's index, sums over flows, per-flow goodput in flow order."""
-    from tcplab import _core
-    from tcplab.sweep.grid import canonical_json
-    from tcplab.sweep.worker import metrics_from_raw
-
+def test_the_index_keeps_the_cores_metrics_of_each_run(tmp_path):
+    """The index's metrics come from the core alone (crates/tcplab-store/src/metrics.rs, whose unit tests
+    check each rule); here, through a real campaign: the named bottleneck or else the busiest link,
+    per-flow goodput in flow order, totals that are the stored flows' sums."""
     scs = [tcplab.Dumbbell(n_flows=3, bottleneck_rate="20Mbps", rtt="30ms", buffer="0.5BDP", duration="4s",
                            algorithm=["newreno", "cubic", "htcp"]),
            tcplab.Dumbbell(n_flows=12, bottleneck_rate="50Mbps", rtt="20ms", buffer="0.1BDP", duration="3s")]
@@ -580,12 +576,14 @@ def test_the_core_keeps_the_metrics_the_python_reference_computes(tmp_path):
     rep = camp.run(jobs, workers=2, progress=False)
     assert not rep.failures
     got = {k: json.loads(m) for k, m in camp._db.execute("SELECT key, metrics FROM runs")}
-    for job, key in zip(jobs, rep.keys, strict=True):
-        spec = job[1].to_spec() if hasattr(job[1], "to_spec") else job[1]
-        bottleneck = job[2] if len(job) == 3 else (job[1].bottleneck_links() if hasattr(job[1], "to_spec") else [])
-        want = metrics_from_raw(_core.run(canonical_json(spec)), bottleneck)
-        assert got[key] == want
-        assert list(got[key]["flow_goodput_bps"]) == list(want["flow_goodput_bps"])  # flow order kept
+    for key in rep.keys:
+        flows = camp.load(key).flows
+        m = got[key]
+        assert list(m["flow_goodput_bps"]) == list(flows["name"])  # flow order kept
+        assert list(m["flow_goodput_bps"].values()) == list(flows["goodput_bps"])
+        assert m["total_goodput_bps"] == pytest.approx(flows["goodput_bps"].sum(), rel=1e-12)
+        assert m["retransmits"] == flows["retransmits"].sum() and m["timeouts"] == flows["timeouts"].sum()
+        assert 0 < m["jain_index"] <= 1
     assert got[rep.keys[2]]["bottleneck"] == "r2-r1" and got[rep.keys[1]]["bottleneck"] == "r1-r2"
     assert len(got[rep.keys[1]]["flow_goodput_bps"]) == 12
 
@@ -632,7 +630,7 @@ def test_the_cores_job_line_is_the_one_python_writes(params, seed, bottleneck):
     writes: parameters in their own order, the canonical spec; the core leaves to Python what it
     cannot write exactly (then Python writes the line, or refuses what is not JSON)."""
     from tcplab import _core
-    from tcplab.sweep.store import KEY_LEN, _key_and_spec_json, _version_json
+    from tcplab.sweep.campaign import KEY_LEN, _key_and_spec_json, _version_json
     from tcplab.sweep.worker import _json_of, job_line
 
     spec = dict(tiny().to_spec(), seed=seed)
@@ -674,7 +672,7 @@ def test_run_keys_come_from_the_core_for_real_specs_and_equal_pythons():
     import hashlib
 
     from tcplab import _core
-    from tcplab.sweep.store import KEY_LEN
+    from tcplab.sweep.campaign import KEY_LEN
 
     for sc in (tiny(), tcplab.Dumbbell(n_flows=3, bottleneck_rate="1Gbps", rtt="100ms", buffer="0.1BDP",
                                        algorithm=["cubic", "westwood", "vegas"], duration="3s")):

@@ -1,6 +1,7 @@
-"""Type stubs of the compiled core (crates/tcplab-py)."""
+"""Type stubs of the compiled core (crates/tcplab-py), checked against it by mypy's stubtest
+(tests/test_core_stub.py). The TypedDicts (underscored) exist for type checkers only."""
 
-from typing import Any, TypedDict
+from typing import Any, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -14,45 +15,45 @@ class SpecError(ValueError):
 class SimulationError(RuntimeError):
     """Internal failure (a panic) inside the core; the interpreter survives it."""
 
-class ParamInfo(TypedDict):
+class _ParamInfo(TypedDict):
     name: str
     default: str
     description: str
     source: str
 
-class AlgorithmInfo(TypedDict):
+class _AlgorithmInfo(TypedDict):
     name: str
     aliases: list[str]
     description: str
-    params: list[ParamInfo]
+    params: list[_ParamInfo]
 
-class DisciplineInfo(TypedDict):
+class _DisciplineInfo(TypedDict):
     name: str
     aliases: list[str]
     description: str
-    params: list[ParamInfo]  # times in seconds
+    params: list[_ParamInfo]  # times in seconds
     source: str  # the RFC or paper it implements
 
-Column = (npt.NDArray[np.float64] | npt.NDArray[np.uint64] | npt.NDArray[np.uint32] | npt.NDArray[np.uint16]
+_Column = (npt.NDArray[np.float64] | npt.NDArray[np.uint64] | npt.NDArray[np.uint32] | npt.NDArray[np.uint16]
           | npt.NDArray[np.uint8] | npt.NDArray[np.bool_] | list[str])
 
 class _RunTables(TypedDict):
-    flows: dict[str, Column]
-    # ... queue statistics, then discipline (str), marks, aqm_drops, sojourn_mean/p50/p95/p99 (NaN: no record)
-    links: dict[str, Column]
-    files: dict[str, Column]
-    flow_ts: dict[str, Column]
-    queue_ts: dict[str, Column]
-    cc_ts: dict[str, Column]  # time, flow, variable (codes), value; variable_names
-    qdisc_ts: dict[str, Column]  # time, link, variable (codes), value; variable_names
+    # The columns of flows ... qdisc_ts are declared once in crates/tcplab-store/src/columns.rs; columns() lists them.
+    flows: dict[str, _Column]
+    links: dict[str, _Column]
+    files: dict[str, _Column]
+    flow_ts: dict[str, _Column]
+    queue_ts: dict[str, _Column]
+    cc_ts: dict[str, _Column]  # time, flow, variable (codes), value; variable_names
+    qdisc_ts: dict[str, _Column]  # time, link, variable (codes), value; variable_names
     meta: dict[str, Any]
 
-class RunOutput(_RunTables, total=False):
+class _RunOutput(_RunTables, total=False):
     # Only when the RunSpec had loss_trace: every drop/loss (time, link, flow, seq, ack, retransmit,
     # cause codes with cause_names, queue_packets) and every retransmission (time, flow, seq, cause
     # codes with cause_names, outstanding).
-    drop_trace: dict[str, Column]
-    retransmit_trace: dict[str, Column]
+    drop_trace: dict[str, _Column]
+    retransmit_trace: dict[str, _Column]
     # Only when the RunSpec had pcap: every packet starting onto a captured link's wire (time_ps, link,
     # flow, ack, seq, byte_seq, payload, size, retransmit, ecn, tcp_flags, sack_count; the SACK blocks
     # in sack_left/sack_right, sack_count of them per row in order; overflow and limit as ints).
@@ -60,7 +61,7 @@ class RunOutput(_RunTables, total=False):
     # Only from bench_run with a warm-up: seconds, events, and per-link packets_out and data_packets_out then.
     warmup: dict[str, Any]
 
-def run(spec_json: str, progress: bool = False) -> RunOutput:
+def run(spec_json: str, progress: bool = False) -> _RunOutput:
     """Run the RunSpec given as JSON; releases the GIL while simulating."""
 
 def validate(spec_json: str) -> None:
@@ -69,7 +70,7 @@ def validate(spec_json: str) -> None:
 def paths(spec_json: str) -> list[tuple[list[str], list[str]]]:
     """Per flow, the (forward, reverse) link names the core routes it over."""
 
-class Estimate(TypedDict):
+class _Estimate(TypedDict):
     memory_bytes: int       # bytes the run will allocate, about (docs/limits.md)
     memory_limit: int       # the RunSpec's memory_limit, or the default (4 GiB)
     series_bytes: int       # of which the sampled time series
@@ -80,15 +81,15 @@ class Estimate(TypedDict):
     memory_driver: str      # the field whose cost is the largest part of memory_bytes
     over_limit: bool        # memory_bytes > memory_limit: run() and validate() refuse it
 
-def estimate(spec_json: str) -> Estimate:
+def estimate(spec_json: str) -> _Estimate:
     """What the RunSpec will cost (memory, packets, events), from its description
     alone: cheap, no simulation is built. Raises SpecError if it is invalid; an
     estimate over the memory limit is returned with over_limit = True."""
 
-def algorithms() -> list[AlgorithmInfo]:
+def algorithms() -> list[_AlgorithmInfo]:
     """The congestion-control algorithms of the core and their parameters."""
 
-def disciplines() -> list[DisciplineInfo]:
+def disciplines() -> list[_DisciplineInfo]:
     """The queue disciplines of the core (a link's ``queue.discipline``) and their parameters."""
 
 def version() -> str:
@@ -101,7 +102,7 @@ def build() -> str:
 # ---- developer tooling (tcplab.devtools): the cargo feature "bench", in the default build
 # (crates/tcplab-py/src/bench.rs); absent from a build with --no-default-features.
 
-class BenchScenario(TypedDict):
+class _BenchScenario(TypedDict):
     name: str
     description: str
     spec_json: str | None
@@ -110,23 +111,29 @@ class BenchScenario(TypedDict):
     axis_value: float | None
     warmup: float
 
-def bench_suite(quick: bool = False, seconds: float | None = None) -> list[BenchScenario]:
+def bench_suite(quick: bool = False, seconds: float | None = None) -> list[_BenchScenario]:
     """The standard benchmark scenarios S1-S6 (the definitions cargo bench uses)."""
 
-def bench_scaling(axis: str, quick: bool = False) -> list[BenchScenario]:
+def bench_scaling(axis: str, quick: bool = False) -> list[_BenchScenario]:
     """The points of a scaling curve: axis "flows", "rate", "window" or "algorithm"."""
 
-def bench_run(spec_json: str, warmup: float = 0.0) -> RunOutput:
+def bench_run(spec_json: str, warmup: float = 0.0) -> _RunOutput:
     """As run(), the first `warmup` simulated seconds untimed (meta's wall_s is
     the rest's); with a warm-up the output gets a "warmup" key: seconds,
     events, and per-link packets_out and data_packets_out then."""
 
-# (_panic_for_test(spec_json): only in a build with the cargo feature "test-hooks"; tests/test_robustness.py)
+# Test hooks: _panic_for_test, _inject_fault and _clear_faults exist only in a core built with the cargo
+# feature test-hooks (scripts/test.sh builds it; no wheel has them; tests/conftest.py require_test_hooks).
+
+def _panic_for_test(spec_json: str) -> None:
+    """Test hook: run spec_json through the path of every run with a panic where the run would start
+    (tests/test_robustness.py checks that it becomes SimulationError and Python lives on)."""
 
 # ---- campaigns (crates/tcplab-py/src/store.rs, canon.rs; crates/tcplab-store)
 
 SHARED_HEADER_WORDS: int
 
+@final
 class Segment:
     """Runs jobs (JSON lines, python/tcplab/sweep/worker.py ``job_line``) and stores them as one segment."""
 
@@ -138,6 +145,10 @@ class Segment:
         """Encode and atomically store the segment in the campaign at ``root``; its summary (JSON)."""
     def finish(self) -> tuple[str, dict[str, bytes]]:
         """The segment's manifest (JSON) and files, for the caller to store."""
+
+def columns() -> list[tuple[str, str, str]]:
+    """The result tables' columns as declared once (crates/tcplab-store/src/columns.rs): (table, column,
+    kind) in order; kind is "num", "opt" (float64, NaN for none), "text" (list of str) or "series"."""
 
 def fork_worker(cmd_fd: int, report_fd: int, shared_addr: int, shared_len: int, slot: int, close: list[int]) -> int:
     """Fork a local pool worker that runs only the core's worker loop (no Python); its pid."""

@@ -1,7 +1,10 @@
 """Results of one run as pandas tables.
 
 :class:`Results` wraps the dict returned by ``tcplab._core.run`` (columns as
-numpy arrays or lists of strings; SI units: seconds, bit/s, bytes):
+numpy arrays or lists of strings; SI units: seconds, bit/s, bytes). The
+columns of ``flows`` to ``qdisc_ts`` are declared once, for the bindings and
+the campaign store, in crates/tcplab-store/src/columns.rs
+(``tcplab._core.columns()`` lists them); what the main ones mean:
 
 ``flows``
     one row per flow: ``flow`` (id = index in the spec), ``name``, ``src``,

@@ -55,145 +55,45 @@ fn table<'py>(py: Python<'py>) -> Bound<'py, PyDict> {
 
 /// The run's tables as a dict; the loss trace's tables only when the run
 /// traced (`loss_trace`), so other runs have the same keys as before.
-fn to_python(py: Python<'_>, r: RunResults, traced: bool) -> PyResult<PyObject> {
+fn to_python(py: Python<'_>, mut r: RunResults, traced: bool) -> PyResult<PyObject> {
     let out = PyDict::new_bound(py);
 
-    let f = table(py);
-    let fl = &r.flows;
+    // Every column of the declaration (tcplab_store::result_columns!), table by table.
     macro_rules! col {
-        ($t:expr, $rows:expr, $name:literal, $field:ident) => {
-            $t.set_item($name, $rows.iter().map(|x| x.$field).collect::<Vec<_>>().into_pyarray_bound(py))?
+        ($t:ident, $n:literal, $f:ident, $k:ident) => {{
+            let name = stringify!($t);
+            let t = match out.get_item(name)? {
+                Some(t) => t.downcast_into::<PyDict>()?,
+                None => {
+                    let t = table(py);
+                    out.set_item(name, &t)?;
+                    t
+                }
+            };
+            t.set_item($n, col!(@$k $t $f))?;
+        }};
+        (@num $t:ident $f:ident) => {
+            r.$t.iter().map(|x| x.$f).collect::<Vec<_>>().into_pyarray_bound(py).into_any()
+        };
+        // Option<f64> (a statistic a row may lack) as float64 with NaN for None.
+        (@opt $t:ident $f:ident) => {
+            r.$t.iter().map(|x| x.$f.unwrap_or(f64::NAN)).collect::<Vec<_>>().into_pyarray_bound(py).into_any()
+        };
+        (@text $t:ident $f:ident) => {
+            PyList::new_bound(py, r.$t.iter().map(|x| x.$f.as_str())).into_any()
+        };
+        (@series $t:ident $f:ident) => {
+            std::mem::take(&mut r.$t.$f).into_pyarray_bound(py).into_any()
         };
     }
-    // Option<f64> (a statistic a row may lack) as float64 with NaN for None.
-    macro_rules! ocol {
-        ($t:expr, $rows:expr, $name:literal, $field:ident) => {
-            $t.set_item(
-                $name,
-                $rows.iter().map(|x| x.$field.unwrap_or(f64::NAN)).collect::<Vec<_>>().into_pyarray_bound(py),
-            )?
-        };
-    }
-    macro_rules! scol {
-        ($t:expr, $rows:expr, $name:literal, $field:ident) => {
-            $t.set_item($name, PyList::new_bound(py, $rows.iter().map(|x| x.$field.clone())))?
-        };
-    }
-    col!(f, fl, "flow", id);
-    scol!(f, fl, "name", name);
-    scol!(f, fl, "src", src);
-    scol!(f, fl, "dst", dst);
-    scol!(f, fl, "algorithm", algorithm);
-    scol!(f, fl, "recovery", recovery);
-    col!(f, fl, "goodput_bps", goodput_bps);
-    col!(f, fl, "bytes_delivered", bytes_delivered);
-    col!(f, fl, "data_packets_sent", data_packets_sent);
-    col!(f, fl, "retransmits", retransmits);
-    col!(f, fl, "timeouts", timeouts);
-    col!(f, fl, "fast_recoveries", fast_recoveries);
-    col!(f, fl, "loss_events", loss_events);
-    col!(f, fl, "loss_events_ignored", loss_events_ignored);
-    col!(f, fl, "data_packets_received", data_packets_received);
-    col!(f, fl, "data_packets_dropped", data_packets_dropped);
-    col!(f, fl, "data_packets_lost", data_packets_lost);
-    col!(f, fl, "data_packets_in_network", data_packets_in_network);
-    col!(f, fl, "acks_sent", acks_sent);
-    col!(f, fl, "acks_received", acks_received);
-    col!(f, fl, "acks_dropped", acks_dropped);
-    col!(f, fl, "acks_lost", acks_lost);
-    col!(f, fl, "acks_in_network", acks_in_network);
-    col!(f, fl, "rtt_samples", rtt_samples);
-    col!(f, fl, "rtt_min", rtt_min);
-    col!(f, fl, "rtt_mean", rtt_mean);
-    col!(f, fl, "rtt_max", rtt_max);
-    col!(f, fl, "srtt", srtt);
-    col!(f, fl, "cwnd", cwnd);
-    col!(f, fl, "ssthresh", ssthresh);
-    scol!(f, fl, "ecn", ecn);
-    col!(f, fl, "ce_received", ce_received);
-    col!(f, fl, "ce_delivered", ce_delivered);
-    col!(f, fl, "ecn_reductions", ecn_reductions);
-    out.set_item("flows", f)?;
+    tcplab_store::result_columns!(col);
 
-    let l = table(py);
-    let ls = &r.links;
-    col!(l, ls, "link", id);
-    scol!(l, ls, "name", name);
-    scol!(l, ls, "src", src);
-    scol!(l, ls, "dst", dst);
-    col!(l, ls, "rate_bps", rate_bps);
-    col!(l, ls, "delay", delay);
-    col!(l, ls, "utilization", utilization);
-    col!(l, ls, "packets_in", packets_in);
-    col!(l, ls, "packets_out", packets_out);
-    col!(l, ls, "drops", drops);
-    col!(l, ls, "losses", losses);
-    col!(l, ls, "packets_in_link", packets_in_link);
-    col!(l, ls, "bytes_out", bytes_out);
-    col!(l, ls, "data_packets_out", data_packets_out);
-    col!(l, ls, "queue_mean_packets", queue_mean_packets);
-    col!(l, ls, "queue_max_packets", queue_max_packets);
-    col!(l, ls, "queue_mean_bytes", queue_mean_bytes);
-    scol!(l, ls, "discipline", discipline);
-    col!(l, ls, "marks", marks);
-    col!(l, ls, "aqm_drops", aqm_drops);
-    ocol!(l, ls, "sojourn_mean", sojourn_mean);
-    ocol!(l, ls, "sojourn_p50", sojourn_p50);
-    ocol!(l, ls, "sojourn_p95", sojourn_p95);
-    ocol!(l, ls, "sojourn_p99", sojourn_p99);
-    out.set_item("links", l)?;
-
-    let fi = table(py);
-    let fs = &r.files;
-    col!(fi, fs, "flow", flow);
-    col!(fi, fs, "index", index);
-    col!(fi, fs, "size", size);
-    col!(fi, fs, "start", start);
-    col!(fi, fs, "finish", finish);
-    col!(fi, fs, "fct", fct);
-    col!(fi, fs, "first_sent", first_sent);
-    col!(fi, fs, "acked", acked);
-    col!(fi, fs, "transfer_time", transfer_time);
-    out.set_item("files", fi)?;
-
-    let ts = r.flow_ts;
-    let t = table(py);
-    t.set_item("time", ts.time.into_pyarray_bound(py))?;
-    t.set_item("flow", ts.flow.into_pyarray_bound(py))?;
-    t.set_item("cwnd", ts.cwnd.into_pyarray_bound(py))?;
-    t.set_item("ssthresh", ts.ssthresh.into_pyarray_bound(py))?;
-    t.set_item("srtt", ts.srtt.into_pyarray_bound(py))?;
-    t.set_item("in_flight", ts.in_flight.into_pyarray_bound(py))?;
-    t.set_item("delivered_bytes", ts.delivered_bytes.into_pyarray_bound(py))?;
-    out.set_item("flow_ts", t)?;
-
-    let qs = r.queue_ts;
-    let q = table(py);
-    q.set_item("time", qs.time.into_pyarray_bound(py))?;
-    q.set_item("link", qs.link.into_pyarray_bound(py))?;
-    q.set_item("packets", qs.packets.into_pyarray_bound(py))?;
-    q.set_item("bytes", qs.bytes.into_pyarray_bound(py))?;
-    out.set_item("queue_ts", q)?;
-
-    let cs = r.cc_ts;
-    let c = table(py);
-    c.set_item("time", cs.time.into_pyarray_bound(py))?;
-    c.set_item("flow", cs.flow.into_pyarray_bound(py))?;
-    c.set_item("variable", cs.variable.into_pyarray_bound(py))?;
-    c.set_item("value", cs.value.into_pyarray_bound(py))?;
+    let c = out.get_item("cc_ts")?.expect("declared").downcast_into::<PyDict>()?;
     // Variable names once (codes above), not one Python string per sample.
-    c.set_item("variable_names", PyList::new_bound(py, cs.names.iter().copied()))?;
-    out.set_item("cc_ts", c)?;
-
+    c.set_item("variable_names", PyList::new_bound(py, r.cc_ts.names.iter().copied()))?;
     // The queue disciplines' series, per link, as cc_ts is per flow.
-    let qd = r.qdisc_ts;
-    let d = table(py);
-    d.set_item("time", qd.time.into_pyarray_bound(py))?;
-    d.set_item("link", qd.link.into_pyarray_bound(py))?;
-    d.set_item("variable", qd.variable.into_pyarray_bound(py))?;
-    d.set_item("value", qd.value.into_pyarray_bound(py))?;
-    d.set_item("variable_names", PyList::new_bound(py, qd.names.iter().copied()))?;
-    out.set_item("qdisc_ts", d)?;
+    let d = out.get_item("qdisc_ts")?.expect("declared").downcast_into::<PyDict>()?;
+    d.set_item("variable_names", PyList::new_bound(py, r.qdisc_ts.names.iter().copied()))?;
 
     // The loss trace: causes as codes, their names once.
     if traced {

@@ -7,7 +7,9 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use tcplab_store::{faults, worker, Job};
+#[cfg(feature = "test-hooks")]
+use tcplab_store::faults;
+use tcplab_store::{worker, Job};
 
 /// A segment being built: `run(job_json)` runs one job (the GIL released)
 /// and keeps its record, returning whether it succeeded (a failed run is
@@ -119,6 +121,7 @@ fn fork_worker(
     Ok(pid)
 }
 
+#[cfg(feature = "test-hooks")]
 /// Test hook: makes runs whose RunSpec JSON contains `pattern` (and not
 /// `unless`) fail
 /// (`error:<text>`), kill their process when they start (`exit:<code>`)
@@ -132,16 +135,30 @@ fn _inject_fault(pattern: &str, action: &str, once: Option<PathBuf>, unless: Opt
 }
 
 /// Test hook: removes every injected fault.
+#[cfg(feature = "test-hooks")]
 #[pyfunction]
 fn _clear_faults() {
     faults::clear();
 }
 
+/// The result tables' columns as declared once (tcplab_store::result_columns!):
+/// `(table, column, kind)` in table and column order; kind is `num`, `opt`
+/// (float64, NaN for none), `text` or `series`.
+#[pyfunction]
+fn columns() -> Vec<(&'static str, &'static str, &'static str)> {
+    tcplab_store::columns::all()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Segment>()?;
+    m.add_function(wrap_pyfunction!(columns, m)?)?;
     m.add_function(wrap_pyfunction!(fork_worker, m)?)?;
-    m.add_function(wrap_pyfunction!(_inject_fault, m)?)?;
-    m.add_function(wrap_pyfunction!(_clear_faults, m)?)?;
+    #[cfg(feature = "test-hooks")]
+    {
+        m.add_function(wrap_pyfunction!(_inject_fault, m)?)?;
+        m.add_function(wrap_pyfunction!(_clear_faults, m)?)?;
+        m.add_function(wrap_pyfunction!(crate::_panic_for_test, m)?)?;
+    }
     m.add("SHARED_HEADER_WORDS", worker::HEADER_WORDS)?;
     Ok(())
 }

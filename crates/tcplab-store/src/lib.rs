@@ -28,6 +28,8 @@
 //! produced (segment format version 1).
 
 pub mod canon;
+pub mod columns;
+#[cfg(any(test, feature = "test-hooks"))]
 pub mod faults;
 pub mod job;
 pub mod metrics;

@@ -1,9 +1,8 @@
 //! The metrics a campaign's index keeps for each run: per-run totals and
 //! per-flow goodput (the columns of `Campaign.results()`).
 //!
-//! The same values as `tcplab.sweep.worker.metrics_from_raw` computes from
-//! `_core.run`'s dict (tests/test_sweep.py checks it on real runs): sums in
-//! flow order; the bottleneck is the first of the job's `bottleneck` names
+//! Computed here only (the tests below check each rule; tests/test_sweep.py
+//! follows them through a real campaign): sums in flow order; the bottleneck is the first of the job's `bottleneck` names
 //! that is a link of the run, else the first link of highest utilization;
 //! values that are not finite are null.
 

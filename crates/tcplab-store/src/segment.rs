@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 use tcplab_core::results::RunResults;
 use tcplab_core::{RunSpec, SpecError, World};
 
+#[cfg(any(test, feature = "test-hooks"))]
 use crate::faults;
 use crate::job::Job;
 use crate::metrics::{metrics, Metrics};
@@ -190,6 +191,7 @@ pub struct Built {
     pub summary: String,
     pub files: Vec<(String, Vec<u8>)>,
     /// The RunSpecs of its runs (for injected storing faults).
+    #[cfg(any(test, feature = "test-hooks"))]
     specs: Vec<Box<RawValue>>,
 }
 
@@ -229,7 +231,7 @@ impl Segment {
                 tcplab_core::VERSION,
                 job.version
             ))
-        } else if let Some(e) = faults::on_run(job.spec_json()) {
+        } else if let Some(e) = injected_error(job.spec_json()) {
             Err(e)
         } else {
             simulate_or_stop(job.spec_json(), keep_going)?
@@ -319,8 +321,14 @@ impl Segment {
         };
         let manifest = text(true) + "\n";
         let summary = text(false);
-        let specs = self.records.into_iter().map(|r| r.spec).collect();
-        Built { id, manifest, summary, files, specs }
+        Built {
+            id,
+            manifest,
+            summary,
+            files,
+            #[cfg(any(test, feature = "test-hooks"))]
+            specs: self.records.into_iter().map(|r| r.spec).collect(),
+        }
     }
 }
 
@@ -379,6 +387,14 @@ fn fsync_dir(path: &Path) {
     }
 }
 
+/// A test's injected failure of this run (crate feature `test-hooks`; never without it).
+fn injected_error(_spec_json: &str) -> Option<String> {
+    #[cfg(any(test, feature = "test-hooks"))]
+    return faults::on_run(_spec_json);
+    #[cfg(not(any(test, feature = "test-hooks")))]
+    None
+}
+
 /// Atomically places a built segment in the campaign at `root`: its files
 /// go into `tmp/<id>.<host>.<pid>.<random>/` (the manifest last, listing
 /// every other file with its checksum), which is renamed to
@@ -392,6 +408,7 @@ pub fn commit(root: &Path, b: &Built, fsync: bool) -> io::Result<PathBuf> {
     let result = (|| -> io::Result<()> {
         for (name, data) in &b.files {
             write_file(&tmp.join(name), data, fsync)?;
+            #[cfg(any(test, feature = "test-hooks"))]
             faults::on_store(b.specs.iter().map(|s| s.get()), name);
         }
         write_file(&tmp.join(MANIFEST), b.manifest.as_bytes(), fsync)?;

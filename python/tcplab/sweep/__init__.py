@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .campaign import Campaign, CampaignError, CampaignWarning, DamagedSegmentError, RunReport, run_key
 from .envfail import StorageError
 from .grid import Sweep, SweepError, load_sweep
 from .query import aggregate, t_interval
-from .store import Campaign, CampaignError, CampaignWarning, DamagedSegmentError, RunReport, run_key
 
 __all__ = ["Campaign", "CampaignError", "CampaignWarning", "DamagedSegmentError", "RunReport", "StorageError", "Sweep",
            "SweepError", "aggregate", "load_sweep", "run_key", "run_sweep", "t_interval"]

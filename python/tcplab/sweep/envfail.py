@@ -17,7 +17,7 @@ import errno
 import re
 import sqlite3
 
-from .store import CampaignError
+from .index import CampaignError
 
 __all__ = ["StorageError", "ENVIRONMENT_ERRNOS", "environment_errno", "storage_error", "dask_unreachable"]
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 import functools
 import io
 import json
-import math
 import os
 import shutil
 import socket
@@ -76,47 +75,6 @@ RUN_COLUMN = "run"
 
 def segment_dir(root: str, seg: str) -> str:
     return os.path.join(root, "segments", seg)
-
-
-def _fin(v: Any) -> float | None:
-    try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return None
-    return f if math.isfinite(f) else None
-
-
-def metrics_from_raw(raw: dict, bottleneck: list) -> dict:
-    """Per-run totals and per-flow goodput, from ``_core.run``'s dict: what the campaign's index keeps.
-    The core computes the same for the runs it stores (crates/tcplab-store/src/metrics.rs); this is the
-    reference the tests hold it to."""
-    flows = raw["flows"]
-    links = raw["links"]
-    names = [str(x) for x in flows["name"]]
-    gp = [float(x) for x in flows["goodput_bps"]]
-    lnames = [str(x) for x in links["name"]]
-    util = [float(x) for x in links["utilization"]]
-    b = None
-    for name in bottleneck or []:
-        if name in lnames:
-            b = lnames.index(name)
-            break
-    if b is None and lnames:
-        b = max(range(len(lnames)), key=lambda i: util[i])
-    s1, s2 = sum(gp), sum(x * x for x in gp)
-    m = {
-        "total_goodput_bps": s1,
-        "jain_index": (s1 * s1 / (len(gp) * s2)) if s2 > 0 else None,
-        "retransmits": int(sum(int(x) for x in flows["retransmits"])),
-        "timeouts": int(sum(int(x) for x in flows["timeouts"])),
-        "bottleneck": lnames[b] if b is not None else None,
-        "utilization": _fin(util[b]) if b is not None else None,
-        "drops": int(links["drops"][b]) if b is not None else None,
-        "queue_mean_packets": _fin(links["queue_mean_packets"][b]) if b is not None else None,
-        "events": int(raw["meta"].get("events", 0)),
-        "flow_goodput_bps": {n: _fin(g) for n, g in zip(names, gp)},
-    }
-    return {k: (_fin(v) if isinstance(v, float) else v) for k, v in m.items()}
 
 
 _STRICT = json.JSONEncoder(allow_nan=False, separators=(",", ":"))  # (as the core writes a job line)
