@@ -38,6 +38,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -133,7 +134,7 @@ def runs_of(t: np.ndarray, v: np.ndarray) -> list[tuple[float, float, float, boo
     cut = np.nonzero(np.diff(v) != 0)[0] + 1
     starts = np.concatenate([[0], cut])
     ends = np.concatenate([cut, [len(v) - 1]])
-    for k, (a, b) in enumerate(zip(starts, ends)):
+    for k, (a, b) in enumerate(zip(starts, ends, strict=True)):
         out.append((float(v[a]), float(t[a]), float(t[b]), a == 0, k == len(starts) - 1))
     return out
 
@@ -268,7 +269,7 @@ def crit_probe_cycle_v3(t, mode, phase, wait: tuple = (2.0, 3.0), slack: float =
     allowed = {(PHASE_DOWN, PHASE_CRUISE), (PHASE_DOWN, PHASE_REFILL), (PHASE_CRUISE, PHASE_REFILL),
                (PHASE_REFILL, PHASE_UP), (PHASE_UP, PHASE_DOWN)}
     rs = runs_of(t, np.where(m, ph, -1.0))
-    trans = [(int(a[0]), int(b[0])) for a, b in zip(rs, rs[1:]) if a[0] >= 0 and b[0] >= 0]
+    trans = [(int(a[0]), int(b[0])) for a, b in pairwise(rs) if a[0] >= 0 and b[0] >= 0]
     bad = [x for x in trans if x not in allowed]
     out = [Check("transitions", f"{len(trans)} phase transitions, {len(bad)} not in the cycle"
                  + (f" (e.g. {bad[0][0]}->{bad[0][1]})" if bad else ""),
@@ -276,7 +277,7 @@ def crit_probe_cycle_v3(t, mode, phase, wait: tuple = (2.0, 3.0), slack: float =
     refill = [a for v, a, _, first, _ in rs if v == PHASE_REFILL and not first]
     # intervals between probes, left out when a PROBE_RTT (mode 3) fell between them
     iv = []
-    for a, b in zip(refill, refill[1:]):
+    for a, b in pairwise(refill):
         if not np.any((t > a) & (t < b) & (mode == MODE_PROBE_RTT)):
             iv.append(b - a)
     if not iv:

@@ -34,7 +34,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,7 @@ STREAM_TOPOLOGY = 1
 STREAM_ATTACH = 2
 STREAM_WORKLOAD = 3
 
-DelayLaw = Union[Quantity, Mapping[str, Any]]
+DelayLaw = Quantity | Mapping[str, Any]
 
 
 def rng_for(seed: int, stream: int) -> np.random.Generator:
@@ -364,14 +365,14 @@ def transit_stub(transit_domains: int = 2, transit_routers: int = 3, stubs_per_t
         for n in names:
             t.add_router(n)
         if transit_routers > 1:
-            ring = list(zip(names, names[1:])) + ([(names[-1], names[0])] if transit_routers > 2 else [])
+            ring = list(pairwise(names)) + ([(names[-1], names[0])] if transit_routers > 2 else [])
             if transit_routers > 3:
                 ring.append((names[0], names[transit_routers // 2]))
             for a, b in ring:
                 t.add_duplex(a, b, transit_rate, draw_delay(transit_delay, rng), buffer)
     if transit_domains > 1:
         heads = [f"t{d}.0" for d in range(transit_domains)]
-        pairs = list(zip(heads, heads[1:])) + ([(heads[-1], heads[0])] if transit_domains > 2 else [])
+        pairs = list(pairwise(heads)) + ([(heads[-1], heads[0])] if transit_domains > 2 else [])
         for a, b in pairs:
             t.add_duplex(a, b, transit_rate, draw_delay(transit_delay, rng), buffer)
     for d in range(transit_domains):

@@ -271,7 +271,7 @@ def _panels(setup: Setup, res: dict, out: str, name: str, title: str, ylabel: st
     plt = pyplot()
     df, per = _table_df(setup, res)
     fig, axes = plt.subplots(1, len(setup.ratios), figsize=(5 * len(setup.ratios), 4.2), sharey=True, squeeze=False)
-    for ax, r in zip(axes[0], setup.ratios):
+    for ax, r in zip(axes[0], setup.ratios, strict=True):
         d0 = df[df.rtt_ratio == r]
         for k, v in enumerate(setup.protocols):
             d = d0[d0.bbr == v].sort_values("buffer_bdp")

@@ -137,7 +137,7 @@ def seed_points(ax: Any, x: Sequence[float], per_seed: Sequence[Sequence[float]]
     err = np.vstack([mean - np.asarray(low, dtype=float), np.asarray(high, dtype=float) - mean])
     line = ax.errorbar(x, mean, yerr=None if np.isnan(err).all() else np.nan_to_num(err), capsize=3, **style)
     color = line[0].get_color()
-    xs = [xi for xi, vals in zip(x, per_seed) for _ in vals]
+    xs = [xi for xi, vals in zip(x, per_seed, strict=True) for _ in vals]
     ys = [v for vals in per_seed for v in vals]
     if any(len(v) > 1 for v in per_seed):
         ax.plot(xs, ys, ".", color=color, alpha=0.6, ms=5, zorder=1)

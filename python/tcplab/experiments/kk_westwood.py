@@ -361,7 +361,7 @@ def _fig1(setup: Setup, res: dict, out: str) -> tuple:
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), sharey=True)
     bb = np.linspace(min(setup.buffers) * 0.9, max(setup.buffers) * 1.1, 100)
     mb = predicted_ratio_vs_buffer(bb * F1_BDP, F1_C, F1_RTT, PACKET)
-    for ax, (k, leg) in zip(axes, enumerate(LEGACY)):
+    for ax, (k, leg) in zip(axes, enumerate(LEGACY), strict=True):
         d = df[df.legacy == leg]
         for nm, style in (("Westwood", {"marker": "o", "color": "C0", "label": "Westwood (RE), simulated"}),
                           ("Proposal", {"marker": "s", "color": "C3", "label": "Proposal, simulated"})):
@@ -541,7 +541,7 @@ def _fig4(setup: Setup, res: dict, out: str) -> tuple:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 5))
-    for ax, (k, nm) in zip(axes, enumerate(NEW)):
+    for ax, (k, nm) in zip(axes, enumerate(NEW), strict=True):
         d = df[df.label == nm]
         plot_tradeoff(d, ax=ax, annotate="buffer",
                       title=f"({'ab'[k]}) {nm} vs Reno, N = 2, 50 Mbit/s, 90 ms"
@@ -627,9 +627,9 @@ def _fig5(setup: Setup, res: dict, out: str) -> tuple:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(setup.f5_rates), figsize=(6 * len(setup.f5_rates), 4.2), squeeze=False)
-    for ax, rate in zip(axes[0], setup.f5_rates):
+    for ax, rate in zip(axes[0], setup.f5_rates, strict=True):
         d = df[df.rate_mbps == rate / 1e6]
-        for mix, m in zip(mixes, "o^s"):
+        for mix, m in zip(mixes, "o^s", strict=True):
             dd = d[d["mix"] == mix]
             seed_points(ax, list(dd.n), [per_seed(per, {"rate_mbps": rate / 1e6, "n": n, "mix": mix}, "jain")
                                          for n in dd.n], dd.jain, dd.jain_ci_low, dd.jain_ci_high, marker=m,

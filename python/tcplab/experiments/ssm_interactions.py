@@ -309,7 +309,7 @@ def _fig4_5(setup: Setup, res: dict, out: str, item: str):
     df = pd.concat(parts, ignore_index=True)
     x = "base_rtt" if item == "fig4" else "hops"
     fig, axes = _grid(len(setup.hs))
-    for ax, p in zip(axes, setup.hs):
+    for ax, p in zip(axes, setup.hs, strict=True):
         d = df[df.protocol == p]
         if item == "fig4":
             ax.scatter(d.base_rtt * 1e3, d.relative, s=8, alpha=0.6)
@@ -353,7 +353,7 @@ def _all_x_long(setup: Setup, res: dict) -> pd.DataFrame:
 def _fig6(setup: Setup, res: dict, out: str):
     df = _all_x_long(setup, res)
     fig, axes = _grid(len(setup.protocols))
-    for ax, p in zip(axes, setup.protocols):
+    for ax, p in zip(axes, setup.protocols, strict=True):
         d = df[df.protocol == p]
         ax.scatter(d.base_rtt * 1e3, d.throughput_bps / 1e6, s=8, alpha=0.6)
         ax.set_xscale("log")
