@@ -62,7 +62,8 @@ PHASE_DOWN, PHASE_CRUISE, PHASE_REFILL, PHASE_UP = 0, 1, 2, 3
 
 #: Per version: the constants the criteria check against (with where they come from).
 EXPECT = {
-    "bbr": {"probe_rtt_interval": 10.0, "probe_rtt_ms": 0.200, "probe_rtt_cwnd": 4.0, "drain_gain_max": 1 / 2.885 + 0.01},
+    "bbr": {"probe_rtt_interval": 10.0, "probe_rtt_ms": 0.200, "probe_rtt_cwnd": 4.0,
+            "drain_gain_max": 1 / 2.885 + 0.01},
     "bbr3": {"probe_rtt_interval": 5.0, "probe_rtt_ms": 0.200, "probe_rtt_cwnd_gain": 0.5, "drain_gain_max": 0.5 + 0.01,
              "loss_thresh": 0.02, "probe_wait": (2.0, 3.0)},
 }
@@ -222,8 +223,8 @@ def crit_drain(t, mode, rounds, pacing_gain, fl_t, in_flight, bdp_packets: float
     j = int(after[0])
     nr = rounds[j] - rounds[d[0]]
     out.append(Check("exit", f"DRAIN -> mode {int(mode[j])} after {nr:g} round(s), {t[j] - t[d[0]]:.3f} s",
-                     f"-> PROBE_BW (2) within {max_rounds:g} rounds", bool(mode[j] == MODE_PROBE_BW and nr <= max_rounds),
-                     nr))
+                     f"-> PROBE_BW (2) within {max_rounds:g} rounds",
+                     bool(mode[j] == MODE_PROBE_BW and nr <= max_rounds), nr))
     fl = float(np.interp(t[j], np.asarray(fl_t, float), np.asarray(in_flight, float)))
     lim = bdp_packets * (1 + inflight_tol)
     out.append(Check("inflight_at_exit", f"{fl:.0f} packets (BDP {bdp_packets:.0f})",
@@ -249,12 +250,13 @@ def crit_gain_cycle_v1(t, mode, cycle_idx, pacing_gain, min_rtt_s: float, tol: f
         if v >= 2 and not first and not last:  # gain-1 phases (indices 2..7)
             dur.append(b - a)
     if not dur:
-        out.append(Check("phase_duration", "no whole gain-1 phase", f"median = min_rtt ({1e3 * min_rtt_s:.0f} ms)", False))
+        out.append(Check("phase_duration", "no whole gain-1 phase", f"median = min_rtt ({1e3 * min_rtt_s:.0f} ms)",
+                         False))
         return out
     med = float(np.median(dur))
     out.append(Check("phase_duration", f"median {1e3 * med:.1f} ms over {len(dur)} gain-1 phases",
-                     f"min_rtt {1e3 * min_rtt_s:.1f} ms +-{100 * tol:g} %", bool(abs(med - min_rtt_s) <= tol * min_rtt_s),
-                     med / min_rtt_s))
+                     f"min_rtt {1e3 * min_rtt_s:.1f} ms +-{100 * tol:g} %",
+                     bool(abs(med - min_rtt_s) <= tol * min_rtt_s), med / min_rtt_s))
     return out
 
 
@@ -301,7 +303,8 @@ def crit_probe_rtt_v1_timing(t, mode, min_rtt, window: float = 10.0, slack: floa
     t, mode, mr = np.asarray(t, float), np.asarray(mode, float), np.asarray(min_rtt, float)
     entries = [a for v, a, _, first, _ in runs_of(t, (mode == MODE_PROBE_RTT).astype(float)) if v == 1.0 and not first]
     exits = [b for v, _, b, _, last in runs_of(t, (mode == MODE_PROBE_RTT).astype(float)) if v == 1.0 and not last]
-    lowered = [t[i] for i in range(1, len(mr)) if np.isfinite(mr[i]) and (not np.isfinite(mr[i - 1]) or mr[i] < mr[i - 1])
+    lowered = [t[i] for i in range(1, len(mr))
+               if np.isfinite(mr[i]) and (not np.isfinite(mr[i - 1]) or mr[i] < mr[i - 1])
                and mode[i] != MODE_PROBE_RTT and mode[i - 1] != MODE_PROBE_RTT]
     if not entries:
         return Check("timing", "no PROBE_RTT", f"entry {window:g} s after the last min-RTT refresh", False)

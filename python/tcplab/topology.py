@@ -71,7 +71,8 @@ def check_delay_law(law: DelayLaw, field_: str) -> DelayLaw:
             raise ScenarioError(f"{field_}.dist", f"must be 'exponential' or 'uniform', got {dist!r}")
         for k in law:
             if k != "dist" and k not in keys[dist]:
-                raise ScenarioError(f"{field_}.{k}", f"unknown key for a {dist} delay law (expected {', '.join(keys[dist])})")
+                raise ScenarioError(f"{field_}.{k}",
+                                    f"unknown key for a {dist} delay law (expected {', '.join(keys[dist])})")
         for k in keys[dist]:
             if k not in law:
                 raise ScenarioError(f"{field_}.{k}", "missing (required)")
@@ -256,8 +257,10 @@ def random_graph(n_routers: int = 10, model: str = "waxman", p: float = 0.3, alp
     if model not in ("waxman", "gnp"):
         raise ScenarioError("model", f"must be 'waxman' or 'gnp', got {model!r}")
     for name, v in (("p", p), ("alpha", alpha), ("beta", beta)):
-        if not (isinstance(v, (int, float)) and not isinstance(v, bool)) or not (0.0 <= v <= 1.0) or (name == "alpha" and v == 0):
-            raise ScenarioError(name, f"must be a number in (0, 1], got {v!r}" if name == "alpha" else f"must be a probability in [0, 1], got {v!r}")
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if not number or not (0.0 <= v <= 1.0) or (name == "alpha" and v == 0):
+            raise ScenarioError(name, f"must be a number in (0, 1], got {v!r}" if name == "alpha"
+                                else f"must be a probability in [0, 1], got {v!r}")
     _check_common(rate, buffer, delay if delay is not None else 0.0, n_routers, "n_routers", 2)
     rng = rng_for(seed, STREAM_TOPOLOGY)
     t = Topology("random_graph", params={"n_routers": int(n_routers), "model": model, "p": p, "alpha": alpha,

@@ -281,7 +281,8 @@ def _fig3(setup: Setup, res: dict, out: str):
                          "std": float(np.std(u, ddof=1)) if len(u) > 1 else 0.0, "configs": len(u)})
     df = pd.DataFrame(rows)
     files = write_table(df, out, "fig3", "Fig. 3: mean utilization of the 8 backbone links (all flows one protocol)",
-                        md_df=df.pivot(index="protocol", columns="long_flows", values="utilization").loc[setup.protocols])
+                        md_df=df.pivot(index="protocol", columns="long_flows",
+                                       values="utilization").loc[setup.protocols])
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for p in setup.protocols:
@@ -386,7 +387,8 @@ def _fig7(setup: Setup, res: dict, out: str):
         v = df[df.protocol == p].throughput_bps.to_numpy()
         x, y = cdf(v)
         ax.step(x / 1e6, y, where="post", label=p)
-        rows.append({"protocol": p, "flows": len(v), f"below_{setup.low_thr / 1e6:g}Mbps": fraction_below(v, setup.low_thr),
+        rows.append({"protocol": p, "flows": len(v),
+                     f"below_{setup.low_thr / 1e6:g}Mbps": fraction_below(v, setup.low_thr),
                      f"above_{setup.high_thr / 1e6:g}Mbps": fraction_above(v, setup.high_thr),
                      "median_mbps": float(np.median(v) / 1e6) if len(v) else np.nan})
     for thr in (setup.low_thr, setup.high_thr):

@@ -120,7 +120,8 @@ class DumbbellParams:
         n = self.n()
         if isinstance(value, (list, tuple)):
             if len(value) != n:
-                raise ScenarioError(key, f"expected one value for all flows or a list of {n} (one per flow), got {len(value)}")
+                raise ScenarioError(key, f"expected one value for all flows or a list of {n} (one per flow), "
+                                         f"got {len(value)}")
             return list(value)
         return [value] * n
 
