@@ -60,8 +60,9 @@ BDP_PACKETS = C_BPS * RTT_S / (8 * PACKET)  # 166.7
 MODE_STARTUP, MODE_DRAIN, MODE_PROBE_BW, MODE_PROBE_RTT = 0, 1, 2, 3
 PHASE_DOWN, PHASE_CRUISE, PHASE_REFILL, PHASE_UP = 0, 1, 2, 3
 
-#: Per version: the constants the criteria check against (with where they come from).
-EXPECT = {
+#: Per version: the constants the criteria check against (with where they come from); a float each, but
+#: ``probe_wait``, a (low, high) pair of seconds.
+EXPECT: dict[str, dict[str, Any]] = {
     "bbr": {"probe_rtt_interval": 10.0, "probe_rtt_ms": 0.200, "probe_rtt_cwnd": 4.0,
             "drain_gain_max": 1 / 2.885 + 0.01},
     "bbr3": {"probe_rtt_interval": 5.0, "probe_rtt_ms": 0.200, "probe_rtt_cwnd_gain": 0.5, "drain_gain_max": 0.5 + 0.01,
@@ -129,7 +130,7 @@ def runs_of(t: np.ndarray, v: np.ndarray) -> list[tuple[float, float, float, boo
     (or the last sample)."""
     t = np.asarray(t, dtype=float)
     v = np.asarray(v, dtype=float)
-    out = []
+    out: list[tuple[float, float, float, bool, bool]] = []
     if not len(v):
         return out
     cut = np.nonzero(np.diff(v) != 0)[0] + 1
@@ -658,7 +659,7 @@ def run_suite(versions: Sequence[str] = VERSIONS, quick: bool = False, impl: str
                 continue
             src = c.source.get(v, "")
             label = v if impl is None else f"{v} (run as {impl})"
-            if c.skip or c.scenario is None:
+            if c.skip or c.scenario is None or c.check is None:
                 rows.append(Row(c.id, label, "-", c.skip or "skipped", "-", "skip", src, c.title))
                 continue
             key = c.run_key or c.id

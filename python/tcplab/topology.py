@@ -32,7 +32,7 @@ class (``lossy_links="access"`` or ``"backbone"``) get the loss model
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -223,7 +223,7 @@ def dumbbell(rate: Quantity = "100Mbps", delay: DelayLaw = "20ms", buffer: Any =
     return t
 
 
-def parking_lot(n_routers: int = 5, rate: Quantity = "1Gbps", delay: DelayLaw = None, buffer: Any = "2MB",
+def parking_lot(n_routers: int = 5, rate: Quantity = "1Gbps", delay: DelayLaw | None = None, buffer: Any = "2MB",
                 seed: int = 0) -> Topology:
     """``n_routers`` routers in a line (``r0`` ... ``r{n-1}``) joined by
     ``n_routers - 1`` duplex backbone links; every router is an edge router.
@@ -242,7 +242,8 @@ def parking_lot(n_routers: int = 5, rate: Quantity = "1Gbps", delay: DelayLaw = 
 
 
 def random_graph(n_routers: int = 10, model: str = "waxman", p: float = 0.3, alpha: float = 0.4, beta: float = 0.2,
-                 rate: Quantity = "1Gbps", delay: DelayLaw = None, buffer: Any = "1MB", seed: int = 0) -> Topology:
+                 rate: Quantity = "1Gbps", delay: DelayLaw | None = None, buffer: Any = "1MB",
+                 seed: int = 0) -> Topology:
     """A connected random router graph.
 
     ``model="gnp"``: Erdos-Renyi, each pair joined with probability ``p``.
@@ -340,7 +341,7 @@ def tree(depth: int = 2, fanout: int = 3, rate: Quantity = "1Gbps", leaf_rate: Q
 
 def transit_stub(transit_domains: int = 2, transit_routers: int = 3, stubs_per_transit: int = 2,
                  stub_routers: int = 3, transit_rate: Quantity = "10Gbps", stub_rate: Quantity = "1Gbps",
-                 transit_delay: DelayLaw = None, stub_delay: DelayLaw = None, buffer: Any = "2MB",
+                 transit_delay: DelayLaw | None = None, stub_delay: DelayLaw | None = None, buffer: Any = "2MB",
                  seed: int = 0) -> Topology:
     """A GT-ITM-style transit-stub network (Zegura, Calvert & Bhattacharjee
     1996). ``transit_domains`` domains of ``transit_routers`` routers each,
@@ -392,7 +393,7 @@ def transit_stub(transit_domains: int = 2, transit_routers: int = 3, stubs_per_t
     return t
 
 
-def internet_like(n_routers: int = 30, m: int = 2, rate: Quantity = "1Gbps", delay: DelayLaw = None,
+def internet_like(n_routers: int = 30, m: int = 2, rate: Quantity = "1Gbps", delay: DelayLaw | None = None,
                   buffer: Any = "2MB", edge_degree: int = 0, seed: int = 0) -> Topology:
     """An Internet-like router graph by preferential attachment
     (Barabasi-Albert 1999): start from a clique of ``m + 1`` routers, each
@@ -426,7 +427,7 @@ def internet_like(n_routers: int = 30, m: int = 2, rate: Quantity = "1Gbps", del
     return t
 
 
-GENERATORS = {
+GENERATORS: dict[str, Callable[..., Topology]] = {
     "dumbbell": dumbbell,
     "parking_lot": parking_lot,
     "random_graph": random_graph,
