@@ -160,7 +160,7 @@ def _choice(v: Any, choices: Sequence[str], f: str, what: str) -> str:
 
 def _core():
     try:
-        from .. import _core  # type: ignore[attr-defined]
+        from .. import _core
     except ImportError:
         return None
     return _core
@@ -270,12 +270,12 @@ def resolve_discipline(name: Any, field_path: str) -> tuple[str, dict | None]:
     for entry in catalog:
         for n in [entry["name"], *entry.get("aliases", [])]:
             spelled.setdefault(n.lower(), entry)
-    entry = spelled.get(name.lower())
-    if entry is None:
+    found = spelled.get(name.lower())
+    if found is None:
         names = sorted({n for e in catalog for n in [e["name"], *e.get("aliases", [])]})
         raise ScenarioError(field_path, f"unknown queue discipline {shown(name)}"
                                         f"{_suggest(name.lower(), list(spelled))}; known: {', '.join(names)}")
-    return entry["name"], (entry if from_core else None)
+    return found["name"], (found if from_core else None)
 
 
 def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: str | None) -> dict:

@@ -60,7 +60,7 @@ class DumbbellParams:
     recovery: str | Sequence[str] | None = None
     start: Quantity | Sequence[Quantity] = 0.0
     access_rate: Quantity | None = None
-    access_delay: str | Quantity | Sequence[Quantity] = "spread"
+    access_delay: str | Quantity | list[Quantity] | tuple[Quantity, ...] = "spread"
     access_jitter: Quantity = 0.0
     packet_size: Quantity = 1500
     header_size: Quantity | None = None
@@ -432,7 +432,7 @@ def dumbbell(
     measure_start: Quantity | None = None,
     start: Quantity | Sequence[Quantity] = 0.0,
     access_rate: Quantity | None = None,
-    access_delay: str | Quantity | Sequence[Quantity] = "spread",
+    access_delay: str | Quantity | list[Quantity] | tuple[Quantity, ...] = "spread",
     access_jitter: Quantity = 0.0,
     packet_size: Quantity = 1500,
     header_size: Quantity | None = None,

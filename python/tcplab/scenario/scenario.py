@@ -290,7 +290,7 @@ class Scenario:
         seed = python_scalar(self.seed)
         if isinstance(seed, bool) or not isinstance(seed, int):
             try:
-                seed = parse_count(seed, "seed")
+                seed = parse_count(self.seed, "seed")  # it unwraps numpy scalars itself
             except ScenarioError:
                 raise ScenarioError("seed", f"expected a non-negative integer, got {shown(self.seed)}") from None
         if not 0 <= seed < 2**64:
