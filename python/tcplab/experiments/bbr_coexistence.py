@@ -335,13 +335,13 @@ def _setup(quick: bool, variants: str = "paper", recovery: str | None = None,
     if setup != "linux":
         raise ValueError(f"setup: bbr-coexistence is a study of today's Linux, so its only setup is 'linux'; got "
                          f"{setup!r}")
-    setup = Setup(quick, protocols, duration, seeds)
+    made = Setup(quick, protocols, duration, seeds)
     have = {a["name"] for a in algorithm_catalog()}
-    missing = [p for p in setup.protocols if p not in have]
+    missing = [p for p in made.protocols if p not in have]
     if missing:
         raise ValueError(f"protocols: {', '.join(map(repr, missing))} not in this build's algorithms "
                          f"({', '.join(sorted(have))}); bbr and bbr3 come with the BBR branches")
-    return setup
+    return made
 
 
 PAPER = Paper(

@@ -60,7 +60,7 @@ class DumbbellParams:
     recovery: str | Sequence[str] | None = None
     start: Quantity | Sequence[Quantity] = 0.0
     access_rate: Quantity | None = None
-    access_delay: str | Quantity | list[Quantity] | tuple[Quantity, ...] = "spread"
+    access_delay: str | Quantity | Sequence[Quantity] = "spread"
     access_jitter: Quantity = 0.0
     packet_size: Quantity = 1500
     header_size: Quantity | None = None
@@ -209,11 +209,14 @@ class DumbbellParams:
             vals = self._per_flow(ad, "access_delay")
             out = [_nonneg_time(v, f"access_delay[{i}]") for i, v in enumerate(vals)]
             return [(v, v) for v in out]
+        bad = UnitError("access_delay", f"expected 'spread', 'uniform', a time such as '2.5ms' "
+                                        f"or a list of {n} times, got {shown(ad)}")
+        if not isinstance(ad, str) and isinstance(ad, Sequence):  # not a list or tuple: not one time either
+            raise bad
         try:
             v = _nonneg_time(ad, "access_delay")
         except UnitError:
-            raise UnitError("access_delay", f"expected 'spread', 'uniform', a time such as '2.5ms' "
-                                            f"or a list of {n} times, got {shown(ad)}") from None
+            raise bad from None
         return [(v, v)] * n
 
     def path_rtt(self, i: int, seed: int) -> float:
@@ -432,7 +435,7 @@ def dumbbell(
     measure_start: Quantity | None = None,
     start: Quantity | Sequence[Quantity] = 0.0,
     access_rate: Quantity | None = None,
-    access_delay: str | Quantity | list[Quantity] | tuple[Quantity, ...] = "spread",
+    access_delay: str | Quantity | Sequence[Quantity] = "spread",
     access_jitter: Quantity = 0.0,
     packet_size: Quantity = 1500,
     header_size: Quantity | None = None,
