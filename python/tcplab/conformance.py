@@ -38,6 +38,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -59,9 +60,11 @@ BDP_PACKETS = C_BPS * RTT_S / (8 * PACKET)  # 166.7
 MODE_STARTUP, MODE_DRAIN, MODE_PROBE_BW, MODE_PROBE_RTT = 0, 1, 2, 3
 PHASE_DOWN, PHASE_CRUISE, PHASE_REFILL, PHASE_UP = 0, 1, 2, 3
 
-#: Per version: the constants the criteria check against (with where they come from).
-EXPECT = {
-    "bbr": {"probe_rtt_interval": 10.0, "probe_rtt_ms": 0.200, "probe_rtt_cwnd": 4.0, "drain_gain_max": 1 / 2.885 + 0.01},
+#: Per version: the constants the criteria check against (with where they come from); a float each, but
+#: ``probe_wait``, a (low, high) pair of seconds.
+EXPECT: dict[str, dict[str, Any]] = {
+    "bbr": {"probe_rtt_interval": 10.0, "probe_rtt_ms": 0.200, "probe_rtt_cwnd": 4.0,
+            "drain_gain_max": 1 / 2.885 + 0.01},
     "bbr3": {"probe_rtt_interval": 5.0, "probe_rtt_ms": 0.200, "probe_rtt_cwnd_gain": 0.5, "drain_gain_max": 0.5 + 0.01,
              "loss_thresh": 0.02, "probe_wait": (2.0, 3.0)},
 }
@@ -127,13 +130,13 @@ def runs_of(t: np.ndarray, v: np.ndarray) -> list[tuple[float, float, float, boo
     (or the last sample)."""
     t = np.asarray(t, dtype=float)
     v = np.asarray(v, dtype=float)
-    out = []
+    out: list[tuple[float, float, float, bool, bool]] = []
     if not len(v):
         return out
     cut = np.nonzero(np.diff(v) != 0)[0] + 1
     starts = np.concatenate([[0], cut])
     ends = np.concatenate([cut, [len(v) - 1]])
-    for k, (a, b) in enumerate(zip(starts, ends)):
+    for k, (a, b) in enumerate(zip(starts, ends, strict=True)):
         out.append((float(v[a]), float(t[a]), float(t[b]), a == 0, k == len(starts) - 1))
     return out
 
@@ -221,8 +224,8 @@ def crit_drain(t, mode, rounds, pacing_gain, fl_t, in_flight, bdp_packets: float
     j = int(after[0])
     nr = rounds[j] - rounds[d[0]]
     out.append(Check("exit", f"DRAIN -> mode {int(mode[j])} after {nr:g} round(s), {t[j] - t[d[0]]:.3f} s",
-                     f"-> PROBE_BW (2) within {max_rounds:g} rounds", bool(mode[j] == MODE_PROBE_BW and nr <= max_rounds),
-                     nr))
+                     f"-> PROBE_BW (2) within {max_rounds:g} rounds",
+                     bool(mode[j] == MODE_PROBE_BW and nr <= max_rounds), nr))
     fl = float(np.interp(t[j], np.asarray(fl_t, float), np.asarray(in_flight, float)))
     lim = bdp_packets * (1 + inflight_tol)
     out.append(Check("inflight_at_exit", f"{fl:.0f} packets (BDP {bdp_packets:.0f})",
@@ -248,12 +251,13 @@ def crit_gain_cycle_v1(t, mode, cycle_idx, pacing_gain, min_rtt_s: float, tol: f
         if v >= 2 and not first and not last:  # gain-1 phases (indices 2..7)
             dur.append(b - a)
     if not dur:
-        out.append(Check("phase_duration", "no whole gain-1 phase", f"median = min_rtt ({1e3 * min_rtt_s:.0f} ms)", False))
+        out.append(Check("phase_duration", "no whole gain-1 phase", f"median = min_rtt ({1e3 * min_rtt_s:.0f} ms)",
+                         False))
         return out
     med = float(np.median(dur))
     out.append(Check("phase_duration", f"median {1e3 * med:.1f} ms over {len(dur)} gain-1 phases",
-                     f"min_rtt {1e3 * min_rtt_s:.1f} ms +-{100 * tol:g} %", bool(abs(med - min_rtt_s) <= tol * min_rtt_s),
-                     med / min_rtt_s))
+                     f"min_rtt {1e3 * min_rtt_s:.1f} ms +-{100 * tol:g} %",
+                     bool(abs(med - min_rtt_s) <= tol * min_rtt_s), med / min_rtt_s))
     return out
 
 
@@ -268,7 +272,7 @@ def crit_probe_cycle_v3(t, mode, phase, wait: tuple = (2.0, 3.0), slack: float =
     allowed = {(PHASE_DOWN, PHASE_CRUISE), (PHASE_DOWN, PHASE_REFILL), (PHASE_CRUISE, PHASE_REFILL),
                (PHASE_REFILL, PHASE_UP), (PHASE_UP, PHASE_DOWN)}
     rs = runs_of(t, np.where(m, ph, -1.0))
-    trans = [(int(a[0]), int(b[0])) for a, b in zip(rs, rs[1:]) if a[0] >= 0 and b[0] >= 0]
+    trans = [(int(a[0]), int(b[0])) for a, b in pairwise(rs) if a[0] >= 0 and b[0] >= 0]
     bad = [x for x in trans if x not in allowed]
     out = [Check("transitions", f"{len(trans)} phase transitions, {len(bad)} not in the cycle"
                  + (f" (e.g. {bad[0][0]}->{bad[0][1]})" if bad else ""),
@@ -276,7 +280,7 @@ def crit_probe_cycle_v3(t, mode, phase, wait: tuple = (2.0, 3.0), slack: float =
     refill = [a for v, a, _, first, _ in rs if v == PHASE_REFILL and not first]
     # intervals between probes, left out when a PROBE_RTT (mode 3) fell between them
     iv = []
-    for a, b in zip(refill, refill[1:]):
+    for a, b in pairwise(refill):
         if not np.any((t > a) & (t < b) & (mode == MODE_PROBE_RTT)):
             iv.append(b - a)
     if not iv:
@@ -300,7 +304,8 @@ def crit_probe_rtt_v1_timing(t, mode, min_rtt, window: float = 10.0, slack: floa
     t, mode, mr = np.asarray(t, float), np.asarray(mode, float), np.asarray(min_rtt, float)
     entries = [a for v, a, _, first, _ in runs_of(t, (mode == MODE_PROBE_RTT).astype(float)) if v == 1.0 and not first]
     exits = [b for v, _, b, _, last in runs_of(t, (mode == MODE_PROBE_RTT).astype(float)) if v == 1.0 and not last]
-    lowered = [t[i] for i in range(1, len(mr)) if np.isfinite(mr[i]) and (not np.isfinite(mr[i - 1]) or mr[i] < mr[i - 1])
+    lowered = [t[i] for i in range(1, len(mr))
+               if np.isfinite(mr[i]) and (not np.isfinite(mr[i - 1]) or mr[i] < mr[i - 1])
                and mode[i] != MODE_PROBE_RTT and mode[i - 1] != MODE_PROBE_RTT]
     if not entries:
         return Check("timing", "no PROBE_RTT", f"entry {window:g} s after the last min-RTT refresh", False)
@@ -654,7 +659,7 @@ def run_suite(versions: Sequence[str] = VERSIONS, quick: bool = False, impl: str
                 continue
             src = c.source.get(v, "")
             label = v if impl is None else f"{v} (run as {impl})"
-            if c.skip or c.scenario is None:
+            if c.skip or c.scenario is None or c.check is None:
                 rows.append(Row(c.id, label, "-", c.skip or "skipped", "-", "skip", src, c.title))
                 continue
             key = c.run_key or c.id

@@ -32,9 +32,10 @@ class (``lossy_links="access"`` or ``"backbone"``) get the loss model
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from itertools import pairwise
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,7 @@ STREAM_TOPOLOGY = 1
 STREAM_ATTACH = 2
 STREAM_WORKLOAD = 3
 
-DelayLaw = Union[Quantity, Mapping[str, Any]]
+DelayLaw = Quantity | Mapping[str, Any]
 
 
 def rng_for(seed: int, stream: int) -> np.random.Generator:
@@ -70,7 +71,8 @@ def check_delay_law(law: DelayLaw, field_: str) -> DelayLaw:
             raise ScenarioError(f"{field_}.dist", f"must be 'exponential' or 'uniform', got {dist!r}")
         for k in law:
             if k != "dist" and k not in keys[dist]:
-                raise ScenarioError(f"{field_}.{k}", f"unknown key for a {dist} delay law (expected {', '.join(keys[dist])})")
+                raise ScenarioError(f"{field_}.{k}",
+                                    f"unknown key for a {dist} delay law (expected {', '.join(keys[dist])})")
         for k in keys[dist]:
             if k not in law:
                 raise ScenarioError(f"{field_}.{k}", "missing (required)")
@@ -221,7 +223,7 @@ def dumbbell(rate: Quantity = "100Mbps", delay: DelayLaw = "20ms", buffer: Any =
     return t
 
 
-def parking_lot(n_routers: int = 5, rate: Quantity = "1Gbps", delay: DelayLaw = None, buffer: Any = "2MB",
+def parking_lot(n_routers: int = 5, rate: Quantity = "1Gbps", delay: DelayLaw | None = None, buffer: Any = "2MB",
                 seed: int = 0) -> Topology:
     """``n_routers`` routers in a line (``r0`` ... ``r{n-1}``) joined by
     ``n_routers - 1`` duplex backbone links; every router is an edge router.
@@ -240,7 +242,8 @@ def parking_lot(n_routers: int = 5, rate: Quantity = "1Gbps", delay: DelayLaw = 
 
 
 def random_graph(n_routers: int = 10, model: str = "waxman", p: float = 0.3, alpha: float = 0.4, beta: float = 0.2,
-                 rate: Quantity = "1Gbps", delay: DelayLaw = None, buffer: Any = "1MB", seed: int = 0) -> Topology:
+                 rate: Quantity = "1Gbps", delay: DelayLaw | None = None, buffer: Any = "1MB",
+                 seed: int = 0) -> Topology:
     """A connected random router graph.
 
     ``model="gnp"``: Erdos-Renyi, each pair joined with probability ``p``.
@@ -255,8 +258,10 @@ def random_graph(n_routers: int = 10, model: str = "waxman", p: float = 0.3, alp
     if model not in ("waxman", "gnp"):
         raise ScenarioError("model", f"must be 'waxman' or 'gnp', got {model!r}")
     for name, v in (("p", p), ("alpha", alpha), ("beta", beta)):
-        if not (isinstance(v, (int, float)) and not isinstance(v, bool)) or not (0.0 <= v <= 1.0) or (name == "alpha" and v == 0):
-            raise ScenarioError(name, f"must be a number in (0, 1], got {v!r}" if name == "alpha" else f"must be a probability in [0, 1], got {v!r}")
+        number = isinstance(v, (int, float)) and not isinstance(v, bool)
+        if not number or not (0.0 <= v <= 1.0) or (name == "alpha" and v == 0):
+            raise ScenarioError(name, f"must be a number in (0, 1], got {v!r}" if name == "alpha"
+                                else f"must be a probability in [0, 1], got {v!r}")
     _check_common(rate, buffer, delay if delay is not None else 0.0, n_routers, "n_routers", 2)
     rng = rng_for(seed, STREAM_TOPOLOGY)
     t = Topology("random_graph", params={"n_routers": int(n_routers), "model": model, "p": p, "alpha": alpha,
@@ -336,7 +341,7 @@ def tree(depth: int = 2, fanout: int = 3, rate: Quantity = "1Gbps", leaf_rate: Q
 
 def transit_stub(transit_domains: int = 2, transit_routers: int = 3, stubs_per_transit: int = 2,
                  stub_routers: int = 3, transit_rate: Quantity = "10Gbps", stub_rate: Quantity = "1Gbps",
-                 transit_delay: DelayLaw = None, stub_delay: DelayLaw = None, buffer: Any = "2MB",
+                 transit_delay: DelayLaw | None = None, stub_delay: DelayLaw | None = None, buffer: Any = "2MB",
                  seed: int = 0) -> Topology:
     """A GT-ITM-style transit-stub network (Zegura, Calvert & Bhattacharjee
     1996). ``transit_domains`` domains of ``transit_routers`` routers each,
@@ -364,14 +369,14 @@ def transit_stub(transit_domains: int = 2, transit_routers: int = 3, stubs_per_t
         for n in names:
             t.add_router(n)
         if transit_routers > 1:
-            ring = list(zip(names, names[1:])) + ([(names[-1], names[0])] if transit_routers > 2 else [])
+            ring = list(pairwise(names)) + ([(names[-1], names[0])] if transit_routers > 2 else [])
             if transit_routers > 3:
                 ring.append((names[0], names[transit_routers // 2]))
             for a, b in ring:
                 t.add_duplex(a, b, transit_rate, draw_delay(transit_delay, rng), buffer)
     if transit_domains > 1:
         heads = [f"t{d}.0" for d in range(transit_domains)]
-        pairs = list(zip(heads, heads[1:])) + ([(heads[-1], heads[0])] if transit_domains > 2 else [])
+        pairs = list(pairwise(heads)) + ([(heads[-1], heads[0])] if transit_domains > 2 else [])
         for a, b in pairs:
             t.add_duplex(a, b, transit_rate, draw_delay(transit_delay, rng), buffer)
     for d in range(transit_domains):
@@ -388,7 +393,7 @@ def transit_stub(transit_domains: int = 2, transit_routers: int = 3, stubs_per_t
     return t
 
 
-def internet_like(n_routers: int = 30, m: int = 2, rate: Quantity = "1Gbps", delay: DelayLaw = None,
+def internet_like(n_routers: int = 30, m: int = 2, rate: Quantity = "1Gbps", delay: DelayLaw | None = None,
                   buffer: Any = "2MB", edge_degree: int = 0, seed: int = 0) -> Topology:
     """An Internet-like router graph by preferential attachment
     (Barabasi-Albert 1999): start from a clique of ``m + 1`` routers, each
@@ -422,7 +427,7 @@ def internet_like(n_routers: int = 30, m: int = 2, rate: Quantity = "1Gbps", del
     return t
 
 
-GENERATORS = {
+GENERATORS: dict[str, Callable[..., Topology]] = {
     "dumbbell": dumbbell,
     "parking_lot": parking_lot,
     "random_graph": random_graph,

@@ -271,7 +271,7 @@ def _panels(setup: Setup, res: dict, out: str, name: str, title: str, ylabel: st
     plt = pyplot()
     df, per = _table_df(setup, res)
     fig, axes = plt.subplots(1, len(setup.ratios), figsize=(5 * len(setup.ratios), 4.2), sharey=True, squeeze=False)
-    for ax, r in zip(axes[0], setup.ratios):
+    for ax, r in zip(axes[0], setup.ratios, strict=True):
         d0 = df[df.rtt_ratio == r]
         for k, v in enumerate(setup.protocols):
             d = d0[d0.bbr == v].sort_values("buffer_bdp")
@@ -335,13 +335,13 @@ def _setup(quick: bool, variants: str = "paper", recovery: str | None = None,
     if setup != "linux":
         raise ValueError(f"setup: bbr-coexistence is a study of today's Linux, so its only setup is 'linux'; got "
                          f"{setup!r}")
-    setup = Setup(quick, protocols, duration, seeds)
+    made = Setup(quick, protocols, duration, seeds)
     have = {a["name"] for a in algorithm_catalog()}
-    missing = [p for p in setup.protocols if p not in have]
+    missing = [p for p in made.protocols if p not in have]
     if missing:
         raise ValueError(f"protocols: {', '.join(map(repr, missing))} not in this build's algorithms "
                          f"({', '.join(sorted(have))}); bbr and bbr3 come with the BBR branches")
-    return setup
+    return made
 
 
 PAPER = Paper(

@@ -133,17 +133,17 @@ def seed_points(ax: Any, x: Sequence[float], per_seed: Sequence[Sequence[float]]
     values at ``x[i]``; ``style``: the mean line's matplotlib style (marker, ls, color, label)."""
     import numpy as np
 
-    mean = np.asarray(mean, dtype=float)
-    err = np.vstack([mean - np.asarray(low, dtype=float), np.asarray(high, dtype=float) - mean])
-    line = ax.errorbar(x, mean, yerr=None if np.isnan(err).all() else np.nan_to_num(err), capsize=3, **style)
+    means = np.asarray(mean, dtype=float)
+    err = np.vstack([means - np.asarray(low, dtype=float), np.asarray(high, dtype=float) - means])
+    line = ax.errorbar(x, means, yerr=None if np.isnan(err).all() else np.nan_to_num(err), capsize=3, **style)
     color = line[0].get_color()
-    xs = [xi for xi, vals in zip(x, per_seed) for _ in vals]
+    xs = [xi for xi, vals in zip(x, per_seed, strict=True) for _ in vals]
     ys = [v for vals in per_seed for v in vals]
     if any(len(v) > 1 for v in per_seed):
         ax.plot(xs, ys, ".", color=color, alpha=0.6, ms=5, zorder=1)
 
 
-def write_table(df: Any, out: str, name: str, title: str, note: str = "", floatfmt: str = ".3f",
+def write_table(df: Any, out: str, name: str, title: str, note: str = "", floatfmt: str | Sequence[str] = ".3f",
                 md_df: Any = None) -> list[str]:
     """``name.csv`` (tidy, every row) and ``name.md`` (``md_df`` if given,
     e.g. a pivot in the paper's layout); returns both paths."""

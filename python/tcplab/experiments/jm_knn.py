@@ -60,9 +60,9 @@ DURATION = 50.0
 LOSSES = [0.1, 0.01, 0.001]
 #: CUBIC as ns-2's TCP/Linux carries it (tcp/linux/src/tcp_cubic.c, "from linux-2.6.22.6": v2.1, beta
 #: 819/1024, max_increment 16, initial_ssthresh 0, no HyStart), with SACK recovery as TCP/Linux.
-CUBIC = ("cubic", {"variant": "2005", "initial_ssthresh": 0})
+CUBIC: tuple[str, dict[str, Any]] = ("cubic", {"variant": "2005", "initial_ssthresh": 0})
 #: Today's Linux CUBIC (tcp_cubic.c v2.3, HyStart on): ``variants="linux"``.
-CUBIC_LINUX = ("cubic", {})
+CUBIC_LINUX: tuple[str, dict[str, Any]] = ("cubic", {})
 CUBIC_WHY = ("the module ns-2's TCP/Linux carries, tcp_cubic.c v2.1 of Linux 2.6.22.6 (beta 819/1024, C = 0.4, "
              "max_increment 16, initial_ssthresh 0, no HyStart): tcplab's 2005 (v2.0) engine with initial_ssthresh "
              "0; v2.1's fixed cnt = 50 before the first loss and its packets-per-ACK ratio are not modelled "
@@ -76,7 +76,7 @@ STATED = (settings.SetupValue("segment", "1448 B of payload + 40 B of headers", 
                               flow=False))
 #: The paper's figures: p -> their numbers (the error-free figure is tcplab's own).
 FIGURES = {"0.001": (1, 4), "0.1": (2,), "0.01": (3,)}
-RENO = ("newreno", {})
+RENO: tuple[str, dict[str, Any]] = ("newreno", {})
 RECOVERY = "sack"
 #: The guesser with tcplab's defaults (max_size 500, range 0.1, ack_every 1, drop_flag answer, timeouts classify).
 KNN = {"kind": "knn", "params": {}}
@@ -100,6 +100,7 @@ class Setup:
         self.cost_duration = 60.0 if quick else 300.0
         self.cost_window = 40.0 if quick else 250.0
         self.sens_seeds = [1] if quick else list(range(1, 6))
+        self.grid: dict[str, list[float | str]]
         if quick:
             self.grid = {"max_size": [50, 500], "range": [0.02, 0.1], "ack_every": [1, 16]}
         else:
@@ -203,10 +204,10 @@ def _pkey(p: float | None) -> str:
     return "none" if not p else f"{p:g}"
 
 
-def moving_average(x: Sequence[float], n: int = 5) -> np.ndarray:
+def moving_average(samples: Sequence[float] | np.ndarray, n: int = 5) -> np.ndarray:
     """Trailing mean of the last ``n`` samples (the current one and the n-1
     before it); NaN for the first n-1 samples."""
-    x = np.asarray(x, dtype=float)
+    x = np.asarray(samples, dtype=float)
     out = np.full(len(x), np.nan)
     if len(x) >= n:
         c = np.cumsum(np.insert(x, 0, 0.0))
@@ -242,7 +243,7 @@ def _cost_jobs(setup: Setup, knn: dict | None = None, tag: str = "") -> list:
 def _sens_settings(setup: Setup) -> list[tuple[str, Any, dict]]:
     """(parameter, value, params) one at a time around the defaults; the
     default setting first, once."""
-    out = [("default", "", {})]
+    out: list[tuple[str, Any, dict]] = [("default", "", {})]
     defaults = {"max_size": 500, "range": 0.1, "ack_every": 1, "drop_flag": "answer", "timeouts": "classify"}
     for k, vals in setup.grid.items():
         for v in vals:

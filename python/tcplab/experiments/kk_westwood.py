@@ -41,7 +41,8 @@ source.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import settings
 from .common import (
@@ -67,8 +68,8 @@ SEED = 1
 #: Seeds of Figs. 1, 3, 4 and 5 (full length; the whole paper's runs cost about 30 CPU s per seed).
 SEEDS = 5
 QUICK_SEEDS = 2
-WESTWOOD = ("westwood-re", {})
-PROPOSAL = ("westwood-bs", {})
+WESTWOOD: tuple[str, dict[str, Any]] = ("westwood-re", {})
+PROPOSAL: tuple[str, dict[str, Any]] = ("westwood-bs", {})
 NEW = {"Westwood": WESTWOOD, "Proposal": PROPOSAL}
 LEGACY = {"Reno": "reno", "NewReno": "newreno", "SACK": "sack"}
 
@@ -317,6 +318,11 @@ def _fig1_jobs(setup: Setup, items: Sequence[str] = ()) -> list:
     return jobs
 
 
+def _minus_one(column: str) -> Callable[[Any], Any]:
+    """A group's ``column`` less one (a ratio's side of parity, for :func:`seed_summary`'s ``flips``)."""
+    return lambda g: g[column] - 1.0
+
+
 def _fig1(setup: Setup, res: dict, out: str) -> tuple:
     import pandas as pd
 
@@ -341,7 +347,7 @@ def _fig1(setup: Setup, res: dict, out: str) -> tuple:
                 rows.append(row)
     per = pd.DataFrame(rows)
     df = seed_summary(per, ["legacy", "buffer_bdp"], [f"{nm}_{m}" for nm in NEW for m in ("ratio", "util")],
-                      flips={f"{nm}_phase_dependent": (lambda g, nm=nm: g[f"{nm}_ratio"] - 1.0) for nm in NEW})
+                      flips={f"{nm}_phase_dependent": _minus_one(f"{nm}_ratio") for nm in NEW})
     flagged = [f"{nm} vs {r['legacy']} at {r['buffer_bdp']:g} BDP" for _, r in df.iterrows() for nm in NEW
                if r[f"{nm}_phase_dependent"]]
     phase = phase_note(flagged, len(df) * len(NEW), len(setup.seeds), "whether the new flow gets more than the "
@@ -361,7 +367,7 @@ def _fig1(setup: Setup, res: dict, out: str) -> tuple:
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), sharey=True)
     bb = np.linspace(min(setup.buffers) * 0.9, max(setup.buffers) * 1.1, 100)
     mb = predicted_ratio_vs_buffer(bb * F1_BDP, F1_C, F1_RTT, PACKET)
-    for ax, (k, leg) in zip(axes, enumerate(LEGACY)):
+    for ax, (k, leg) in zip(axes, enumerate(LEGACY), strict=True):
         d = df[df.legacy == leg]
         for nm, style in (("Westwood", {"marker": "o", "color": "C0", "label": "Westwood (RE), simulated"}),
                           ("Proposal", {"marker": "s", "color": "C3", "label": "Proposal, simulated"})):
@@ -390,6 +396,11 @@ def _fig1(setup: Setup, res: dict, out: str) -> tuple:
 
 # ---------------------------------------------------------------- fig3 / fig4 (trade-off graphs)
 
+def _with_seed(make: Callable[[Sequence[Any], int], Any], seed: int) -> Callable[[Sequence[Any]], Any]:
+    """``make(protos, seed)`` as a function of the protocols alone."""
+    return lambda protos: make(protos, seed)
+
+
 def _tradeoff_plan(points: list, seeds: Sequence[int]) -> tuple[list, list]:
     """points: (key, make, base, new, n, extra columns dict), ``make(protos, seed)``; the jobs of every
     point and seed, and what :func:`_tradeoff_rows` needs to read them back."""
@@ -398,7 +409,7 @@ def _tradeoff_plan(points: list, seeds: Sequence[int]) -> tuple[list, list]:
     jobs, meta = [], []
     for s in seeds:
         for key, make, base, new, n, extra in points:
-            j, rep = tradeoff_jobs(lambda protos, make=make, s=s: make(protos, s), base, new, n, key=f"{key}|{s}")
+            j, rep = tradeoff_jobs(_with_seed(make, s), base, new, n, key=f"{key}|{s}")
             jobs += j
             meta.append((f"{key}|{s}", s, rep, extra))
     return jobs, meta
@@ -541,7 +552,7 @@ def _fig4(setup: Setup, res: dict, out: str) -> tuple:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(12, 5))
-    for ax, (k, nm) in zip(axes, enumerate(NEW)):
+    for ax, (k, nm) in zip(axes, enumerate(NEW), strict=True):
         d = df[df.label == nm]
         plot_tradeoff(d, ax=ax, annotate="buffer",
                       title=f"({'ab'[k]}) {nm} vs Reno, N = 2, 50 Mbit/s, 90 ms"
@@ -627,9 +638,9 @@ def _fig5(setup: Setup, res: dict, out: str) -> tuple:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(setup.f5_rates), figsize=(6 * len(setup.f5_rates), 4.2), squeeze=False)
-    for ax, rate in zip(axes[0], setup.f5_rates):
+    for ax, rate in zip(axes[0], setup.f5_rates, strict=True):
         d = df[df.rate_mbps == rate / 1e6]
-        for mix, m in zip(mixes, "o^s"):
+        for mix, m in zip(mixes, "o^s", strict=True):
             dd = d[d["mix"] == mix]
             seed_points(ax, list(dd.n), [per_seed(per, {"rate_mbps": rate / 1e6, "n": n, "mix": mix}, "jain")
                                          for n in dd.n], dd.jain, dd.jain_ci_low, dd.jain_ci_high, marker=m,

@@ -360,7 +360,7 @@ def _fig4(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     files = write_table(df, out, "fig4", "mv-buffers Fig. 4: single-flow utilization against buffer", note)
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
-    for ax, rtt in zip(axes, F4_RTTS):
+    for ax, rtt in zip(axes, F4_RTTS, strict=True):
         bdp = _bdp(F4_C, rtt)
         xs = np.linspace(0.0, max(setup.f4_buffers) * 1.02, 300)
         bufs = [x * bdp for x in xs]
@@ -473,7 +473,7 @@ def _fig8(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     files.append(_write_seeds(per, out, "fig8"))
     plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
-    for ax, rtt in zip(axes, F8_RTTS):
+    for ax, rtt in zip(axes, F8_RTTS, strict=True):
         bdp = _bdp(F8_C, rtt)
         d0 = df[df.rtt_ms == rtt]
         pipe = F8_C * d0.mean_path_rtt_ms.iloc[0] / 1e3 / (8.0 * PACKET)

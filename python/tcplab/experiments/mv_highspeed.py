@@ -360,7 +360,7 @@ def _figs9_10(setup: Setup, res: dict, out: str) -> tuple:
     files.append(_write_seeds(per, out, "figs9_10"))
     spread = f", mean and 95 % CI over {len(seeds)} seeds (dots: each seed)" if len(seeds) > 1 else ""
     fig, axes = plt.subplots(2, 4, figsize=(15, 7), sharey=True)
-    for ax, p in zip(axes.flat, PROTOCOLS):
+    for ax, p in zip(axes.flat, PROTOCOLS, strict=False):
         d = df[df.protocol == p]
         for col, style in (("goodput_a", {"marker": "o", "ls": "-", "label": "host A (shorter RTT)"}),
                            ("goodput_b", {"marker": "s", "ls": "--", "label": "host B (longer RTT)"})):
@@ -516,7 +516,7 @@ def _fig13(setup: Setup, res: dict, out: str) -> tuple[dict, list]:
     fig, axes = plt.subplots(1, len(setup.fig13_flows), figsize=(15, 4.8), sharey=True)
     x = np.arange(len(PROTOCOLS))
     wdt = 0.8 / len(setup.fig13_windows)
-    for ax, n in zip(axes, setup.fig13_flows):
+    for ax, n in zip(axes, setup.fig13_flows, strict=True):
         for k, (a, e) in enumerate(setup.fig13_windows):
             d = df[(df.flows == n) & (df.window_start_s == a)].set_index("protocol").reindex(list(PROTOCOLS))
             err = np.vstack([d.total_goodput_mbps - d.total_goodput_mbps_ci_low,

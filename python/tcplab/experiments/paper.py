@@ -216,4 +216,9 @@ class Paper:
 def _unique(jobs: list) -> list:
     """The jobs, each key once (items that share runs give the same jobs; the first is kept)."""
     seen: set = set()
-    return [j for j in jobs if not (j[0] in seen or seen.add(j[0]))]
+    out = []
+    for j in jobs:
+        if j[0] not in seen:
+            seen.add(j[0])
+            out.append(j)
+    return out

@@ -311,7 +311,7 @@ def _run_in(camp: Any, jobs: Sequence[tuple], workers: int | None, label: str, v
 
 def _failed(label: str, jobs: Sequence[tuple], rep: Any, path: str | None) -> RunsFailed:
     names: dict[str, list[str]] = {}
-    for (key, *_), k in zip(jobs, rep.keys):
+    for (key, *_), k in zip(jobs, rep.keys, strict=True):
         names.setdefault(k, []).append(key)
     failures = [{"jobs": names.get(f["key"], []), "key": f["key"], "error": f["error"]} for f in rep.failures]
     n, total = len(failures), len(set(rep.keys))
@@ -336,7 +336,7 @@ def _extracts(camp: Any, jobs: Sequence[tuple], keys: list[str]) -> dict[str, di
         for i in of_key[k]:
             _, _, extract, args = jobs[i]
             out[i] = EXTRACTS[extract](run, args)
-    return {job[0]: r for job, r in zip(jobs, out)}
+    return {job[0]: r for job, r in zip(jobs, out, strict=True)}
 
 
 def as_results(raw: dict, spec: dict | str, name: str = "run") -> Results:

@@ -281,7 +281,8 @@ def _fig3(setup: Setup, res: dict, out: str):
                          "std": float(np.std(u, ddof=1)) if len(u) > 1 else 0.0, "configs": len(u)})
     df = pd.DataFrame(rows)
     files = write_table(df, out, "fig3", "Fig. 3: mean utilization of the 8 backbone links (all flows one protocol)",
-                        md_df=df.pivot(index="protocol", columns="long_flows", values="utilization").loc[setup.protocols])
+                        md_df=df.pivot(index="protocol", columns="long_flows",
+                                       values="utilization").loc[setup.protocols])
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 4))
     for p in setup.protocols:
@@ -309,7 +310,7 @@ def _fig4_5(setup: Setup, res: dict, out: str, item: str):
     df = pd.concat(parts, ignore_index=True)
     x = "base_rtt" if item == "fig4" else "hops"
     fig, axes = _grid(len(setup.hs))
-    for ax, p in zip(axes, setup.hs):
+    for ax, p in zip(axes, setup.hs, strict=True):
         d = df[df.protocol == p]
         if item == "fig4":
             ax.scatter(d.base_rtt * 1e3, d.relative, s=8, alpha=0.6)
@@ -353,7 +354,7 @@ def _all_x_long(setup: Setup, res: dict) -> pd.DataFrame:
 def _fig6(setup: Setup, res: dict, out: str):
     df = _all_x_long(setup, res)
     fig, axes = _grid(len(setup.protocols))
-    for ax, p in zip(axes, setup.protocols):
+    for ax, p in zip(axes, setup.protocols, strict=True):
         d = df[df.protocol == p]
         ax.scatter(d.base_rtt * 1e3, d.throughput_bps / 1e6, s=8, alpha=0.6)
         ax.set_xscale("log")
@@ -386,7 +387,8 @@ def _fig7(setup: Setup, res: dict, out: str):
         v = df[df.protocol == p].throughput_bps.to_numpy()
         x, y = cdf(v)
         ax.step(x / 1e6, y, where="post", label=p)
-        rows.append({"protocol": p, "flows": len(v), f"below_{setup.low_thr / 1e6:g}Mbps": fraction_below(v, setup.low_thr),
+        rows.append({"protocol": p, "flows": len(v),
+                     f"below_{setup.low_thr / 1e6:g}Mbps": fraction_below(v, setup.low_thr),
                      f"above_{setup.high_thr / 1e6:g}Mbps": fraction_above(v, setup.high_thr),
                      "median_mbps": float(np.median(v) / 1e6) if len(v) else np.nan})
     for thr in (setup.low_thr, setup.high_thr):

@@ -160,7 +160,7 @@ def _choice(v: Any, choices: Sequence[str], f: str, what: str) -> str:
 
 def _core():
     try:
-        from .. import _core  # type: ignore[attr-defined]
+        from .. import _core
     except ImportError:
         return None
     return _core
@@ -270,12 +270,12 @@ def resolve_discipline(name: Any, field_path: str) -> tuple[str, dict | None]:
     for entry in catalog:
         for n in [entry["name"], *entry.get("aliases", [])]:
             spelled.setdefault(n.lower(), entry)
-    entry = spelled.get(name.lower())
-    if entry is None:
+    found = spelled.get(name.lower())
+    if found is None:
         names = sorted({n for e in catalog for n in [e["name"], *e.get("aliases", [])]})
-        raise ScenarioError(field_path, f"unknown queue discipline {shown(name)}{_suggest(name.lower(), list(spelled))}; "
-                                        f"known: {', '.join(names)}")
-    return entry["name"], (entry if from_core else None)
+        raise ScenarioError(field_path, f"unknown queue discipline {shown(name)}"
+                                        f"{_suggest(name.lower(), list(spelled))}; known: {', '.join(names)}")
+    return found["name"], (found if from_core else None)
 
 
 def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: str | None) -> dict:
@@ -295,7 +295,8 @@ def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: str
         out["params"] = {}
         return out
     if not isinstance(queue, Mapping):
-        raise ScenarioError(path, f"expected a table such as {{discipline = 'codel', target = '5ms'}}, got {shown(queue)}")
+        raise ScenarioError(path, "expected a table such as {discipline = 'codel', target = '5ms'}, "
+                                  f"got {shown(queue)}")
     if "discipline" not in queue:
         raise ScenarioError(f"{path}.discipline", "missing (required): the queue discipline, e.g. 'droptail'; "
                             "known: " + ", ".join(d["name"] for d in discipline_catalog()))
@@ -318,8 +319,9 @@ def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: str
             continue
         if known is not None and k not in known:
             listing = ", ".join(known) if known else "none"
-            raise ScenarioError(fp, f"unknown parameter for discipline {shown(name)}{_suggest(k, [*known, *QUEUE_KEYS])}; "
-                                    f"its parameters: {listing} (and the limit: {', '.join(QUEUE_LIMIT_KEYS)})")
+            raise ScenarioError(fp, f"unknown parameter for discipline {shown(name)}"
+                                    f"{_suggest(k, [*known, *QUEUE_KEYS])}; its parameters: {listing} "
+                                    f"(and the limit: {', '.join(QUEUE_LIMIT_KEYS)})")
         params[k] = parse_param(v, fp)
     out["discipline"] = name
     out["params"] = params

@@ -120,7 +120,8 @@ class DumbbellParams:
         n = self.n()
         if isinstance(value, (list, tuple)):
             if len(value) != n:
-                raise ScenarioError(key, f"expected one value for all flows or a list of {n} (one per flow), got {len(value)}")
+                raise ScenarioError(key, f"expected one value for all flows or a list of {n} (one per flow), "
+                                         f"got {len(value)}")
             return list(value)
         return [value] * n
 
@@ -208,11 +209,14 @@ class DumbbellParams:
             vals = self._per_flow(ad, "access_delay")
             out = [_nonneg_time(v, f"access_delay[{i}]") for i, v in enumerate(vals)]
             return [(v, v) for v in out]
+        bad = UnitError("access_delay", f"expected 'spread', 'uniform', a time such as '2.5ms' "
+                                        f"or a list of {n} times, got {shown(ad)}")
+        if not isinstance(ad, str) and isinstance(ad, Sequence):  # not a list or tuple: not one time either
+            raise bad
         try:
             v = _nonneg_time(ad, "access_delay")
         except UnitError:
-            raise UnitError("access_delay", f"expected 'spread', 'uniform', a time such as '2.5ms' "
-                                            f"or a list of {n} times, got {shown(ad)}") from None
+            raise bad from None
         return [(v, v)] * n
 
     def path_rtt(self, i: int, seed: int) -> float:

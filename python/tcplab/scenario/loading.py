@@ -6,6 +6,7 @@ docs/reference/scenario-file.md).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -90,10 +91,10 @@ def load_scenario(path: str | os.PathLike, overrides: Sequence[str] = ()) -> Sce
     ``FileNotFoundError``, ``tomllib.TOMLDecodeError`` for syntax errors and
     :class:`ScenarioError` naming the field for everything else.
     """
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python < 3.11
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # pragma: no cover
+        import tomli as tomllib
 
     with open(path, "rb") as fh:
         doc = tomllib.load(fh)

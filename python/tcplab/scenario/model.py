@@ -62,7 +62,8 @@ class Node:
     kind: str = "host"
 
     def to_spec(self, path: str) -> dict:
-        return {"name": _str(self.name, f"{path}.name"), "kind": _choice(self.kind, NODE_KINDS, f"{path}.kind", "node kind")}
+        return {"name": _str(self.name, f"{path}.name"),
+                "kind": _choice(self.kind, NODE_KINDS, f"{path}.kind", "node kind")}
 
 
 @dataclass
@@ -118,7 +119,8 @@ class Route:
     link: str
 
     def to_spec(self, path: str) -> dict:
-        return {"node": _str(self.node, f"{path}.node"), "dst": _str(self.dst, f"{path}.dst"), "link": _str(self.link, f"{path}.link")}
+        return {"node": _str(self.node, f"{path}.node"), "dst": _str(self.dst, f"{path}.dst"),
+                "link": _str(self.link, f"{path}.link")}
 
 
 #: Keys of a flow's ``loss_classifier`` table.
@@ -385,11 +387,12 @@ class Flow:
             if not (math.isfinite(v) and v > 0):
                 raise ScenarioError(p(name), f"must be a positive percentage, got {shown(getattr(self, name))}")
             ratios[name] = v
+        defaults = {"pacing_ss_ratio": PACING_SS_RATIO, "pacing_ca_ratio": PACING_CA_RATIO}
         if _bool(self.pacing, p("pacing")):
             out["pacing"] = True
             out.update({k: v for k, v in ratios.items()})
-        elif ratios != {"pacing_ss_ratio": PACING_SS_RATIO, "pacing_ca_ratio": PACING_CA_RATIO}:
-            bad = next(k for k, v in ratios.items() if v != {"pacing_ss_ratio": PACING_SS_RATIO, "pacing_ca_ratio": PACING_CA_RATIO}[k])
+        elif ratios != defaults:
+            bad = next(k for k, v in ratios.items() if v != defaults[k])
             raise ScenarioError(p(bad), "applies only with pacing=True")
         return out
 
@@ -409,7 +412,8 @@ class Flow:
         if policy == "linux":
             out.update(ack_policy="linux", delack_min=delack_min, delack_max=delack_max, quickacks=quickacks)
         else:
-            for name, v, d in (("delack_min", delack_min, LINUX_DELACK_MIN), ("delack_max", delack_max, LINUX_DELACK_MAX),
+            for name, v, d in (("delack_min", delack_min, LINUX_DELACK_MIN),
+                               ("delack_max", delack_max, LINUX_DELACK_MAX),
                                ("quickacks", quickacks, LINUX_QUICKACKS)):
                 if v != d:
                     raise ScenarioError(p(name), "applies only with ack_policy='linux' "
@@ -427,7 +431,8 @@ class Flow:
         _check_keys(lc, LOSS_CLASSIFIER_KEYS, f"{path}.loss_classifier")
         kind = lc.get("kind")
         if not isinstance(kind, str) or not kind:
-            raise ScenarioError(f"{path}.loss_classifier.kind", f"must name a classifier (e.g. 'knn'), got {shown(kind)}")
+            raise ScenarioError(f"{path}.loss_classifier.kind",
+                                f"must name a classifier (e.g. 'knn'), got {shown(kind)}")
         check_text(kind, f"{path}.loss_classifier.kind")
         params = lc.get("params", {})
         if not isinstance(params, Mapping):
@@ -444,7 +449,8 @@ class Flow:
         if self.drop_segments is None:
             return []
         if isinstance(self.drop_segments, (str, bytes)) or not isinstance(self.drop_segments, Iterable):
-            raise ScenarioError(f"{path}.drop_segments", f"expected a list of segment numbers, got {shown(self.drop_segments)}")
+            raise ScenarioError(f"{path}.drop_segments",
+                                f"expected a list of segment numbers, got {shown(self.drop_segments)}")
         out = []
         for j, x in enumerate(self.drop_segments):
             x = python_scalar(x)

@@ -169,7 +169,8 @@ class Scenario:
         duration = _pos_time(self.duration, "duration")
         if duration >= MAX_DURATION:
             raise ScenarioError(
-                "duration", f"too long: simulated time is limited to 2^61 ps ({MAX_DURATION:.4e} s, about 26 days), got {duration:g} s"
+                "duration", f"too long: simulated time is limited to 2^61 ps ({MAX_DURATION:.4e} s, about 26 days), "
+                f"got {duration:g} s"
             )
         if self.measure_start is not None and self.measure_window is not None:
             raise ScenarioError("measure_start", "give either measure_start or measure_window, not both")
@@ -181,7 +182,8 @@ class Scenario:
         elif self.measure_start is not None:
             ms = _nonneg_time(self.measure_start, "measure_start")
             if ms >= duration:
-                raise ScenarioError("measure_start", f"must be before the end of the run ({duration:g} s), got {ms:g} s")
+                raise ScenarioError("measure_start",
+                                    f"must be before the end of the run ({duration:g} s), got {ms:g} s")
         else:
             ms = self._default_measure_start(duration)
         si = _nonneg_time(self.sample_interval, "sample_interval")
@@ -191,7 +193,8 @@ class Scenario:
         if self.memory_limit is not None:  # absent by default, so the run's identity is as before
             limit = parse_size(self.memory_limit, "memory_limit")
             if limit < 1:
-                raise ScenarioError("memory_limit", f"must be a positive size, e.g. '16GiB', got {shown(self.memory_limit)}")
+                raise ScenarioError("memory_limit",
+                                    f"must be a positive size, e.g. '16GiB', got {shown(self.memory_limit)}")
             out["memory_limit"] = limit
         return out
 
@@ -212,7 +215,8 @@ class Scenario:
         out = []
         for i, t in enumerate(self.trace_links):
             if not isinstance(t, str) or t not in names:
-                raise ScenarioError(f"trace_links[{i}]", f"unknown link {shown(t)}{_suggest(t, names) if isinstance(t, str) else ''}")
+                raise ScenarioError(f"trace_links[{i}]",
+                                    f"unknown link {shown(t)}{_suggest(t, names) if isinstance(t, str) else ''}")
             out.append(t)
         return out
 
@@ -245,7 +249,8 @@ class Scenario:
             elif isinstance(n, str) and n in names:
                 out[n] = [n]
             else:
-                raise ScenarioError(f"pcap[{i}]", f"unknown link {shown(n)}{_suggest(n, names) if isinstance(n, str) else ''}; "
+                raise ScenarioError(f"pcap[{i}]",
+                                    f"unknown link {shown(n)}{_suggest(n, names) if isinstance(n, str) else ''}; "
                                     "give link names or \"bottleneck\"")
         return out
 
@@ -276,7 +281,8 @@ class Scenario:
         if self.pcap_limit is not None:
             lim = python_scalar(self.pcap_limit)
             if isinstance(lim, bool) or not isinstance(lim, int) or lim < 1:
-                raise ScenarioError("pcap_limit", f"expected a positive whole number of packets, got {shown(self.pcap_limit)}")
+                raise ScenarioError("pcap_limit",
+                                    f"expected a positive whole number of packets, got {shown(self.pcap_limit)}")
             spec["pcap_limit"] = lim
         return spec
 
@@ -284,7 +290,7 @@ class Scenario:
         seed = python_scalar(self.seed)
         if isinstance(seed, bool) or not isinstance(seed, int):
             try:
-                seed = parse_count(seed, "seed")
+                seed = parse_count(self.seed, "seed")  # it unwraps numpy scalars itself
             except ScenarioError:
                 raise ScenarioError("seed", f"expected a non-negative integer, got {shown(self.seed)}") from None
         if not 0 <= seed < 2**64:
@@ -302,7 +308,8 @@ class Scenario:
         nodes = [_coerce(n, Node, f"nodes[{i}]").to_spec(f"nodes[{i}]") for i, n in enumerate(self.nodes)]
         links = [_coerce(ln, Link, f"links[{i}]").to_spec(f"links[{i}]") for i, ln in enumerate(self.links)]
         routes = [_coerce(r, Route, f"routes[{i}]").to_spec(f"routes[{i}]") for i, r in enumerate(self.routes)]
-        flows = [_coerce(f, Flow, f"flows[{i}]").to_spec(f"flows[{i}]", f"flow{i + 1}") for i, f in enumerate(self.flows)]
+        flows = [_coerce(f, Flow, f"flows[{i}]").to_spec(f"flows[{i}]", f"flow{i + 1}")
+                 for i, f in enumerate(self.flows)]
         return nodes, links, routes, flows
 
     @staticmethod
@@ -341,7 +348,8 @@ class Scenario:
             for end in ("src", "dst"):
                 node_ref(f[end], f"flows[{i}].{end}")
                 if kinds[f[end]] != "host":
-                    raise ScenarioError(f"flows[{i}].{end}", f"{shown(f[end])} is a router; flows start and end at hosts")
+                    raise ScenarioError(f"flows[{i}].{end}",
+                                        f"{shown(f[end])} is a router; flows start and end at hosts")
             if f["src"] == f["dst"]:
                 raise ScenarioError(f"flows[{i}].dst", "must differ from src")
 
