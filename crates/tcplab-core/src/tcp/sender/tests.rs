@@ -1,7 +1,12 @@
 use super::*;
+use crate::cc::{AckSample, LossEvent};
 use crate::net::packet::SackBlock;
+use crate::net::packet::{tcp_flags, SackBlocks};
 use crate::net::Ecn;
+use crate::net::Packet;
+use crate::sim::time::from_secs;
 use crate::spec::FlowSpec;
+use crate::tcp::receiver::ACE_INIT;
 
 fn sender(recovery: &str, guard: DupAckGuard) -> (Sender, SegmentMap) {
     let f: FlowSpec = serde_json::from_value(serde_json::json!({
