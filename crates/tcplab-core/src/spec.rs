@@ -74,10 +74,10 @@ pub mod limits {
 
     /// Longest span of simulated time any input may name, in picoseconds:
     /// 2^61 - 1 ps (about 26.7 days), the send times a sender keeps
-    /// (`tcp::sender::MAX_TIME`). Every time a run computes is a time at
+    /// ([`crate::sim::time::MAX_TIME`]). Every time a run computes is a time at
     /// most the end of the run (< 2^61 ps) plus a few such spans, so it
     /// stays far below 2^64 ps and never wraps.
-    pub const MAX_SPAN_PS: u64 = crate::tcp::sender::MAX_TIME;
+    pub const MAX_SPAN_PS: u64 = crate::sim::time::MAX_TIME;
     /// [`MAX_SPAN_PS`] in seconds.
     pub const MAX_SPAN_S: f64 = MAX_SPAN_PS as f64 / PS_PER_SEC as f64;
     /// The time resolution: a positive time shorter than this rounds to 0.
@@ -720,7 +720,7 @@ impl RunSpec {
         }
         // Senders keep a segment's send time and flags in one word: times
         // up to 2^61 ps.
-        let max = crate::tcp::sender::MAX_TIME as f64 / 1e12;
+        let max = crate::sim::time::MAX_TIME as f64 / 1e12;
         if self.duration >= max {
             return Err(SpecError::new(
                 "duration".into(),

@@ -124,7 +124,6 @@ use crate::trace::RetransmitCause;
 pub const INFINITE_SSTHRESH: f64 = 2_147_483_647.0;
 
 mod segments;
-pub use segments::MAX_TIME;
 use segments::{SegMetas, RETX, RETX_OUT, SACKED};
 
 pub use crate::cc::CaState;

@@ -1,7 +1,7 @@
 //! The per-segment record of the segments in flight: send time and flags
 //! in one word per segment, in a ring indexed by sequence number.
 
-use crate::sim::time::Time;
+use crate::sim::time::{Time, MAX_TIME};
 
 pub(super) const RETX: u8 = 1;
 pub(super) const SACKED: u8 = 2;
@@ -29,8 +29,8 @@ const META_MIN: usize = 64;
 const FLAG_BITS: u32 = 3;
 const TIME_BITS: u32 = 64 - FLAG_BITS;
 const TIME_MASK: u64 = (1 << TIME_BITS) - 1;
-/// Latest simulated time a run may reach (ps).
-pub const MAX_TIME: Time = TIME_MASK;
+// The time field holds every time a run may reach.
+const _: () = assert!(TIME_MASK == MAX_TIME);
 const _: () = assert!((RETX | SACKED | RETX_OUT) as u64 >> FLAG_BITS == 0);
 
 impl SegMetas {
