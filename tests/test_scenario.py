@@ -2,6 +2,7 @@
 RunSpec keys (checked against crates/tcplab-core/src/spec.rs) and validation
 errors that name the field."""
 
+import glob
 import json
 import os
 import re
@@ -44,9 +45,15 @@ OPTIONAL_FLOW_KEYS = {"prr", "rack", "tlp", "frto", "undo", "ack_policy", "delac
                       "dsack", "pacing", "pacing_ss_ratio", "pacing_ca_ratio", "ecn"}
 
 
+def spec_rs_source():
+    """The text of spec.rs and its submodules (spec/*.rs): the contract."""
+    paths = [SPEC_RS] + sorted(glob.glob(os.path.join(os.path.dirname(SPEC_RS), "spec", "*.rs")))
+    return "\n".join(open(p, encoding="utf-8").read() for p in paths)
+
+
 def rust_struct_fields():
     """Field names of each `pub struct` in spec.rs (the contract)."""
-    src = open(SPEC_RS, encoding="utf-8").read()
+    src = spec_rs_source()
     out = {}
     for m in re.finditer(r"pub struct (\w+) \{(.*?)\n\}", src, re.S):
         out[m.group(1)] = set(re.findall(r"^\s*pub (\w+):", m.group(2), re.M))
@@ -98,7 +105,7 @@ def test_queue_and_source_specs_have_the_keys_of_spec_rs():
                  source=[{"kind": "cbr", "rate": "1Mbps"}, {"kind": "on_off", "rate": "1Mbps", "on": 1, "off": 1}])
     check_spec_keys(d.to_spec())
     # the core's tags and fields of AppSpec's source variants
-    src = open(SPEC_RS, encoding="utf-8").read()
+    src = spec_rs_source()
     body = re.search(r"pub enum AppSpec \{(.*?)\n\}", src, re.S).group(1)
     assert re.search(r'rename = "on_off"\)\]\s*OnOff', body) and re.search(r"\bCbr \{", body)
     for variant, keys in (("Cbr", {"rate_bps", "ecn"}), ("OnOff", {"rate_bps", "on", "off", "exponential", "ecn"})):
@@ -394,7 +401,7 @@ def test_dumbbell_parameters_read_and_set_through_the_scenario():
 def rust_enum_variants(name, snake=False):
     """The serde names of an enum's variants: lower case (``rename_all = "lowercase"``), or snake
     case with ``snake``, unless a variant's own ``#[serde(rename = "...")]`` says otherwise."""
-    src = open(SPEC_RS, encoding="utf-8").read()
+    src = spec_rs_source()
     m = re.search(rf"pub enum {name} \{{(.*?)\n\}}", src, re.S)
     body = re.sub(r"///.*", "", m.group(1))
     out = set()

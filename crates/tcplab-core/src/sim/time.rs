@@ -2,10 +2,16 @@
 //!
 //! Picoseconds keep serialization times exact at 100 Gbit/s (a 1500-byte packet
 //! takes 120,000 ps) and still span 2^64 ps = 213 days of simulated time (a
-//! run is limited to 2^61 ps, about 26 days: see `tcp::sender::MAX_TIME`).
+//! run is limited to 2^61 ps, about 26 days: see [`MAX_TIME`]).
 
 /// A point in simulated time or a duration, in picoseconds.
 pub type Time = u64;
+
+/// Latest simulated time a run may reach (ps): 2^61 - 1, about 26.7 days.
+/// A sender keeps each segment's send time and three flags in one word
+/// (`tcp::sender`'s segment record), which leaves 61 bits for the time; the
+/// spec's validation refuses longer runs ([`crate::spec::limits`]).
+pub const MAX_TIME: Time = (1 << 61) - 1;
 
 pub const PS_PER_SEC: u64 = 1_000_000_000_000;
 pub const PS_PER_MS: u64 = 1_000_000_000;
