@@ -287,17 +287,17 @@ pub fn info() -> AlgorithmInfo {
                       cwnd_gain x BDP; Startup, Drain, ProbeBW gain cycling, ProbeRTT, long-term (policer) \
                       bandwidth, ACK-aggregation allowance. Linux tcp_bbr.c (6.x) in its fixed-point arithmetic.",
         params: vec![
-            ParamInfo { name: "high_gain", default: "2.885", description: "Startup pacing and cwnd gain (2/ln 2); Drain paces at 1/high_gain; used as ceil(256 x)/256 (739/256)", source: "Linux bbr_high_gain = 256 * 2885 / 1000 + 1; draft-cardwell-iccrg-bbr-congestion-control-00 BBRHighGain" },
-            ParamInfo { name: "cwnd_gain", default: "2", description: "ProbeBW cwnd gain: cwnd target = cwnd_gain x BDP + quantization budget", source: "Linux bbr_cwnd_gain" },
-            ParamInfo { name: "probe_rtt_ms", default: "200", description: "minimum time at cwnd 4 in ProbeRTT, ms (and at least one round); 0 disables ProbeRTT", source: "Linux bbr_probe_rtt_mode_ms" },
-            ParamInfo { name: "min_rtt_win_s", default: "10", description: "min-RTT filter window, seconds; ProbeRTT starts when the min RTT is this old", source: "Linux bbr_min_rtt_win_sec" },
-            ParamInfo { name: "bw_rtts", default: "10", description: "max-bandwidth filter window, round trips", source: "Linux bbr_bw_rtts = CYCLE_LEN + 2" },
-            ParamInfo { name: "full_bw_thresh", default: "1.25", description: "Startup ends after full_bw_cnt rounds without bandwidth growth by this factor; used as round(256 x)/256", source: "Linux bbr_full_bw_thresh" },
-            ParamInfo { name: "full_bw_cnt", default: "3", description: "rounds without growth that end Startup", source: "Linux bbr_full_bw_cnt" },
-            ParamInfo { name: "extra_acked_gain", default: "1", description: "gain on the ACK-aggregation estimate added to the cwnd target (capped at 100 ms of bw); 0 disables", source: "Linux bbr_extra_acked_gain" },
-            ParamInfo { name: "lt_bw", default: "true", description: "long-term bandwidth (token-bucket policer) detection and use", source: "Linux bbr_lt_bw_sampling" },
-            ParamInfo { name: "min_rtt_refresh_on_equal", default: "false", description: "refresh the min-RTT filter's timestamp on a sample equal to the minimum (mainline's <=), not only on a lower one (google/bbr v2/v3); with true, a jitter-free path postpones ProbeRTT indefinitely", source: "Linux bbr_update_min_rtt; google/bbr v3 bbr_update_min_rtt" },
-            ParamInfo { name: "seed", default: "1", description: "seed of the generator choosing the random start phase of the ProbeBW gain cycle", source: "tcplab (Linux get_random_u32_below(bbr_cycle_rand))" },
+            ParamInfo { name: "high_gain", default: "2.885".into(), description: "Startup pacing and cwnd gain (2/ln 2); Drain paces at 1/high_gain; used as ceil(256 x)/256 (739/256)", source: "Linux bbr_high_gain = 256 * 2885 / 1000 + 1; draft-cardwell-iccrg-bbr-congestion-control-00 BBRHighGain" },
+            ParamInfo { name: "cwnd_gain", default: "2".into(), description: "ProbeBW cwnd gain: cwnd target = cwnd_gain x BDP + quantization budget", source: "Linux bbr_cwnd_gain" },
+            ParamInfo { name: "probe_rtt_ms", default: "200".into(), description: "minimum time at cwnd 4 in ProbeRTT, ms (and at least one round); 0 disables ProbeRTT", source: "Linux bbr_probe_rtt_mode_ms" },
+            ParamInfo { name: "min_rtt_win_s", default: "10".into(), description: "min-RTT filter window, seconds; ProbeRTT starts when the min RTT is this old", source: "Linux bbr_min_rtt_win_sec" },
+            ParamInfo { name: "bw_rtts", default: "10".into(), description: "max-bandwidth filter window, round trips", source: "Linux bbr_bw_rtts = CYCLE_LEN + 2" },
+            ParamInfo { name: "full_bw_thresh", default: "1.25".into(), description: "Startup ends after full_bw_cnt rounds without bandwidth growth by this factor; used as round(256 x)/256", source: "Linux bbr_full_bw_thresh" },
+            ParamInfo { name: "full_bw_cnt", default: "3".into(), description: "rounds without growth that end Startup", source: "Linux bbr_full_bw_cnt" },
+            ParamInfo { name: "extra_acked_gain", default: "1".into(), description: "gain on the ACK-aggregation estimate added to the cwnd target (capped at 100 ms of bw); 0 disables", source: "Linux bbr_extra_acked_gain" },
+            ParamInfo { name: "lt_bw", default: "true".into(), description: "long-term bandwidth (token-bucket policer) detection and use", source: "Linux bbr_lt_bw_sampling" },
+            ParamInfo { name: "min_rtt_refresh_on_equal", default: "false".into(), description: "refresh the min-RTT filter's timestamp on a sample equal to the minimum (mainline's <=), not only on a lower one (google/bbr v2/v3); with true, a jitter-free path postpones ProbeRTT indefinitely", source: "Linux bbr_update_min_rtt; google/bbr v3 bbr_update_min_rtt" },
+            ParamInfo { name: "seed", default: "1".into(), description: "seed of the generator choosing the random start phase of the ProbeBW gain cycle", source: "tcplab (Linux get_random_u32_below(bbr_cycle_rand))" },
         ],
     }
 }

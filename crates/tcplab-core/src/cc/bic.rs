@@ -131,15 +131,15 @@ pub fn info() -> AlgorithmInfo {
         description: "BIC-TCP: binary search toward the window of the last loss, capped at S_max per RTT, \
                       then max probing; decrease to 0.8 cwnd. Linux tcp_bic.c by default, paper form with variant=paper.",
         params: vec![
-            ParamInfo { name: "variant", default: "linux", description: "linux: tcp_bic.c (integer cwnd, per-ACK cnt, B = 4); paper: INFOCOM 2004 form with fractional cwnd, midpoint search clamped to [s_min, max_increment]", source: "Linux tcp_bic.c; Xu et al. INFOCOM 2004; mv-highspeed" },
-            ParamInfo { name: "beta", default: "819/1024 (linux), 0.8 (paper)", description: "fraction of the window kept after a loss (decrease b = 1 - beta); linux rounds it to 1/1024", source: "Linux tcp_bic.c beta = 819; mv-highspeed b = 0.2" },
-            ParamInfo { name: "fast_convergence", default: "true", description: "a loss below the previous W_max sets W_max = cwnd (1 + beta) / 2", source: "Linux tcp_bic.c; Xu et al. 2004" },
-            ParamInfo { name: "max_increment", default: "16", description: "S_max: largest increase per RTT, segments", source: "Linux tcp_bic.c max_increment (paper value unverified)" },
-            ParamInfo { name: "s_min", default: "0.01", description: "S_min: smallest increase per RTT, segments (variant paper only; linux uses B/smooth_part = 0.2)", source: "Xu et al. 2004 (value unverified)" },
-            ParamInfo { name: "low_window", default: "14", description: "at or below this window: Reno increase and halving", source: "Linux tcp_bic.c low_window" },
-            ParamInfo { name: "smooth_part", default: "20", description: "variant linux: increase near W_max is B/smooth_part = 0.2 segment per RTT", source: "Linux tcp_bic.c smooth_part" },
-            ParamInfo { name: "initial_ssthresh", default: "0", description: "initial ssthresh in segments, 0 = keep the sender's (infinite); the 2006 Linux module used 100", source: "Linux tcp_bic.c initial_ssthresh" },
-            ParamInfo { name: "hz", default: "1000", description: "variant linux: jiffies per second for the HZ/32 update throttle", source: "Linux CONFIG_HZ" },
+            ParamInfo { name: "variant", default: "linux".into(), description: "linux: tcp_bic.c (integer cwnd, per-ACK cnt, B = 4); paper: INFOCOM 2004 form with fractional cwnd, midpoint search clamped to [s_min, max_increment]", source: "Linux tcp_bic.c; Xu et al. INFOCOM 2004; mv-highspeed" },
+            ParamInfo { name: "beta", default: "819/1024 (linux), 0.8 (paper)".into(), description: "fraction of the window kept after a loss (decrease b = 1 - beta); linux rounds it to 1/1024", source: "Linux tcp_bic.c beta = 819; mv-highspeed b = 0.2" },
+            ParamInfo { name: "fast_convergence", default: "true".into(), description: "a loss below the previous W_max sets W_max = cwnd (1 + beta) / 2", source: "Linux tcp_bic.c; Xu et al. 2004" },
+            ParamInfo { name: "max_increment", default: "16".into(), description: "S_max: largest increase per RTT, segments", source: "Linux tcp_bic.c max_increment (paper value unverified)" },
+            ParamInfo { name: "s_min", default: "0.01".into(), description: "S_min: smallest increase per RTT, segments (variant paper only; linux uses B/smooth_part = 0.2)", source: "Xu et al. 2004 (value unverified)" },
+            ParamInfo { name: "low_window", default: "14".into(), description: "at or below this window: Reno increase and halving", source: "Linux tcp_bic.c low_window" },
+            ParamInfo { name: "smooth_part", default: "20".into(), description: "variant linux: increase near W_max is B/smooth_part = 0.2 segment per RTT", source: "Linux tcp_bic.c smooth_part" },
+            ParamInfo { name: "initial_ssthresh", default: "0".into(), description: "initial ssthresh in segments, 0 = keep the sender's (infinite); the 2006 Linux module used 100", source: "Linux tcp_bic.c initial_ssthresh" },
+            ParamInfo { name: "hz", default: "1000".into(), description: "variant linux: jiffies per second for the HZ/32 update throttle", source: "Linux CONFIG_HZ" },
         ],
     }
 }

@@ -110,14 +110,14 @@ pub fn info() -> AlgorithmInfo {
         description: "FAST TCP: once per update period w = min(2w, (1-gamma) w + gamma (baseRTT/avgRTT w + alpha)); \
                       each flow keeps alpha segments queued; Reno slow start until queueing shows, Reno halving on loss.",
         params: vec![
-            ParamInfo { name: "alpha", default: "100", description: "segments each flow keeps queued in equilibrium (scale with the path; N flows need a buffer above N alpha)", source: "Jin, Wei, Low 2004/2006 (100-200 for Gbit/s [?])" },
-            ParamInfo { name: "gamma", default: "0.5", description: "step of the update map, in (0, 1]", source: "Jin, Wei, Low (0.5 usual)" },
-            ParamInfo { name: "update_rtts", default: "1", description: "rounds (RTTs) per window update; the prototype used 2", source: "choice; reference s11" },
-            ParamInfo { name: "eta_scale", default: "3", description: "avgRTT EWMA weight eta = min(eta_scale / w, eta_max) per RTT sample", source: "ToN 2006 as recalled [?]" },
-            ParamInfo { name: "eta_max", default: "0.25", description: "upper bound of the avgRTT EWMA weight", source: "ToN 2006 as recalled [?]" },
-            ParamInfo { name: "ss_exit", default: "1", description: "slow start ends when w (1 - baseRTT / round minimum RTT) exceeds this many segments (Vegas's gamma test)", source: "choice [?]" },
-            ParamInfo { name: "loss_keep", default: "0.5", description: "ssthresh = max(loss_keep x cwnd, 2) on loss and RTO", source: "reference s11: Reno halving [?]" },
-            ParamInfo { name: "restart_on_idle", default: "false", description: "forget baseRTT when a segment is sent with nothing in flight (Linux Vegas's TX_START rule)", source: "choice" },
+            ParamInfo { name: "alpha", default: "100".into(), description: "segments each flow keeps queued in equilibrium (scale with the path; N flows need a buffer above N alpha)", source: "Jin, Wei, Low 2004/2006 (100-200 for Gbit/s [?])" },
+            ParamInfo { name: "gamma", default: "0.5".into(), description: "step of the update map, in (0, 1]", source: "Jin, Wei, Low (0.5 usual)" },
+            ParamInfo { name: "update_rtts", default: "1".into(), description: "rounds (RTTs) per window update; the prototype used 2", source: "choice; reference s11" },
+            ParamInfo { name: "eta_scale", default: "3".into(), description: "avgRTT EWMA weight eta = min(eta_scale / w, eta_max) per RTT sample", source: "ToN 2006 as recalled [?]" },
+            ParamInfo { name: "eta_max", default: "0.25".into(), description: "upper bound of the avgRTT EWMA weight", source: "ToN 2006 as recalled [?]" },
+            ParamInfo { name: "ss_exit", default: "1".into(), description: "slow start ends when w (1 - baseRTT / round minimum RTT) exceeds this many segments (Vegas's gamma test)", source: "choice [?]" },
+            ParamInfo { name: "loss_keep", default: "0.5".into(), description: "ssthresh = max(loss_keep x cwnd, 2) on loss and RTO", source: "reference s11: Reno halving [?]" },
+            ParamInfo { name: "restart_on_idle", default: "false".into(), description: "forget baseRTT when a segment is sent with nothing in flight (Linux Vegas's TX_START rule)", source: "choice" },
         ],
     }
 }

@@ -225,31 +225,31 @@ pub fn info() -> AlgorithmInfo {
         params: vec![
             ParamInfo {
                 name: "variant",
-                default: "linux",
+                default: "linux".into(),
                 description: "linux: 72-row hstcp_aimd_vals table, integer cwnd, (ai+1)/cwnd per ACK, ssthresh = cwnd - cwnd*md/256; \
                               rfc3649: continuous a(w), b(w) on a fractional cwnd (the parameters below apply to it)",
                 source: "Linux tcp_highspeed.c; RFC 3649",
             },
-            ParamInfo { name: "low_window", default: "38", description: "rfc3649: Reno at or below this window (segments)", source: "RFC 3649 s5" },
-            ParamInfo { name: "high_window", default: "83000", description: "rfc3649: window (segments) where p = high_p and b = high_decrease", source: "RFC 3649 s5" },
+            ParamInfo { name: "low_window", default: "38".into(), description: "rfc3649: Reno at or below this window (segments)", source: "RFC 3649 s5" },
+            ParamInfo { name: "high_window", default: "83000".into(), description: "rfc3649: window (segments) where p = high_p and b = high_decrease", source: "RFC 3649 s5" },
             ParamInfo {
                 name: "low_p",
-                default: "1.5/low_window^2 (1.0388e-3)",
+                default: "1.5/low_window^2 (1.0388e-3)".into(),
                 description: "rfc3649: loss rate of the response function at low_window (1e-3 gives RFC 3649's w = 0.12/p^0.835)",
                 source: "ns-2 tcp.cc; RFC 3649 s5; reference s16 item 12",
             },
-            ParamInfo { name: "high_p", default: "1e-7", description: "rfc3649: loss rate at high_window", source: "RFC 3649 s5" },
-            ParamInfo { name: "high_decrease", default: "0.1", description: "rfc3649: b(high_window)", source: "RFC 3649 s5" },
+            ParamInfo { name: "high_p", default: "1e-7".into(), description: "rfc3649: loss rate at high_window", source: "RFC 3649 s5" },
+            ParamInfo { name: "high_decrease", default: "0.1".into(), description: "rfc3649: b(high_window)", source: "RFC 3649 s5" },
             ParamInfo {
                 name: "response",
-                default: "interpolated",
+                default: "interpolated".into(),
                 description: "rfc3649: interpolated = log-log line through (low_window, low_p) and (high_window, high_p); \
                               closed-form = p(w) = 0.078/w^1.2 (mv-highspeed)",
                 source: "RFC 3649 s5; ns-2 tcp.cc; docs/papers/mv-highspeed.md",
             },
             ParamInfo {
                 name: "per_packet",
-                default: "false",
+                default: "false".into(),
                 description: "rfc3649: add a(w)/w per segment delivered instead of per ACK",
                 source: "RFC 3649 (per ACK); reference s4.2",
             },

@@ -78,7 +78,7 @@ pub fn info() -> AlgorithmInfo {
         params: vec![
             ParamInfo {
                 name: "variant",
-                default: "linux",
+                default: "linux".into(),
                 description:
                     "linux: cwnd += acked/min(cwnd, ai_cnt) with integer cwnd, ssthresh = max(cwnd - cwnd/8, 2); \
                               linux-pre-2020: +1/min(cwnd, 50) per ACK, slow-start leftover discarded; \
@@ -87,31 +87,31 @@ pub fn info() -> AlgorithmInfo {
             },
             ParamInfo {
                 name: "ai_cnt",
-                default: "100 (linux), 50 (linux-pre-2020)",
+                default: "100 (linux), 50 (linux-pre-2020)".into(),
                 description: "TCP_SCALABLE_AI_CNT: +1 segment per min(cwnd, ai_cnt) credits (Linux variants only)",
                 source: "Linux tcp_scalable.c",
             },
             ParamInfo {
                 name: "a",
-                default: "0.01",
+                default: "0.01".into(),
                 description: "paper: cwnd increase per ACK above low_window",
                 source: "Kelly 2003",
             },
             ParamInfo {
                 name: "b",
-                default: "0.125",
+                default: "0.125".into(),
                 description: "paper: fraction of cwnd removed on loss above low_window",
                 source: "Kelly 2003",
             },
             ParamInfo {
                 name: "low_window",
-                default: "16",
+                default: "16".into(),
                 description: "paper: legacy window; Reno increase/decrease at or below it (0 = none, as mv-highspeed)",
                 source: "Kelly 2003; docs/papers/mv-highspeed.md",
             },
             ParamInfo {
                 name: "per_packet",
-                default: "false",
+                default: "false".into(),
                 description: "paper: add a per segment delivered (acked) instead of per ACK",
                 source: "Kelly 2003 (per ACK); reference s1.1",
             },

@@ -124,12 +124,12 @@ const PARAMS: &[&str] = &[
 
 pub fn info() -> AlgorithmInfo {
     let mut params = vec![
-        ParamInfo { name: "rtt_sample", default: "latest", description: "RTT used in BS_estimate / compensated_RTT_min: latest sample, srtt, or epoch_max (largest since the last loss)", source: "unspecified in Kaneko & Katto 2005" },
-        ParamInfo { name: "rce_interval", default: "0 (the RTO)", description: "RCE counting interval, s", source: "Kaneko & Katto (RTO-long interval)" },
-        ParamInfo { name: "rce_filter", default: "last", description: "combining successive RCE measurements: last, ewma, max", source: "unspecified" },
-        ParamInfo { name: "rce_gain", default: "0.25", description: "EWMA gain for rce_filter = ewma", source: "choice" },
-        ParamInfo { name: "rce_discard_on_loss", default: "true", description: "drop RCE measurements whose ACK slot saw duplicate ACKs or an RTO", source: "choice" },
-        ParamInfo { name: "rce_min_gaps", default: "10", description: "fewest ACK gaps for an RCE measurement", source: "choice" },
+        ParamInfo { name: "rtt_sample", default: "latest".into(), description: "RTT used in BS_estimate / compensated_RTT_min: latest sample, srtt, or epoch_max (largest since the last loss)", source: "unspecified in Kaneko & Katto 2005" },
+        ParamInfo { name: "rce_interval", default: "0 (the RTO)".into(), description: "RCE counting interval, s", source: "Kaneko & Katto (RTO-long interval)" },
+        ParamInfo { name: "rce_filter", default: "last".into(), description: "combining successive RCE measurements: last, ewma, max", source: "unspecified" },
+        ParamInfo { name: "rce_gain", default: "0.25".into(), description: "EWMA gain for rce_filter = ewma", source: "choice" },
+        ParamInfo { name: "rce_discard_on_loss", default: "true".into(), description: "drop RCE measurements whose ACK slot saw duplicate ACKs or an RTO", source: "choice" },
+        ParamInfo { name: "rce_min_gaps", default: "10".into(), description: "fewest ACK gaps for an RCE measurement", source: "choice" },
     ];
     params.extend(super::westwood_re::params_info());
     AlgorithmInfo {

@@ -41,15 +41,15 @@ pub const PARAMS: &[&str] = &[
 
 pub fn params_info() -> Vec<ParamInfo> {
     vec![
-        ParamInfo { name: "interval", default: "0 (one RTT)", description: "RE sampling interval T, s; 0 = the latest RTT sample", source: "Wang et al. 2002 (T about one RTT); unspecified in Kaneko & Katto" },
-        ParamInfo { name: "variant", default: "paper", description: "Westwood timing variant (see westwood): paper = ssthresh = ERE x RTTmin on the 3rd dupack, cwnd = min(cwnd, ssthresh)", source: "Kaneko & Katto; Mascolo et al. 2001" },
-        ParamInfo { name: "filter", default: "tustin", description: "low-pass filter of the rate samples: tustin (a = 1 - filter_gain), ewma, linux", source: "ns-3 / UCLA TCPW (unspecified in the paper)" },
-        ParamInfo { name: "filter_gain", default: "0.1", description: "weight of the new input (Tustin a = 0.9)", source: "Grieco & Mascolo 2004; ns-3" },
-        ParamInfo { name: "min_interval", default: "0", description: "floor of the sampling interval, s (Linux Westwood+ uses 50 ms)", source: "choice: RE samples every RTT" },
-        ParamInfo { name: "bwe_timing", default: "immediate (variant paper)", description: "as westwood: when ERE x RTTmin is applied", source: "westwood.rs" },
-        ParamInfo { name: "reset_rtt_min_on_rto", default: "false (variant paper)", description: "as westwood", source: "westwood.rs" },
-        ParamInfo { name: "mode", default: "float (variant paper)", description: "as westwood: Reno growth, float or Linux integer cwnd", source: "westwood.rs" },
-        ParamInfo { name: "init_rtt", default: "20", description: "as westwood: initial rtt and rtt_min, s", source: "westwood.rs" },
+        ParamInfo { name: "interval", default: "0 (one RTT)".into(), description: "RE sampling interval T, s; 0 = the latest RTT sample", source: "Wang et al. 2002 (T about one RTT); unspecified in Kaneko & Katto" },
+        ParamInfo { name: "variant", default: "paper".into(), description: "Westwood timing variant (see westwood): paper = ssthresh = ERE x RTTmin on the 3rd dupack, cwnd = min(cwnd, ssthresh)", source: "Kaneko & Katto; Mascolo et al. 2001" },
+        ParamInfo { name: "filter", default: "tustin".into(), description: "low-pass filter of the rate samples: tustin (a = 1 - filter_gain), ewma, linux", source: "ns-3 / UCLA TCPW (unspecified in the paper)" },
+        ParamInfo { name: "filter_gain", default: "0.1".into(), description: "weight of the new input (Tustin a = 0.9)", source: "Grieco & Mascolo 2004; ns-3" },
+        ParamInfo { name: "min_interval", default: "0".into(), description: "floor of the sampling interval, s (Linux Westwood+ uses 50 ms)", source: "choice: RE samples every RTT" },
+        ParamInfo { name: "bwe_timing", default: "immediate (variant paper)".into(), description: "as westwood: when ERE x RTTmin is applied", source: "westwood.rs" },
+        ParamInfo { name: "reset_rtt_min_on_rto", default: "false (variant paper)".into(), description: "as westwood", source: "westwood.rs" },
+        ParamInfo { name: "mode", default: "float (variant paper)".into(), description: "as westwood: Reno growth, float or Linux integer cwnd", source: "westwood.rs" },
+        ParamInfo { name: "init_rtt", default: "20".into(), description: "as westwood: initial rtt and rtt_min, s", source: "westwood.rs" },
     ]
 }
 
