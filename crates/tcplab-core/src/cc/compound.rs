@@ -63,6 +63,7 @@ use super::filters::CaState;
 use super::reno::Reno;
 use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
 use crate::error::SpecError;
+use crate::param_choice;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
@@ -80,6 +81,11 @@ pub enum RoundRtt {
     Srtt,
 }
 
+param_choice!(Variant { Paper => "paper", LinuxPort => "linux-port" });
+param_choice!(RoundRtt { Min => "min", Mean => "mean", Last => "last", Srtt => "srtt" });
+
+/// Compound's parameters; `Default` (variant paper) is where each default
+/// is written, [`CompoundConfig::linux_port`] the port's fixed constants.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CompoundConfig {
     pub variant: Variant,
@@ -143,29 +149,27 @@ pub struct Compound {
     cwnd_cnt: u64,
 }
 
-const PARAMS: &[&str] =
-    &["variant", "alpha", "beta", "k", "zeta", "gamma", "low_window", "round_rtt", "min_samples", "restart_on_idle"];
-
 /// Parameters the 2006 port has no counterpart for (its constants are fixed).
 const NOT_IN_PORT: &[&str] = &["alpha", "beta", "k", "zeta", "low_window", "round_rtt"];
 
 pub fn info() -> AlgorithmInfo {
+    let d = CompoundConfig::default();
     AlgorithmInfo {
         name: "compound",
         aliases: &["ctcp", "compound-tcp"],
         description: "Compound TCP: window = Reno cwnd + delay window dwnd; once per RTT dwnd += alpha win^k - 1 \
                       while fewer than gamma segments are queued, else dwnd -= zeta diff; on loss win (1 - beta).",
         params: vec![
-            ParamInfo { name: "variant", default: "paper".into(), description: "paper: Tan et al. 2006 / draft-sridharan-tcpm-ctcp with the choices below; linux-port: the 2006 out-of-tree Linux tcp_compound.c that ns-2 TCP-Linux ships (integer dwnd growth (qroot(old_wnd^3) >> 3) - 1 and diff from the segments sent in the previous round, half-segment fixed point, dwnd also updated in slow start, Reno halving of the whole window with dwnd kept only if both parts fit, dwnd folded into cwnd on TX_START; takes only gamma, min_samples, restart_on_idle)", source: "Tan et al. 2006; Castellani & Hemminger tcp_compound.c (2006), as in ns-2.35 tcp/linux" },
-            ParamInfo { name: "alpha", default: "0.125".into(), description: "dwnd growth alpha win^k - 1 per RTT (paper variant)", source: "Tan et al. 2006; draft-sridharan-tcpm-ctcp" },
-            ParamInfo { name: "beta", default: "0.5".into(), description: "window after a loss = win (1 - beta) (paper variant)", source: "Tan et al. 2006" },
-            ParamInfo { name: "k", default: "0.75".into(), description: "exponent of the dwnd growth, HSTCP-like response (paper variant)", source: "Tan et al. 2006 (ports: 0.75; CCP 0.8 [S])" },
-            ParamInfo { name: "zeta", default: "1".into(), description: "dwnd -= zeta diff per RTT once diff >= gamma (paper variant)", source: "Tan et al. 2006 (ns-3 port 0.03 [S])" },
-            ParamInfo { name: "gamma", default: "30".into(), description: "segments queued (diff) at which dwnd stops growing (linux-port compares in half-segments)", source: "Tan et al. 2006" },
-            ParamInfo { name: "low_window", default: "38".into(), description: "dwnd is updated only while win >= low_window segments (paper variant; the 2006 port has none)", source: "ns-3 port (HSTCP Low_Window) [S]; draft value unverified" },
-            ParamInfo { name: "round_rtt", default: "min".into(), description: "RTT of the round in diff = win (1 - baseRTT/RTT): min (as the Linux port), mean, last, srtt (paper variant)", source: "Linux tcp_compound.c [S]; unspecified in the paper" },
-            ParamInfo { name: "min_samples", default: "3".into(), description: "RTT samples a round needs for its dwnd update", source: "Linux tcp_compound.c cntRTT > 2 [S]" },
-            ParamInfo { name: "restart_on_idle", default: "true".into(), description: "re-initialise when a segment is sent with nothing in flight (Linux CA_EVENT_TX_START): a fresh round; linux-port also forgets baseRTT and folds dwnd into cwnd. ns-2 TCP-Linux raises no TX_START: false matches it", source: "Linux tcp_compound_cwnd_event; ns-2.35 tcp-linux.cc" },
+            ParamInfo::new("variant", d.variant, "paper: Tan et al. 2006 / draft-sridharan-tcpm-ctcp with the choices below; linux-port: the 2006 out-of-tree Linux tcp_compound.c that ns-2 TCP-Linux ships (integer dwnd growth (qroot(old_wnd^3) >> 3) - 1 and diff from the segments sent in the previous round, half-segment fixed point, dwnd also updated in slow start, Reno halving of the whole window with dwnd kept only if both parts fit, dwnd folded into cwnd on TX_START; takes only gamma, min_samples, restart_on_idle)", "Tan et al. 2006; Castellani & Hemminger tcp_compound.c (2006), as in ns-2.35 tcp/linux"),
+            ParamInfo::new("alpha", d.alpha, "dwnd growth alpha win^k - 1 per RTT (paper variant)", "Tan et al. 2006; draft-sridharan-tcpm-ctcp"),
+            ParamInfo::new("beta", d.beta, "window after a loss = win (1 - beta) (paper variant)", "Tan et al. 2006"),
+            ParamInfo::new("k", d.k, "exponent of the dwnd growth, HSTCP-like response (paper variant)", "Tan et al. 2006 (ports: 0.75; CCP 0.8 [S])"),
+            ParamInfo::new("zeta", d.zeta, "dwnd -= zeta diff per RTT once diff >= gamma (paper variant)", "Tan et al. 2006 (ns-3 port 0.03 [S])"),
+            ParamInfo::new("gamma", d.gamma, "segments queued (diff) at which dwnd stops growing (linux-port compares in half-segments)", "Tan et al. 2006"),
+            ParamInfo::new("low_window", d.low_window, "dwnd is updated only while win >= low_window segments (paper variant; the 2006 port has none)", "ns-3 port (HSTCP Low_Window) [S]; draft value unverified"),
+            ParamInfo::new("round_rtt", d.round_rtt, "RTT of the round in diff = win (1 - baseRTT/RTT): min (as the Linux port), mean, last, srtt (paper variant)", "Linux tcp_compound.c [S]; unspecified in the paper"),
+            ParamInfo::new("min_samples", d.min_samples, "RTT samples a round needs for its dwnd update", "Linux tcp_compound.c cntRTT > 2 [S]"),
+            ParamInfo::new("restart_on_idle", d.restart_on_idle, "re-initialise when a segment is sent with nothing in flight (Linux CA_EVENT_TX_START): a fresh round; linux-port also forgets baseRTT and folds dwnd into cwnd. ns-2 TCP-Linux raises no TX_START: false matches it", "Linux tcp_compound_cwnd_event; ns-2.35 tcp-linux.cc"),
         ],
     }
 }
@@ -278,9 +282,10 @@ impl Compound {
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let restart_on_idle = p.bool("restart_on_idle", true)?;
-        if p.choice("variant", "paper", &["paper", "linux-port"])? == "linux-port" {
+        let p = Params::new(map, field, &info().param_names())?;
+        let d = CompoundConfig::default();
+        let restart_on_idle = p.bool("restart_on_idle", d.restart_on_idle)?;
+        if p.pick("variant", d.variant)? == Variant::LinuxPort {
             if let Some(k) = NOT_IN_PORT.iter().find(|k| map.contains_key(**k)) {
                 return Err(SpecError::new(
                     format!("{field}.params.{k}"),
@@ -300,13 +305,7 @@ impl Compound {
                 ..d
             }));
         }
-        let d = CompoundConfig::default();
-        let round_rtt = match p.choice("round_rtt", "min", &["min", "mean", "last", "srtt"])? {
-            "mean" => RoundRtt::Mean,
-            "last" => RoundRtt::Last,
-            "srtt" => RoundRtt::Srtt,
-            _ => RoundRtt::Min,
-        };
+        let round_rtt = p.pick("round_rtt", d.round_rtt)?;
         Ok(Compound::new(CompoundConfig {
             alpha: p.f64("alpha", d.alpha, |x| x > 0.0, "a number > 0")?,
             beta: p.f64("beta", d.beta, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?,
