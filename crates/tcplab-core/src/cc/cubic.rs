@@ -74,7 +74,9 @@
 //!   cwnd_prior is 0, so alpha = 1.
 
 use super::reno::Reno;
-use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use super::{
+    variant_default, AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, ParamValue, Params, Window,
+};
 use crate::error::SpecError;
 
 /// Linux BICTCP_BETA_SCALE.
@@ -156,23 +158,146 @@ pub struct Cubic {
     initialized: bool,
 }
 
-const PARAMS: &[&str] = &[
-    "variant",
-    "beta",
-    "c",
-    "fast_convergence",
-    "tcp_friendliness",
-    "hystart",
-    "hystart_detect",
-    "hystart_low_window",
-    "hystart_ack_delta_us",
-    "hystart_ack_delay_us",
-    "initial_ssthresh",
-    "max_increment",
-    "hz",
-];
+impl Variant {
+    /// The spec's spelling (`2005` also accepts `v2.0`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Linux => "linux",
+            Variant::V2005 => "2005",
+            Variant::Rfc9438 => "rfc9438",
+        }
+    }
+}
+
+impl ParamValue for Variant {
+    fn shown(&self) -> String {
+        self.name().to_string()
+    }
+}
+
+/// CUBIC's parameters; [`Config::for_variant`] is where each default is
+/// written (`Default`: variant linux).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub variant: Variant,
+    /// Fraction of the window kept after a loss (the Linux engine: in 1/1024).
+    pub beta: f64,
+    /// C, segments/s^3.
+    pub c: f64,
+    pub fast_convergence: bool,
+    pub tcp_friendliness: bool,
+    pub hystart: bool,
+    pub hystart_detect: u64,
+    pub hystart_low_window: u64,
+    pub hystart_ack_delta_us: u64,
+    pub hystart_ack_delay_us: u64,
+    pub initial_ssthresh: u64,
+    pub max_increment: u64,
+    pub hz: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::for_variant(Variant::Linux)
+    }
+}
+
+impl Config {
+    pub fn for_variant(variant: Variant) -> Self {
+        let (beta, hystart, initial_ssthresh, max_increment) = match variant {
+            Variant::Linux => (717.0 / 1024.0, true, 0, 0),
+            Variant::V2005 => (0.8, false, 100, 16),
+            Variant::Rfc9438 => (0.7, false, 0, 0),
+        };
+        Config {
+            variant,
+            beta,
+            c: 0.4,
+            fast_convergence: true,
+            tcp_friendliness: true,
+            hystart,
+            hystart_detect: (HYSTART_ACK_TRAIN | HYSTART_DELAY) as u64,
+            hystart_low_window: 16,
+            hystart_ack_delta_us: 2000,
+            hystart_ack_delay_us: 1000,
+            initial_ssthresh,
+            max_increment,
+            hz: 1000.0,
+        }
+    }
+
+    fn variants() -> Vec<(&'static str, Config)> {
+        [Variant::Linux, Variant::V2005, Variant::Rfc9438].map(|v| (v.name(), Config::for_variant(v))).into()
+    }
+
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, &info().param_names())?;
+        let variant =
+            match p.choice("variant", Config::default().variant.name(), &["linux", "2005", "v2.0", "rfc9438"])? {
+                "linux" => Variant::Linux,
+                "rfc9438" => Variant::Rfc9438,
+                _ => Variant::V2005,
+            };
+        let d = Config::for_variant(variant);
+        let err = |name: &str, msg: &str| SpecError::new(format!("{field}.params.{name}"), msg.to_string());
+        let beta = p.f64("beta", d.beta, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?;
+        let c = p.f64("c", d.c, |x| x > 0.0 && x <= 1000.0, "a positive number up to 1000")?;
+        if variant != Variant::Rfc9438 {
+            let b = (beta * BETA_SCALE as f64).round() as u64;
+            if !(1..BETA_SCALE).contains(&b) {
+                return Err(err("beta", "must round to 1..1023 in 1/1024"));
+            }
+            if (c * BETA_SCALE as f64).round() < 1.0 {
+                return Err(err("c", "must be at least 1/1024"));
+            }
+        } else {
+            for name in ["max_increment", "hz"] {
+                if map.contains_key(name) {
+                    return Err(err(name, "only used by variants linux and 2005"));
+                }
+            }
+        }
+        Ok(Config {
+            variant,
+            beta,
+            c,
+            fast_convergence: p.bool("fast_convergence", d.fast_convergence)?,
+            tcp_friendliness: p.bool("tcp_friendliness", d.tcp_friendliness)?,
+            hystart: p.bool("hystart", d.hystart)?,
+            hystart_detect: p.u64("hystart_detect", d.hystart_detect, |x| (1..=3).contains(&x), "1, 2 or 3")?,
+            hystart_low_window: p.u64(
+                "hystart_low_window",
+                d.hystart_low_window,
+                |_| true,
+                "a non-negative integer",
+            )?,
+            hystart_ack_delta_us: p.u64(
+                "hystart_ack_delta_us",
+                d.hystart_ack_delta_us,
+                |_| true,
+                "a non-negative integer",
+            )?,
+            hystart_ack_delay_us: p.u64(
+                "hystart_ack_delay_us",
+                d.hystart_ack_delay_us,
+                |_| true,
+                "a non-negative integer",
+            )?,
+            initial_ssthresh: p.u64(
+                "initial_ssthresh",
+                d.initial_ssthresh,
+                |x| x == 0 || x >= 2,
+                "0 or an integer >= 2",
+            )?,
+            max_increment: p.u64("max_increment", d.max_increment, |_| true, "a non-negative integer")?,
+            hz: p.f64("hz", d.hz, |x| x >= 32.0, "at least 32")?,
+        })
+    }
+}
 
 pub fn info() -> AlgorithmInfo {
+    let v = Config::variants();
     AlgorithmInfo {
         name: "cubic",
         aliases: &["cubictcp"],
@@ -180,19 +305,19 @@ pub fn info() -> AlgorithmInfo {
                       Linux tcp_cubic.c v2.3 by default; variant=2005 for the 2005 paper / Linux v2.0 constants \
                       (beta 0.8, no HyStart), variant=rfc9438 for the RFC's fractional form.",
         params: vec![
-            ParamInfo { name: "variant", default: "linux".into(), description: "linux: tcp_cubic.c v2.3; 2005 (alias v2.0): same engine with the 2005 paper / Linux v2.0 constants; rfc9438: RFC 9438 with fractional cwnd", source: "Linux tcp_cubic.c; Ha, Rhee, Xu 2005/2008; RFC 9438" },
-            ParamInfo { name: "beta", default: "717/1024 (linux), 0.8 (2005, used as 819/1024), 0.7 (rfc9438)".into(), description: "fraction of the window kept after a loss (decrease b = 1 - beta); the Linux engine rounds it to 1/1024", source: "Linux beta = 717 (v2.0: 819); RFC 9438 beta_cubic = 0.7; mv-highspeed b = 0.2" },
-            ParamInfo { name: "c", default: "0.4".into(), description: "cubic scaling constant C, segments/s^3; the Linux engine uses cube_rtt_scale = round(1024 C) = 410 (bic_scale 41)", source: "Linux bic_scale = 41; RFC 9438 C = 0.4" },
-            ParamInfo { name: "fast_convergence", default: "true".into(), description: "a loss below the previous W_max sets W_max = cwnd (1 + beta) / 2", source: "Linux tcp_cubic.c; RFC 9438 4.7" },
-            ParamInfo { name: "tcp_friendliness", default: "true".into(), description: "Reno-friendly region: follow the estimated Reno window when it is larger", source: "Linux tcp_friendliness; RFC 9438 4.3" },
-            ParamInfo { name: "hystart", default: "true (linux), false (2005, rfc9438)".into(), description: "HyStart: leave slow start on an ACK train spanning delay_min/2 or an RTT increase", source: "Linux tcp_cubic.c hystart" },
-            ParamInfo { name: "hystart_detect", default: "3".into(), description: "1: ACK train, 2: delay increase, 3: both", source: "Linux hystart_detect" },
-            ParamInfo { name: "hystart_low_window", default: "16".into(), description: "HyStart acts only at cwnd >= this", source: "Linux hystart_low_window" },
-            ParamInfo { name: "hystart_ack_delta_us", default: "2000".into(), description: "ACKs closer than this (us) extend the ACK train", source: "Linux hystart_ack_delta_us" },
-            ParamInfo { name: "hystart_ack_delay_us", default: "1000".into(), description: "TSO/GRO cushion added to delay_min in the ACK-train threshold (Linux min(1 ms, 4 x 64 KB / pacing rate))", source: "Linux hystart_ack_delay()" },
-            ParamInfo { name: "initial_ssthresh", default: "0 (linux, rfc9438), 100 (2005)".into(), description: "initial ssthresh in segments, 0 = keep the sender's; applied only with hystart off, as Linux", source: "Linux initial_ssthresh (v2.0: 100)" },
-            ParamInfo { name: "max_increment", default: "0 (linux), 16 (2005)".into(), description: "Linux engine: at most this many segments per 100 ms of delay_min (v2.0 min_cnt), 0 = off", source: "Linux CUBIC v2.0 max_increment" },
-            ParamInfo { name: "hz", default: "1000".into(), description: "Linux engine: jiffies per second (epoch time, throttles)", source: "Linux CONFIG_HZ" },
+            ParamInfo::new("variant", variant_default(&v, |c| c.variant), "linux: tcp_cubic.c v2.3; 2005 (alias v2.0): same engine with the 2005 paper / Linux v2.0 constants; rfc9438: RFC 9438 with fractional cwnd", "Linux tcp_cubic.c; Ha, Rhee, Xu 2005/2008; RFC 9438"),
+            ParamInfo::new("beta", variant_default(&v, |c| c.beta), "fraction of the window kept after a loss (decrease b = 1 - beta); the Linux engine rounds it to 1/1024", "Linux beta = 717 (v2.0: 819); RFC 9438 beta_cubic = 0.7; mv-highspeed b = 0.2"),
+            ParamInfo::new("c", variant_default(&v, |c| c.c), "cubic scaling constant C, segments/s^3; the Linux engine uses cube_rtt_scale = round(1024 C) = 410 (bic_scale 41)", "Linux bic_scale = 41; RFC 9438 C = 0.4"),
+            ParamInfo::new("fast_convergence", variant_default(&v, |c| c.fast_convergence), "a loss below the previous W_max sets W_max = cwnd (1 + beta) / 2", "Linux tcp_cubic.c; RFC 9438 4.7"),
+            ParamInfo::new("tcp_friendliness", variant_default(&v, |c| c.tcp_friendliness), "Reno-friendly region: follow the estimated Reno window when it is larger", "Linux tcp_friendliness; RFC 9438 4.3"),
+            ParamInfo::new("hystart", variant_default(&v, |c| c.hystart), "HyStart: leave slow start on an ACK train spanning delay_min/2 or an RTT increase", "Linux tcp_cubic.c hystart"),
+            ParamInfo::new("hystart_detect", variant_default(&v, |c| c.hystart_detect), "1: ACK train, 2: delay increase, 3: both", "Linux hystart_detect"),
+            ParamInfo::new("hystart_low_window", variant_default(&v, |c| c.hystart_low_window), "HyStart acts only at cwnd >= this", "Linux hystart_low_window"),
+            ParamInfo::new("hystart_ack_delta_us", variant_default(&v, |c| c.hystart_ack_delta_us), "ACKs closer than this (us) extend the ACK train", "Linux hystart_ack_delta_us"),
+            ParamInfo::new("hystart_ack_delay_us", variant_default(&v, |c| c.hystart_ack_delay_us), "TSO/GRO cushion added to delay_min in the ACK-train threshold (Linux min(1 ms, 4 x 64 KB / pacing rate))", "Linux hystart_ack_delay()"),
+            ParamInfo::new("initial_ssthresh", variant_default(&v, |c| c.initial_ssthresh), "initial ssthresh in segments, 0 = keep the sender's; applied only with hystart off, as Linux", "Linux initial_ssthresh (v2.0: 100)"),
+            ParamInfo::new("max_increment", variant_default(&v, |c| c.max_increment), "Linux engine: at most this many segments per 100 ms of delay_min (v2.0 min_cnt), 0 = off", "Linux CUBIC v2.0 max_increment"),
+            ParamInfo::new("hz", variant_default(&v, |c| c.hz), "Linux engine: jiffies per second (epoch time, throttles)", "Linux CONFIG_HZ"),
         ],
     }
 }
@@ -223,29 +348,28 @@ pub fn cube_root_rounded(a: u64) -> u64 {
 
 impl Cubic {
     pub fn new(variant: Variant) -> Self {
-        let (beta, hystart, initial_ssthresh, max_increment) = match variant {
-            Variant::Linux => (717.0 / 1024.0, true, 0, 0),
-            Variant::V2005 => (0.8, false, 100, 16),
-            Variant::Rfc9438 => (0.7, false, 0, 0),
-        };
+        Cubic::with(&Config::for_variant(variant))
+    }
+
+    pub fn with(cfg: &Config) -> Self {
         let mut c = Cubic {
-            variant,
-            beta,
+            variant: cfg.variant,
+            beta: cfg.beta,
             beta_1024: 0,
-            c: 0.4,
+            c: cfg.c,
             cube_rtt_scale: 0,
             cube_factor: 0,
             beta_scale: 0,
-            fast_convergence: true,
-            tcp_friendliness: true,
-            hystart,
-            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
-            hystart_low_window: 16,
-            hystart_ack_delta_us: 2000,
-            hystart_ack_delay_us: 1000,
-            initial_ssthresh,
-            max_increment,
-            hz: 1000.0,
+            fast_convergence: cfg.fast_convergence,
+            tcp_friendliness: cfg.tcp_friendliness,
+            hystart: cfg.hystart,
+            hystart_detect: cfg.hystart_detect,
+            hystart_low_window: cfg.hystart_low_window,
+            hystart_ack_delta_us: cfg.hystart_ack_delta_us,
+            hystart_ack_delay_us: cfg.hystart_ack_delay_us,
+            initial_ssthresh: cfg.initial_ssthresh,
+            max_increment: cfg.max_increment,
+            hz: cfg.hz,
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
@@ -286,44 +410,7 @@ impl Cubic {
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let variant = match p.choice("variant", "linux", &["linux", "2005", "v2.0", "rfc9438"])? {
-            "linux" => Variant::Linux,
-            "rfc9438" => Variant::Rfc9438,
-            _ => Variant::V2005,
-        };
-        let mut c = Cubic::new(variant);
-        let err = |name: &str, msg: &str| SpecError::new(format!("{field}.params.{name}"), msg.to_string());
-        c.beta = p.f64("beta", c.beta, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?;
-        c.c = p.f64("c", c.c, |x| x > 0.0 && x <= 1000.0, "a positive number up to 1000")?;
-        if variant != Variant::Rfc9438 {
-            let b = (c.beta * BETA_SCALE as f64).round() as u64;
-            if !(1..BETA_SCALE).contains(&b) {
-                return Err(err("beta", "must round to 1..1023 in 1/1024"));
-            }
-            if (c.c * BETA_SCALE as f64).round() < 1.0 {
-                return Err(err("c", "must be at least 1/1024"));
-            }
-        } else {
-            for name in ["max_increment", "hz"] {
-                if map.contains_key(name) {
-                    return Err(err(name, "only used by variants linux and 2005"));
-                }
-            }
-        }
-        c.fast_convergence = p.bool("fast_convergence", true)?;
-        c.tcp_friendliness = p.bool("tcp_friendliness", true)?;
-        c.hystart = p.bool("hystart", c.hystart)?;
-        c.hystart_detect = p.u64("hystart_detect", 3, |x| (1..=3).contains(&x), "1, 2 or 3")?;
-        c.hystart_low_window = p.u64("hystart_low_window", 16, |_| true, "a non-negative integer")?;
-        c.hystart_ack_delta_us = p.u64("hystart_ack_delta_us", 2000, |_| true, "a non-negative integer")?;
-        c.hystart_ack_delay_us = p.u64("hystart_ack_delay_us", 1000, |_| true, "a non-negative integer")?;
-        c.initial_ssthresh =
-            p.u64("initial_ssthresh", c.initial_ssthresh, |x| x == 0 || x >= 2, "0 or an integer >= 2")?;
-        c.max_increment = p.u64("max_increment", c.max_increment, |_| true, "a non-negative integer")?;
-        c.hz = p.f64("hz", 1000.0, |x| x >= 32.0, "at least 32")?;
-        c.precompute();
-        Ok(c)
+        Ok(Cubic::with(&Config::from_params(map, field)?))
     }
 
     fn jiffies(&self, now: f64) -> u64 {

@@ -61,8 +61,11 @@
 use super::delay::{fixed_point_diff, to_us, DelayFrame, V_PARAM_SHIFT};
 use super::filters::CaState;
 use super::reno::{self, Reno};
-use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use super::{
+    variant_default, AckSample, AlgorithmInfo, Choice, CongestionControl, LossEvent, ParamInfo, Params, Window,
+};
 use crate::error::SpecError;
+use crate::param_choice;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
@@ -73,6 +76,10 @@ pub enum Variant {
     Paper,
 }
 
+param_choice!(Variant { Linux => "linux", Linux26 => "linux-2.6", Paper => "paper" });
+
+/// Vegas's parameters; the variants' constructors are where each default
+/// is written (`Default`: variant linux).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct VegasConfig {
     pub variant: Variant,
@@ -87,7 +94,25 @@ pub struct VegasConfig {
     pub restart_on_idle: bool,
 }
 
+impl Default for VegasConfig {
+    fn default() -> Self {
+        VegasConfig::linux()
+    }
+}
+
 impl VegasConfig {
+    pub fn for_variant(variant: Variant) -> Self {
+        match variant {
+            Variant::Linux => VegasConfig::linux(),
+            Variant::Linux26 => VegasConfig::linux26(),
+            Variant::Paper => VegasConfig::paper(),
+        }
+    }
+
+    fn variants() -> Vec<(&'static str, VegasConfig)> {
+        [Variant::Linux, Variant::Linux26, Variant::Paper].map(|v| (v.name(), VegasConfig::for_variant(v))).into()
+    }
+
     pub fn linux() -> Self {
         VegasConfig {
             variant: Variant::Linux,
@@ -175,21 +200,20 @@ pub struct Vegas {
     steps: u64,
 }
 
-const PARAMS: &[&str] = &["variant", "alpha", "beta", "gamma", "loss_keep", "restart_on_idle"];
-
 pub fn info() -> AlgorithmInfo {
+    let v = VegasConfig::variants();
     AlgorithmInfo {
         name: "vegas",
         aliases: &["tcp-vegas"],
         description: "TCP Vegas: once per RTT, +1 segment if fewer than alpha segments are queued \
                       (cwnd (RTT - baseRTT) / baseRTT), -1 if more than beta; Reno outside the Open state (Linux tcp_vegas.c).",
         params: vec![
-            ParamInfo { name: "variant", default: "linux".into(), description: "linux: tcp_vegas.c since 2.6.32 (alpha 2, beta 4, integer diff over baseRTT, slow start every RTT, exit to target+1); linux-2.6: tcp_vegas.c of 2.6.16-2.6.22 as in ns-2 TCP-Linux (half-segment fixed point, diff from the segments sent in the previous round, exit only in slow start with ssthresh = 2, cwnd steps toward the previous round's cwnd +-1, no tcp_current_ssthresh); paper: Brakmo & Peterson 1995 (alpha 1, beta 3, Diff over RTT, slow start every other RTT, exit with cwnd -= cwnd/8, loss keeps 3/4); sets the defaults of alpha, beta, loss_keep", source: "Linux tcp_vegas.c (mainline; 2.6.22.6 as vendored in ns-2.35 tcp/linux); Brakmo & Peterson, JSAC 1995" },
-            ParamInfo { name: "alpha", default: "2 (linux, linux-2.6) / 1 (paper)".into(), description: "segments queued below which cwnd grows by one per RTT (linux-2.6 compares in half-segments)", source: "Linux module param alpha; paper" },
-            ParamInfo { name: "beta", default: "4 (linux, linux-2.6) / 3 (paper)".into(), description: "segments queued above which cwnd shrinks by one per RTT (linux-2.6 compares in half-segments)", source: "Linux module param beta; paper" },
-            ParamInfo { name: "gamma", default: "1".into(), description: "segments queued above which slow start ends", source: "Linux module param gamma; paper" },
-            ParamInfo { name: "loss_keep", default: "0.5 (linux, linux-2.6) / 0.75 (paper)".into(), description: "ssthresh = max(loss_keep x cwnd, 2) on a loss (paper only; linux and linux-2.6 use Reno's cwnd >> 1)", source: "Linux tcp_reno_ssthresh; reference s0 (paper 3/4)" },
-            ParamInfo { name: "restart_on_idle", default: "true".into(), description: "re-initialise (forget baseRTT, new round) when a segment is sent with nothing in flight (Linux CA_EVENT_TX_START); ns-2 TCP-Linux raises no TX_START: false matches it", source: "Linux tcp_vegas_cwnd_event; ns-2.35 tcp-linux.cc" },
+            ParamInfo::new("variant", variant_default(&v, |c| c.variant), "linux: tcp_vegas.c since 2.6.32 (alpha 2, beta 4, integer diff over baseRTT, slow start every RTT, exit to target+1); linux-2.6: tcp_vegas.c of 2.6.16-2.6.22 as in ns-2 TCP-Linux (half-segment fixed point, diff from the segments sent in the previous round, exit only in slow start with ssthresh = 2, cwnd steps toward the previous round's cwnd +-1, no tcp_current_ssthresh); paper: Brakmo & Peterson 1995 (alpha 1, beta 3, Diff over RTT, slow start every other RTT, exit with cwnd -= cwnd/8, loss keeps 3/4); sets the defaults of alpha, beta, loss_keep", "Linux tcp_vegas.c (mainline; 2.6.22.6 as vendored in ns-2.35 tcp/linux); Brakmo & Peterson, JSAC 1995"),
+            ParamInfo::new("alpha", variant_default(&v, |c| c.alpha), "segments queued below which cwnd grows by one per RTT (linux-2.6 compares in half-segments)", "Linux module param alpha; paper"),
+            ParamInfo::new("beta", variant_default(&v, |c| c.beta), "segments queued above which cwnd shrinks by one per RTT (linux-2.6 compares in half-segments)", "Linux module param beta; paper"),
+            ParamInfo::new("gamma", variant_default(&v, |c| c.gamma), "segments queued above which slow start ends", "Linux module param gamma; paper"),
+            ParamInfo::new("loss_keep", variant_default(&v, |c| c.loss_keep), "ssthresh = max(loss_keep x cwnd, 2) on a loss (paper only; linux and linux-2.6 use Reno's cwnd >> 1)", "Linux tcp_reno_ssthresh; reference s0 (paper 3/4)"),
+            ParamInfo::new("restart_on_idle", variant_default(&v, |c| c.restart_on_idle), "re-initialise (forget baseRTT, new round) when a segment is sent with nothing in flight (Linux CA_EVENT_TX_START); ns-2 TCP-Linux raises no TX_START: false matches it", "Linux tcp_vegas_cwnd_event; ns-2.35 tcp-linux.cc"),
         ],
     }
 }
@@ -217,12 +241,8 @@ impl Vegas {
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let base = match p.choice("variant", "linux", &["linux", "linux-2.6", "paper"])? {
-            "paper" => VegasConfig::paper(),
-            "linux-2.6" => VegasConfig::linux26(),
-            _ => VegasConfig::linux(),
-        };
+        let p = Params::new(map, field, &info().param_names())?;
+        let base = VegasConfig::for_variant(p.pick("variant", VegasConfig::default().variant)?);
         let alpha = p.f64("alpha", base.alpha, |x| x >= 0.0, "a number of segments >= 0")?;
         let beta = p.f64("beta", base.beta, |x| x >= alpha, "a number of segments >= alpha")?;
         let gamma = p.f64("gamma", base.gamma, |x| x >= 0.0, "a number of segments >= 0")?;
