@@ -67,8 +67,9 @@
 
 use super::filters::{CaState, CaStateTracker, CaTransition};
 use super::reno::Reno;
-use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use super::{variant_default, AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
 use crate::error::SpecError;
+use crate::param_choice;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arith {
@@ -100,7 +101,21 @@ pub struct HtcpConfig {
     pub beta_scaled_alpha: bool,
 }
 
+param_choice!(Arith { Linux => "linux", Float => "float" });
+
+impl Default for HtcpConfig {
+    fn default() -> Self {
+        HtcpConfig::linux()
+    }
+}
+
 impl HtcpConfig {
+    /// The variants, the default first; their constructors are where each
+    /// default is written.
+    fn variants() -> Vec<(&'static str, HtcpConfig)> {
+        vec![("linux", HtcpConfig::linux()), ("paper", HtcpConfig::paper())]
+    }
+
     pub fn linux() -> Self {
         HtcpConfig {
             arith: Arith::Linux,
@@ -194,22 +209,8 @@ pub struct Htcp {
     started: bool,
 }
 
-const PARAMS: &[&str] = &[
-    "variant",
-    "arith",
-    "hz",
-    "delta_l",
-    "beta_min",
-    "beta_max",
-    "use_rtt_scaling",
-    "rtt_ref",
-    "use_bandwidth_switch",
-    "bw_switch_threshold",
-    "modeswitch",
-    "beta_scaled_alpha",
-];
-
 pub fn info() -> AlgorithmInfo {
+    let v = HtcpConfig::variants();
     AlgorithmInfo {
         name: "htcp",
         aliases: &["h-tcp"],
@@ -217,18 +218,18 @@ pub fn info() -> AlgorithmInfo {
                       (Linux scales it by 2(1-beta), the paper variant does not); adaptive backoff beta = RTTmin/RTTmax \
                       (Linux tcp_htcp.c or the paper).",
         params: vec![
-            ParamInfo { name: "variant", default: "linux".into(), description: "linux: tcp_htcp.c defaults; paper: the seed paper's formulas: float arithmetic, alpha = alpha(Delta) without the 2(1 - beta) factor, beta = RTTmin/RTTmax unbounded, no bandwidth switch, no RTT scaling, no first-event 0.5 (sets the defaults of the parameters below; an explicit value overrides)", source: "Linux tcp_htcp.c; Leith & Shorten PFLDnet 2004; mv-highspeed" },
-            ParamInfo { name: "arith", default: "linux (linux) / float (paper)".into(), description: "linux: jiffies, alpha/beta x128, integer cwnd with snd_cwnd_cnt; float: seconds, real alpha recomputed per ACK, cwnd += alpha*acked/cwnd", source: "Linux tcp_htcp.c" },
-            ParamInfo { name: "hz", default: "1000".into(), description: "jiffies per second in linux arithmetic", source: "Linux CONFIG_HZ" },
-            ParamInfo { name: "delta_l", default: "1".into(), description: "Delta_L, s: alpha = 1 until this long after a congestion event", source: "paper; Linux (HZ)" },
-            ParamInfo { name: "beta_min", default: "0.5 (linux) / 0 (paper)".into(), description: "lower bound of beta = RTTmin/RTTmax", source: "Linux BETA_MIN = 64/128" },
-            ParamInfo { name: "beta_max", default: "0.8 (linux) / 1 (paper)".into(), description: "upper bound of beta (linux arithmetic rounds to /128: 102)", source: "Linux BETA_MAX = 102/128" },
-            ParamInfo { name: "use_rtt_scaling", default: "true (linux) / false (paper)".into(), description: "alpha *= RTTmin/RTT_ref, ratio clamped to [0.1, 2]", source: "Linux use_rtt_scaling; paper (optional)" },
-            ParamInfo { name: "rtt_ref", default: "0.1".into(), description: "RTT_ref, s", source: "Linux (HZ/10); paper" },
-            ParamInfo { name: "use_bandwidth_switch", default: "true (linux) / false (paper)".into(), description: "beta = 0.5 when the max throughput changed by more than bw_switch_threshold since the last event", source: "Linux use_bandwidth_switch; paper" },
-            ParamInfo { name: "bw_switch_threshold", default: "0.2".into(), description: "relative throughput change for the bandwidth switch", source: "Linux (5 maxB within [4, 6] old_maxB)" },
-            ParamInfo { name: "modeswitch", default: "true (linux) / false (paper)".into(), description: "the first congestion event (and the first after a bandwidth switch) backs off with beta = 0.5", source: "Linux htcp_beta_update" },
-            ParamInfo { name: "beta_scaled_alpha", default: "true (linux) / false (paper)".into(), description: "true: alpha = 2 (1 - beta) alpha(Delta) (Linux alpha = 2 factor (128 - beta)); false: alpha = alpha(Delta), the seed paper's formula", source: "Linux htcp_alpha_update; Leith & Shorten 2004; mv-highspeed (no factor)" },
+            ParamInfo::new("variant", v[0].0, "linux: tcp_htcp.c defaults; paper: the seed paper's formulas: float arithmetic, alpha = alpha(Delta) without the 2(1 - beta) factor, beta = RTTmin/RTTmax unbounded, no bandwidth switch, no RTT scaling, no first-event 0.5 (sets the defaults of the parameters below; an explicit value overrides)", "Linux tcp_htcp.c; Leith & Shorten PFLDnet 2004; mv-highspeed"),
+            ParamInfo::new("arith", variant_default(&v, |c| c.arith), "linux: jiffies, alpha/beta x128, integer cwnd with snd_cwnd_cnt; float: seconds, real alpha recomputed per ACK, cwnd += alpha*acked/cwnd", "Linux tcp_htcp.c"),
+            ParamInfo::new("hz", variant_default(&v, |c| c.hz), "jiffies per second in linux arithmetic", "Linux CONFIG_HZ"),
+            ParamInfo::new("delta_l", variant_default(&v, |c| c.delta_l), "Delta_L, s: alpha = 1 until this long after a congestion event", "paper; Linux (HZ)"),
+            ParamInfo::new("beta_min", variant_default(&v, |c| c.beta_min), "lower bound of beta = RTTmin/RTTmax", "Linux BETA_MIN = 64/128"),
+            ParamInfo::new("beta_max", variant_default(&v, |c| c.beta_max), "upper bound of beta (linux arithmetic rounds to /128: 102)", "Linux BETA_MAX = 102/128"),
+            ParamInfo::new("use_rtt_scaling", variant_default(&v, |c| c.use_rtt_scaling), "alpha *= RTTmin/RTT_ref, ratio clamped to [0.1, 2]", "Linux use_rtt_scaling; paper (optional)"),
+            ParamInfo::new("rtt_ref", variant_default(&v, |c| c.rtt_ref), "RTT_ref, s", "Linux (HZ/10); paper"),
+            ParamInfo::new("use_bandwidth_switch", variant_default(&v, |c| c.use_bandwidth_switch), "beta = 0.5 when the max throughput changed by more than bw_switch_threshold since the last event", "Linux use_bandwidth_switch; paper"),
+            ParamInfo::new("bw_switch_threshold", variant_default(&v, |c| c.bw_switch_threshold), "relative throughput change for the bandwidth switch", "Linux (5 maxB within [4, 6] old_maxB)"),
+            ParamInfo::new("modeswitch", variant_default(&v, |c| c.modeswitch), "the first congestion event (and the first after a bandwidth switch) backs off with beta = 0.5", "Linux htcp_beta_update"),
+            ParamInfo::new("beta_scaled_alpha", variant_default(&v, |c| c.beta_scaled_alpha), "true: alpha = 2 (1 - beta) alpha(Delta) (Linux alpha = 2 factor (128 - beta)); false: alpha = alpha(Delta), the seed paper's formula", "Linux htcp_alpha_update; Leith & Shorten 2004; mv-highspeed (no factor)"),
         ],
     }
 }
@@ -266,13 +267,12 @@ impl Htcp {
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let paper = p.choice("variant", "linux", &["linux", "paper"])? == "paper";
-        let d = if paper { HtcpConfig::paper() } else { HtcpConfig::linux() };
-        let arith = match p.choice("arith", if paper { "float" } else { "linux" }, &["linux", "float"])? {
-            "float" => Arith::Float,
-            _ => Arith::Linux,
-        };
+        let p = Params::new(map, field, &info().param_names())?;
+        let variants = HtcpConfig::variants();
+        let names: Vec<&'static str> = variants.iter().map(|(n, _)| *n).collect();
+        let variant = p.choice("variant", names[0], &names)?;
+        let d = variants.into_iter().find(|(n, _)| *n == variant).map(|(_, c)| c).unwrap_or_default();
+        let arith = p.pick("arith", d.arith)?;
         let cfg = HtcpConfig {
             arith,
             hz: p.u64("hz", d.hz, |h| (1..=1_000_000).contains(&h), "an integer in 1..=1000000")?,

@@ -643,7 +643,7 @@ impl<'a> Params<'a> {
         &self,
         name: &str,
         default: &'static str,
-        options: &'static [&'static str],
+        options: &[&'static str],
     ) -> Result<&'static str, SpecError> {
         match self.map.get(name) {
             None => Ok(default),
