@@ -111,8 +111,10 @@
 
 use super::bwe::{BweConfig, BweFilter, WestwoodBwe, WESTWOOD_INIT_RTT, WESTWOOD_RTT_MIN};
 use super::reno::Reno;
-use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use super::westwood;
+use super::{AckSample, AlgorithmInfo, Choice, CongestionControl, LossEvent, ParamInfo, ParamValue, Params, Window};
 use crate::error::SpecError;
+use crate::param_choice;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
@@ -135,6 +137,111 @@ pub enum RttUnit {
     RttMin,
     /// RTT in seconds: alpha in segments per second.
     Seconds,
+}
+
+param_choice!(RttSample { Latest => "latest", Srtt => "srtt" });
+param_choice!(RttUnit { Seconds => "seconds", RttMin => "rtt_min" });
+
+impl Form {
+    /// The spec's spelling (`paper` also accepts `seed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::AReno => "areno",
+            Form::Paper => "paper",
+        }
+    }
+}
+
+impl ParamValue for Form {
+    fn shown(&self) -> String {
+        self.name().to_string()
+    }
+}
+
+/// AReno's parameters: the window rule's ([`ArenoConfig`]) and its
+/// bandwidth estimator's; `Default` is where each default is written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub areno: ArenoConfig,
+    pub filter: westwood::Filter,
+    /// None: the filter's own (0.125 for linux, else 0.1).
+    pub filter_gain: Option<f64>,
+    /// Seconds.
+    pub min_interval: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            areno: ArenoConfig::default(),
+            filter: westwood::Filter::Tustin,
+            filter_gain: None,
+            min_interval: WESTWOOD_RTT_MIN,
+        }
+    }
+}
+
+impl Config {
+    fn filter_gain(&self) -> f64 {
+        self.filter_gain.unwrap_or(if self.filter == westwood::Filter::Linux { 0.125 } else { 0.1 })
+    }
+
+    /// The estimator these parameters give.
+    pub fn bwe(&self) -> BweConfig {
+        let gain = self.filter_gain();
+        let filter = match self.filter {
+            westwood::Filter::Ewma => BweFilter::Ewma { gain },
+            westwood::Filter::Linux => BweFilter::LinuxCascaded { gain },
+            westwood::Filter::Tustin => BweFilter::Tustin { a: 1.0 - gain },
+        };
+        BweConfig { min_interval: self.min_interval, filter, ..AReno::default_bwe() }
+    }
+
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, &info().param_names())?;
+        let dc = Config::default();
+        let d = dc.areno;
+        let variant = p.choice("variant", d.form.name(), &["areno", "paper", "seed"]).map_err(|e| {
+            let got = map.get("variant").map(|v| v.to_string()).unwrap_or_default();
+            SpecError::new(e.field, format!("must be one of areno, paper (alias seed), got {got}"))
+        })?;
+        let form = match variant {
+            // "seed": the seed paper's (ssm-interactions) form, the same algorithm.
+            "paper" | "seed" => Form::Paper,
+            _ => Form::AReno,
+        };
+        let rtt_sample = p.pick("rtt_sample", d.rtt_sample)?;
+        let rtt_unit = p.pick("rtt_unit", d.rtt_unit)?;
+        let areno = ArenoConfig {
+            form,
+            rtt_cong_weight: p.f64(
+                "rtt_cong_weight",
+                d.rtt_cong_weight,
+                |x| (0.0..1.0).contains(&x),
+                "a weight in [0, 1)",
+            )?,
+            rtt_sample,
+            b_bps: p.f64("b_bps", d.b_bps, |x| x >= 0.0, "a rate >= 0 in bit/s")?,
+            decay: p.f64("decay", d.decay, |x| x > 0.0, "a number > 0")?,
+            m_bps: p.f64("m_bps", d.m_bps, |x| x > 0.0, "a rate > 0 in bit/s")?,
+            cap_w_inc: p.bool("cap_w_inc", d.cap_w_inc)?,
+            alpha: match map.get("alpha") {
+                None => d.alpha,
+                Some(_) => Some(p.f64("alpha", 0.0, |x| x >= 0.0, "a number >= 0 (segments per second)")?),
+            },
+            beta: p.f64("beta", d.beta, |x| x >= 0.0, "a number >= 0")?,
+            rtt_unit,
+            exponent: p.f64("exponent", d.exponent, |x| x == 1.0 || x == -1.0, "1 or -1")?,
+        };
+        // Listed in AReno's own order (tustin first) in the error message.
+        let kind = p.choice("filter", dc.filter.name(), &["tustin", "ewma", "linux"])?;
+        let filter = westwood::Filter::from_name(kind).unwrap_or(dc.filter);
+        let gain = Config { filter, ..dc }.filter_gain();
+        let filter_gain = Some(p.f64("filter_gain", gain, |g| g > 0.0 && g <= 1.0, "a fraction in (0, 1]")?);
+        let min_interval = p.f64("min_interval", dc.min_interval, |x| x >= 0.0, "a time >= 0 in seconds")?;
+        Ok(Config { areno, filter, filter_gain, min_interval })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -213,44 +320,28 @@ pub struct AReno {
     losses: u64,
 }
 
-const PARAMS: &[&str] = &[
-    "variant",
-    "rtt_cong_weight",
-    "rtt_sample",
-    "b_bps",
-    "decay",
-    "m_bps",
-    "cap_w_inc",
-    "alpha",
-    "beta",
-    "rtt_unit",
-    "exponent",
-    "filter",
-    "filter_gain",
-    "min_interval",
-];
-
 pub fn info() -> AlgorithmInfo {
+    let d = Config::default();
     AlgorithmInfo {
         name: "areno",
         aliases: &["adaptive-reno", "tcp-areno"],
         description: "TCP-AdaptiveReno: congestion level c = (RTT - RTTmin)/(RTTcong - RTTmin) in [0, 1]; Reno growth plus a \
                       bandwidth-scaled probe that fades as c rises; on loss W / (1 + c). Westwood+ bandwidth estimate.",
         params: vec![
-            ParamInfo { name: "variant", default: "areno".into(), description: "areno: the 2006 AReno, W = W_base + W_probe, W_probe += W_inc(c)/W with W_inc(c) = (B/M) e^(-10c) + beta c + gamma (the AReno paper as implemented, fully specified); paper (alias seed): ssm-interactions' modified AReno, W += (alpha (B/R) RTT e^c - beta W c)/W with RTT in seconds and a Reno floor W >= W_reno, steady state R = sqrt(alpha B e^c/(beta c)) for every RTT. In both, no ACK grows the window by more than the segments it acknowledges (slow start's bound; not in the printed formulas)", source: "reference s14.1 Variants B and A; ssm-interactions section II" },
-            ParamInfo { name: "rtt_cong_weight", default: "0.85".into(), description: "history weight a of RTT_cong = a RTT_cong + (1 - a) RTT at each loss", source: "AReno ports [S]" },
-            ParamInfo { name: "rtt_sample", default: "latest".into(), description: "RTT in c and at a loss: latest sample or srtt", source: "implementations use the latest [S]; unspecified" },
-            ParamInfo { name: "b_bps", default: "0".into(), description: "B in bit/s; 0 = the Westwood+ estimate (an achieved rate), > 0 = a fixed value (e.g. the bottleneck capacity)", source: "reference s14.1 (B unspecified)" },
-            ParamInfo { name: "decay", default: "10".into(), description: "areno: alpha in W_inc's e^(-alpha c)", source: "AReno paper via ports [S]" },
-            ParamInfo { name: "m_bps", default: "1e7".into(), description: "M, bit/s: areno: W_inc_max = B/M; paper: the default alpha = beta M/(e x packet bits), which makes M the equilibrium rate at c = 1 when B is the flow's own rate", source: "AReno paper via ports [S] (10 Mbit/s)" },
-            ParamInfo { name: "cap_w_inc", default: "false".into(), description: "areno: cap W_inc at W_inc_max", source: "ns-2 adaptation [S]" },
-            ParamInfo { name: "alpha", default: "beta m_bps/(e x packet bits) (153.3 at 1500 B)".into(), description: "paper: probing gain, window growth in segments per second at c = 0 and B = R; the default puts the c = 1 equilibrium at m_bps with rtt_unit = seconds and exponent = 1 only (with rtt_unit = rtt_min it is segments per RTT; with exponent = -1 the equilibrium is m_bps/e^2): set it explicitly with those", source: "unspecified in the paper; equilibrium at c = 1 at M" },
-            ParamInfo { name: "beta", default: "0.5".into(), description: "paper: delay-based decrease, beta W c segments per RTT (half the window per RTT at c = 1, as a Reno loss)", source: "unspecified in the paper; choice" },
-            ParamInfo { name: "rtt_unit", default: "seconds".into(), description: "paper: RTT in alpha (B/R) RTT as a time in seconds (growth proportional to time, the paper's RTT-fairness) or rtt_min (RTT/RTT_min, alpha per RTT; not the paper's)", source: "ssm-interactions reason 1" },
-            ParamInfo { name: "exponent", default: "1".into(), description: "paper: sign s of e^(s c): 1 as printed and as the paper's steady state R = sqrt(B alpha e^c/(beta c)) requires; -1 for comparison", source: "ssm-interactions (formula and steady state)" },
-            ParamInfo { name: "filter", default: "tustin".into(), description: "bandwidth filter: tustin (a = 1 - filter_gain), ewma, linux", source: "AReno ports use Westwood+ with Tustin 0.9/0.1 [S]" },
-            ParamInfo { name: "filter_gain", default: "0.1".into(), description: "weight of the new bandwidth sample", source: "Grieco & Mascolo 2004; ns-3" },
-            ParamInfo { name: "min_interval", default: "0.05".into(), description: "shortest bandwidth sampling interval, s", source: "Linux TCP_WESTWOOD_RTT_MIN" },
+            ParamInfo::new("variant", d.areno.form, "areno: the 2006 AReno, W = W_base + W_probe, W_probe += W_inc(c)/W with W_inc(c) = (B/M) e^(-10c) + beta c + gamma (the AReno paper as implemented, fully specified); paper (alias seed): ssm-interactions' modified AReno, W += (alpha (B/R) RTT e^c - beta W c)/W with RTT in seconds and a Reno floor W >= W_reno, steady state R = sqrt(alpha B e^c/(beta c)) for every RTT. In both, no ACK grows the window by more than the segments it acknowledges (slow start's bound; not in the printed formulas)", "reference s14.1 Variants B and A; ssm-interactions section II"),
+            ParamInfo::new("rtt_cong_weight", d.areno.rtt_cong_weight, "history weight a of RTT_cong = a RTT_cong + (1 - a) RTT at each loss", "AReno ports [S]"),
+            ParamInfo::new("rtt_sample", d.areno.rtt_sample, "RTT in c and at a loss: latest sample or srtt", "implementations use the latest [S]; unspecified"),
+            ParamInfo::new("b_bps", d.areno.b_bps, "B in bit/s; 0 = the Westwood+ estimate (an achieved rate), > 0 = a fixed value (e.g. the bottleneck capacity)", "reference s14.1 (B unspecified)"),
+            ParamInfo::new("decay", d.areno.decay, "areno: alpha in W_inc's e^(-alpha c)", "AReno paper via ports [S]"),
+            ParamInfo::new("m_bps", d.areno.m_bps, "M, bit/s: areno: W_inc_max = B/M; paper: the default alpha = beta M/(e x packet bits), which makes M the equilibrium rate at c = 1 when B is the flow's own rate", "AReno paper via ports [S] (10 Mbit/s)"),
+            ParamInfo::new("cap_w_inc", d.areno.cap_w_inc, "areno: cap W_inc at W_inc_max", "ns-2 adaptation [S]"),
+            ParamInfo::new("alpha", format!("beta m_bps/(e x packet bits) ({:.1} at 1500 B)", d.areno.beta * d.areno.m_bps / (std::f64::consts::E * 12000.0)), "paper: probing gain, window growth in segments per second at c = 0 and B = R; the default puts the c = 1 equilibrium at m_bps with rtt_unit = seconds and exponent = 1 only (with rtt_unit = rtt_min it is segments per RTT; with exponent = -1 the equilibrium is m_bps/e^2): set it explicitly with those", "unspecified in the paper; equilibrium at c = 1 at M"),
+            ParamInfo::new("beta", d.areno.beta, "paper: delay-based decrease, beta W c segments per RTT (half the window per RTT at c = 1, as a Reno loss)", "unspecified in the paper; choice"),
+            ParamInfo::new("rtt_unit", d.areno.rtt_unit, "paper: RTT in alpha (B/R) RTT as a time in seconds (growth proportional to time, the paper's RTT-fairness) or rtt_min (RTT/RTT_min, alpha per RTT; not the paper's)", "ssm-interactions reason 1"),
+            ParamInfo::new("exponent", d.areno.exponent, "paper: sign s of e^(s c): 1 as printed and as the paper's steady state R = sqrt(B alpha e^c/(beta c)) requires; -1 for comparison", "ssm-interactions (formula and steady state)"),
+            ParamInfo::new("filter", d.filter, "bandwidth filter: tustin (a = 1 - filter_gain), ewma, linux", "AReno ports use Westwood+ with Tustin 0.9/0.1 [S]"),
+            ParamInfo::new("filter_gain", format!("{} (filter linux) / {} (ewma, tustin)", Config { filter: westwood::Filter::Linux, ..d }.filter_gain(), d.filter_gain()), "weight of the new bandwidth sample", "Grieco & Mascolo 2004; ns-3"),
+            ParamInfo::new("min_interval", d.min_interval, "shortest bandwidth sampling interval, s", "Linux TCP_WESTWOOD_RTT_MIN"),
         ],
     }
 }
@@ -290,60 +381,8 @@ impl AReno {
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let d = ArenoConfig::default();
-        let variant = p.choice("variant", "areno", &["areno", "paper", "seed"]).map_err(|e| {
-            let got = map.get("variant").map(|v| v.to_string()).unwrap_or_default();
-            SpecError::new(e.field, format!("must be one of areno, paper (alias seed), got {got}"))
-        })?;
-        let form = match variant {
-            // "seed": the seed paper's (ssm-interactions) form, the same algorithm.
-            "paper" | "seed" => Form::Paper,
-            _ => Form::AReno,
-        };
-        let rtt_sample = match p.choice("rtt_sample", "latest", &["latest", "srtt"])? {
-            "srtt" => RttSample::Srtt,
-            _ => RttSample::Latest,
-        };
-        let rtt_unit = match p.choice("rtt_unit", "seconds", &["seconds", "rtt_min"])? {
-            "rtt_min" => RttUnit::RttMin,
-            _ => RttUnit::Seconds,
-        };
-        let cfg = ArenoConfig {
-            form,
-            rtt_cong_weight: p.f64(
-                "rtt_cong_weight",
-                d.rtt_cong_weight,
-                |x| (0.0..1.0).contains(&x),
-                "a weight in [0, 1)",
-            )?,
-            rtt_sample,
-            b_bps: p.f64("b_bps", d.b_bps, |x| x >= 0.0, "a rate >= 0 in bit/s")?,
-            decay: p.f64("decay", d.decay, |x| x > 0.0, "a number > 0")?,
-            m_bps: p.f64("m_bps", d.m_bps, |x| x > 0.0, "a rate > 0 in bit/s")?,
-            cap_w_inc: p.bool("cap_w_inc", d.cap_w_inc)?,
-            alpha: match map.get("alpha") {
-                None => None,
-                Some(_) => Some(p.f64("alpha", 0.0, |x| x >= 0.0, "a number >= 0 (segments per second)")?),
-            },
-            beta: p.f64("beta", d.beta, |x| x >= 0.0, "a number >= 0")?,
-            rtt_unit,
-            exponent: p.f64("exponent", d.exponent, |x| x == 1.0 || x == -1.0, "1 or -1")?,
-        };
-        let kind = p.choice("filter", "tustin", &["tustin", "ewma", "linux"])?;
-        let gain = p.f64(
-            "filter_gain",
-            if kind == "linux" { 0.125 } else { 0.1 },
-            |g| g > 0.0 && g <= 1.0,
-            "a fraction in (0, 1]",
-        )?;
-        let filter = match kind {
-            "ewma" => BweFilter::Ewma { gain },
-            "linux" => BweFilter::LinuxCascaded { gain },
-            _ => BweFilter::Tustin { a: 1.0 - gain },
-        };
-        let min_interval = p.f64("min_interval", WESTWOOD_RTT_MIN, |x| x >= 0.0, "a time >= 0 in seconds")?;
-        Ok(AReno::new(cfg, BweConfig { min_interval, filter, ..Self::default_bwe() }))
+        let c = Config::from_params(map, field)?;
+        Ok(AReno::new(c.areno, c.bwe()))
     }
 
     /// The RTT used in `c` and recorded at a loss, seconds.
