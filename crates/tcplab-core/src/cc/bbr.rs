@@ -55,10 +55,13 @@
 //! - Until `init` runs, `pacing_rate_bps` is None (no pacing), as
 //!   `sk_pacing_rate` = ~0 before `bbr_init`.
 
-use super::{
-    AckSample, AlgorithmInfo, CaState, CongestionControl, Conn, LossEvent, ParamInfo, Params, RateSample, Window,
-};
-use crate::error::SpecError;
+use super::{AckSample, CaState, CongestionControl, Conn, LossEvent, RateSample, Window};
+
+mod config;
+mod lt_bw;
+mod minmax;
+pub use config::{build, info, Config};
+pub use minmax::{MinmaxSample, WinMinmax};
 
 const BW_SCALE: u32 = 24;
 const BW_UNIT: u64 = 1 << BW_SCALE;
@@ -72,12 +75,6 @@ const PACING_MARGIN_PERCENT: u64 = 1;
 const CWND_MIN_TARGET: u64 = 4;
 const TCP_INIT_CWND: u64 = 10;
 const TCP_INFINITE_SSTHRESH: f64 = 2_147_483_647.0;
-const LT_INTVL_MIN_RTTS: u32 = 4;
-const LT_LOSS_THRESH: u64 = 50;
-const LT_BW_RATIO: u64 = BBR_UNIT / 8;
-/// bytes/s (4 kbit/s).
-const LT_BW_DIFF: u64 = 4000 / 8;
-const LT_BW_MAX_RTTS: u32 = 48;
 const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 const ACK_EPOCH_ACKED_RESET_THRESH: u64 = 1 << 20;
 const EXTRA_ACKED_MAX_US: u64 = 100_000;
@@ -91,84 +88,6 @@ const MIN_TSO_RATE_BYTES: u64 = 1_200_000 / 8;
 const HZ: u64 = 1000;
 /// `min_rtt_us` before any RTT sample (~0U).
 const NO_RTT: u64 = u32::MAX as u64;
-
-/// One sample of a [`WinMinmax`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct MinmaxSample {
-    pub t: u32,
-    pub v: u64,
-}
-
-/// Linux `lib/win_minmax.c`: the best, 2nd and 3rd best values over a window
-/// of `win` time units (here: BBR round trips), in constant space.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WinMinmax {
-    pub s: [MinmaxSample; 3],
-}
-
-impl WinMinmax {
-    pub fn get(&self) -> u64 {
-        self.s[0].v
-    }
-
-    pub fn reset(&mut self, t: u32, v: u64) -> u64 {
-        self.s = [MinmaxSample { t, v }; 3];
-        v
-    }
-
-    fn subwin_update(&mut self, win: u32, val: MinmaxSample) -> u64 {
-        let dt = val.t.wrapping_sub(self.s[0].t);
-        if dt > win {
-            // The whole window passed without a new best: promote 2nd and 3rd.
-            self.s[0] = self.s[1];
-            self.s[1] = self.s[2];
-            self.s[2] = val;
-            if val.t.wrapping_sub(self.s[0].t) > win {
-                self.s[0] = self.s[1];
-                self.s[1] = self.s[2];
-                self.s[2] = val;
-            }
-        } else if self.s[1].t == self.s[0].t && dt > win / 4 {
-            // A quarter of the window without a new best: 2nd choice from the 2nd quarter.
-            self.s[1] = val;
-            self.s[2] = val;
-        } else if self.s[2].t == self.s[1].t && dt > win / 2 {
-            // Half the window: 3rd choice from the last half.
-            self.s[2] = val;
-        }
-        self.s[0].v
-    }
-
-    /// `minmax_running_max`.
-    pub fn running_max(&mut self, win: u32, t: u32, meas: u64) -> u64 {
-        let val = MinmaxSample { t, v: meas };
-        if val.v >= self.s[0].v || val.t.wrapping_sub(self.s[2].t) > win {
-            return self.reset(t, meas);
-        }
-        if val.v >= self.s[1].v {
-            self.s[1] = val;
-            self.s[2] = val;
-        } else if val.v >= self.s[2].v {
-            self.s[2] = val;
-        }
-        self.subwin_update(win, val)
-    }
-
-    /// `minmax_running_min`.
-    pub fn running_min(&mut self, win: u32, t: u32, meas: u64) -> u64 {
-        let val = MinmaxSample { t, v: meas };
-        if val.v <= self.s[0].v || val.t.wrapping_sub(self.s[2].t) > win {
-            return self.reset(t, meas);
-        }
-        if val.v <= self.s[1].v {
-            self.s[1] = val;
-            self.s[2] = val;
-        } else if val.v <= self.s[2].v {
-            self.s[2] = val;
-        }
-        self.subwin_update(win, val)
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -265,145 +184,7 @@ pub struct Bbr {
     last_cwnd: u64,
 }
 
-const PARAMS: &[&str] = &[
-    "high_gain",
-    "cwnd_gain",
-    "probe_rtt_ms",
-    "min_rtt_win_s",
-    "bw_rtts",
-    "full_bw_thresh",
-    "full_bw_cnt",
-    "extra_acked_gain",
-    "lt_bw",
-    "min_rtt_refresh_on_equal",
-    "seed",
-];
-
-pub fn info() -> AlgorithmInfo {
-    AlgorithmInfo {
-        name: "bbr",
-        aliases: &["bbr1", "bbrv1"],
-        description: "BBR v1: model-based; paces at gain x windowed-max delivery rate and caps inflight at \
-                      cwnd_gain x BDP; Startup, Drain, ProbeBW gain cycling, ProbeRTT, long-term (policer) \
-                      bandwidth, ACK-aggregation allowance. Linux tcp_bbr.c (6.x) in its fixed-point arithmetic.",
-        params: vec![
-            ParamInfo { name: "high_gain", default: "2.885".into(), description: "Startup pacing and cwnd gain (2/ln 2); Drain paces at 1/high_gain; used as ceil(256 x)/256 (739/256)", source: "Linux bbr_high_gain = 256 * 2885 / 1000 + 1; draft-cardwell-iccrg-bbr-congestion-control-00 BBRHighGain" },
-            ParamInfo { name: "cwnd_gain", default: "2".into(), description: "ProbeBW cwnd gain: cwnd target = cwnd_gain x BDP + quantization budget", source: "Linux bbr_cwnd_gain" },
-            ParamInfo { name: "probe_rtt_ms", default: "200".into(), description: "minimum time at cwnd 4 in ProbeRTT, ms (and at least one round); 0 disables ProbeRTT", source: "Linux bbr_probe_rtt_mode_ms" },
-            ParamInfo { name: "min_rtt_win_s", default: "10".into(), description: "min-RTT filter window, seconds; ProbeRTT starts when the min RTT is this old", source: "Linux bbr_min_rtt_win_sec" },
-            ParamInfo { name: "bw_rtts", default: "10".into(), description: "max-bandwidth filter window, round trips", source: "Linux bbr_bw_rtts = CYCLE_LEN + 2" },
-            ParamInfo { name: "full_bw_thresh", default: "1.25".into(), description: "Startup ends after full_bw_cnt rounds without bandwidth growth by this factor; used as round(256 x)/256", source: "Linux bbr_full_bw_thresh" },
-            ParamInfo { name: "full_bw_cnt", default: "3".into(), description: "rounds without growth that end Startup", source: "Linux bbr_full_bw_cnt" },
-            ParamInfo { name: "extra_acked_gain", default: "1".into(), description: "gain on the ACK-aggregation estimate added to the cwnd target (capped at 100 ms of bw); 0 disables", source: "Linux bbr_extra_acked_gain" },
-            ParamInfo { name: "lt_bw", default: "true".into(), description: "long-term bandwidth (token-bucket policer) detection and use", source: "Linux bbr_lt_bw_sampling" },
-            ParamInfo { name: "min_rtt_refresh_on_equal", default: "false".into(), description: "refresh the min-RTT filter's timestamp on a sample equal to the minimum (mainline's <=), not only on a lower one (google/bbr v2/v3); with true, a jitter-free path postpones ProbeRTT indefinitely", source: "Linux bbr_update_min_rtt; google/bbr v3 bbr_update_min_rtt" },
-            ParamInfo { name: "seed", default: "1".into(), description: "seed of the generator choosing the random start phase of the ProbeBW gain cycle", source: "tcplab (Linux get_random_u32_below(bbr_cycle_rand))" },
-        ],
-    }
-}
-
-/// Registry constructor.
-pub fn build(
-    map: &serde_json::Map<String, serde_json::Value>,
-    field: &str,
-) -> Result<Box<dyn CongestionControl>, SpecError> {
-    Ok(Box::new(Bbr::from_params(map, field)?))
-}
-
-impl Default for Bbr {
-    fn default() -> Self {
-        Bbr::new(1)
-    }
-}
-
 impl Bbr {
-    pub fn new(seed: u64) -> Self {
-        Bbr {
-            high_gain: BBR_UNIT * 2885 / 1000 + 1,
-            drain_gain: BBR_UNIT * 1000 / 2885,
-            cwnd_gain_param: BBR_UNIT * 2,
-            probe_rtt_ms: 200,
-            min_rtt_win: 10 * HZ,
-            bw_rtts: CYCLE_LEN + 2,
-            full_bw_thresh: BBR_UNIT * 5 / 4,
-            full_bw_cnt_target: 3,
-            extra_acked_gain: BBR_UNIT,
-            lt_bw_enabled: true,
-            min_rtt_refresh_on_equal: false,
-            seed,
-            rng: seed,
-            min_rtt_us: NO_RTT,
-            min_rtt_stamp: 0,
-            probe_rtt_done_stamp: 0,
-            bw: WinMinmax::default(),
-            rtt_cnt: 0,
-            next_rtt_delivered: 0,
-            cycle_mstamp: 0,
-            mode: Mode::Startup,
-            prev_ca_state: CaState::Open,
-            packet_conservation: false,
-            round_start: false,
-            idle_restart: false,
-            probe_rtt_round_done: false,
-            lt_is_sampling: false,
-            lt_rtt_cnt: 0,
-            lt_use_bw: false,
-            lt_bw: 0,
-            lt_last_delivered: 0,
-            lt_last_stamp: 0,
-            lt_last_lost: 0,
-            pacing_gain: BBR_UNIT * 2885 / 1000 + 1,
-            cwnd_gain: BBR_UNIT * 2885 / 1000 + 1,
-            full_bw_reached: false,
-            full_bw_cnt: 0,
-            cycle_idx: 0,
-            has_seen_rtt: false,
-            prior_cwnd: 0,
-            full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0, 0],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
-            pacing_rate: None,
-            mss: 1448,
-            last_delivered: 0,
-            last_delivered_us: 0,
-            last_lost: 0,
-            last_cwnd: TCP_INIT_CWND,
-        }
-    }
-
-    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let seed = p.u64("seed", 1, |_| true, "a non-negative integer")?;
-        let mut b = Bbr::new(seed);
-        if map.contains_key("high_gain") {
-            let g = p.f64("high_gain", 2.885, |x| x > 1.0 && x <= 10.0, "a gain in (1, 10]")?;
-            b.high_gain = (g * BBR_UNIT as f64 - 1e-9).ceil() as u64;
-            b.drain_gain = (BBR_UNIT as f64 / g + 1e-9).floor() as u64;
-        }
-        let cg = p.f64("cwnd_gain", 2.0, |x| (1.0..=10.0).contains(&x), "a gain in [1, 10]")?;
-        b.cwnd_gain_param = (cg * BBR_UNIT as f64).round() as u64;
-        b.probe_rtt_ms = p.u64("probe_rtt_ms", 200, |x| x <= 60_000, "an integer number of ms in [0, 60000]")?;
-        let win =
-            p.f64("min_rtt_win_s", 10.0, |x| x >= 0.001 && x <= 3600.0, "a number of seconds in [0.001, 3600]")?;
-        b.min_rtt_win = (win * HZ as f64).round() as u64;
-        b.bw_rtts =
-            p.u64("bw_rtts", 10, |x| (1..=1000).contains(&x), "an integer number of rounds in [1, 1000]")? as u32;
-        let th = p.f64("full_bw_thresh", 1.25, |x| (1.0..=10.0).contains(&x), "a factor in [1, 10]")?;
-        b.full_bw_thresh = (th * BBR_UNIT as f64).round() as u64;
-        b.full_bw_cnt_target =
-            p.u64("full_bw_cnt", 3, |x| (1..=100).contains(&x), "an integer number of rounds in [1, 100]")? as u32;
-        let eg = p.f64("extra_acked_gain", 1.0, |x| (0.0..=10.0).contains(&x), "a gain in [0, 10]")?;
-        b.extra_acked_gain = (eg * BBR_UNIT as f64).round() as u64;
-        b.lt_bw_enabled = p.bool("lt_bw", true)?;
-        b.min_rtt_refresh_on_equal = p.bool("min_rtt_refresh_on_equal", false)?;
-        b.pacing_gain = b.high_gain;
-        b.cwnd_gain = b.high_gain;
-        Ok(b)
-    }
-
     /// SplitMix64.
     fn next_u32(&mut self) -> u32 {
         self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -629,94 +410,6 @@ impl Bbr {
         } else {
             self.reset_probe_bw_mode(delivered_us);
         }
-    }
-
-    fn reset_lt_bw_sampling_interval(&mut self, delivered_us: u64, delivered: u64, lost: u64) {
-        self.lt_last_stamp = delivered_us / 1000;
-        self.lt_last_delivered = delivered;
-        self.lt_last_lost = lost;
-        self.lt_rtt_cnt = 0;
-    }
-
-    fn reset_lt_bw_sampling(&mut self, delivered_us: u64, delivered: u64, lost: u64) {
-        self.lt_bw = 0;
-        self.lt_use_bw = false;
-        self.lt_is_sampling = false;
-        self.reset_lt_bw_sampling_interval(delivered_us, delivered, lost);
-    }
-
-    /// `bbr_lt_bw_interval_done`.
-    fn lt_bw_interval_done(&mut self, bw: u64, delivered_us: u64, delivered: u64, lost: u64) {
-        if self.lt_bw > 0 {
-            let diff = bw.abs_diff(self.lt_bw);
-            if diff * BBR_UNIT <= LT_BW_RATIO * self.lt_bw || self.rate_bytes_per_sec(diff, BBR_UNIT) <= LT_BW_DIFF {
-                // Two consistent lossy intervals: policed.
-                self.lt_bw = (bw + self.lt_bw) >> 1;
-                self.lt_use_bw = true;
-                self.pacing_gain = BBR_UNIT;
-                self.lt_rtt_cnt = 0;
-                return;
-            }
-        }
-        self.lt_bw = bw;
-        self.reset_lt_bw_sampling_interval(delivered_us, delivered, lost);
-    }
-
-    /// `bbr_lt_bw_sampling`; `losses`/`app_limited` from the rate sample.
-    fn lt_bw_sampling(&mut self, losses: u64, is_app_limited: bool, c: &Conn) {
-        if !self.lt_bw_enabled {
-            return;
-        }
-        let d_us = us(c.delivered_time);
-        if self.lt_use_bw {
-            if self.mode == Mode::ProbeBw && self.round_start {
-                self.lt_rtt_cnt += 1;
-                if self.lt_rtt_cnt >= LT_BW_MAX_RTTS {
-                    self.reset_lt_bw_sampling(d_us, c.delivered, c.lost);
-                    self.reset_probe_bw_mode(d_us);
-                }
-            }
-            return;
-        }
-        if !self.lt_is_sampling {
-            if losses == 0 {
-                return;
-            }
-            self.reset_lt_bw_sampling_interval(d_us, c.delivered, c.lost);
-            self.lt_is_sampling = true;
-        }
-        if is_app_limited {
-            self.reset_lt_bw_sampling(d_us, c.delivered, c.lost);
-            return;
-        }
-        if self.round_start {
-            self.lt_rtt_cnt += 1;
-        }
-        if self.lt_rtt_cnt < LT_INTVL_MIN_RTTS {
-            return;
-        }
-        if self.lt_rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
-            self.reset_lt_bw_sampling(d_us, c.delivered, c.lost);
-            return;
-        }
-        if losses == 0 {
-            return;
-        }
-        let lost = c.lost.wrapping_sub(self.lt_last_lost);
-        let delivered = c.delivered.wrapping_sub(self.lt_last_delivered);
-        if delivered == 0 || (lost << BBR_SCALE) < LT_LOSS_THRESH * delivered {
-            return;
-        }
-        let t = (d_us / 1000) as i64 - self.lt_last_stamp as i64;
-        if t < 1 {
-            return;
-        }
-        if t as u64 >= u32::MAX as u64 / 1000 {
-            self.reset_lt_bw_sampling(d_us, c.delivered, c.lost);
-            return;
-        }
-        let bw = (delivered as u128 * BW_UNIT as u128 / (t as u128 * 1000)) as u64;
-        self.lt_bw_interval_done(bw, d_us, c.delivered, c.lost);
     }
 
     /// `bbr_update_bw`.
