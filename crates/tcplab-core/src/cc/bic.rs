@@ -226,7 +226,7 @@ pub fn info() -> AlgorithmInfo {
         description: "BIC-TCP: binary search toward the window of the last loss, capped at S_max per RTT, \
                       then max probing; decrease to 0.8 cwnd. Linux tcp_bic.c by default, paper form with variant=paper.",
         params: vec![
-            ParamInfo::new("variant", variant_default(&v, |c| c.variant), "linux: tcp_bic.c (integer cwnd, per-ACK cnt, B = 4); paper: INFOCOM 2004 form with fractional cwnd, midpoint search clamped to [s_min, max_increment]", "Linux tcp_bic.c; Xu et al. INFOCOM 2004; mv-highspeed"),
+            ParamInfo::new("variant", Config::default().variant, "linux: tcp_bic.c (integer cwnd, per-ACK cnt, B = 4); paper: INFOCOM 2004 form with fractional cwnd, midpoint search clamped to [s_min, max_increment]", "Linux tcp_bic.c; Xu et al. INFOCOM 2004; mv-highspeed"),
             ParamInfo::new("beta", variant_default(&v, |c| c.beta), "fraction of the window kept after a loss (decrease b = 1 - beta); linux rounds it to 1/1024", "Linux tcp_bic.c beta = 819; mv-highspeed b = 0.2"),
             ParamInfo::new("fast_convergence", variant_default(&v, |c| c.fast_convergence), "a loss below the previous W_max sets W_max = cwnd (1 + beta) / 2", "Linux tcp_bic.c; Xu et al. 2004"),
             ParamInfo::new("max_increment", variant_default(&v, |c| c.max_increment), "S_max: largest increase per RTT, segments", "Linux tcp_bic.c max_increment (paper value unverified)"),

@@ -305,7 +305,7 @@ pub fn info() -> AlgorithmInfo {
                       Linux tcp_cubic.c v2.3 by default; variant=2005 for the 2005 paper / Linux v2.0 constants \
                       (beta 0.8, no HyStart), variant=rfc9438 for the RFC's fractional form.",
         params: vec![
-            ParamInfo::new("variant", variant_default(&v, |c| c.variant), "linux: tcp_cubic.c v2.3; 2005 (alias v2.0): same engine with the 2005 paper / Linux v2.0 constants; rfc9438: RFC 9438 with fractional cwnd", "Linux tcp_cubic.c; Ha, Rhee, Xu 2005/2008; RFC 9438"),
+            ParamInfo::new("variant", Config::default().variant, "linux: tcp_cubic.c v2.3; 2005 (alias v2.0): same engine with the 2005 paper / Linux v2.0 constants; rfc9438: RFC 9438 with fractional cwnd", "Linux tcp_cubic.c; Ha, Rhee, Xu 2005/2008; RFC 9438"),
             ParamInfo::new("beta", variant_default(&v, |c| c.beta), "fraction of the window kept after a loss (decrease b = 1 - beta); the Linux engine rounds it to 1/1024", "Linux beta = 717 (v2.0: 819); RFC 9438 beta_cubic = 0.7; mv-highspeed b = 0.2"),
             ParamInfo::new("c", variant_default(&v, |c| c.c), "cubic scaling constant C, segments/s^3; the Linux engine uses cube_rtt_scale = round(1024 C) = 410 (bic_scale 41)", "Linux bic_scale = 41; RFC 9438 C = 0.4"),
             ParamInfo::new("fast_convergence", variant_default(&v, |c| c.fast_convergence), "a loss below the previous W_max sets W_max = cwnd (1 + beta) / 2", "Linux tcp_cubic.c; RFC 9438 4.7"),

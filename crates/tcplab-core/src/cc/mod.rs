@@ -409,8 +409,15 @@ pub trait ParamValue {
 }
 
 impl ParamValue for f64 {
+    /// Shortest round-trip decimal; very small or large values in
+    /// exponent form (`1e-7`, `1e7`).
     fn shown(&self) -> String {
-        format!("{self}")
+        let a = self.abs();
+        if a != 0.0 && !(1e-4..1e7).contains(&a) {
+            format!("{self:e}")
+        } else {
+            format!("{self}")
+        }
     }
 }
 

@@ -131,7 +131,7 @@ pub fn info() -> AlgorithmInfo {
         params: vec![
             ParamInfo::new(
                 "variant",
-                variant_default(&v, |c| c.variant),
+                Config::default().variant,
                 "linux: cwnd += acked/min(cwnd, ai_cnt) with integer cwnd, ssthresh = max(cwnd - cwnd/8, 2); \
                               linux-pre-2020: +1/min(cwnd, 50) per ACK, slow-start leftover discarded; \
                               paper: fractional cwnd, +a per ACK above low_window, keep 1-b on loss",
