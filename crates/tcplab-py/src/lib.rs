@@ -279,21 +279,26 @@ fn algorithms(py: Python<'_>) -> PyResult<PyObject> {
         d.set_item("name", a.name)?;
         d.set_item("aliases", a.aliases.to_vec())?;
         d.set_item("description", a.description)?;
-        d.set_item("params", param_list(py, &a.params)?)?;
+        let params = a.params.iter().map(|p| (p.name, p.default.as_str(), p.description, p.source));
+        d.set_item("params", param_list(py, params)?)?;
         out.append(d)?;
     }
     Ok(out.into())
 }
 
-/// Documented parameters (of an algorithm or a discipline) as a list of dicts.
-fn param_list<'py>(py: Python<'py>, params: &[tcplab_core::cc::ParamInfo]) -> PyResult<Bound<'py, PyList>> {
+/// Documented parameters (of an algorithm or a discipline), given as (name,
+/// default, description, source), as a list of dicts.
+fn param_list<'py, 'a>(
+    py: Python<'py>,
+    params: impl Iterator<Item = (&'a str, &'a str, &'a str, &'a str)>,
+) -> PyResult<Bound<'py, PyList>> {
     let ps = PyList::empty_bound(py);
-    for p in params {
+    for (name, default, description, source) in params {
         let pd = PyDict::new_bound(py);
-        pd.set_item("name", p.name)?;
-        pd.set_item("default", p.default)?;
-        pd.set_item("description", p.description)?;
-        pd.set_item("source", p.source)?;
+        pd.set_item("name", name)?;
+        pd.set_item("default", default)?;
+        pd.set_item("description", description)?;
+        pd.set_item("source", source)?;
         ps.append(pd)?;
     }
     Ok(ps)
@@ -310,7 +315,8 @@ fn disciplines(py: Python<'_>) -> PyResult<PyObject> {
         d.set_item("aliases", a.aliases.to_vec())?;
         d.set_item("description", a.description)?;
         d.set_item("source", a.source)?;
-        d.set_item("params", param_list(py, &a.params)?)?;
+        let params = a.params.iter().map(|p| (p.name, p.default, p.description, p.source));
+        d.set_item("params", param_list(py, params)?)?;
         out.append(d)?;
     }
     Ok(out.into())

@@ -111,8 +111,10 @@
 
 use super::bwe::{BweConfig, BweFilter, WestwoodBwe, WESTWOOD_INIT_RTT, WESTWOOD_RTT_MIN};
 use super::reno::Reno;
-use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use super::westwood;
+use super::{AckSample, AlgorithmInfo, Choice, CongestionControl, LossEvent, ParamInfo, ParamValue, Params, Window};
 use crate::error::SpecError;
+use crate::param_choice;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
@@ -135,6 +137,111 @@ pub enum RttUnit {
     RttMin,
     /// RTT in seconds: alpha in segments per second.
     Seconds,
+}
+
+param_choice!(RttSample { Latest => "latest", Srtt => "srtt" });
+param_choice!(RttUnit { Seconds => "seconds", RttMin => "rtt_min" });
+
+impl Form {
+    /// The spec's spelling (`paper` also accepts `seed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::AReno => "areno",
+            Form::Paper => "paper",
+        }
+    }
+}
+
+impl ParamValue for Form {
+    fn shown(&self) -> String {
+        self.name().to_string()
+    }
+}
+
+/// AReno's parameters: the window rule's ([`ArenoConfig`]) and its
+/// bandwidth estimator's; `Default` is where each default is written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub areno: ArenoConfig,
+    pub filter: westwood::Filter,
+    /// None: the filter's own (0.125 for linux, else 0.1).
+    pub filter_gain: Option<f64>,
+    /// Seconds.
+    pub min_interval: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            areno: ArenoConfig::default(),
+            filter: westwood::Filter::Tustin,
+            filter_gain: None,
+            min_interval: WESTWOOD_RTT_MIN,
+        }
+    }
+}
+
+impl Config {
+    fn filter_gain(&self) -> f64 {
+        self.filter_gain.unwrap_or(if self.filter == westwood::Filter::Linux { 0.125 } else { 0.1 })
+    }
+
+    /// The estimator these parameters give.
+    pub fn bwe(&self) -> BweConfig {
+        let gain = self.filter_gain();
+        let filter = match self.filter {
+            westwood::Filter::Ewma => BweFilter::Ewma { gain },
+            westwood::Filter::Linux => BweFilter::LinuxCascaded { gain },
+            westwood::Filter::Tustin => BweFilter::Tustin { a: 1.0 - gain },
+        };
+        BweConfig { min_interval: self.min_interval, filter, ..AReno::default_bwe() }
+    }
+
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, &info().param_names())?;
+        let dc = Config::default();
+        let d = dc.areno;
+        let variant = p.choice("variant", d.form.name(), &["areno", "paper", "seed"]).map_err(|e| {
+            let got = map.get("variant").map(|v| v.to_string()).unwrap_or_default();
+            SpecError::new(e.field, format!("must be one of areno, paper (alias seed), got {got}"))
+        })?;
+        let form = match variant {
+            // "seed": the seed paper's (ssm-interactions) form, the same algorithm.
+            "paper" | "seed" => Form::Paper,
+            _ => Form::AReno,
+        };
+        let rtt_sample = p.pick("rtt_sample", d.rtt_sample)?;
+        let rtt_unit = p.pick("rtt_unit", d.rtt_unit)?;
+        let areno = ArenoConfig {
+            form,
+            rtt_cong_weight: p.f64(
+                "rtt_cong_weight",
+                d.rtt_cong_weight,
+                |x| (0.0..1.0).contains(&x),
+                "a weight in [0, 1)",
+            )?,
+            rtt_sample,
+            b_bps: p.f64("b_bps", d.b_bps, |x| x >= 0.0, "a rate >= 0 in bit/s")?,
+            decay: p.f64("decay", d.decay, |x| x > 0.0, "a number > 0")?,
+            m_bps: p.f64("m_bps", d.m_bps, |x| x > 0.0, "a rate > 0 in bit/s")?,
+            cap_w_inc: p.bool("cap_w_inc", d.cap_w_inc)?,
+            alpha: match map.get("alpha") {
+                None => d.alpha,
+                Some(_) => Some(p.f64("alpha", 0.0, |x| x >= 0.0, "a number >= 0 (segments per second)")?),
+            },
+            beta: p.f64("beta", d.beta, |x| x >= 0.0, "a number >= 0")?,
+            rtt_unit,
+            exponent: p.f64("exponent", d.exponent, |x| x == 1.0 || x == -1.0, "1 or -1")?,
+        };
+        // Listed in AReno's own order (tustin first) in the error message.
+        let kind = p.choice("filter", dc.filter.name(), &["tustin", "ewma", "linux"])?;
+        let filter = westwood::Filter::from_name(kind).unwrap_or(dc.filter);
+        let gain = Config { filter, ..dc }.filter_gain();
+        let filter_gain = Some(p.f64("filter_gain", gain, |g| g > 0.0 && g <= 1.0, "a fraction in (0, 1]")?);
+        let min_interval = p.f64("min_interval", dc.min_interval, |x| x >= 0.0, "a time >= 0 in seconds")?;
+        Ok(Config { areno, filter, filter_gain, min_interval })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -213,44 +320,28 @@ pub struct AReno {
     losses: u64,
 }
 
-const PARAMS: &[&str] = &[
-    "variant",
-    "rtt_cong_weight",
-    "rtt_sample",
-    "b_bps",
-    "decay",
-    "m_bps",
-    "cap_w_inc",
-    "alpha",
-    "beta",
-    "rtt_unit",
-    "exponent",
-    "filter",
-    "filter_gain",
-    "min_interval",
-];
-
 pub fn info() -> AlgorithmInfo {
+    let d = Config::default();
     AlgorithmInfo {
         name: "areno",
         aliases: &["adaptive-reno", "tcp-areno"],
         description: "TCP-AdaptiveReno: congestion level c = (RTT - RTTmin)/(RTTcong - RTTmin) in [0, 1]; Reno growth plus a \
                       bandwidth-scaled probe that fades as c rises; on loss W / (1 + c). Westwood+ bandwidth estimate.",
         params: vec![
-            ParamInfo { name: "variant", default: "areno", description: "areno: the 2006 AReno, W = W_base + W_probe, W_probe += W_inc(c)/W with W_inc(c) = (B/M) e^(-10c) + beta c + gamma (the AReno paper as implemented, fully specified); paper (alias seed): ssm-interactions' modified AReno, W += (alpha (B/R) RTT e^c - beta W c)/W with RTT in seconds and a Reno floor W >= W_reno, steady state R = sqrt(alpha B e^c/(beta c)) for every RTT. In both, no ACK grows the window by more than the segments it acknowledges (slow start's bound; not in the printed formulas)", source: "reference s14.1 Variants B and A; ssm-interactions section II" },
-            ParamInfo { name: "rtt_cong_weight", default: "0.85", description: "history weight a of RTT_cong = a RTT_cong + (1 - a) RTT at each loss", source: "AReno ports [S]" },
-            ParamInfo { name: "rtt_sample", default: "latest", description: "RTT in c and at a loss: latest sample or srtt", source: "implementations use the latest [S]; unspecified" },
-            ParamInfo { name: "b_bps", default: "0", description: "B in bit/s; 0 = the Westwood+ estimate (an achieved rate), > 0 = a fixed value (e.g. the bottleneck capacity)", source: "reference s14.1 (B unspecified)" },
-            ParamInfo { name: "decay", default: "10", description: "areno: alpha in W_inc's e^(-alpha c)", source: "AReno paper via ports [S]" },
-            ParamInfo { name: "m_bps", default: "1e7", description: "M, bit/s: areno: W_inc_max = B/M; paper: the default alpha = beta M/(e x packet bits), which makes M the equilibrium rate at c = 1 when B is the flow's own rate", source: "AReno paper via ports [S] (10 Mbit/s)" },
-            ParamInfo { name: "cap_w_inc", default: "false", description: "areno: cap W_inc at W_inc_max", source: "ns-2 adaptation [S]" },
-            ParamInfo { name: "alpha", default: "beta m_bps/(e x packet bits) (153.3 at 1500 B)", description: "paper: probing gain, window growth in segments per second at c = 0 and B = R; the default puts the c = 1 equilibrium at m_bps with rtt_unit = seconds and exponent = 1 only (with rtt_unit = rtt_min it is segments per RTT; with exponent = -1 the equilibrium is m_bps/e^2): set it explicitly with those", source: "unspecified in the paper; equilibrium at c = 1 at M" },
-            ParamInfo { name: "beta", default: "0.5", description: "paper: delay-based decrease, beta W c segments per RTT (half the window per RTT at c = 1, as a Reno loss)", source: "unspecified in the paper; choice" },
-            ParamInfo { name: "rtt_unit", default: "seconds", description: "paper: RTT in alpha (B/R) RTT as a time in seconds (growth proportional to time, the paper's RTT-fairness) or rtt_min (RTT/RTT_min, alpha per RTT; not the paper's)", source: "ssm-interactions reason 1" },
-            ParamInfo { name: "exponent", default: "1", description: "paper: sign s of e^(s c): 1 as printed and as the paper's steady state R = sqrt(B alpha e^c/(beta c)) requires; -1 for comparison", source: "ssm-interactions (formula and steady state)" },
-            ParamInfo { name: "filter", default: "tustin", description: "bandwidth filter: tustin (a = 1 - filter_gain), ewma, linux", source: "AReno ports use Westwood+ with Tustin 0.9/0.1 [S]" },
-            ParamInfo { name: "filter_gain", default: "0.1", description: "weight of the new bandwidth sample", source: "Grieco & Mascolo 2004; ns-3" },
-            ParamInfo { name: "min_interval", default: "0.05", description: "shortest bandwidth sampling interval, s", source: "Linux TCP_WESTWOOD_RTT_MIN" },
+            ParamInfo::new("variant", d.areno.form, "areno: the 2006 AReno, W = W_base + W_probe, W_probe += W_inc(c)/W with W_inc(c) = (B/M) e^(-10c) + beta c + gamma (the AReno paper as implemented, fully specified); paper (alias seed): ssm-interactions' modified AReno, W += (alpha (B/R) RTT e^c - beta W c)/W with RTT in seconds and a Reno floor W >= W_reno, steady state R = sqrt(alpha B e^c/(beta c)) for every RTT. In both, no ACK grows the window by more than the segments it acknowledges (slow start's bound; not in the printed formulas)", "reference s14.1 Variants B and A; ssm-interactions section II"),
+            ParamInfo::new("rtt_cong_weight", d.areno.rtt_cong_weight, "history weight a of RTT_cong = a RTT_cong + (1 - a) RTT at each loss", "AReno ports [S]"),
+            ParamInfo::new("rtt_sample", d.areno.rtt_sample, "RTT in c and at a loss: latest sample or srtt", "implementations use the latest [S]; unspecified"),
+            ParamInfo::new("b_bps", d.areno.b_bps, "B in bit/s; 0 = the Westwood+ estimate (an achieved rate), > 0 = a fixed value (e.g. the bottleneck capacity)", "reference s14.1 (B unspecified)"),
+            ParamInfo::new("decay", d.areno.decay, "areno: alpha in W_inc's e^(-alpha c)", "AReno paper via ports [S]"),
+            ParamInfo::new("m_bps", d.areno.m_bps, "M, bit/s: areno: W_inc_max = B/M; paper: the default alpha = beta M/(e x packet bits), which makes M the equilibrium rate at c = 1 when B is the flow's own rate", "AReno paper via ports [S] (10 Mbit/s)"),
+            ParamInfo::new("cap_w_inc", d.areno.cap_w_inc, "areno: cap W_inc at W_inc_max", "ns-2 adaptation [S]"),
+            ParamInfo::new("alpha", format!("beta m_bps/(e x packet bits) ({:.1} at 1500 B)", d.areno.beta * d.areno.m_bps / (std::f64::consts::E * 12000.0)), "paper: probing gain, window growth in segments per second at c = 0 and B = R; the default puts the c = 1 equilibrium at m_bps with rtt_unit = seconds and exponent = 1 only (with rtt_unit = rtt_min it is segments per RTT; with exponent = -1 the equilibrium is m_bps/e^2): set it explicitly with those", "unspecified in the paper; equilibrium at c = 1 at M"),
+            ParamInfo::new("beta", d.areno.beta, "paper: delay-based decrease, beta W c segments per RTT (half the window per RTT at c = 1, as a Reno loss)", "unspecified in the paper; choice"),
+            ParamInfo::new("rtt_unit", d.areno.rtt_unit, "paper: RTT in alpha (B/R) RTT as a time in seconds (growth proportional to time, the paper's RTT-fairness) or rtt_min (RTT/RTT_min, alpha per RTT; not the paper's)", "ssm-interactions reason 1"),
+            ParamInfo::new("exponent", d.areno.exponent, "paper: sign s of e^(s c): 1 as printed and as the paper's steady state R = sqrt(B alpha e^c/(beta c)) requires; -1 for comparison", "ssm-interactions (formula and steady state)"),
+            ParamInfo::new("filter", d.filter, "bandwidth filter: tustin (a = 1 - filter_gain), ewma, linux", "AReno ports use Westwood+ with Tustin 0.9/0.1 [S]"),
+            ParamInfo::new("filter_gain", format!("{} (filter linux) / {} (ewma, tustin)", Config { filter: westwood::Filter::Linux, ..d }.filter_gain(), d.filter_gain()), "weight of the new bandwidth sample", "Grieco & Mascolo 2004; ns-3"),
+            ParamInfo::new("min_interval", d.min_interval, "shortest bandwidth sampling interval, s", "Linux TCP_WESTWOOD_RTT_MIN"),
         ],
     }
 }
@@ -290,60 +381,8 @@ impl AReno {
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let d = ArenoConfig::default();
-        let variant = p.choice("variant", "areno", &["areno", "paper", "seed"]).map_err(|e| {
-            let got = map.get("variant").map(|v| v.to_string()).unwrap_or_default();
-            SpecError::new(e.field, format!("must be one of areno, paper (alias seed), got {got}"))
-        })?;
-        let form = match variant {
-            // "seed": the seed paper's (ssm-interactions) form, the same algorithm.
-            "paper" | "seed" => Form::Paper,
-            _ => Form::AReno,
-        };
-        let rtt_sample = match p.choice("rtt_sample", "latest", &["latest", "srtt"])? {
-            "srtt" => RttSample::Srtt,
-            _ => RttSample::Latest,
-        };
-        let rtt_unit = match p.choice("rtt_unit", "seconds", &["seconds", "rtt_min"])? {
-            "rtt_min" => RttUnit::RttMin,
-            _ => RttUnit::Seconds,
-        };
-        let cfg = ArenoConfig {
-            form,
-            rtt_cong_weight: p.f64(
-                "rtt_cong_weight",
-                d.rtt_cong_weight,
-                |x| (0.0..1.0).contains(&x),
-                "a weight in [0, 1)",
-            )?,
-            rtt_sample,
-            b_bps: p.f64("b_bps", d.b_bps, |x| x >= 0.0, "a rate >= 0 in bit/s")?,
-            decay: p.f64("decay", d.decay, |x| x > 0.0, "a number > 0")?,
-            m_bps: p.f64("m_bps", d.m_bps, |x| x > 0.0, "a rate > 0 in bit/s")?,
-            cap_w_inc: p.bool("cap_w_inc", d.cap_w_inc)?,
-            alpha: match map.get("alpha") {
-                None => None,
-                Some(_) => Some(p.f64("alpha", 0.0, |x| x >= 0.0, "a number >= 0 (segments per second)")?),
-            },
-            beta: p.f64("beta", d.beta, |x| x >= 0.0, "a number >= 0")?,
-            rtt_unit,
-            exponent: p.f64("exponent", d.exponent, |x| x == 1.0 || x == -1.0, "1 or -1")?,
-        };
-        let kind = p.choice("filter", "tustin", &["tustin", "ewma", "linux"])?;
-        let gain = p.f64(
-            "filter_gain",
-            if kind == "linux" { 0.125 } else { 0.1 },
-            |g| g > 0.0 && g <= 1.0,
-            "a fraction in (0, 1]",
-        )?;
-        let filter = match kind {
-            "ewma" => BweFilter::Ewma { gain },
-            "linux" => BweFilter::LinuxCascaded { gain },
-            _ => BweFilter::Tustin { a: 1.0 - gain },
-        };
-        let min_interval = p.f64("min_interval", WESTWOOD_RTT_MIN, |x| x >= 0.0, "a time >= 0 in seconds")?;
-        Ok(AReno::new(cfg, BweConfig { min_interval, filter, ..Self::default_bwe() }))
+        let c = Config::from_params(map, field)?;
+        Ok(AReno::new(c.areno, c.bwe()))
     }
 
     /// The RTT used in `c` and recorded at a loss, seconds.
@@ -540,372 +579,4 @@ impl CongestionControl for AReno {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ack(now: f64, snd_una: u64, rtt: f64) -> AckSample {
-        AckSample { rtt: Some(rtt), snd_una, snd_nxt: snd_una + 10, ..AckSample::test(now, 1) }
-    }
-
-    fn build(json: serde_json::Value) -> AReno {
-        AReno::from_params(json.as_object().unwrap(), "flows[0].cc").unwrap()
-    }
-
-    /// Feeds RTT samples: the first is the minimum, the last is current.
-    fn rtts(a: &mut AReno, w: &Window, samples: &[f64]) {
-        for (i, &r) in samples.iter().enumerate() {
-            a.on_ack_sample(w, &ack(0.001 * i as f64, i as u64 + 1, r));
-        }
-    }
-
-    fn simpson(f: impl Fn(f64) -> f64, n: usize) -> f64 {
-        let h = 1.0 / n as f64;
-        (0..=n)
-            .map(|i| {
-                f(i as f64 * h)
-                    * if i == 0 || i == n {
-                        1.0
-                    } else if i % 2 == 1 {
-                        4.0
-                    } else {
-                        2.0
-                    }
-            })
-            .sum::<f64>()
-            * h
-            / 3.0
-    }
-
-    #[test]
-    fn congestion_level_is_clamped_and_zero_without_rtt_cong() {
-        // c = (RTT - RTT_min)/(RTT_cong - RTT_min) in [0, 1].
-        assert!((congestion_level(0.15, 0.1, Some(0.2)) - 0.5).abs() < 1e-12);
-        assert_eq!(congestion_level(0.3, 0.1, Some(0.2)), 1.0);
-        assert_eq!(congestion_level(0.09, 0.1, Some(0.2)), 0.0);
-        assert_eq!(congestion_level(0.15, 0.1, None), 0.0, "before the first loss");
-        assert_eq!(congestion_level(0.15, 0.1, Some(0.1)), 0.0, "RTT_cong not above RTT_min");
-    }
-
-    #[test]
-    fn w_inc_is_one_at_full_congestion_and_integrates_to_one() {
-        // W_inc(1) = 1 and the integral over [0, 1] is 1, for any W_inc_max;
-        // W_inc(0) = 0.8 W_inc_max + 1 (to e^-10).
-        for w_max in [0.0, 0.5, 1.0, 10.0, 100.0, 1000.0] {
-            assert!((w_inc(1.0, w_max, 10.0) - 1.0).abs() < 1e-9 * w_max.max(1.0), "W_inc(1), W_max {w_max}");
-            let integral = simpson(|c| w_inc(c, w_max, 10.0), 2000);
-            assert!((integral - 1.0).abs() < 1e-7 * w_max.max(1.0), "integral {integral}, W_max {w_max}");
-            assert!((w_inc(0.0, w_max, 10.0) - (0.8 * w_max + 1.0)).abs() < 1e-3 * w_max.max(1.0));
-        }
-        // With a large W_inc_max the probe turns negative at mid congestion.
-        assert!(w_inc(0.5, 100.0, 10.0) < 0.0);
-    }
-
-    #[test]
-    fn w_inc_max_is_b_over_ten_megabit() {
-        // B = 100 Mbit/s -> 10 segments per RTT, whatever the packet size.
-        let mut a = build(serde_json::json!({"b_bps": 100e6}));
-        assert!((a.w_inc_max() - 10.0).abs() < 1e-12);
-        assert!((a.b_segments() - 100e6 / 12000.0).abs() < 1e-6, "1500-byte segments before any is sent");
-        a.on_send(0.0, 1000, 1);
-        assert!((a.b_segments() - 100e6 / 8000.0).abs() < 1e-6, "B in segments of the packets sent");
-        assert!((a.w_inc_max() - 10.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn rtt_cong_is_an_ewma_of_the_rtt_at_each_loss_updated_before_c() {
-        let mut a = build(serde_json::json!({}));
-        let w = Window { cwnd: 100.0, ssthresh: 50.0 };
-        rtts(&mut a, &w, &[0.1, 0.2]);
-        assert_eq!(a.c(), 0.0, "c = 0 before the first loss");
-        // First loss: RTT_cong = RTT(1) = 0.2, c = 1: Reno's halving.
-        assert_eq!(a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0), 50.0);
-        assert_eq!(a.rtt_cong(), Some(0.2));
-        // Second loss at RTT 0.12: RTT_cong = 0.85 0.2 + 0.15 0.12 = 0.188,
-        // c = 0.02 / 0.088, W -> W / (1 + c).
-        rtts(&mut a, &w, &[0.12]);
-        let ss = a.ssthresh(&w, LossEvent::FastRecovery, 100, 2.0);
-        assert!((a.rtt_cong().unwrap() - 0.188).abs() < 1e-12);
-        let c = 0.02 / 0.088;
-        assert!((ss - 100.0 / (1.0 + c)).abs() < 1e-9, "{ss}");
-        assert!(ss > 80.0, "a loss at low congestion costs little");
-        // A timeout is generic (Reno's half) and does not feed RTT_cong.
-        assert_eq!(a.ssthresh(&w, LossEvent::Timeout, 100, 3.0), 50.0);
-        assert!((a.rtt_cong().unwrap() - 0.188).abs() < 1e-12);
-    }
-
-    #[test]
-    fn areno_grows_base_by_one_over_w_and_probe_by_w_inc_over_w() {
-        // W_base += 1/W, W_probe = max(W_probe + W_inc(c)/W, 0).
-        let mut a = build(serde_json::json!({"b_bps": 100e6}));
-        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
-        rtts(&mut a, &w, &[0.1, 0.2]);
-        a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0); // RTT_cong = 0.2
-        w.cwnd = 50.0;
-        rtts(&mut a, &w, &[0.1]); // c = 0
-        a.on_ack(&mut w, &ack(1.0, 10, 0.1));
-        let inc = w_inc(0.0, 10.0, 10.0); // about 9
-        assert!((w.cwnd - (50.0 + 1.0 / 50.0 + inc / 50.0)).abs() < 1e-12);
-        assert!((a.w_probe - inc / 50.0).abs() < 1e-12);
-        // At c = 1 the probe adds W_inc(1) = 1 per RTT: two segments per RTT in all.
-        rtts(&mut a, &w, &[0.2]);
-        let before = (w.cwnd, a.w_probe);
-        a.on_ack(&mut w, &ack(1.1, 11, 0.2));
-        assert!((a.w_probe - (before.1 + 1.0 / before.0)).abs() < 1e-9);
-        assert!((w.cwnd - (before.0 + 2.0 / before.0)).abs() < 1e-9);
-    }
-
-    #[test]
-    fn areno_probe_never_goes_below_zero() {
-        // B = 1 Gbit/s: W_inc_max = 100 and W_inc(0.5) = -8.3. The probe
-        // shrinks to 0, not below; the window never falls under W_base.
-        let mut a = build(serde_json::json!({"b_bps": 1e9}));
-        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
-        rtts(&mut a, &w, &[0.1, 0.2]);
-        a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0); // RTT_cong = 0.2
-        a.w_probe = 0.05;
-        rtts(&mut a, &w, &[0.15]); // c = 0.5
-        assert!((w_inc(0.5, 100.0, 10.0) + 8.3).abs() < 0.05);
-        a.on_ack(&mut w, &ack(1.0, 10, 0.15));
-        assert_eq!(a.w_probe, 0.0);
-        assert!((w.cwnd - (100.0 - 0.05 + 1.0 / 100.0)).abs() < 1e-12);
-    }
-
-    #[test]
-    fn areno_loss_keeps_w_over_one_plus_c_and_drops_the_probe() {
-        let mut a = build(serde_json::json!({"b_bps": 100e6}));
-        let w = Window { cwnd: 100.0, ssthresh: 50.0 };
-        rtts(&mut a, &w, &[0.1, 0.2]);
-        a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0);
-        a.w_probe = 30.0;
-        rtts(&mut a, &w, &[0.2]); // RTT_cong stays 0.2, c = 1
-        assert_eq!(a.ssthresh(&w, LossEvent::FastRecovery, 100, 2.0), 50.0);
-        assert_eq!(a.w_probe, 0.0);
-        // The sender sets cwnd = ssthresh at the end of recovery: all of it is W_base.
-        let mut w = Window { cwnd: 50.0, ssthresh: 50.0 };
-        a.on_recovery_exit(&mut w, 3.0);
-        assert_eq!(a.w_probe, 0.0);
-    }
-
-    /// A paper-form AReno with RTT_min = `rtt_min`, RTT_cong = `rtt_cong` (one
-    /// loss at that RTT) and a current RTT `rtt`; `b_bps` fixes B.
-    fn paper_at(params: serde_json::Value, rtt_min: f64, rtt_cong: f64, rtt: f64) -> AReno {
-        let mut a = build(params);
-        let w = Window { cwnd: 100.0, ssthresh: 50.0 };
-        rtts(&mut a, &w, &[rtt_min, rtt_cong]);
-        a.ssthresh(&w, LossEvent::FastRecovery, 100, 1.0);
-        assert_eq!(a.rtt_cong(), Some(rtt_cong));
-        rtts(&mut a, &w, &[rtt]);
-        a
-    }
-
-    #[test]
-    fn paper_growth_per_unit_time_is_the_same_for_every_rtt() {
-        // ssm-interactions: W += (alpha (B/R) RTT e^c - beta W c)/W per ACK, RTT a
-        // time. ACKs return at W/RTT per second, so dW/dt = alpha (B/R) e^c - beta c R:
-        // two flows at the same rate R, c and B/R grow their windows equally per
-        // second whatever their RTT (the paper's RTT-fairness, reason 1).
-        // R = 1000 segments/s, B = 2000 segments/s (24 Mbit/s in 1500-byte segments), c = 0.5.
-        let (r, b) = (1000.0, 2000.0);
-        let params = serde_json::json!({"variant": "paper", "b_bps": b * 12000.0});
-        let mut per_second = Vec::new();
-        for (rtt_min, rtt_cong) in [(0.030, 0.050), (0.300, 0.320)] {
-            let rtt = (rtt_min + rtt_cong) / 2.0;
-            let mut a = paper_at(params.clone(), rtt_min, rtt_cong, rtt);
-            assert!((a.c() - 0.5).abs() < 1e-9);
-            let w0 = r * rtt; // R = W / RTT
-            let mut w = Window { cwnd: w0, ssthresh: 1.0 };
-            a.on_ack(&mut w, &ack(2.0, 100, rtt));
-            let (alpha, beta) = (a.alpha(), 0.5);
-            let per_ack = (alpha * (b / r) * rtt * 0.5f64.exp() - beta * w0 * 0.5) / w0;
-            assert!((w.cwnd - w0 - per_ack).abs() < 1e-9, "per ACK: {} vs {per_ack}", w.cwnd - w0);
-            per_second.push((w.cwnd - w0) * w0 / rtt);
-        }
-        let formula = 153.3 * 2.0 * 0.5f64.exp() - 0.5 * 0.5 * r;
-        for g in &per_second {
-            assert!((g - formula).abs() < 0.1, "dW/dt {g} vs alpha (B/R) e^c - beta c R = {formula}");
-        }
-        assert!((per_second[0] - per_second[1]).abs() < 1e-9, "{per_second:?}");
-        // With RTT in units of RTT_min (not the paper's) the 30 ms flow would grow
-        // faster by the ratio of the probes, RTT_min 300 ms / 30 ms = 10. Read
-        // from the formula's increment (`last_w_inc`): at 30 ms its probe, 17
-        // segments per ACK, is beyond the per-ACK bound, which would cut it.
-        let mut growth = Vec::new();
-        for (rtt_min, rtt_cong) in [(0.030, 0.050), (0.300, 0.320)] {
-            let rtt = (rtt_min + rtt_cong) / 2.0;
-            let mut p = params.clone();
-            p["rtt_unit"] = "rtt_min".into();
-            let mut a = paper_at(p, rtt_min, rtt_cong, rtt);
-            let w0 = r * rtt;
-            let mut w = Window { cwnd: w0, ssthresh: 1.0 };
-            a.on_ack(&mut w, &ack(2.0, 100, rtt));
-            growth.push(a.last_w_inc / rtt + 0.5 * 0.5 * r); // the probe's share per second
-        }
-        assert!((growth[0] / growth[1] - 10.0).abs() < 1e-6, "{growth:?}");
-    }
-
-    #[test]
-    fn paper_steady_state_is_the_papers_and_needs_the_plus_sign() {
-        // dW/dt = 0 at R = sqrt(alpha B e^c / (beta c)), the paper's stated steady state;
-        // with e^(-c) (exponent = -1) the same rate grows or shrinks instead.
-        let (b, c, rtt_min, rtt_cong) = (5000.0, 0.5, 0.1, 0.14);
-        let rtt = rtt_min + c * (rtt_cong - rtt_min);
-        let params = serde_json::json!({"variant": "paper", "b_bps": b * 12000.0});
-        let mut a = paper_at(params.clone(), rtt_min, rtt_cong, rtt);
-        a.w_reno = 1.0; // the Reno floor far below
-        let (alpha, beta) = (a.alpha(), a.cfg.beta);
-        let r = (alpha * b * c.exp() / (beta * c)).sqrt();
-        let w0 = r * rtt;
-        let mut w = Window { cwnd: w0, ssthresh: 1.0 };
-        a.on_ack(&mut w, &ack(2.0, 100, rtt));
-        assert!((w.cwnd - w0).abs() < 1e-9, "at the paper's steady state W stays: {}", w.cwnd - w0);
-        let mut p = params;
-        p["exponent"] = (-1).into();
-        let mut m = paper_at(p, rtt_min, rtt_cong, rtt);
-        m.w_reno = 1.0;
-        let mut w = Window { cwnd: w0, ssthresh: 1.0 };
-        m.on_ack(&mut w, &ack(2.0, 100, rtt));
-        assert!(w.cwnd - w0 < -0.1, "e^(-c) is not in equilibrium there: {}", w.cwnd - w0);
-    }
-
-    #[test]
-    fn paper_default_alpha_puts_the_equilibrium_at_c_one_at_m() {
-        // alpha = beta M / (e P): with B = R the steady state R = alpha e^c/(beta c)
-        // is M at c = 1, whatever the packet size.
-        let a = build(serde_json::json!({"variant": "paper"}));
-        assert!((a.alpha() - 0.5 * 10e6 / (std::f64::consts::E * 12000.0)).abs() < 1e-9);
-        assert!((a.alpha() - 153.3).abs() < 0.05);
-        for bytes in [1500u32, 1000] {
-            let mut a = build(serde_json::json!({"variant": "paper"}));
-            a.on_send(0.0, bytes, 1);
-            let r1_bps = a.alpha() * std::f64::consts::E / a.cfg.beta * a.packet_bits();
-            assert!((r1_bps - 10e6).abs() < 1e-3, "{r1_bps}");
-        }
-        let a = build(serde_json::json!({"variant": "paper", "alpha": 40, "beta": 0.2, "m_bps": 1e6}));
-        assert_eq!((a.alpha(), a.cfg.beta), (40.0, 0.2), "explicit values override");
-    }
-
-    #[test]
-    fn paper_reno_floor_holds_the_window_when_the_delay_term_wins() {
-        // W = max(W, W_reno), W_reno += 1/W: at c = 1 and R far above the
-        // equilibrium the formula shrinks W, the floor keeps W_reno + 1/W.
-        // B = 100 segments/s (1.2 Mbit/s), R = 500 segments/s.
-        let mut a = paper_at(serde_json::json!({"variant": "paper", "b_bps": 1.2e6}), 0.1, 0.2, 0.2);
-        assert_eq!(a.c(), 1.0);
-        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
-        a.on_ack(&mut w, &ack(2.0, 10, 0.2)); // starts W_reno at W
-        let (b, r) = (100.0, 100.0 / 0.2);
-        let inc = a.alpha() * (b / r) * 0.2 * 1f64.exp() - 0.5 * 100.0;
-        assert!(inc < 0.0, "{inc}");
-        assert_eq!(w.cwnd, 100.0 + 1.0 / 100.0, "W_reno + 1/W, not W + {inc}/W");
-        assert_eq!(a.w_reno, w.cwnd);
-        // Uncongested (c = 0): the probe alone, above the floor.
-        let mut a = paper_at(serde_json::json!({"variant": "paper", "b_bps": 12e6}), 0.1, 0.2, 0.1);
-        assert_eq!(a.c(), 0.0);
-        let mut w = Window { cwnd: 100.0, ssthresh: 50.0 };
-        a.on_ack(&mut w, &ack(2.0, 10, 0.1));
-        let inc = a.alpha() * (1000.0 / 1000.0) * 0.1;
-        assert!((w.cwnd - (100.0 + inc / 100.0)).abs() < 1e-12);
-        assert!(w.cwnd > a.w_reno);
-    }
-
-    #[test]
-    fn paper_loss_divides_both_windows_by_one_plus_c() {
-        // On a loss W = W/(1 + c) and W_reno = W_reno/(1 + c), c read after
-        // RTT_cong learns this loss's RTT.
-        let mut a = paper_at(serde_json::json!({"variant": "paper", "b_bps": 12e6}), 0.1, 0.2, 0.15);
-        let mut w = Window { cwnd: 300.0, ssthresh: 50.0 };
-        a.on_ack(&mut w, &ack(2.0, 10, 0.15)); // starts W_reno at W
-        a.w_reno = 120.0;
-        let ss = a.ssthresh(&w, LossEvent::FastRecovery, 300, 3.0);
-        let rtt_cong = 0.85 * 0.2 + 0.15 * 0.15;
-        let c = (0.15 - 0.1) / (rtt_cong - 0.1);
-        assert!((a.last_c_loss - c).abs() < 1e-12);
-        assert!((ss - w.cwnd / (1.0 + c)).abs() < 1e-9, "{ss}");
-        assert!((a.w_reno - 120.0 / (1.0 + c)).abs() < 1e-9, "{}", a.w_reno);
-    }
-
-    #[test]
-    fn no_ack_grows_the_window_more_than_slow_start_would() {
-        // After a timeout and a loss early in the next slow start: W = ssthresh
-        // = 2 in congestion avoidance while B still holds the pre-timeout rate,
-        // 7611 segments/s (91 Mbit/s), RTT 110 ms, c = 0. One ACK of one
-        // segment may add at most one segment (slow start's growth, RFC 5681
-        // s3.1): cwnd 3, where the paper formula's step is
-        // alpha B RTT^2 e^c / W^2 = 153.3 x 7611 x 0.0121 / 4, about 3500
-        // segments, and the 2006 form's (1 + W_inc(0))/W about 4.7.
-        let b = 7611.0;
-        for (params, unbounded) in [
-            (serde_json::json!({"variant": "paper", "b_bps": b * 12000.0}), 153.3 * b * 0.11 * 0.11 / 4.0),
-            (serde_json::json!({"b_bps": b * 12000.0}), (1.0 + w_inc(0.0, b * 12000.0 / 10e6, 10.0)) / 2.0),
-        ] {
-            let mut a = paper_at(params.clone(), 0.11, 0.12, 0.11);
-            assert_eq!(a.c(), 0.0);
-            assert!(unbounded > 4.0, "{params}: the formula's step {unbounded}");
-            let mut w = Window { cwnd: 2.0, ssthresh: 2.0 };
-            a.on_ack(&mut w, &ack(2.0, 10, 0.11));
-            assert_eq!(w.cwnd, 3.0, "{params}: one ACK of one segment");
-            // An ACK of three segments may add three.
-            let mut w = Window { cwnd: 2.0, ssthresh: 2.0 };
-            a.on_ack(&mut w, &AckSample { acked: 3, ..ack(2.1, 13, 0.11) });
-            assert_eq!(w.cwnd, 5.0, "{params}: one ACK of three segments");
-            // An ACK crossing ssthresh: slow start takes 1 of its 3 segments
-            // (1 -> 2), congestion avoidance at most the 2 left.
-            let mut w = Window { cwnd: 1.0, ssthresh: 2.0 };
-            a.on_ack(&mut w, &AckSample { acked: 3, ..ack(2.2, 16, 0.11) });
-            assert_eq!(w.cwnd, 4.0, "{params}: slow start's 1 and at most 2 more");
-        }
-        // Where the formula asks for less than one segment per ACK the bound
-        // does not bind: the per-ACK tests above see the formula's exact step.
-        let mut a = paper_at(serde_json::json!({"variant": "paper", "b_bps": b * 12000.0}), 0.11, 0.12, 0.11);
-        let w0 = 1000.0;
-        let mut w = Window { cwnd: w0, ssthresh: 2.0 };
-        a.on_ack(&mut w, &ack(2.0, 10, 0.11));
-        let step = a.alpha() * b * 0.11 * 0.11 / (w0 * w0);
-        assert!(step < 1.0 && (w.cwnd - w0 - step).abs() < 1e-9, "{} vs {step}", w.cwnd - w0);
-    }
-
-    #[test]
-    fn seed_is_the_paper_form() {
-        let s = build(serde_json::json!({"variant": "seed"}));
-        let p = build(serde_json::json!({"variant": "paper"}));
-        assert_eq!(s.cfg, p.cfg);
-        assert_eq!(
-            (p.cfg.form, p.cfg.alpha, p.cfg.beta, p.cfg.rtt_unit, p.cfg.exponent),
-            (Form::Paper, None, 0.5, RttUnit::Seconds, 1.0)
-        );
-    }
-
-    #[test]
-    fn slow_start_is_reno_and_rto_is_generic() {
-        let mut a = build(serde_json::json!({}));
-        let mut w = Window { cwnd: 10.0, ssthresh: 100.0 };
-        a.on_ack(&mut w, &AckSample { acked: 3, ..ack(0.0, 3, 0.1) });
-        assert_eq!(w.cwnd, 13.0);
-        assert_eq!(a.w_probe, 0.0);
-        let ss = a.ssthresh(&Window { cwnd: 80.0, ssthresh: 100.0 }, LossEvent::Timeout, 80, 1.0);
-        assert_eq!(ss, 40.0);
-        let mut w = Window { cwnd: 1.0, ssthresh: ss };
-        a.on_rto(&mut w, 1.0);
-        assert_eq!(a.w_probe, 0.0);
-        assert_eq!(a.rtt_cong(), None, "an RTO does not feed RTT_cong");
-    }
-
-    #[test]
-    fn parameters_are_validated() {
-        let e =
-            AReno::from_params(serde_json::json!({"exponent": 2}).as_object().unwrap(), "flows[0].cc").err().unwrap();
-        assert_eq!(e.field, "flows[0].cc.params.exponent");
-        let e = AReno::from_params(serde_json::json!({"variant": "b"}).as_object().unwrap(), "f").err().unwrap();
-        assert_eq!(e.field, "f.params.variant");
-        assert_eq!(e.message, "must be one of areno, paper (alias seed), got \"b\"");
-        let e = AReno::from_params(serde_json::json!({"variant": "paper", "alpha": -1}).as_object().unwrap(), "f")
-            .err()
-            .unwrap();
-        assert_eq!(e.field, "f.params.alpha");
-        let e = AReno::from_params(serde_json::json!({"variant": "paper", "rtt_unit": "ms"}).as_object().unwrap(), "f")
-            .err()
-            .unwrap();
-        assert_eq!(e.field, "f.params.rtt_unit");
-        assert_eq!(build(serde_json::json!({})).cfg.form, Form::AReno, "the default is the 2006 AReno");
-    }
-}
+mod tests;

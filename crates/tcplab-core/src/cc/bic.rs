@@ -51,8 +51,11 @@
 //!   `max_increment`) and S_min = 0.01, both parameters.
 
 use super::reno::Reno;
-use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use super::{
+    variant_default, AckSample, AlgorithmInfo, Choice, CongestionControl, LossEvent, ParamInfo, Params, Window,
+};
 use crate::error::SpecError;
+use crate::param_choice;
 
 /// Linux BICTCP_BETA_SCALE.
 const BETA_SCALE: u64 = 1024;
@@ -112,34 +115,126 @@ pub struct Bic {
     initialized: bool,
 }
 
-const PARAMS: &[&str] = &[
-    "variant",
-    "beta",
-    "fast_convergence",
-    "max_increment",
-    "s_min",
-    "low_window",
-    "smooth_part",
-    "initial_ssthresh",
-    "hz",
-];
+param_choice!(Variant { Linux => "linux", Paper => "paper" });
+
+/// BIC's parameters; [`Config::for_variant`] is where each default is
+/// written (`Default`: variant linux).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub variant: Variant,
+    /// Fraction of the window kept after a loss (linux: held in 1/1024).
+    pub beta: f64,
+    pub fast_convergence: bool,
+    /// S_max, segments per RTT (linux: an integer).
+    pub max_increment: f64,
+    pub s_min: f64,
+    pub low_window: u64,
+    pub smooth_part: u64,
+    /// Segments; 0 keeps the sender's.
+    pub initial_ssthresh: u64,
+    pub hz: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::for_variant(Variant::Linux)
+    }
+}
+
+impl Config {
+    /// Linux: tcp_bic.c's `beta = 819`; paper: b = 0.2.
+    pub fn for_variant(variant: Variant) -> Self {
+        Config {
+            variant,
+            beta: if variant == Variant::Linux { 819.0 / 1024.0 } else { 0.8 },
+            fast_convergence: true,
+            max_increment: 16.0,
+            s_min: 0.01,
+            low_window: 14,
+            smooth_part: 20,
+            initial_ssthresh: 0,
+            hz: 1000.0,
+        }
+    }
+
+    fn variants() -> Vec<(&'static str, Config)> {
+        [Variant::Linux, Variant::Paper].map(|v| (v.name(), Config::for_variant(v))).into()
+    }
+
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, &info().param_names())?;
+        let variant = p.pick("variant", Config::default().variant)?;
+        let only = |name: &str, v: Variant| -> Result<(), SpecError> {
+            if map.contains_key(name) && variant != v {
+                return Err(SpecError::new(
+                    format!("{field}.params.{name}"),
+                    format!("only used by variant {:?}", v.name()),
+                ));
+            }
+            Ok(())
+        };
+        only("s_min", Variant::Paper)?;
+        only("smooth_part", Variant::Linux)?;
+        only("hz", Variant::Linux)?;
+        let d = Config::for_variant(variant);
+        let beta = p.f64("beta", d.beta, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?;
+        if variant == Variant::Linux && !(1..BETA_SCALE).contains(&beta_1024(beta)) {
+            return Err(SpecError::new(format!("{field}.params.beta"), "must round to 1..1023 in 1/1024".into()));
+        }
+        let fast_convergence = p.bool("fast_convergence", d.fast_convergence)?;
+        let max_increment = match variant {
+            Variant::Linux => {
+                p.u64("max_increment", d.max_increment as u64, |x| (1..=1_000_000).contains(&x), "an integer >= 1")?
+                    as f64
+            }
+            Variant::Paper => p.f64("max_increment", d.max_increment, |x| x > 0.0, "a positive number")?,
+        };
+        let s_min = p.f64("s_min", d.s_min, |x| x > 0.0, "a positive number")?;
+        if variant == Variant::Paper && s_min > max_increment {
+            return Err(SpecError::new(format!("{field}.params.s_min"), "must not exceed max_increment".into()));
+        }
+        Ok(Config {
+            variant,
+            beta,
+            fast_convergence,
+            max_increment,
+            s_min,
+            low_window: p.u64("low_window", d.low_window, |_| true, "a non-negative integer")?,
+            smooth_part: p.u64("smooth_part", d.smooth_part, |x| (1..=1_000_000).contains(&x), "an integer >= 1")?,
+            initial_ssthresh: p.u64(
+                "initial_ssthresh",
+                d.initial_ssthresh,
+                |x| x == 0 || x >= 2,
+                "0 or an integer >= 2",
+            )?,
+            hz: p.f64("hz", d.hz, |x| x >= 32.0, "at least 32")?,
+        })
+    }
+}
+
+/// Linux's beta in 1/1024.
+fn beta_1024(beta: f64) -> u64 {
+    (beta * BETA_SCALE as f64).round() as u64
+}
 
 pub fn info() -> AlgorithmInfo {
+    let v = Config::variants();
     AlgorithmInfo {
         name: "bic",
         aliases: &["bictcp", "bic-tcp"],
         description: "BIC-TCP: binary search toward the window of the last loss, capped at S_max per RTT, \
                       then max probing; decrease to 0.8 cwnd. Linux tcp_bic.c by default, paper form with variant=paper.",
         params: vec![
-            ParamInfo { name: "variant", default: "linux", description: "linux: tcp_bic.c (integer cwnd, per-ACK cnt, B = 4); paper: INFOCOM 2004 form with fractional cwnd, midpoint search clamped to [s_min, max_increment]", source: "Linux tcp_bic.c; Xu et al. INFOCOM 2004; mv-highspeed" },
-            ParamInfo { name: "beta", default: "819/1024 (linux), 0.8 (paper)", description: "fraction of the window kept after a loss (decrease b = 1 - beta); linux rounds it to 1/1024", source: "Linux tcp_bic.c beta = 819; mv-highspeed b = 0.2" },
-            ParamInfo { name: "fast_convergence", default: "true", description: "a loss below the previous W_max sets W_max = cwnd (1 + beta) / 2", source: "Linux tcp_bic.c; Xu et al. 2004" },
-            ParamInfo { name: "max_increment", default: "16", description: "S_max: largest increase per RTT, segments", source: "Linux tcp_bic.c max_increment (paper value unverified)" },
-            ParamInfo { name: "s_min", default: "0.01", description: "S_min: smallest increase per RTT, segments (variant paper only; linux uses B/smooth_part = 0.2)", source: "Xu et al. 2004 (value unverified)" },
-            ParamInfo { name: "low_window", default: "14", description: "at or below this window: Reno increase and halving", source: "Linux tcp_bic.c low_window" },
-            ParamInfo { name: "smooth_part", default: "20", description: "variant linux: increase near W_max is B/smooth_part = 0.2 segment per RTT", source: "Linux tcp_bic.c smooth_part" },
-            ParamInfo { name: "initial_ssthresh", default: "0", description: "initial ssthresh in segments, 0 = keep the sender's (infinite); the 2006 Linux module used 100", source: "Linux tcp_bic.c initial_ssthresh" },
-            ParamInfo { name: "hz", default: "1000", description: "variant linux: jiffies per second for the HZ/32 update throttle", source: "Linux CONFIG_HZ" },
+            ParamInfo::new("variant", Config::default().variant, "linux: tcp_bic.c (integer cwnd, per-ACK cnt, B = 4); paper: INFOCOM 2004 form with fractional cwnd, midpoint search clamped to [s_min, max_increment]", "Linux tcp_bic.c; Xu et al. INFOCOM 2004; mv-highspeed"),
+            ParamInfo::new("beta", variant_default(&v, |c| c.beta), "fraction of the window kept after a loss (decrease b = 1 - beta); linux rounds it to 1/1024", "Linux tcp_bic.c beta = 819; mv-highspeed b = 0.2"),
+            ParamInfo::new("fast_convergence", variant_default(&v, |c| c.fast_convergence), "a loss below the previous W_max sets W_max = cwnd (1 + beta) / 2", "Linux tcp_bic.c; Xu et al. 2004"),
+            ParamInfo::new("max_increment", variant_default(&v, |c| c.max_increment), "S_max: largest increase per RTT, segments", "Linux tcp_bic.c max_increment (paper value unverified)"),
+            ParamInfo::new("s_min", variant_default(&v, |c| c.s_min), "S_min: smallest increase per RTT, segments (variant paper only; linux uses B/smooth_part = 0.2)", "Xu et al. 2004 (value unverified)"),
+            ParamInfo::new("low_window", variant_default(&v, |c| c.low_window), "at or below this window: Reno increase and halving", "Linux tcp_bic.c low_window"),
+            ParamInfo::new("smooth_part", variant_default(&v, |c| c.smooth_part), "variant linux: increase near W_max is B/smooth_part = 0.2 segment per RTT", "Linux tcp_bic.c smooth_part"),
+            ParamInfo::new("initial_ssthresh", variant_default(&v, |c| c.initial_ssthresh), "initial ssthresh in segments, 0 = keep the sender's (infinite); the 2006 Linux module used 100", "Linux tcp_bic.c initial_ssthresh"),
+            ParamInfo::new("hz", variant_default(&v, |c| c.hz), "variant linux: jiffies per second for the HZ/32 update throttle", "Linux CONFIG_HZ"),
         ],
     }
 }
@@ -155,26 +250,26 @@ pub fn build(
 impl Bic {
     /// Linux defaults (`variant = linux`).
     pub fn linux() -> Self {
-        Self::with(Variant::Linux, 819.0 / 1024.0, 16.0, 0.01)
+        Bic::with(&Config::for_variant(Variant::Linux))
     }
 
     /// Paper variant with b = 0.2, S_max = 16, S_min = 0.01.
     pub fn paper() -> Self {
-        Self::with(Variant::Paper, 0.8, 16.0, 0.01)
+        Bic::with(&Config::for_variant(Variant::Paper))
     }
 
-    fn with(variant: Variant, beta: f64, max_increment: f64, s_min: f64) -> Self {
+    pub fn with(c: &Config) -> Self {
         Bic {
-            variant,
-            beta,
-            beta_1024: (beta * BETA_SCALE as f64).round() as u64,
-            fast_convergence: true,
-            max_increment,
-            s_min,
-            low_window: 14,
-            smooth_part: 20,
-            initial_ssthresh: 0,
-            hz: 1000.0,
+            variant: c.variant,
+            beta: c.beta,
+            beta_1024: beta_1024(c.beta),
+            fast_convergence: c.fast_convergence,
+            max_increment: c.max_increment,
+            s_min: c.s_min,
+            low_window: c.low_window,
+            smooth_part: c.smooth_part,
+            initial_ssthresh: c.initial_ssthresh,
+            hz: c.hz,
             cnt: 0,
             last_max_cwnd: 0.0,
             last_cwnd: 0,
@@ -195,46 +290,7 @@ impl Bic {
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let variant = match p.choice("variant", "linux", &["linux", "paper"])? {
-            "linux" => Variant::Linux,
-            _ => Variant::Paper,
-        };
-        let only = |name: &str, v: Variant| -> Result<(), SpecError> {
-            if map.contains_key(name) && variant != v {
-                return Err(SpecError::new(
-                    format!("{field}.params.{name}"),
-                    format!("only used by variant {:?}", if v == Variant::Linux { "linux" } else { "paper" }),
-                ));
-            }
-            Ok(())
-        };
-        only("s_min", Variant::Paper)?;
-        only("smooth_part", Variant::Linux)?;
-        only("hz", Variant::Linux)?;
-        let mut b = match variant {
-            Variant::Linux => Bic::linux(),
-            Variant::Paper => Bic::paper(),
-        };
-        b.beta = p.f64("beta", b.beta, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?;
-        b.beta_1024 = (b.beta * BETA_SCALE as f64).round() as u64;
-        if variant == Variant::Linux && !(1..BETA_SCALE).contains(&b.beta_1024) {
-            return Err(SpecError::new(format!("{field}.params.beta"), "must round to 1..1023 in 1/1024".into()));
-        }
-        b.fast_convergence = p.bool("fast_convergence", true)?;
-        b.max_increment = match variant {
-            Variant::Linux => p.u64("max_increment", 16, |x| (1..=1_000_000).contains(&x), "an integer >= 1")? as f64,
-            Variant::Paper => p.f64("max_increment", 16.0, |x| x > 0.0, "a positive number")?,
-        };
-        b.s_min = p.f64("s_min", 0.01, |x| x > 0.0, "a positive number")?;
-        if variant == Variant::Paper && b.s_min > b.max_increment {
-            return Err(SpecError::new(format!("{field}.params.s_min"), "must not exceed max_increment".into()));
-        }
-        b.low_window = p.u64("low_window", 14, |_| true, "a non-negative integer")?;
-        b.smooth_part = p.u64("smooth_part", 20, |x| (1..=1_000_000).contains(&x), "an integer >= 1")?;
-        b.initial_ssthresh = p.u64("initial_ssthresh", 0, |x| x == 0 || x >= 2, "0 or an integer >= 2")?;
-        b.hz = p.f64("hz", 1000.0, |x| x >= 32.0, "at least 32")?;
-        Ok(b)
+        Ok(Bic::with(&Config::from_params(map, field)?))
     }
 
     fn jiffies(&self, now: f64) -> u64 {

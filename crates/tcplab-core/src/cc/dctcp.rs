@@ -66,18 +66,51 @@ pub struct Dctcp {
     last_fraction: f64,
 }
 
-const PARAMS: &[&str] = &["shift_g", "alpha_on_init", "clamp_alpha_on_loss"];
+/// DCTCP's parameters; `Default` is where each default is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// EWMA gain g = 1/2^shift_g.
+    pub shift_g: u64,
+    /// Initial alpha, a fraction (held in 1/1024).
+    pub alpha_on_init: f64,
+    pub clamp_alpha_on_loss: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { shift_g: 4, alpha_on_init: 1.0, clamp_alpha_on_loss: false }
+    }
+}
+
+impl Config {
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let d = Config::default();
+        let p = Params::new(map, field, &info().param_names())?;
+        Ok(Config {
+            shift_g: p.u64("shift_g", d.shift_g, |g| g <= 10, "an integer from 0 to 10")?,
+            alpha_on_init: p.f64(
+                "alpha_on_init",
+                d.alpha_on_init,
+                |a| (0.0..=1.0).contains(&a),
+                "a fraction in [0, 1]",
+            )?,
+            clamp_alpha_on_loss: p.bool("clamp_alpha_on_loss", d.clamp_alpha_on_loss)?,
+        })
+    }
+}
 
 pub fn info() -> AlgorithmInfo {
+    let d = Config::default();
     AlgorithmInfo {
         name: "dctcp",
         aliases: &[],
         description: "DCTCP (RFC 8257): Reno growth; on ECN echoes, once per window, cwnd x (1 - alpha/2) with alpha the \
                       EWMA (g = 1/16) of the CE-marked fraction per window; halves on loss. Needs ECN (accecn by default).",
         params: vec![
-            ParamInfo { name: "shift_g", default: "4", description: "EWMA gain g = 1/2^shift_g, 0 to 10", source: "Linux tcp_dctcp.c dctcp_shift_g; RFC 8257 s3.3 (g = 1/16)" },
-            ParamInfo { name: "alpha_on_init", default: "1.0", description: "initial alpha, in [0, 1] (truncated to 1/1024)", source: "Linux dctcp_alpha_on_init (1024); RFC 8257 s3.3" },
-            ParamInfo { name: "clamp_alpha_on_loss", default: "false", description: "set alpha to 1 on a retransmission timeout", source: "Linux 3.18-5.0 dctcp_clamp_alpha_on_loss" },
+            ParamInfo::new("shift_g", d.shift_g, "EWMA gain g = 1/2^shift_g, 0 to 10", "Linux tcp_dctcp.c dctcp_shift_g; RFC 8257 s3.3 (g = 1/16)"),
+            ParamInfo::new("alpha_on_init", d.alpha_on_init, "initial alpha, in [0, 1] (truncated to 1/1024)", "Linux dctcp_alpha_on_init (1024); RFC 8257 s3.3"),
+            ParamInfo::new("clamp_alpha_on_loss", d.clamp_alpha_on_loss, "set alpha to 1 on a retransmission timeout", "Linux 3.18-5.0 dctcp_clamp_alpha_on_loss"),
         ],
     }
 }
@@ -92,11 +125,15 @@ pub fn build(
 
 impl Dctcp {
     pub fn new() -> Self {
+        Dctcp::with(&Config::default())
+    }
+
+    pub fn with(c: &Config) -> Self {
         Dctcp {
             reno: Reno::new(Mode::Linux),
-            shift_g: 4,
-            clamp_alpha_on_loss: false,
-            alpha: MAX_ALPHA,
+            shift_g: c.shift_g as u32,
+            clamp_alpha_on_loss: c.clamp_alpha_on_loss,
+            alpha: ((c.alpha_on_init * MAX_ALPHA as f64) as u32).min(MAX_ALPHA),
             old_delivered: 0,
             old_delivered_ce: 0,
             next_seq: 0,
@@ -107,13 +144,7 @@ impl Dctcp {
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let mut d = Dctcp::new();
-        d.shift_g = p.u64("shift_g", 4, |g| g <= 10, "an integer from 0 to 10")? as u32;
-        let a = p.f64("alpha_on_init", 1.0, |a| (0.0..=1.0).contains(&a), "a fraction in [0, 1]")?;
-        d.alpha = ((a * MAX_ALPHA as f64) as u32).min(MAX_ALPHA);
-        d.clamp_alpha_on_loss = p.bool("clamp_alpha_on_loss", false)?;
-        Ok(d)
+        Ok(Dctcp::with(&Config::from_params(map, field)?))
     }
 
     /// `dctcp_update_alpha`: once a window of data (sent since the last

@@ -100,24 +100,22 @@ pub struct Fast {
     last_backlog: f64,
 }
 
-const PARAMS: &[&str] =
-    &["alpha", "gamma", "update_rtts", "eta_scale", "eta_max", "ss_exit", "loss_keep", "restart_on_idle"];
-
 pub fn info() -> AlgorithmInfo {
+    let d = FastConfig::default();
     AlgorithmInfo {
         name: "fast",
         aliases: &["fast-tcp", "fasttcp"],
         description: "FAST TCP: once per update period w = min(2w, (1-gamma) w + gamma (baseRTT/avgRTT w + alpha)); \
                       each flow keeps alpha segments queued; Reno slow start until queueing shows, Reno halving on loss.",
         params: vec![
-            ParamInfo { name: "alpha", default: "100", description: "segments each flow keeps queued in equilibrium (scale with the path; N flows need a buffer above N alpha)", source: "Jin, Wei, Low 2004/2006 (100-200 for Gbit/s [?])" },
-            ParamInfo { name: "gamma", default: "0.5", description: "step of the update map, in (0, 1]", source: "Jin, Wei, Low (0.5 usual)" },
-            ParamInfo { name: "update_rtts", default: "1", description: "rounds (RTTs) per window update; the prototype used 2", source: "choice; reference s11" },
-            ParamInfo { name: "eta_scale", default: "3", description: "avgRTT EWMA weight eta = min(eta_scale / w, eta_max) per RTT sample", source: "ToN 2006 as recalled [?]" },
-            ParamInfo { name: "eta_max", default: "0.25", description: "upper bound of the avgRTT EWMA weight", source: "ToN 2006 as recalled [?]" },
-            ParamInfo { name: "ss_exit", default: "1", description: "slow start ends when w (1 - baseRTT / round minimum RTT) exceeds this many segments (Vegas's gamma test)", source: "choice [?]" },
-            ParamInfo { name: "loss_keep", default: "0.5", description: "ssthresh = max(loss_keep x cwnd, 2) on loss and RTO", source: "reference s11: Reno halving [?]" },
-            ParamInfo { name: "restart_on_idle", default: "false", description: "forget baseRTT when a segment is sent with nothing in flight (Linux Vegas's TX_START rule)", source: "choice" },
+            ParamInfo::new("alpha", d.alpha, "segments each flow keeps queued in equilibrium (scale with the path; N flows need a buffer above N alpha)", "Jin, Wei, Low 2004/2006 (100-200 for Gbit/s [?])"),
+            ParamInfo::new("gamma", d.gamma, "step of the update map, in (0, 1]", "Jin, Wei, Low (0.5 usual)"),
+            ParamInfo::new("update_rtts", d.update_rtts, "rounds (RTTs) per window update; the prototype used 2", "choice; reference s11"),
+            ParamInfo::new("eta_scale", d.eta_scale, "avgRTT EWMA weight eta = min(eta_scale / w, eta_max) per RTT sample", "ToN 2006 as recalled [?]"),
+            ParamInfo::new("eta_max", d.eta_max, "upper bound of the avgRTT EWMA weight", "ToN 2006 as recalled [?]"),
+            ParamInfo::new("ss_exit", d.ss_exit, "slow start ends when w (1 - baseRTT / round minimum RTT) exceeds this many segments (Vegas's gamma test)", "choice [?]"),
+            ParamInfo::new("loss_keep", d.loss_keep, "ssthresh = max(loss_keep x cwnd, 2) on loss and RTO", "reference s11: Reno halving [?]"),
+            ParamInfo::new("restart_on_idle", d.restart_on_idle, "forget baseRTT when a segment is sent with nothing in flight (Linux Vegas's TX_START rule)", "choice"),
         ],
     }
 }
@@ -149,7 +147,7 @@ impl Fast {
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
+        let p = Params::new(map, field, &info().param_names())?;
         let d = FastConfig::default();
         Ok(Fast::new(FastConfig {
             alpha: p.f64("alpha", d.alpha, |x| x > 0.0, "a number of segments > 0")?,

@@ -51,6 +51,7 @@
 use super::reno::Reno;
 use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
 use crate::error::SpecError;
+use crate::param_choice;
 
 /// Linux `hstcp_aimd_vals`: (upper window bound of the row, md x 256).
 /// Row i gives a(w) = i + 1 and b(w) = md / 256.
@@ -143,6 +144,80 @@ pub enum Response {
     ClosedForm,
 }
 
+param_choice!(Variant { Linux => "linux", Rfc3649 => "rfc3649" });
+param_choice!(Response { Interpolated => "interpolated", ClosedForm => "closed-form" });
+
+/// HighSpeed's parameters; `Default` is where each default is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub variant: Variant,
+    /// The RFC 3649 response function (variant rfc3649).
+    pub low_window: f64,
+    pub high_window: f64,
+    /// None: 1.5/low_window^2 (ns-2).
+    pub low_p: Option<f64>,
+    pub high_p: f64,
+    pub high_decrease: f64,
+    pub response: Response,
+    pub per_packet: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            variant: Variant::Linux,
+            low_window: 38.0,
+            high_window: 83000.0,
+            low_p: None,
+            high_p: 1e-7,
+            high_decrease: 0.1,
+            response: Response::Interpolated,
+            per_packet: false,
+        }
+    }
+}
+
+impl Config {
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let d = Config::default();
+        let p = Params::new(map, field, &info().param_names())?;
+        let variant = p.pick("variant", d.variant)?;
+        let low_window = p.f64("low_window", d.low_window, |x| x >= 1.0, "a window >= 1 segment")?;
+        let high_window = p.f64("high_window", d.high_window, |x| x > low_window, "a window larger than low_window")?;
+        let low_p = p.f64("low_p", default_low_p(low_window), |x| x > 0.0 && x < 1.0, "a probability in (0, 1)")?;
+        let high_p = p.f64("high_p", d.high_p, |x| x > 0.0 && x < low_p, "a probability in (0, low_p)")?;
+        Ok(Config {
+            variant,
+            low_window,
+            high_window,
+            low_p: Some(low_p),
+            high_p,
+            high_decrease: p.f64("high_decrease", d.high_decrease, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?,
+            response: p.pick("response", d.response)?,
+            per_packet: p.bool("per_packet", d.per_packet)?,
+        })
+    }
+
+    /// The response function these parameters give.
+    pub fn rfc(&self) -> Rfc3649 {
+        Rfc3649 {
+            low_window: self.low_window,
+            high_window: self.high_window,
+            low_p: self.low_p.unwrap_or(default_low_p(self.low_window)),
+            high_p: self.high_p,
+            high_decrease: self.high_decrease,
+            response: self.response,
+        }
+    }
+}
+
+/// ns-2's Low_P: the loss rate at which Reno's response function gives
+/// `low_window` (1.5/w^2).
+fn default_low_p(low_window: f64) -> f64 {
+    1.5 / (low_window * low_window)
+}
+
 /// RFC 3649's continuous response function and AIMD parameters.
 #[derive(Debug, Clone, Copy)]
 pub struct Rfc3649 {
@@ -156,14 +231,7 @@ pub struct Rfc3649 {
 
 impl Default for Rfc3649 {
     fn default() -> Self {
-        Rfc3649 {
-            low_window: 38.0,
-            high_window: 83000.0,
-            low_p: 1.5 / (38.0 * 38.0),
-            high_p: 1e-7,
-            high_decrease: 0.1,
-            response: Response::Interpolated,
-        }
+        Config::default().rfc()
     }
 }
 
@@ -213,46 +281,24 @@ pub struct HighSpeed {
     pub cwnd_cnt: u64,
 }
 
-const PARAMS: &[&str] =
-    &["variant", "low_window", "high_window", "low_p", "high_p", "high_decrease", "response", "per_packet"];
-
 pub fn info() -> AlgorithmInfo {
+    let d = Config::default();
     AlgorithmInfo {
         name: "highspeed",
         aliases: &["hstcp"],
         description: "HighSpeed TCP (RFC 3649): Reno up to 38 segments, then a(w) segments per RTT and \
                       decrease b(w) from 0.5 to 0.1 at 83000 segments.",
         params: vec![
-            ParamInfo {
-                name: "variant",
-                default: "linux",
-                description: "linux: 72-row hstcp_aimd_vals table, integer cwnd, (ai+1)/cwnd per ACK, ssthresh = cwnd - cwnd*md/256; \
-                              rfc3649: continuous a(w), b(w) on a fractional cwnd (the parameters below apply to it)",
-                source: "Linux tcp_highspeed.c; RFC 3649",
-            },
-            ParamInfo { name: "low_window", default: "38", description: "rfc3649: Reno at or below this window (segments)", source: "RFC 3649 s5" },
-            ParamInfo { name: "high_window", default: "83000", description: "rfc3649: window (segments) where p = high_p and b = high_decrease", source: "RFC 3649 s5" },
-            ParamInfo {
-                name: "low_p",
-                default: "1.5/low_window^2 (1.0388e-3)",
-                description: "rfc3649: loss rate of the response function at low_window (1e-3 gives RFC 3649's w = 0.12/p^0.835)",
-                source: "ns-2 tcp.cc; RFC 3649 s5; reference s16 item 12",
-            },
-            ParamInfo { name: "high_p", default: "1e-7", description: "rfc3649: loss rate at high_window", source: "RFC 3649 s5" },
-            ParamInfo { name: "high_decrease", default: "0.1", description: "rfc3649: b(high_window)", source: "RFC 3649 s5" },
-            ParamInfo {
-                name: "response",
-                default: "interpolated",
-                description: "rfc3649: interpolated = log-log line through (low_window, low_p) and (high_window, high_p); \
-                              closed-form = p(w) = 0.078/w^1.2 (mv-highspeed)",
-                source: "RFC 3649 s5; ns-2 tcp.cc; docs/papers/mv-highspeed.md",
-            },
-            ParamInfo {
-                name: "per_packet",
-                default: "false",
-                description: "rfc3649: add a(w)/w per segment delivered instead of per ACK",
-                source: "RFC 3649 (per ACK); reference s4.2",
-            },
+            ParamInfo::new("variant", d.variant, "linux: 72-row hstcp_aimd_vals table, integer cwnd, (ai+1)/cwnd per ACK, ssthresh = cwnd - cwnd*md/256; \
+                              rfc3649: continuous a(w), b(w) on a fractional cwnd (the parameters below apply to it)", "Linux tcp_highspeed.c; RFC 3649"),
+            ParamInfo::new("low_window", d.low_window, "rfc3649: Reno at or below this window (segments)", "RFC 3649 s5"),
+            ParamInfo::new("high_window", d.high_window, "rfc3649: window (segments) where p = high_p and b = high_decrease", "RFC 3649 s5"),
+            ParamInfo::new("low_p", format!("1.5/low_window^2 ({:.4e})", d.rfc().low_p), "rfc3649: loss rate of the response function at low_window (1e-3 gives RFC 3649's w = 0.12/p^0.835)", "ns-2 tcp.cc; RFC 3649 s5; reference s16 item 12"),
+            ParamInfo::new("high_p", d.high_p, "rfc3649: loss rate at high_window", "RFC 3649 s5"),
+            ParamInfo::new("high_decrease", d.high_decrease, "rfc3649: b(high_window)", "RFC 3649 s5"),
+            ParamInfo::new("response", d.response, "rfc3649: interpolated = log-log line through (low_window, low_p) and (high_window, high_p); \
+                              closed-form = p(w) = 0.078/w^1.2 (mv-highspeed)", "RFC 3649 s5; ns-2 tcp.cc; docs/papers/mv-highspeed.md"),
+            ParamInfo::new("per_packet", d.per_packet, "rfc3649: add a(w)/w per segment delivered instead of per ACK", "RFC 3649 (per ACK); reference s4.2"),
         ],
     }
 }
@@ -273,28 +319,15 @@ pub fn linux_row(cwnd: u64) -> usize {
 
 impl HighSpeed {
     pub fn new(variant: Variant) -> Self {
-        HighSpeed { variant, rfc: Rfc3649::default(), per_packet: false, ai: 0, cwnd_cnt: 0 }
+        HighSpeed::with(&Config { variant, ..Config::default() })
+    }
+
+    pub fn with(c: &Config) -> Self {
+        HighSpeed { variant: c.variant, rfc: c.rfc(), per_packet: c.per_packet, ai: 0, cwnd_cnt: 0 }
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let variant = match p.choice("variant", "linux", &["linux", "rfc3649"])? {
-            "linux" => Variant::Linux,
-            _ => Variant::Rfc3649,
-        };
-        let low_window = p.f64("low_window", 38.0, |x| x >= 1.0, "a window >= 1 segment")?;
-        let high_window = p.f64("high_window", 83000.0, |x| x > low_window, "a window larger than low_window")?;
-        let low_p =
-            p.f64("low_p", 1.5 / (low_window * low_window), |x| x > 0.0 && x < 1.0, "a probability in (0, 1)")?;
-        let high_p = p.f64("high_p", 1e-7, |x| x > 0.0 && x < low_p, "a probability in (0, low_p)")?;
-        let high_decrease = p.f64("high_decrease", 0.1, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?;
-        let response = match p.choice("response", "interpolated", &["interpolated", "closed-form"])? {
-            "interpolated" => Response::Interpolated,
-            _ => Response::ClosedForm,
-        };
-        let per_packet = p.bool("per_packet", false)?;
-        let rfc = Rfc3649 { low_window, high_window, low_p, high_p, high_decrease, response };
-        Ok(HighSpeed { variant, rfc, per_packet, ai: 0, cwnd_cnt: 0 })
+        Ok(HighSpeed::with(&Config::from_params(map, field)?))
     }
 
     /// Linux: move `ai` so that table[ai-1].cwnd < cwnd <= table[ai].cwnd.

@@ -384,13 +384,124 @@ pub trait CongestionControl: Send {
     fn on_cwr(&mut self, _w: &mut Window, _enter: bool, _c: &Conn) {}
 }
 
-/// A documented parameter of an algorithm.
+/// A documented parameter of an algorithm. Its `default` is rendered from
+/// the algorithm's `Config::default()` (or, for an algorithm with variants,
+/// from each variant's config, [`variant_default`]), the one place the value
+/// is written.
 #[derive(Debug, Clone)]
 pub struct ParamInfo {
     pub name: &'static str,
-    pub default: &'static str,
+    pub default: String,
     pub description: &'static str,
     pub source: &'static str,
+}
+
+impl ParamInfo {
+    pub fn new(name: &'static str, default: impl ParamValue, description: &'static str, source: &'static str) -> Self {
+        ParamInfo { name, default: default.shown(), description, source }
+    }
+}
+
+/// A parameter value as `tcplab algorithms` shows a default: numbers as
+/// Rust's shortest round-trip decimal, choices by their spec spelling.
+pub trait ParamValue {
+    fn shown(&self) -> String;
+}
+
+impl ParamValue for f64 {
+    /// Shortest round-trip decimal; very small or large values in
+    /// exponent form (`1e-7`, `1e7`).
+    fn shown(&self) -> String {
+        let a = self.abs();
+        if a != 0.0 && !(1e-4..1e7).contains(&a) {
+            format!("{self:e}")
+        } else {
+            format!("{self}")
+        }
+    }
+}
+
+impl ParamValue for u64 {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl ParamValue for u32 {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl ParamValue for bool {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl ParamValue for &str {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl ParamValue for String {
+    fn shown(&self) -> String {
+        self.clone()
+    }
+}
+
+/// A parameter that is one of a few names, read by [`Params::pick`].
+pub trait Choice: Copy + Sized {
+    /// The spellings, in the order error messages list them.
+    const NAMES: &'static [&'static str];
+    fn name(self) -> &'static str;
+    fn from_name(s: &str) -> Option<Self>;
+}
+
+/// Implements [`Choice`] and [`ParamValue`] for an enum of parameter
+/// values: `param_choice!(Mode { Linux => "linux", Float => "float" })`.
+#[macro_export]
+macro_rules! param_choice {
+    ($ty:ty { $($v:ident => $s:literal),+ $(,)? }) => {
+        impl $crate::cc::Choice for $ty {
+            const NAMES: &'static [&'static str] = &[$($s),+];
+            fn name(self) -> &'static str {
+                match self {
+                    $(Self::$v => $s),+
+                }
+            }
+            fn from_name(s: &str) -> Option<Self> {
+                match s {
+                    $($s => Some(Self::$v),)+
+                    _ => None,
+                }
+            }
+        }
+        impl $crate::cc::ParamValue for $ty {
+            fn shown(&self) -> String {
+                $crate::cc::Choice::name(*self).to_string()
+            }
+        }
+    };
+}
+
+/// The default of one parameter of an algorithm with variants, from each
+/// variant's config: the value when all agree, else each value with the
+/// variants that have it, e.g. `2 (linux, linux-2.6) / 1 (paper)`.
+pub fn variant_default<C, T: ParamValue>(variants: &[(&str, C)], get: impl Fn(&C) -> T) -> String {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for (name, c) in variants {
+        let v = get(c).shown();
+        match groups.iter_mut().find(|(g, _)| *g == v) {
+            Some((_, names)) => names.push(name),
+            None => groups.push((v, vec![name])),
+        }
+    }
+    if groups.len() == 1 {
+        return groups.pop().map(|(v, _)| v).unwrap_or_default();
+    }
+    groups.iter().map(|(v, names)| format!("{v} ({})", names.join(", "))).collect::<Vec<_>>().join(" / ")
 }
 
 /// An algorithm as listed by `tcplab algorithms`.
@@ -400,6 +511,13 @@ pub struct AlgorithmInfo {
     pub aliases: &'static [&'static str],
     pub description: &'static str,
     pub params: Vec<ParamInfo>,
+}
+
+impl AlgorithmInfo {
+    /// The parameter names, as [`Params::new`] accepts them.
+    pub fn param_names(&self) -> Vec<&'static str> {
+        self.params.iter().map(|p| p.name).collect()
+    }
 }
 
 /// Builds an algorithm from its parameters; `field` is the path used in errors
@@ -472,14 +590,14 @@ fn edit_distance(a: &str, b: &str) -> usize {
 pub struct Params<'a> {
     map: &'a serde_json::Map<String, serde_json::Value>,
     field: String,
-    allowed: &'a [&'static str],
+    allowed: Vec<&'static str>,
 }
 
 impl<'a> Params<'a> {
     pub fn new(
         map: &'a serde_json::Map<String, serde_json::Value>,
         field: &str,
-        allowed: &'a [&'static str],
+        allowed: &[&'static str],
     ) -> Result<Self, SpecError> {
         for k in map.keys() {
             if !allowed.contains(&k.as_str()) {
@@ -489,7 +607,7 @@ impl<'a> Params<'a> {
                 ));
             }
         }
-        Ok(Params { map, field: field.to_string(), allowed })
+        Ok(Params { map, field: field.to_string(), allowed: allowed.to_vec() })
     }
 
     pub fn f64(&self, name: &str, default: f64, valid: impl Fn(f64) -> bool, what: &str) -> Result<f64, SpecError> {
@@ -522,11 +640,17 @@ impl<'a> Params<'a> {
         }
     }
 
+    /// A choice parameter read into its enum (see [`param_choice!`]).
+    pub fn pick<T: Choice>(&self, name: &str, default: T) -> Result<T, SpecError> {
+        let s = self.choice(name, default.name(), T::NAMES)?;
+        Ok(T::from_name(s).unwrap_or(default))
+    }
+
     pub fn choice(
         &self,
         name: &str,
         default: &'static str,
-        options: &'static [&'static str],
+        options: &[&'static str],
     ) -> Result<&'static str, SpecError> {
         match self.map.get(name) {
             None => Ok(default),

@@ -121,9 +121,42 @@ pub struct Prague {
     cwnd_seen: f64,
 }
 
-const PARAMS: &[&str] = &["rtt_target", "rtt_transition", "alpha_mode"];
+/// Prague's parameters; `Default` is where each default is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Seconds; 0: no RTT scaling.
+    pub rtt_target: f64,
+    /// Rounds.
+    pub rtt_transition: u64,
+    pub alpha_mode: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { rtt_target: 0.025, rtt_transition: 4, alpha_mode: 0 }
+    }
+}
+
+impl Config {
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let d = Config::default();
+        let p = Params::new(map, field, &info().param_names())?;
+        Ok(Config {
+            rtt_target: p.f64("rtt_target", d.rtt_target, |x| (0.0..=10.0).contains(&x), "seconds in [0, 10]")?,
+            rtt_transition: p.u64(
+                "rtt_transition",
+                d.rtt_transition,
+                |x| x <= u32::MAX as u64,
+                "a number of rounds",
+            )?,
+            alpha_mode: p.u64("alpha_mode", d.alpha_mode, |x| x <= 1, "0 or 1")?,
+        })
+    }
+}
 
 pub fn info() -> AlgorithmInfo {
+    let d = Config::default();
     AlgorithmInfo {
         name: "prague",
         aliases: &["tcp-prague"],
@@ -131,9 +164,9 @@ pub fn info() -> AlgorithmInfo {
                       (g = 1/16) of the CE fraction, a fractional window, growth only from unmarked segments, RTT-independent \
                       increase below a 25 ms target, pacing; halves on loss.",
         params: vec![
-            ParamInfo { name: "rtt_target", default: "0.025", description: "RTT below which growth is scaled to that of this RTT, seconds (0: no scaling)", source: "tcp_prague.c prague_rtt_target (RTT_TARGET 25 ms)" },
-            ParamInfo { name: "rtt_transition", default: "4", description: "rounds after slow start before the flow becomes RTT-independent", source: "tcp_prague.c prague_rtt_transition (DEFAULT_RTT_TRANSITION)" },
-            ParamInfo { name: "alpha_mode", default: "0", description: "0: alpha starts at 0 and the first CE mark halves the window; 1: alpha starts at 1", source: "tcp_prague.c prague_alpha_mode" },
+            ParamInfo::new("rtt_target", d.rtt_target, "RTT below which growth is scaled to that of this RTT, seconds (0: no scaling)", "tcp_prague.c prague_rtt_target (RTT_TARGET 25 ms)"),
+            ParamInfo::new("rtt_transition", d.rtt_transition, "rounds after slow start before the flow becomes RTT-independent", "tcp_prague.c prague_rtt_transition (DEFAULT_RTT_TRANSITION)"),
+            ParamInfo::new("alpha_mode", d.alpha_mode, "0: alpha starts at 0 and the first CE mark halves the window; 1: alpha starts at 1", "tcp_prague.c prague_alpha_mode"),
         ],
     }
 }
@@ -148,10 +181,14 @@ pub fn build(
 
 impl Prague {
     pub fn new() -> Self {
+        Prague::with(&Config::default())
+    }
+
+    pub fn with(c: &Config) -> Self {
         Prague {
-            rtt_target: 0.025,
-            rtt_transition: 4,
-            alpha_mode: 0,
+            rtt_target: c.rtt_target,
+            rtt_transition: c.rtt_transition as u32,
+            alpha_mode: c.alpha_mode as u32,
             alpha: 0.0,
             frac_cwnd: 0.0,
             ai_ack_increase: 1.0,
@@ -178,12 +215,7 @@ impl Prague {
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let mut s = Prague::new();
-        s.rtt_target = p.f64("rtt_target", 0.025, |x| (0.0..=10.0).contains(&x), "seconds in [0, 10]")?;
-        s.rtt_transition = p.u64("rtt_transition", 4, |x| x <= u32::MAX as u64, "a number of rounds")? as u32;
-        s.alpha_mode = p.u64("alpha_mode", 0, |x| x <= 1, "0 or 1")? as u32;
-        Ok(s)
+        Ok(Prague::with(&Config::from_params(map, field)?))
     }
 
     fn mtu(&self) -> f64 {

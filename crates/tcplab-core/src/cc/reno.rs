@@ -23,6 +23,7 @@
 
 use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
 use crate::error::SpecError;
+use crate::param_choice;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -38,6 +39,38 @@ pub enum SsthreshBasis {
     FlightSize,
 }
 
+param_choice!(Mode { Linux => "linux", Float => "float" });
+param_choice!(SsthreshBasis { Cwnd => "cwnd", FlightSize => "flightsize" });
+
+/// Reno's parameters (`flows[i].cc.params`); `Default` is where each
+/// default is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub mode: Mode,
+    pub ssthresh_basis: SsthreshBasis,
+    /// Fraction of the window kept after a loss.
+    pub beta: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { mode: Mode::Linux, ssthresh_basis: SsthreshBasis::Cwnd, beta: 0.5 }
+    }
+}
+
+impl Config {
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let d = Config::default();
+        let p = Params::new(map, field, &info().param_names())?;
+        Ok(Config {
+            mode: p.pick("mode", d.mode)?,
+            ssthresh_basis: p.pick("ssthresh_basis", d.ssthresh_basis)?,
+            beta: p.f64("beta", d.beta, |b| b > 0.0 && b < 1.0, "a fraction in (0, 1)")?,
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Reno {
     pub mode: Mode,
@@ -49,15 +82,16 @@ pub struct Reno {
 }
 
 pub fn info() -> AlgorithmInfo {
+    let d = Config::default();
     AlgorithmInfo {
         name: "newreno",
         aliases: &["reno"],
         description: "Reno/NewReno window rules: slow start, +1 segment per RTT, halve on loss. \
                       The recovery variant (reno, newreno, sack) is the flow's `recovery` setting.",
         params: vec![
-            ParamInfo { name: "mode", default: "linux", description: "linux: integer cwnd with snd_cwnd_cnt credit; float: per ACK, +min(N, 1) in slow start and +1/cwnd in congestion avoidance (RFC 5681, ns-2)", source: "Linux tcp_cong.c; ns-2 tcp.cc" },
-            ParamInfo { name: "ssthresh_basis", default: "cwnd", description: "cwnd: ssthresh = max(beta*cwnd, 2) (Linux, ns-2); flightsize: max(beta*FlightSize, 2) (RFC 5681 eq. 4)", source: "RFC 5681 s3.1; Linux tcp_reno_ssthresh" },
-            ParamInfo { name: "beta", default: "0.5", description: "fraction of the window kept after a loss", source: "RFC 5681" },
+            ParamInfo::new("mode", d.mode, "linux: integer cwnd with snd_cwnd_cnt credit; float: per ACK, +min(N, 1) in slow start and +1/cwnd in congestion avoidance (RFC 5681, ns-2)", "Linux tcp_cong.c; ns-2 tcp.cc"),
+            ParamInfo::new("ssthresh_basis", d.ssthresh_basis, "cwnd: ssthresh = max(beta*cwnd, 2) (Linux, ns-2); flightsize: max(beta*FlightSize, 2) (RFC 5681 eq. 4)", "RFC 5681 s3.1; Linux tcp_reno_ssthresh"),
+            ParamInfo::new("beta", d.beta, "fraction of the window kept after a loss", "RFC 5681"),
         ],
     }
 }
@@ -72,21 +106,15 @@ pub fn build(
 
 impl Reno {
     pub fn new(mode: Mode) -> Self {
-        Reno { mode, basis: SsthreshBasis::Cwnd, beta: 0.5, cwnd_cnt: 0 }
+        Reno::with(&Config { mode, ..Config::default() })
+    }
+
+    pub fn with(c: &Config) -> Self {
+        Reno { mode: c.mode, basis: c.ssthresh_basis, beta: c.beta, cwnd_cnt: 0 }
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, &["mode", "ssthresh_basis", "beta"])?;
-        let mode = match p.choice("mode", "linux", &["linux", "float"])? {
-            "linux" => Mode::Linux,
-            _ => Mode::Float,
-        };
-        let basis = match p.choice("ssthresh_basis", "cwnd", &["cwnd", "flightsize"])? {
-            "cwnd" => SsthreshBasis::Cwnd,
-            _ => SsthreshBasis::FlightSize,
-        };
-        let beta = p.f64("beta", 0.5, |b| b > 0.0 && b < 1.0, "a fraction in (0, 1)")?;
-        Ok(Reno { mode, basis, beta, cwnd_cnt: 0 })
+        Ok(Reno::with(&Config::from_params(map, field)?))
     }
 
     /// Linux `tcp_slow_start` (integer cwnd): `cwnd = min(cwnd + acked,

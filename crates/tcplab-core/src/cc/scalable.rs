@@ -38,8 +38,11 @@
 //! `cwnd <= low_window` at the ACK or loss. No time-dependent state.
 
 use super::reno::Reno;
-use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use super::{
+    variant_default, AckSample, AlgorithmInfo, Choice, CongestionControl, LossEvent, ParamInfo, Params, Window,
+};
 use crate::error::SpecError;
+use crate::param_choice;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
@@ -67,54 +70,103 @@ pub struct Scalable {
     pub cwnd_cnt: u64,
 }
 
-const PARAMS: &[&str] = &["variant", "ai_cnt", "a", "b", "low_window", "per_packet"];
+param_choice!(Variant { Linux => "linux", LinuxPre2020 => "linux-pre-2020", Paper => "paper" });
+
+/// Scalable's parameters; [`Config::for_variant`] is where each default
+/// is written (`Default`: variant linux).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub variant: Variant,
+    pub ai_cnt: u64,
+    pub a: f64,
+    pub b: f64,
+    pub low_window: f64,
+    pub per_packet: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::for_variant(Variant::Linux)
+    }
+}
+
+impl Config {
+    pub fn for_variant(variant: Variant) -> Self {
+        Config {
+            variant,
+            ai_cnt: if variant == Variant::LinuxPre2020 { 50 } else { 100 },
+            a: 0.01,
+            b: 0.125,
+            low_window: 16.0,
+            per_packet: false,
+        }
+    }
+
+    fn variants() -> Vec<(&'static str, Config)> {
+        [Variant::Linux, Variant::LinuxPre2020, Variant::Paper].map(|v| (v.name(), Config::for_variant(v))).into()
+    }
+
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, &info().param_names())?;
+        let d = Config::for_variant(p.pick("variant", Config::default().variant)?);
+        Ok(Config {
+            ai_cnt: p.u64("ai_cnt", d.ai_cnt, |x| x >= 1, "an integer >= 1")?,
+            a: p.f64("a", d.a, |x| x > 0.0 && x <= 1.0, "a number in (0, 1]")?,
+            b: p.f64("b", d.b, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?,
+            low_window: p.f64("low_window", d.low_window, |x| x >= 0.0, "a number of segments >= 0")?,
+            per_packet: p.bool("per_packet", d.per_packet)?,
+            ..d
+        })
+    }
+}
 
 pub fn info() -> AlgorithmInfo {
+    let v = Config::variants();
     AlgorithmInfo {
         name: "scalable",
         aliases: &["stcp"],
         description: "Scalable TCP: +0.01 segment per segment acknowledged above a low window (about +1% per RTT), \
                       keep 7/8 of the window on loss.",
         params: vec![
-            ParamInfo {
-                name: "variant",
-                default: "linux",
-                description:
-                    "linux: cwnd += acked/min(cwnd, ai_cnt) with integer cwnd, ssthresh = max(cwnd - cwnd/8, 2); \
+            ParamInfo::new(
+                "variant",
+                Config::default().variant,
+                "linux: cwnd += acked/min(cwnd, ai_cnt) with integer cwnd, ssthresh = max(cwnd - cwnd/8, 2); \
                               linux-pre-2020: +1/min(cwnd, 50) per ACK, slow-start leftover discarded; \
                               paper: fractional cwnd, +a per ACK above low_window, keep 1-b on loss",
-                source: "Linux tcp_scalable.c (5.7+ and 4.x-5.6); Kelly 2003",
-            },
-            ParamInfo {
-                name: "ai_cnt",
-                default: "100 (linux), 50 (linux-pre-2020)",
-                description: "TCP_SCALABLE_AI_CNT: +1 segment per min(cwnd, ai_cnt) credits (Linux variants only)",
-                source: "Linux tcp_scalable.c",
-            },
-            ParamInfo {
-                name: "a",
-                default: "0.01",
-                description: "paper: cwnd increase per ACK above low_window",
-                source: "Kelly 2003",
-            },
-            ParamInfo {
-                name: "b",
-                default: "0.125",
-                description: "paper: fraction of cwnd removed on loss above low_window",
-                source: "Kelly 2003",
-            },
-            ParamInfo {
-                name: "low_window",
-                default: "16",
-                description: "paper: legacy window; Reno increase/decrease at or below it (0 = none, as mv-highspeed)",
-                source: "Kelly 2003; docs/papers/mv-highspeed.md",
-            },
-            ParamInfo {
-                name: "per_packet",
-                default: "false",
-                description: "paper: add a per segment delivered (acked) instead of per ACK",
-                source: "Kelly 2003 (per ACK); reference s1.1",
-            },
+                "Linux tcp_scalable.c (5.7+ and 4.x-5.6); Kelly 2003",
+            ),
+            ParamInfo::new(
+                "ai_cnt",
+                variant_default(&v, |c| c.ai_cnt),
+                "TCP_SCALABLE_AI_CNT: +1 segment per min(cwnd, ai_cnt) credits (Linux variants only)",
+                "Linux tcp_scalable.c",
+            ),
+            ParamInfo::new(
+                "a",
+                variant_default(&v, |c| c.a),
+                "paper: cwnd increase per ACK above low_window",
+                "Kelly 2003",
+            ),
+            ParamInfo::new(
+                "b",
+                variant_default(&v, |c| c.b),
+                "paper: fraction of cwnd removed on loss above low_window",
+                "Kelly 2003",
+            ),
+            ParamInfo::new(
+                "low_window",
+                variant_default(&v, |c| c.low_window),
+                "paper: legacy window; Reno increase/decrease at or below it (0 = none, as mv-highspeed)",
+                "Kelly 2003; docs/papers/mv-highspeed.md",
+            ),
+            ParamInfo::new(
+                "per_packet",
+                variant_default(&v, |c| c.per_packet),
+                "paper: add a per segment delivered (acked) instead of per ACK",
+                "Kelly 2003 (per ACK); reference s1.1",
+            ),
         ],
     }
 }
@@ -129,32 +181,24 @@ pub fn build(
 
 impl Scalable {
     pub fn new(variant: Variant) -> Self {
+        Scalable::with(&Config::for_variant(variant))
+    }
+
+    pub fn with(c: &Config) -> Self {
         Scalable {
-            variant,
-            ai_cnt: if variant == Variant::LinuxPre2020 { 50 } else { 100 },
+            variant: c.variant,
+            ai_cnt: c.ai_cnt,
             md_shift: 3,
-            a: 0.01,
-            b: 0.125,
-            low_window: 16.0,
-            per_packet: false,
+            a: c.a,
+            b: c.b,
+            low_window: c.low_window,
+            per_packet: c.per_packet,
             cwnd_cnt: 0,
         }
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let variant = match p.choice("variant", "linux", &["linux", "linux-pre-2020", "paper"])? {
-            "linux" => Variant::Linux,
-            "linux-pre-2020" => Variant::LinuxPre2020,
-            _ => Variant::Paper,
-        };
-        let mut s = Scalable::new(variant);
-        s.ai_cnt = p.u64("ai_cnt", s.ai_cnt, |x| x >= 1, "an integer >= 1")?;
-        s.a = p.f64("a", s.a, |x| x > 0.0 && x <= 1.0, "a number in (0, 1]")?;
-        s.b = p.f64("b", s.b, |x| x > 0.0 && x < 1.0, "a fraction in (0, 1)")?;
-        s.low_window = p.f64("low_window", s.low_window, |x| x >= 0.0, "a number of segments >= 0")?;
-        s.per_packet = p.bool("per_packet", s.per_packet)?;
-        Ok(s)
+        Ok(Scalable::with(&Config::from_params(map, field)?))
     }
 }
 

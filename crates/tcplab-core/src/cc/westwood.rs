@@ -68,8 +68,11 @@
 
 use super::bwe::{BweConfig, BweFilter, WestwoodBwe, WESTWOOD_INIT_RTT, WESTWOOD_RTT_MIN};
 use super::reno::{self, Reno};
-use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use super::{
+    variant_default, AckSample, AlgorithmInfo, Choice, CongestionControl, LossEvent, ParamInfo, Params, Window,
+};
 use crate::error::SpecError;
+use crate::param_choice;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BweTiming {
@@ -97,25 +100,135 @@ pub const LINUX_FILTER_GAIN: f64 = 1.0 / 8.0;
 /// Westwood+ paper (Grieco & Mascolo 2004): `b = 0.9 b + 0.1 sample`.
 pub const PAPER_FILTER_GAIN: f64 = 0.1;
 
-/// Parameter names (shared with the algorithms built on Westwood).
-pub const PARAMS: &[&str] =
-    &["variant", "bwe_timing", "reset_rtt_min_on_rto", "mode", "filter", "filter_gain", "min_interval", "init_rtt"];
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    Linux,
+    Paper,
+}
+
+/// The bandwidth estimate's low-pass filter (`filter`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    Linux,
+    Ewma,
+    Tustin,
+}
+
+param_choice!(Variant { Linux => "linux", Paper => "paper" });
+param_choice!(BweTiming { RecoveryExit => "recovery_exit", Immediate => "immediate" });
+param_choice!(Filter { Linux => "linux", Ewma => "ewma", Tustin => "tustin" });
+
+/// Westwood's parameters; [`Config::for_variant`] is where each default is
+/// written (`Default`: variant linux). The algorithms built on Westwood
+/// read them with their own defaults ([`Config::read`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub variant: Variant,
+    pub bwe_timing: BweTiming,
+    pub reset_rtt_min_on_rto: bool,
+    pub mode: reno::Mode,
+    pub filter: Filter,
+    /// Weight of the new sample; None: the filter's own
+    /// ([`Config::filter_gain`]).
+    pub filter_gain: Option<f64>,
+    /// Seconds.
+    pub min_interval: f64,
+    /// Seconds.
+    pub init_rtt: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::for_variant(Variant::Linux)
+    }
+}
+
+impl Config {
+    pub fn for_variant(variant: Variant) -> Self {
+        let linux = variant == Variant::Linux;
+        Config {
+            variant,
+            bwe_timing: if linux { BweTiming::RecoveryExit } else { BweTiming::Immediate },
+            reset_rtt_min_on_rto: linux,
+            mode: if linux { reno::Mode::Linux } else { reno::Mode::Float },
+            filter: if linux { Filter::Linux } else { Filter::Ewma },
+            filter_gain: None,
+            min_interval: WESTWOOD_RTT_MIN,
+            init_rtt: WESTWOOD_INIT_RTT,
+        }
+    }
+
+    pub fn variants() -> Vec<(&'static str, Config)> {
+        [Variant::Linux, Variant::Paper].map(|v| (v.name(), Config::for_variant(v))).into()
+    }
+
+    /// The filter's gain: as set, else Linux's 1/8 for its cascade and the
+    /// papers' 0.1 for the others.
+    pub fn filter_gain(&self) -> f64 {
+        self.filter_gain.unwrap_or(if self.filter == Filter::Linux { LINUX_FILTER_GAIN } else { PAPER_FILTER_GAIN })
+    }
+
+    /// How `filter_gain`'s default is shown.
+    pub fn filter_gain_default() -> String {
+        format!("{LINUX_FILTER_GAIN} (filter linux) / {PAPER_FILTER_GAIN} (ewma, tustin)")
+    }
+
+    /// Reads Westwood's parameters from `p`; `base` gives the defaults of
+    /// a variant (the variant itself defaulting to `base(default_variant)`'s).
+    pub fn read(p: &Params, default_variant: Variant, base: impl Fn(Variant) -> Config) -> Result<Self, SpecError> {
+        let d = base(p.pick("variant", default_variant)?);
+        let bwe_timing = p.pick("bwe_timing", d.bwe_timing)?;
+        let reset_rtt_min_on_rto = p.bool("reset_rtt_min_on_rto", d.reset_rtt_min_on_rto)?;
+        let mode = p.pick("mode", d.mode)?;
+        let filter = p.pick("filter", d.filter)?;
+        let gain = Config { filter, ..d }.filter_gain();
+        let filter_gain = Some(p.f64("filter_gain", gain, |g| g > 0.0 && g <= 1.0, "a fraction in (0, 1]")?);
+        Ok(Config {
+            variant: d.variant,
+            bwe_timing,
+            reset_rtt_min_on_rto,
+            mode,
+            filter,
+            filter_gain,
+            min_interval: p.f64("min_interval", d.min_interval, |x| x >= 0.0, "a time >= 0 in seconds")?,
+            init_rtt: p.f64("init_rtt", d.init_rtt, |x| x > 0.0, "a time > 0 in seconds")?,
+        })
+    }
+
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let p = Params::new(map, field, &info().param_names())?;
+        Config::read(&p, Config::default().variant, Config::for_variant)
+    }
+
+    /// The estimator these parameters give.
+    pub fn bwe(&self) -> BweConfig {
+        let gain = self.filter_gain();
+        let filter = match self.filter {
+            Filter::Ewma => BweFilter::Ewma { gain },
+            Filter::Tustin => BweFilter::Tustin { a: 1.0 - gain },
+            Filter::Linux => BweFilter::LinuxCascaded { gain },
+        };
+        BweConfig { min_interval: self.min_interval, init_rtt: self.init_rtt, filter, fixed_interval: None }
+    }
+}
 
 pub fn info() -> AlgorithmInfo {
+    let v = Config::variants();
     AlgorithmInfo {
         name: "westwood",
         aliases: &["westwood+", "westwoodplus"],
         description: "Westwood+: Reno growth; after loss ssthresh = max(BWE x RTTmin, 2) from a once-per-RTT, \
                       low-pass filtered bandwidth estimate (Linux tcp_westwood.c, or the papers' timing).",
         params: vec![
-            ParamInfo { name: "variant", default: "linux", description: "linux: BWE x RTTmin applied at recovery exit, rtt_min reset after RTO, integer cwnd, two cascaded 7/8 filters; paper: applied on the 3rd dupack, no rtt_min reset, float cwnd, one EWMA with gain 0.1 (sets the defaults of bwe_timing, reset_rtt_min_on_rto, mode, filter and filter_gain)", source: "Linux tcp_westwood.c; Grieco & Mascolo 2004; Mascolo et al. 2001" },
-            ParamInfo { name: "bwe_timing", default: "recovery_exit (linux) / immediate (paper)", description: "recovery_exit: ssthresh = Reno half on entry, ssthresh = cwnd = BWE x RTTmin at COMPLETE_CWR; immediate: ssthresh = BWE x RTTmin on entry, cwnd = min(prior cwnd, ssthresh) at exit", source: "Linux tcp_westwood_event; papers" },
-            ParamInfo { name: "reset_rtt_min_on_rto", default: "true (linux) / false (paper)", description: "after an RTO the next ACK sets rtt_min to the latest RTT sample", source: "Linux CA_EVENT_LOSS" },
-            ParamInfo { name: "mode", default: "linux (linux) / float (paper)", description: "Reno growth: linux = integer cwnd with snd_cwnd_cnt; float = cwnd += acked/cwnd", source: "Linux tcp_reno_cong_avoid; ns-2" },
-            ParamInfo { name: "filter", default: "linux (linux) / ewma (paper)", description: "linux: two cascaded EWMAs (bw_ns_est, bw_est); ewma: one EWMA b = (1-g) b + g s (paper); tustin: v = (1-g) v + g (s + s_prev)/2 (ns-3)", source: "Linux westwood_filter; Grieco & Mascolo 2004; ns-3" },
-            ParamInfo { name: "filter_gain", default: "0.125 (linux) / 0.1 (ewma, tustin)", description: "weight of the new input in the filter (Linux 1/8: (7a + b) >> 3)", source: "Linux westwood_do_filter; paper 0.9/0.1" },
-            ParamInfo { name: "min_interval", default: "0.05", description: "shortest bandwidth sampling interval, s: a sample is taken when more than max(RTT, min_interval) has elapsed", source: "Linux TCP_WESTWOOD_RTT_MIN = HZ/20" },
-            ParamInfo { name: "init_rtt", default: "20", description: "initial rtt and rtt_min, s (no sample before the first RTT sample)", source: "Linux TCP_WESTWOOD_INIT_RTT = 20*HZ" },
+            ParamInfo::new("variant", Config::default().variant, "linux: BWE x RTTmin applied at recovery exit, rtt_min reset after RTO, integer cwnd, two cascaded 7/8 filters; paper: applied on the 3rd dupack, no rtt_min reset, float cwnd, one EWMA with gain 0.1 (sets the defaults of bwe_timing, reset_rtt_min_on_rto, mode, filter and filter_gain)", "Linux tcp_westwood.c; Grieco & Mascolo 2004; Mascolo et al. 2001"),
+            ParamInfo::new("bwe_timing", variant_default(&v, |c| c.bwe_timing), "recovery_exit: ssthresh = Reno half on entry, ssthresh = cwnd = BWE x RTTmin at COMPLETE_CWR; immediate: ssthresh = BWE x RTTmin on entry, cwnd = min(prior cwnd, ssthresh) at exit", "Linux tcp_westwood_event; papers"),
+            ParamInfo::new("reset_rtt_min_on_rto", variant_default(&v, |c| c.reset_rtt_min_on_rto), "after an RTO the next ACK sets rtt_min to the latest RTT sample", "Linux CA_EVENT_LOSS"),
+            ParamInfo::new("mode", variant_default(&v, |c| c.mode), "Reno growth: linux = integer cwnd with snd_cwnd_cnt; float = cwnd += acked/cwnd", "Linux tcp_reno_cong_avoid; ns-2"),
+            ParamInfo::new("filter", variant_default(&v, |c| c.filter), "linux: two cascaded EWMAs (bw_ns_est, bw_est); ewma: one EWMA b = (1-g) b + g s (paper); tustin: v = (1-g) v + g (s + s_prev)/2 (ns-3)", "Linux westwood_filter; Grieco & Mascolo 2004; ns-3"),
+            ParamInfo::new("filter_gain", Config::filter_gain_default(), "weight of the new input in the filter (Linux 1/8: (7a + b) >> 3)", "Linux westwood_do_filter; paper 0.9/0.1"),
+            ParamInfo::new("min_interval", variant_default(&v, |c| c.min_interval), "shortest bandwidth sampling interval, s: a sample is taken when more than max(RTT, min_interval) has elapsed", "Linux TCP_WESTWOOD_RTT_MIN = HZ/20"),
+            ParamInfo::new("init_rtt", variant_default(&v, |c| c.init_rtt), "initial rtt and rtt_min, s (no sample before the first RTT sample)", "Linux TCP_WESTWOOD_INIT_RTT = 20*HZ"),
         ],
     }
 }
@@ -131,64 +244,27 @@ pub fn build(
 impl Westwood {
     /// Linux defaults.
     pub fn linux() -> Self {
-        Westwood {
-            timing: BweTiming::RecoveryExit,
-            reset_rtt_min_on_rto: true,
-            bwe: WestwoodBwe::new(BweConfig::default()),
-            reno: Reno::new(reno::Mode::Linux),
-            prior_cwnd: 0.0,
-            loss_pending: false,
-        }
+        Westwood::with(&Config::for_variant(Variant::Linux))
     }
 
     /// The papers' variant.
     pub fn paper() -> Self {
+        Westwood::with(&Config::for_variant(Variant::Paper))
+    }
+
+    pub fn with(c: &Config) -> Self {
         Westwood {
-            timing: BweTiming::Immediate,
-            reset_rtt_min_on_rto: false,
-            bwe: WestwoodBwe::new(BweConfig {
-                filter: BweFilter::Ewma { gain: PAPER_FILTER_GAIN },
-                ..BweConfig::default()
-            }),
-            reno: Reno::new(reno::Mode::Float),
-            ..Self::linux()
+            timing: c.bwe_timing,
+            reset_rtt_min_on_rto: c.reset_rtt_min_on_rto,
+            bwe: WestwoodBwe::new(c.bwe()),
+            reno: Reno::new(c.mode),
+            prior_cwnd: 0.0,
+            loss_pending: false,
         }
     }
 
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let paper = p.choice("variant", "linux", &["linux", "paper"])? == "paper";
-        let timing = match p.choice(
-            "bwe_timing",
-            if paper { "immediate" } else { "recovery_exit" },
-            &["recovery_exit", "immediate"],
-        )? {
-            "immediate" => BweTiming::Immediate,
-            _ => BweTiming::RecoveryExit,
-        };
-        let reset_rtt_min_on_rto = p.bool("reset_rtt_min_on_rto", !paper)?;
-        let mode = match p.choice("mode", if paper { "float" } else { "linux" }, &["linux", "float"])? {
-            "float" => reno::Mode::Float,
-            _ => reno::Mode::Linux,
-        };
-        let kind = p.choice("filter", if paper { "ewma" } else { "linux" }, &["linux", "ewma", "tustin"])?;
-        let default_gain = if kind == "linux" { LINUX_FILTER_GAIN } else { PAPER_FILTER_GAIN };
-        let gain = p.f64("filter_gain", default_gain, |g| g > 0.0 && g <= 1.0, "a fraction in (0, 1]")?;
-        let filter = match kind {
-            "ewma" => BweFilter::Ewma { gain },
-            "tustin" => BweFilter::Tustin { a: 1.0 - gain },
-            _ => BweFilter::LinuxCascaded { gain },
-        };
-        let min_interval = p.f64("min_interval", WESTWOOD_RTT_MIN, |x| x >= 0.0, "a time >= 0 in seconds")?;
-        let init_rtt = p.f64("init_rtt", WESTWOOD_INIT_RTT, |x| x > 0.0, "a time > 0 in seconds")?;
-        Ok(Westwood {
-            timing,
-            reset_rtt_min_on_rto,
-            bwe: WestwoodBwe::new(BweConfig { min_interval, init_rtt, filter, fixed_interval: None }),
-            reno: Reno::new(mode),
-            prior_cwnd: 0.0,
-            loss_pending: false,
-        })
+        Ok(Westwood::with(&Config::from_params(map, field)?))
     }
 
     /// Linux `tcp_westwood_bw_rttmin`: `max(bw_est * rtt_min, 2)` segments, truncated.

@@ -44,8 +44,10 @@
 
 use super::rce::{Rce, RceConfig, RceFilter};
 use super::westwood::Westwood;
+use super::westwood_re;
 use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
 use crate::error::SpecError;
+use crate::param_choice;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RttSample {
@@ -102,34 +104,95 @@ pub struct WestwoodBs {
     rce_last: f64,
 }
 
-const EXTRA: &[&str] = &["rtt_sample", "rce_interval", "rce_filter", "rce_gain", "rce_discard_on_loss", "rce_min_gaps"];
+param_choice!(RttSample { Latest => "latest", Srtt => "srtt", EpochMax => "epoch_max" });
 
-const PARAMS: &[&str] = &[
-    "variant",
-    "bwe_timing",
-    "reset_rtt_min_on_rto",
-    "mode",
-    "filter",
-    "filter_gain",
-    "min_interval",
-    "init_rtt",
-    "interval",
-    "rtt_sample",
-    "rce_interval",
-    "rce_filter",
-    "rce_gain",
-    "rce_discard_on_loss",
-    "rce_min_gaps",
-];
+/// How successive RCE measurements combine (`rce_filter`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RceKind {
+    Last,
+    Ewma,
+    Max,
+}
+
+param_choice!(RceKind { Last => "last", Ewma => "ewma", Max => "max" });
+
+/// Westwood-BS's parameters: Westwood-RE's plus the buffer estimate's;
+/// `Default` is where each default is written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub re: westwood_re::Config,
+    pub rtt_sample: RttSample,
+    /// Seconds; 0: the RTO.
+    pub rce_interval: f64,
+    pub rce_filter: RceKind,
+    pub rce_gain: f64,
+    pub rce_discard_on_loss: bool,
+    pub rce_min_gaps: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let rce = RceConfig::default();
+        Config {
+            re: westwood_re::Config::default(),
+            rtt_sample: RttSample::Latest,
+            rce_interval: rce.interval.unwrap_or(0.0),
+            rce_filter: RceKind::Last,
+            rce_gain: 0.25,
+            rce_discard_on_loss: rce.discard_on_loss,
+            rce_min_gaps: rce.min_gaps as u64,
+        }
+    }
+}
+
+impl Config {
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        let d = Config::default();
+        let p = Params::new(map, field, &info().param_names())?;
+        let rtt_sample = p.pick("rtt_sample", d.rtt_sample)?;
+        let rce_interval = p.f64("rce_interval", d.rce_interval, |x| x >= 0.0, "a time >= 0 in seconds")?;
+        let rce_gain = p.f64("rce_gain", d.rce_gain, |g| g > 0.0 && g <= 1.0, "a fraction in (0, 1]")?;
+        let rce_filter = p.pick("rce_filter", d.rce_filter)?;
+        let rce_discard_on_loss = p.bool("rce_discard_on_loss", d.rce_discard_on_loss)?;
+        let rce_min_gaps =
+            p.u64("rce_min_gaps", d.rce_min_gaps, |x| x >= 1 && x <= u32::MAX as u64, "an integer >= 1")?;
+        Ok(Config {
+            re: westwood_re::Config::read(&p)?,
+            rtt_sample,
+            rce_interval,
+            rce_filter,
+            rce_gain,
+            rce_discard_on_loss,
+            rce_min_gaps,
+        })
+    }
+
+    /// The capacity estimator these parameters give.
+    pub fn rce(&self) -> RceConfig {
+        RceConfig {
+            interval: if self.rce_interval > 0.0 { Some(self.rce_interval) } else { None },
+            discard_on_loss: self.rce_discard_on_loss,
+            min_gaps: self.rce_min_gaps as u32,
+            filter: match self.rce_filter {
+                RceKind::Ewma => RceFilter::Ewma { gain: self.rce_gain },
+                RceKind::Max => RceFilter::Max,
+                RceKind::Last => RceFilter::Last,
+            },
+            ..RceConfig::default()
+        }
+    }
+}
 
 pub fn info() -> AlgorithmInfo {
+    let d = Config::default();
     let mut params = vec![
-        ParamInfo { name: "rtt_sample", default: "latest", description: "RTT used in BS_estimate / compensated_RTT_min: latest sample, srtt, or epoch_max (largest since the last loss)", source: "unspecified in Kaneko & Katto 2005" },
-        ParamInfo { name: "rce_interval", default: "0 (the RTO)", description: "RCE counting interval, s", source: "Kaneko & Katto (RTO-long interval)" },
-        ParamInfo { name: "rce_filter", default: "last", description: "combining successive RCE measurements: last, ewma, max", source: "unspecified" },
-        ParamInfo { name: "rce_gain", default: "0.25", description: "EWMA gain for rce_filter = ewma", source: "choice" },
-        ParamInfo { name: "rce_discard_on_loss", default: "true", description: "drop RCE measurements whose ACK slot saw duplicate ACKs or an RTO", source: "choice" },
-        ParamInfo { name: "rce_min_gaps", default: "10", description: "fewest ACK gaps for an RCE measurement", source: "choice" },
+        ParamInfo::new("rtt_sample", d.rtt_sample, "RTT used in BS_estimate / compensated_RTT_min: latest sample, srtt, or epoch_max (largest since the last loss)", "unspecified in Kaneko & Katto 2005"),
+        ParamInfo::new("rce_interval", format!("{} (the RTO)", d.rce_interval), "RCE counting interval, s", "Kaneko & Katto (RTO-long interval)"),
+        ParamInfo::new("rce_filter", d.rce_filter, "combining successive RCE measurements: last, ewma, max", "unspecified"),
+        ParamInfo::new("rce_gain", d.rce_gain, "EWMA gain for rce_filter = ewma", "choice"),
+        ParamInfo::new("rce_discard_on_loss", d.rce_discard_on_loss, "drop RCE measurements whose ACK slot saw duplicate ACKs or an RTO", "choice"),
+        ParamInfo::new("rce_min_gaps", d.rce_min_gaps, "fewest ACK gaps for an RCE measurement", "choice"),
     ];
     params.extend(super::westwood_re::params_info());
     AlgorithmInfo {
@@ -151,42 +214,20 @@ pub fn build(
 
 impl WestwoodBs {
     pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
-        let p = Params::new(map, field, PARAMS)?;
-        let rtt_sample = match p.choice("rtt_sample", "latest", &["latest", "srtt", "epoch_max"])? {
-            "srtt" => RttSample::Srtt,
-            "epoch_max" => RttSample::EpochMax,
-            _ => RttSample::Latest,
-        };
-        let rce_interval = p.f64("rce_interval", 0.0, |x| x >= 0.0, "a time >= 0 in seconds")?;
-        let gain = p.f64("rce_gain", 0.25, |g| g > 0.0 && g <= 1.0, "a fraction in (0, 1]")?;
-        let filter = match p.choice("rce_filter", "last", &["last", "ewma", "max"])? {
-            "ewma" => RceFilter::Ewma { gain },
-            "max" => RceFilter::Max,
-            _ => RceFilter::Last,
-        };
-        let discard = p.bool("rce_discard_on_loss", true)?;
-        let min_gaps = p.u64("rce_min_gaps", 10, |x| x >= 1 && x <= u32::MAX as u64, "an integer >= 1")? as u32;
-        let mut ww_map = map.clone();
-        for k in EXTRA {
-            ww_map.remove(*k);
-        }
-        let ww = super::westwood_re::from_params(&ww_map, field, super::westwood_re::PARAMS)?;
-        Ok(WestwoodBs {
-            ww,
-            rce: Rce::new(RceConfig {
-                interval: if rce_interval > 0.0 { Some(rce_interval) } else { None },
-                discard_on_loss: discard,
-                min_gaps,
-                filter,
-                ..RceConfig::default()
-            }),
-            rtt_sample,
+        Ok(WestwoodBs::with(&Config::from_params(map, field)?))
+    }
+
+    pub fn with(c: &Config) -> Self {
+        WestwoodBs {
+            ww: c.re.westwood(),
+            rce: Rce::new(c.rce()),
+            rtt_sample: c.rtt_sample,
             srtt: 0.0,
             epoch_max: 0.0,
             last_now: 0.0,
             rce_count: 0,
             rce_last: 0.0,
-        })
+        }
     }
 
     /// The RTT the paper's formulas use now.

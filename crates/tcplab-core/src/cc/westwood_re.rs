@@ -22,34 +22,70 @@
 //! Every Westwood parameter is accepted with these defaults changed.
 
 use super::bwe::{BweConfig, WestwoodBwe};
-use super::westwood::Westwood;
-use super::{AlgorithmInfo, CongestionControl, ParamInfo, Params};
+use super::westwood::{self, Westwood};
+use super::{variant_default, AlgorithmInfo, Choice, CongestionControl, ParamInfo, Params};
 use crate::error::SpecError;
 
-/// Westwood's parameters plus RE's `interval`.
-pub const PARAMS: &[&str] = &[
-    "variant",
-    "bwe_timing",
-    "reset_rtt_min_on_rto",
-    "mode",
-    "filter",
-    "filter_gain",
-    "min_interval",
-    "init_rtt",
-    "interval",
-];
+/// Westwood-RE's parameters: Westwood's, read over RE's defaults
+/// ([`re_base`]), plus the sampling interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub ww: westwood::Config,
+    /// RE sampling interval T, seconds; 0: the latest RTT sample.
+    pub interval: f64,
+}
 
+/// RE's defaults for a Westwood variant: a Tustin filter and no floor on
+/// the sampling interval.
+pub fn re_base(variant: westwood::Variant) -> westwood::Config {
+    westwood::Config { filter: westwood::Filter::Tustin, min_interval: 0.0, ..westwood::Config::for_variant(variant) }
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { ww: re_base(westwood::Variant::Paper), interval: 0.0 }
+    }
+}
+
+impl Config {
+    fn variants() -> Vec<(&'static str, westwood::Config)> {
+        [westwood::Variant::Paper, westwood::Variant::Linux].map(|v| (v.name(), re_base(v))).into()
+    }
+
+    /// Reads RE's parameters from `p` (whose allowed names may be more).
+    pub fn read(p: &Params) -> Result<Self, SpecError> {
+        let d = Config::default();
+        let interval = p.f64("interval", d.interval, |x| x >= 0.0, "a time >= 0 in seconds")?;
+        Ok(Config { ww: westwood::Config::read(p, d.ww.variant, re_base)?, interval })
+    }
+
+    /// Reads a spec's parameters over the defaults; errors name the field.
+    pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Self, SpecError> {
+        Config::read(&Params::new(map, field, &info().param_names())?)
+    }
+
+    /// The Westwood these parameters configure.
+    pub fn westwood(&self) -> Westwood {
+        let mut w = Westwood::with(&self.ww);
+        let fixed_interval = if self.interval > 0.0 { Some(self.interval) } else { None };
+        w.bwe = WestwoodBwe::new(BweConfig { fixed_interval, ..self.ww.bwe() });
+        w
+    }
+}
+
+/// The parameters' documentation (shared with Westwood-BS).
 pub fn params_info() -> Vec<ParamInfo> {
+    let (d, v) = (Config::default(), Config::variants());
     vec![
-        ParamInfo { name: "interval", default: "0 (one RTT)", description: "RE sampling interval T, s; 0 = the latest RTT sample", source: "Wang et al. 2002 (T about one RTT); unspecified in Kaneko & Katto" },
-        ParamInfo { name: "variant", default: "paper", description: "Westwood timing variant (see westwood): paper = ssthresh = ERE x RTTmin on the 3rd dupack, cwnd = min(cwnd, ssthresh)", source: "Kaneko & Katto; Mascolo et al. 2001" },
-        ParamInfo { name: "filter", default: "tustin", description: "low-pass filter of the rate samples: tustin (a = 1 - filter_gain), ewma, linux", source: "ns-3 / UCLA TCPW (unspecified in the paper)" },
-        ParamInfo { name: "filter_gain", default: "0.1", description: "weight of the new input (Tustin a = 0.9)", source: "Grieco & Mascolo 2004; ns-3" },
-        ParamInfo { name: "min_interval", default: "0", description: "floor of the sampling interval, s (Linux Westwood+ uses 50 ms)", source: "choice: RE samples every RTT" },
-        ParamInfo { name: "bwe_timing", default: "immediate (variant paper)", description: "as westwood: when ERE x RTTmin is applied", source: "westwood.rs" },
-        ParamInfo { name: "reset_rtt_min_on_rto", default: "false (variant paper)", description: "as westwood", source: "westwood.rs" },
-        ParamInfo { name: "mode", default: "float (variant paper)", description: "as westwood: Reno growth, float or Linux integer cwnd", source: "westwood.rs" },
-        ParamInfo { name: "init_rtt", default: "20", description: "as westwood: initial rtt and rtt_min, s", source: "westwood.rs" },
+        ParamInfo::new("interval", format!("{} (one RTT)", d.interval), "RE sampling interval T, s; 0 = the latest RTT sample", "Wang et al. 2002 (T about one RTT); unspecified in Kaneko & Katto"),
+        ParamInfo::new("variant", d.ww.variant, "Westwood timing variant (see westwood): paper = ssthresh = ERE x RTTmin on the 3rd dupack, cwnd = min(cwnd, ssthresh)", "Kaneko & Katto; Mascolo et al. 2001"),
+        ParamInfo::new("filter", variant_default(&v, |c| c.filter), "low-pass filter of the rate samples: tustin (a = 1 - filter_gain), ewma, linux", "ns-3 / UCLA TCPW (unspecified in the paper)"),
+        ParamInfo::new("filter_gain", westwood::Config::filter_gain_default(), "weight of the new input (Tustin a = 0.9)", "Grieco & Mascolo 2004; ns-3"),
+        ParamInfo::new("min_interval", variant_default(&v, |c| c.min_interval), "floor of the sampling interval, s (Linux Westwood+ uses 50 ms)", "choice: RE samples every RTT"),
+        ParamInfo::new("bwe_timing", variant_default(&v, |c| c.bwe_timing), "as westwood: when ERE x RTTmin is applied", "westwood.rs"),
+        ParamInfo::new("reset_rtt_min_on_rto", variant_default(&v, |c| c.reset_rtt_min_on_rto), "as westwood", "westwood.rs"),
+        ParamInfo::new("mode", variant_default(&v, |c| c.mode), "as westwood: Reno growth, float or Linux integer cwnd", "westwood.rs"),
+        ParamInfo::new("init_rtt", variant_default(&v, |c| c.init_rtt), "as westwood: initial rtt and rtt_min, s", "westwood.rs"),
     ]
 }
 
@@ -68,38 +104,17 @@ pub fn build(
     map: &serde_json::Map<String, serde_json::Value>,
     field: &str,
 ) -> Result<Box<dyn CongestionControl>, SpecError> {
-    Ok(Box::new(from_params(map, field, PARAMS)?))
+    Ok(Box::new(from_params(map, field)?))
 }
 
-/// Builds the RE-configured Westwood from `map`, which may hold any of
-/// `allowed` (a superset of [`PARAMS`]; extra keys are the caller's).
-pub fn from_params(
-    map: &serde_json::Map<String, serde_json::Value>,
-    field: &str,
-    allowed: &'static [&'static str],
-) -> Result<Westwood, SpecError> {
-    let p = Params::new(map, field, allowed)?;
-    let interval = p.f64("interval", 0.0, |x| x >= 0.0, "a time >= 0 in seconds")?;
-    let mut ww_map = serde_json::Map::new();
-    for k in super::westwood::PARAMS {
-        if let Some(v) = map.get(*k) {
-            ww_map.insert((*k).to_string(), v.clone());
-        }
-    }
-    let defaults: [(&str, serde_json::Value); 3] =
-        [("variant", "paper".into()), ("filter", "tustin".into()), ("min_interval", 0.0.into())];
-    for (k, v) in defaults {
-        ww_map.entry(k.to_string()).or_insert(v);
-    }
-    let mut w = Westwood::from_params(&ww_map, field)?;
-    let cfg = BweConfig { fixed_interval: if interval > 0.0 { Some(interval) } else { None }, ..w.bwe.cfg };
-    w.bwe = WestwoodBwe::new(cfg);
-    Ok(w)
+/// The RE-configured Westwood of a spec's parameters.
+pub fn from_params(map: &serde_json::Map<String, serde_json::Value>, field: &str) -> Result<Westwood, SpecError> {
+    Ok(Config::from_params(map, field)?.westwood())
 }
 
 /// Westwood with RE and its defaults.
 pub fn westwood_re() -> Westwood {
-    from_params(&serde_json::Map::new(), "cc", PARAMS).expect("defaults are valid")
+    Config::default().westwood()
 }
 
 #[cfg(test)]
@@ -158,11 +173,11 @@ mod tests {
     fn fixed_interval_and_unknown_params() {
         let mut m = serde_json::Map::new();
         m.insert("interval".into(), serde_json::json!(0.25));
-        let w = from_params(&m, "f", PARAMS).unwrap();
+        let w = from_params(&m, "f").unwrap();
         assert_eq!(w.bwe.cfg.fixed_interval, Some(0.25));
         let mut m = serde_json::Map::new();
         m.insert("intervl".into(), serde_json::json!(0.25));
-        let e = from_params(&m, "flows[0].cc", PARAMS).err().unwrap();
+        let e = from_params(&m, "flows[0].cc").err().unwrap();
         assert_eq!(e.field, "flows[0].cc.params.intervl");
     }
 }

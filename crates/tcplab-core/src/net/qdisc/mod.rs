@@ -158,8 +158,15 @@ pub trait Qdisc: std::fmt::Debug + Send {
     fn trace_vars(&self, _out: &mut Vec<(&'static str, f64)>) {}
 }
 
-/// A documented parameter of a discipline (as the algorithms' `ParamInfo`).
-pub use crate::cc::ParamInfo;
+/// A documented parameter of a discipline (as the algorithms'
+/// [`crate::cc::ParamInfo`], its default written as text).
+#[derive(Debug, Clone)]
+pub struct ParamInfo {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub description: &'static str,
+    pub source: &'static str,
+}
 
 /// A discipline as listed by `tcplab disciplines`.
 #[derive(Debug, Clone)]
