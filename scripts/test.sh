@@ -16,13 +16,3 @@ echo "test: Rust tests, cargo test --workspace --release (building the test bina
 cargo test ${quiet[@]+"${quiet[@]}"} --workspace --release  # (the +-form: an empty array under set -u before bash 4.4)
 echo "test: Python tests, pytest (about 5 minutes on 2 cores; slow-marked paper-scale tests left out)" >&2
 .venv/bin/python -m pytest -q "$@"
-# The core's panic path: a panic inside a run must raise SimulationError and leave Python working.
-# Only an extension built with the cargo feature test-hooks can panic on purpose, and the installed
-# one has no test hooks; so build one beside it and run that test against a copy of the package.
-echo "test: the core's panic path, against an extension built with the cargo feature test-hooks (about 1 minute)" >&2
-cargo build ${quiet[@]+"${quiet[@]}"} --release -p tcplab-py --features pyo3/extension-module,test-hooks
-hooked=$(mktemp -d "${TMPDIR:-/tmp}/tcplab-hooks.XXXXXX")
-trap 'rm -rf "$hooked"' EXIT
-cp -r python/tcplab "$hooked/"
-cp target/release/lib_core.so "$hooked/tcplab/_core.abi3.so"
-TCPLAB_TEST_HOOKS=1 PYTHONPATH="$hooked" .venv/bin/python -m pytest -q -p no:cacheprovider tests/test_robustness.py
