@@ -15,4 +15,12 @@ quiet=()
 echo "test: Rust tests, cargo test --workspace --release (building the test binaries: about 4 minutes on 2 cores the first time)" >&2
 cargo test ${quiet[@]+"${quiet[@]}"} --workspace --release  # (the +-form: an empty array under set -u before bash 4.4)
 echo "test: Python tests, pytest (about 5 minutes on 2 cores; slow-marked paper-scale tests left out)" >&2
-.venv/bin/python -m pytest -q "$@"
+pytest_rc=0
+.venv/bin/python -m pytest -q "$@" || pytest_rc=$?
+# The four code checks (scripts/lint.sh: rustfmt, clippy, ruff, mypy) after the tests, so a finding
+# never hides a test result; either failing fails the command.
+echo "test: code checks, scripts/lint.sh (clippy compiles the workspace once more: about 2 minutes the first time)" >&2
+lint_rc=0
+bash scripts/lint.sh || lint_rc=$?
+[ "$pytest_rc" = 0 ] || exit "$pytest_rc"
+exit "$lint_rc"
