@@ -652,14 +652,13 @@ impl CongestionControl for Bbr {
         self.idle_restart = true;
         self.ack_epoch_mstamp = us(c.now);
         self.ack_epoch_acked = 0;
-        match self.mode {
+        let mode = self.mode; // a copy: the ProbeRtt guard updates self
+        match mode {
             Mode::ProbeBw => {
                 self.set_pacing_rate(self.bbr_bw(), BBR_UNIT, self.last_cwnd, c.srtt);
             }
-            Mode::ProbeRtt => {
-                if self.check_probe_rtt_done(c.now, us(c.delivered_time)) {
-                    w.cwnd = w.cwnd.max(self.prior_cwnd as f64);
-                }
+            Mode::ProbeRtt if self.check_probe_rtt_done(c.now, us(c.delivered_time)) => {
+                w.cwnd = w.cwnd.max(self.prior_cwnd as f64);
             }
             _ => {}
         }

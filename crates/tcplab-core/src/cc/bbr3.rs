@@ -287,7 +287,7 @@ impl Bbr3 {
         if interval_us > 0 && rs.delivered >= 0 {
             let num = rs.delivered as u128 * BW_UNIT as u128;
             let d = interval_us as u128;
-            ((num + d - 1) / d).min(u32::MAX as u128) as u32
+            num.div_ceil(d).min(u32::MAX as u128) as u32
         } else {
             0
         }
@@ -723,7 +723,7 @@ impl CongestionControl for Bbr3 {
 
     fn pacing_rate_bps(&self) -> Option<f64> {
         // None before `init` set a rate: unpaced rather than stalled.
-        (self.pacing_rate > 0).then(|| self.pacing_rate as f64 * 8.0)
+        (self.pacing_rate > 0).then_some(self.pacing_rate as f64 * 8.0)
     }
 
     fn trace_vars(&self, out: &mut Vec<(&'static str, f64)>) {

@@ -216,7 +216,7 @@ impl Config {
             fast_convergence: true,
             tcp_friendliness: true,
             hystart,
-            hystart_detect: (HYSTART_ACK_TRAIN | HYSTART_DELAY) as u64,
+            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
             hystart_low_window: 16,
             hystart_ack_delta_us: 2000,
             hystart_ack_delay_us: 1000,

@@ -136,7 +136,7 @@ impl LossClassifier for Knn {
 
     fn on_ack(&mut self, now: f64, cwnd: f64) {
         self.acks_seen += 1;
-        if self.acks_seen % self.cfg.ack_every as u64 == 0 {
+        if self.acks_seen.is_multiple_of(self.cfg.ack_every as u64) {
             self.record(Event { time: now, cwnd, congestion: false });
         }
     }
@@ -168,8 +168,7 @@ impl LossClassifier for Knn {
 pub fn build(spec: &LossClassifierSpec, field: &str) -> Result<Box<dyn LossClassifier>, SpecError> {
     match spec.kind.as_str() {
         "knn" => {
-            let f = format!("{field}");
-            let p = Params::new(&spec.params, &f, &["max_size", "range", "ack_every", "drop_flag", "timeouts"])?;
+            let p = Params::new(&spec.params, field, &["max_size", "range", "ack_every", "drop_flag", "timeouts"])?;
             let d = KnnConfig::default();
             let cfg = KnnConfig {
                 max_size: p.u64(

@@ -525,8 +525,11 @@ impl AlgorithmInfo {
 pub type BuildFn =
     fn(&serde_json::Map<String, serde_json::Value>, &str) -> Result<Box<dyn CongestionControl>, SpecError>;
 
+/// One registry line: (description, constructor).
+type Entry = (fn() -> AlgorithmInfo, BuildFn);
+
 /// The registry: one line per algorithm, (description, constructor).
-const ALGORITHMS: &[(fn() -> AlgorithmInfo, BuildFn)] = &[
+const ALGORITHMS: &[Entry] = &[
     (reno::info, reno::build),
     (bic::info, bic::build),
     (cubic::info, cubic::build),

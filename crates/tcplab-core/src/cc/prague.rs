@@ -355,7 +355,7 @@ impl CongestionControl for Prague {
     }
 
     fn on_send(&mut self, _now: f64, bytes: u32, _in_flight: u64) {
-        if self.mtu.map_or(true, |m| bytes > m) {
+        if self.mtu.is_none_or(|m| bytes > m) {
             self.mtu = Some(bytes);
         }
     }

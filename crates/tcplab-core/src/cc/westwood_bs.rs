@@ -351,9 +351,9 @@ mod tests {
         // Prime ERE at 1000 seg/s with RTT_min 0.1 s, then the RTT rises to 0.3 s.
         let win = Window { cwnd: 200.0, ssthresh: 1e9 };
         b.on_send(0.0, 1500, 1);
-        let mut una = 0;
         let mut t = 0.0;
         for k in 0..5000u64 {
+            let una = k; // one segment ACKed per step
             t = k as f64 * 0.001;
             let rtt = if k < 300 { 0.1 } else { 0.3 };
             let s = AckSample {
@@ -371,7 +371,6 @@ mod tests {
                 duplicate: false,
             };
             b.on_ack_sample(&win, &s);
-            una += 1;
         }
         assert!((b.ww.bwe.bw_est() - 1000.0).abs() < 20.0, "{}", b.ww.bwe.bw_est());
         assert!((b.rce.capacity() - 1000.0).abs() < 1e-6, "{}", b.rce.capacity());

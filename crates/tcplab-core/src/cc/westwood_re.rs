@@ -19,6 +19,7 @@
 //!   fixed `interval`; the paper says "about one RTT".
 //! - Filter: Tustin with a = 0.9 (ns-3 / UCLA TCPW form; the reference's
 //!   suggested default, s14.2); the filter is not fixed by the paper.
+//!
 //! Every Westwood parameter is accepted with these defaults changed.
 
 use super::bwe::{BweConfig, WestwoodBwe};
@@ -157,11 +158,9 @@ mod tests {
         let mut w = westwood_re();
         let win = Window { cwnd: 30.0, ssthresh: 1e9 };
         w.on_send(0.0, 1500, 1);
-        let mut una = 0;
         for k in 0..=1000u64 {
             let now = k as f64 / 1024.0 * 1.024; // 1 ms steps
-            w.on_ack_sample(&win, &ack(now, una, 0.02));
-            una += 1;
+            w.on_ack_sample(&win, &ack(now, k, 0.02)); // snd_una = k: one segment per step
         }
         assert!(w.bwe.samples() >= 45, "{}", w.bwe.samples());
         assert!((w.bwe.bw_est() - 1000.0).abs() < 60.0, "{}", w.bwe.bw_est());

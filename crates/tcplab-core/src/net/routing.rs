@@ -31,7 +31,7 @@ fn next_hops_toward(dst: usize, incoming: &[Vec<usize>], links: &[(usize, usize,
             let (u, _, w) = links[li];
             // Each hop costs at least 1 so zero-delay loops cannot tie.
             let nd = d + w as u128 + 1;
-            let better = nd < dist[u] || (nd == dist[u] && hop[u].map_or(true, |h| li < h));
+            let better = nd < dist[u] || (nd == dist[u] && hop[u].is_none_or(|h| li < h));
             if better {
                 let improved = nd < dist[u];
                 dist[u] = nd;

@@ -95,10 +95,11 @@ pub struct FileSpec {
     pub start: f64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
 pub enum AppSpec {
     /// Unlimited data from the flow's start time.
+    #[default]
     Bulk,
     /// Files sent one after the other on the same connection; a file whose
     /// start time has not come waits, a file that arrives while another is
@@ -136,12 +137,6 @@ pub enum SourceEcn {
     NotEct,
     Ect0,
     Ect1,
-}
-
-impl Default for AppSpec {
-    fn default() -> Self {
-        AppSpec::Bulk
-    }
 }
 
 fn d_packet_size() -> u32 {

@@ -242,8 +242,8 @@ impl World {
         };
         let sample_interval = from_secs(spec.sample_interval);
         let (mut flow_ts, mut queue_ts) = (FlowSeries::default(), QueueSeries::default());
-        if sample_interval > 0 {
-            let n = (end / sample_interval + 1) as usize;
+        if let Some(periods) = end.checked_div(sample_interval) {
+            let n = (periods + 1) as usize;
             // try_reserve: an allocation the estimate let through can still
             // fail on a machine with less memory; that is an error, not an abort.
             let no_memory = |what: &str, rows: usize| {

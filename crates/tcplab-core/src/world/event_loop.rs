@@ -302,7 +302,7 @@ impl World {
         }
         let s = &mut fl.sender;
         if let Some(d) = s.rto_deadline {
-            if s.rto_event.map_or(true, |e| d < e) {
+            if s.rto_event.is_none_or(|e| d < e) {
                 s.rto_event = Some(d);
                 self.events.schedule_in::<R>(d, EventKind::Rto(f));
             }
@@ -315,7 +315,7 @@ impl World {
         }
         let r = &mut fl.receiver;
         if let Some(d) = r.delack_deadline {
-            if r.delack_event.map_or(true, |e| d < e) {
+            if r.delack_event.is_none_or(|e| d < e) {
                 r.delack_event = Some(d);
                 self.events.schedule_in::<R>(d, EventKind::DelayedAck(f));
             }

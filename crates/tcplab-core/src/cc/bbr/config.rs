@@ -63,7 +63,7 @@ impl Config {
             min_rtt_win_s: p.f64(
                 "min_rtt_win_s",
                 d.min_rtt_win_s,
-                |x| x >= 0.001 && x <= 3600.0,
+                |x| (0.001..=3600.0).contains(&x),
                 "a number of seconds in [0.001, 3600]",
             )?,
             bw_rtts: p.u64(

@@ -73,9 +73,9 @@ impl Config {
         let probe_rtt_ms =
             p.f64("probe_rtt_ms", d.probe_rtt_ms, |x| (0.0..=60_000.0).contains(&x), "milliseconds in [0, 60000]")?;
         let min_rtt_win_s =
-            p.f64("min_rtt_win_s", d.min_rtt_win_s, |x| x >= 0.001 && x <= 3600.0, "seconds in [0.001, 3600]")?;
+            p.f64("min_rtt_win_s", d.min_rtt_win_s, |x| (0.001..=3600.0).contains(&x), "seconds in [0.001, 3600]")?;
         let probe_rtt_win_s =
-            p.f64("probe_rtt_win_s", d.probe_rtt_win_s, |x| x >= 0.001 && x <= 3600.0, "seconds in [0.001, 3600]")?;
+            p.f64("probe_rtt_win_s", d.probe_rtt_win_s, |x| (0.001..=3600.0).contains(&x), "seconds in [0.001, 3600]")?;
         if (probe_rtt_win_s * 1000.0).round() > (min_rtt_win_s * 1000.0).round() {
             return Err(err(
                 "probe_rtt_win_s",

@@ -69,7 +69,7 @@ impl H {
 
     /// Startup with doubling delivery, then a plateau at `per_round`
     /// until Startup ends; nothing in flight, so Drain ends at once.
-    fn to_probe_bw(&mut self, rtt: f64, per_round: u64) {
+    fn drive_to_probe_bw(&mut self, rtt: f64, per_round: u64) {
         let mut d = per_round / 8;
         while d < per_round {
             self.round(rtt, d);
@@ -203,7 +203,7 @@ fn drain_ends_when_inflight_is_at_most_the_bdp() {
 #[test]
 fn probe_bw_cycles_down_cruise_refill_up_down_with_the_gains() {
     let mut h = H::with(no_probe_rtt());
-    h.to_probe_bw(0.1, 80);
+    h.drive_to_probe_bw(0.1, 80);
     assert_eq!(h.b.pacing_gain, 232, "DOWN 256 * 91 / 100");
     h.c.in_flight = 100;
     h.round(0.1, 80);
@@ -230,7 +230,7 @@ fn probe_wait_is_two_to_three_seconds_or_at_most_63_rounds() {
     let mut waits = Vec::new();
     for seed in 1..=12u64 {
         let mut h = H::with(serde_json::json!({"probe_rtt_ms": 0, "seed": seed}));
-        h.to_probe_bw(0.1, 80);
+        h.drive_to_probe_bw(0.1, 80);
         let w = h.b.probe_wait_us;
         assert!((2_000_000..3_000_000).contains(&w), "{w}");
         assert!(h.b.rounds_since_probe < 2);
@@ -242,7 +242,7 @@ fn probe_wait_is_two_to_three_seconds_or_at_most_63_rounds() {
         waits.push(w);
         // Same seed, same wait.
         let mut again = H::with(serde_json::json!({"probe_rtt_ms": 0, "seed": seed}));
-        again.to_probe_bw(0.1, 80);
+        again.drive_to_probe_bw(0.1, 80);
         assert_eq!(again.b.probe_wait_us, w);
     }
     waits.sort();
@@ -253,7 +253,7 @@ fn probe_wait_is_two_to_three_seconds_or_at_most_63_rounds() {
     let mut seen = std::collections::HashSet::new();
     for seed in 1..=8u64 {
         let mut h = H::with(serde_json::json!({"probe_rtt_ms": 0, "seed": seed}));
-        h.to_probe_bw(0.001, 200);
+        h.drive_to_probe_bw(0.001, 200);
         let r0 = h.b.rounds_since_probe;
         let n = h.until_phase(0.001, 200, Phase::Refill, 100);
         assert_eq!(n as u32, 63 - r0);
@@ -266,7 +266,7 @@ fn probe_wait_is_two_to_three_seconds_or_at_most_63_rounds() {
 /// ProbeBW UP with `inflight_hi` optionally set before probing.
 fn to_up(params: serde_json::Value, inflight_hi: Option<u32>) -> H {
     let mut h = H::with(params);
-    h.to_probe_bw(0.1, 80);
+    h.drive_to_probe_bw(0.1, 80);
     h.c.in_flight = 50;
     h.round(0.1, 80);
     assert_eq!(h.b.phase(), Some(Phase::Cruise));
@@ -317,7 +317,7 @@ fn inflight_too_high_cuts_inflight_hi_to_beta_of_target_and_goes_down() {
 #[test]
 fn loss_in_a_cruise_round_cuts_bw_lo_and_inflight_lo_by_beta_and_probing_resets_them() {
     let mut h = H::with(no_probe_rtt());
-    h.to_probe_bw(0.1, 80);
+    h.drive_to_probe_bw(0.1, 80);
     h.c.in_flight = 50;
     h.round(0.1, 80);
     assert_eq!(h.b.phase(), Some(Phase::Cruise));
@@ -337,13 +337,13 @@ fn loss_in_a_cruise_round_cuts_bw_lo_and_inflight_lo_by_beta_and_probing_resets_
         rs.delivered = 2;
         rs.prior_delivered = d0;
     });
-    let bw_lo = (max_bw as u64 * 180 >> 8) as u32;
+    let bw_lo = ((max_bw as u64 * 180) >> 8) as u32;
     assert_eq!(h.b.bw_lo, bw_lo);
     assert_eq!(h.b.bw(), bw_lo);
     let want_bps = 800.0 * 1000.0 * 8.0 * 180.0 / 256.0;
     assert!((h.var("bw_lo_bps") - want_bps).abs() / want_bps < 0.01, "{}", h.var("bw_lo_bps"));
-    assert_eq!(h.var("inflight_lo"), (cwnd * 180 >> 8) as f64);
-    assert!(h.w.cwnd <= (cwnd * 180 >> 8) as f64);
+    assert_eq!(h.var("inflight_lo"), ((cwnd * 180) >> 8) as f64);
+    assert!(h.w.cwnd <= ((cwnd * 180) >> 8) as f64);
     // No loss in the next round: no further cut.
     h.round(0.1, 2);
     assert_eq!(h.b.bw_lo, bw_lo);
@@ -396,7 +396,7 @@ fn inflight_hi_grows_in_up_with_doubling_steps_per_round() {
 #[test]
 fn cruise_keeps_headroom_below_inflight_hi() {
     let mut h = H::with(no_probe_rtt());
-    h.to_probe_bw(0.1, 80);
+    h.drive_to_probe_bw(0.1, 80);
     h.c.in_flight = 50;
     h.round(0.1, 80);
     assert_eq!(h.b.phase(), Some(Phase::Cruise));
@@ -416,7 +416,7 @@ fn cruise_keeps_headroom_below_inflight_hi() {
 #[test]
 fn probe_rtt_every_five_seconds_at_half_bdp_for_200_ms() {
     let mut h = H::new(Bbr3::new());
-    h.to_probe_bw(0.1, 80);
+    h.drive_to_probe_bw(0.1, 80);
     h.c.in_flight = 50;
     let mut t_enter = None;
     for _ in 0..100 {
@@ -496,13 +496,13 @@ fn ecn_alpha_ewma_and_ecn_cut_of_inflight_lo() {
     assert_eq!(h.var("full_bw_reached"), 0.0);
     h.b.on_ecn(60, true);
     h.round(0.001, 80);
-    assert_eq!(h.b.ecn_alpha, (233 * 240 >> 8) + 8);
+    assert_eq!(h.b.ecn_alpha, ((233 * 240) >> 8) + 8);
     assert_eq!(h.var("full_bw_reached"), 1.0, "bbr_full_ecn_cnt = 2 rounds");
     assert!(h.var("inflight_hi") > 0.0);
 
     // In CRUISE an ECE round cuts inflight_lo by (1 - alpha / 3).
     let mut h = H::with(serde_json::json!({"ecn": true, "probe_rtt_ms": 0}));
-    h.to_probe_bw(0.001, 200);
+    h.drive_to_probe_bw(0.001, 200);
     h.c.in_flight = 50;
     h.round(0.001, 200);
     assert_eq!(h.b.phase(), Some(Phase::Cruise));
@@ -520,15 +520,15 @@ fn ecn_alpha_ewma_and_ecn_cut_of_inflight_lo() {
         rs.prior_delivered = d0;
     });
     // The round's end first updates alpha (no CE counted: decay), then cuts.
-    assert_eq!(h.b.ecn_alpha, alpha * 240 >> 8);
+    assert_eq!(h.b.ecn_alpha, (alpha * 240) >> 8);
     let alpha = h.b.ecn_alpha;
-    let cut = 256 - (alpha * 85 >> 8);
-    assert_eq!(h.b.inflight_lo, (cwnd as u64 * cut as u64 >> 8) as u32);
+    let cut = 256 - ((alpha * 85) >> 8);
+    assert_eq!(h.b.inflight_lo, ((cwnd as u64 * cut as u64) >> 8) as u32);
     assert_eq!(h.b.bw_lo, NONE, "ECN alone does not set bw_lo");
 
     // Without `ecn` the same signals do nothing.
     let mut h = H::with(no_probe_rtt());
-    h.to_probe_bw(0.001, 200);
+    h.drive_to_probe_bw(0.001, 200);
     h.c.in_flight = 50;
     h.round(0.001, 200);
     h.b.on_ecn(0, true);
@@ -557,7 +557,7 @@ fn ecn_mark_rate_above_half_is_inflight_too_high_in_up() {
 #[test]
 fn undo_and_ssthresh_follow_bbr_ssthresh_and_bbr_undo_cwnd() {
     let mut h = H::with(no_probe_rtt());
-    h.to_probe_bw(0.1, 80);
+    h.drive_to_probe_bw(0.1, 80);
     let w = Window { cwnd: 120.0, ssthresh: 77.0 };
     assert_eq!(h.b.ssthresh(&w, LossEvent::FastRecovery, 100, h.c.now), 77.0, "ssthresh unchanged");
     assert_eq!(h.b.prior_cwnd, 120);

@@ -74,7 +74,7 @@ impl Bbr3 {
             return self.init_cwnd;
         }
         let w = bw as u128 * self.min_rtt_us as u128;
-        ((((w * gain as u128) >> BBR_SCALE) + BW_UNIT as u128 - 1) / BW_UNIT as u128) as u32
+        ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128) as u32
     }
 
     pub(super) fn quantization_budget(&self, cwnd: u32) -> u32 {

@@ -124,7 +124,7 @@ fn trim_frees_whole_idle_chunks_only() {
     sorted.sort();
     sorted.dedup();
     assert_eq!(sorted.len(), taken.len());
-    assert!(taken.iter().all(|&b| b as usize % 64 == 0));
+    assert!(taken.iter().all(|&b| (b as usize).is_multiple_of(64)));
     // Keep the first block taken (of the first chunk); give the rest back.
     let kept = taken[0];
     for &b in &taken[1..] {

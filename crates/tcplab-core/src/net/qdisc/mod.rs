@@ -184,8 +184,11 @@ pub struct DisciplineInfo {
 /// PIE's coin, FQ-CoDel's hash salt).
 pub type BuildFn = fn(&Params, LinkInfo, Stream) -> Result<Box<dyn Qdisc>, SpecError>;
 
+/// One registry line: (description, constructor).
+type Entry = (fn() -> DisciplineInfo, BuildFn);
+
 /// Every discipline's allowed parameter names come from its `info()`.
-const DISCIPLINES: &[(fn() -> DisciplineInfo, BuildFn)] = &[
+const DISCIPLINES: &[Entry] = &[
     (droptail::info, droptail::build),
     (red::info, red::build),
     (codel::info, codel::build),

@@ -51,6 +51,7 @@
 //!   unseen; Linux checks this when it processes an ACK). ACKs are sent
 //!   with the flow's ECT codepoint, as Linux's AccECN ("ECN++") does; no
 //!   AccECN TCP option (the byte counters) is modelled.
+//!
 //! Both ends are taken to run the flow's algorithm; the sender resolves
 //! the mode (there is no handshake) and hands it over with each segment.
 //!

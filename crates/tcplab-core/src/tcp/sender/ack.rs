@@ -160,7 +160,7 @@ impl Sender {
                 newly_sacked += n;
                 acked += n;
                 if let Some(q) = newest {
-                    if sample_seq.map_or(true, |p| q > p) {
+                    if sample_seq.is_none_or(|p| q > p) {
                         sample_seq = Some(q);
                     }
                 }

@@ -138,7 +138,7 @@ fn prr_sends_in_proportion_to_delivery_and_leaves_recovery_at_ssthresh() {
         }
         assert_eq!(s.state, CaState::Recovery);
         if k == 3 {
-            retransmitted_first = out.first().map_or(false, |p| p.seq == 0 && p.retransmit());
+            retransmitted_first = out.first().is_some_and(|p| p.seq == 0 && p.retransmit());
         }
         sent_in_recovery += out.len() as u64;
         let prr_delivered = k - 2; // the ACK that began recovery counts its own SACK
