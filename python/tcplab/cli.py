@@ -12,7 +12,8 @@
     tcplab sweep --reindex CAMPAIGN | --upgrade CAMPAIGN
     tcplab report CAMPAIGN_OR_OUTPUT_DIR [-o REPORT.html]
     tcplab conformance bbr [--algorithm bbr|bbr3|both] [--out DIR] [--quick] [--cases a,b] [--impl ALG]
-    tcplab validate SCENARIO.toml | --algorithm reno --rate 20Mbps --rtt 50ms [--buffer 1BDP] [--duration 60s] [--flows N] [--out DIR]
+    tcplab validate SCENARIO.toml | --algorithm reno --rate 20Mbps --rtt 50ms [--buffer 1BDP] [--duration 60s]
+                    [--flows N] [--out DIR]
 
 Exit codes: 0 success; 2 for a problem with the input (scenario file missing,
 TOML syntax, invalid scenario, what the core rejects as a run description),
@@ -60,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    r = sub.add_parser("run", help="run one scenario file", description="Run one scenario (TOML) and write its results.")
+    r = sub.add_parser("run", help="run one scenario file",
+                       description="Run one scenario (TOML) and write its results.")
     r.add_argument("scenario", help="scenario file (TOML)")
     r.add_argument("-o", "--out", dest="outdir", help="output directory: new, empty or an earlier run's output, "
                                                       "whose files are replaced (default: out/<scenario stem>)")
@@ -177,7 +179,9 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequenc
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if rj else c.ljust(w) for c, w, rj in zip(cells, widths, right)).rstrip()
+        # strict: every row has one cell per header, and right one flag per header.
+        return "  ".join(c.rjust(w) if rj else c.ljust(w)
+                         for c, w, rj in zip(cells, widths, right, strict=True)).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
@@ -199,26 +203,29 @@ def _summary_text(res: Any) -> str:
                       [False, False, True, True, True]))
     bottleneck = set(res.scenario.bottleneck_links()) if res.scenario is not None else set()
     if not bottleneck and summ["links"]:
-        best = max(summ["links"], key=lambda l: l["utilization"] or 0.0)
+        best = max(summ["links"], key=lambda link: link["utilization"] or 0.0)
         bottleneck = {best["name"]}
-    links = [l for l in summ["links"] if l["name"] in bottleneck or (l["drops"] or 0) > 0 or (l["losses"] or 0) > 0]
+    links = [link for link in summ["links"]
+             if link["name"] in bottleneck or (link["drops"] or 0) > 0 or (link["losses"] or 0) > 0]
     if links:
         out.append("")
         out.append("links (bottleneck and links with drops or losses; drops: the queue's, losses: random loss "
                    "on the wire)")
-        if any(l.get("discipline", "droptail") != "droptail" or l.get("sojourn_mean") is not None for l in links):
+        if any(link.get("discipline", "droptail") != "droptail" or link.get("sojourn_mean") is not None
+               for link in links):
             # Links with a queue discipline: its marks, AQM drops and sojourn times too.
             ms = lambda v: _fmt_num(None if v is None else v * 1e3, ".2f")  # noqa: E731
-            rows = [[str(l["name"]), str(l.get("discipline", "droptail")), _fmt_num(l["utilization"], ".4f"),
-                     _fmt_num(l["drops"], "d"), _fmt_num(l.get("aqm_drops", 0), "d"), _fmt_num(l["losses"], "d"),
-                     _fmt_num(l.get("marks", 0), "d"), ms(l.get("sojourn_mean")), ms(l.get("sojourn_p99"))]
-                    for l in links]
+            rows = [[str(link["name"]), str(link.get("discipline", "droptail")),
+                     _fmt_num(link["utilization"], ".4f"), _fmt_num(link["drops"], "d"),
+                     _fmt_num(link.get("aqm_drops", 0), "d"), _fmt_num(link["losses"], "d"),
+                     _fmt_num(link.get("marks", 0), "d"), ms(link.get("sojourn_mean")), ms(link.get("sojourn_p99"))]
+                    for link in links]
             out.append(_table(["name", "discipline", "utilization", "drops", "aqm drops", "losses", "marks",
                                "sojourn mean (ms)", "sojourn p99 (ms)"], rows,
                               [False, False, True, True, True, True, True, True, True]))
         else:
-            rows = [[str(l["name"]), _fmt_num(l["utilization"], ".4f"), _fmt_num(l["drops"], "d"),
-                     _fmt_num(l["losses"], "d")] for l in links]
+            rows = [[str(link["name"]), _fmt_num(link["utilization"], ".4f"), _fmt_num(link["drops"], "d"),
+                     _fmt_num(link["losses"], "d")] for link in links]
             out.append(_table(["name", "utilization", "drops", "losses"], rows, [False, True, True, True]))
     return "\n".join(out)
 
@@ -445,7 +452,7 @@ def _write_run(res: Any, outdir: str | None, args: argparse.Namespace, spec: dic
 def _accounting_text(res: Any) -> str:
     """Each flow's retransmissions sorted by what they repaired (the loss trace's accounting)."""
     acc = res.retransmission_accounting()
-    names = dict(zip(res.flows["flow"], res.flows["name"]))
+    names = dict(zip(res.flows["flow"], res.flows["name"], strict=True))
     lines = ["retransmissions (loss trace): flow, lost copies, repairs, needless after a timeout "
              "(timer / go-back-N), needless started by duplicate ACKs"]
     for _, a in acc.iterrows():
@@ -1007,10 +1014,11 @@ def _sweep_into(args: argparse.Namespace, sweep: Any, outdir: str, workers: int 
 
 def _add_validate_command(sub: Any) -> None:
     v = sub.add_parser("validate", help="run a dumbbell on the Linux kernel and in tcplab; write a fidelity report",
-                       description="Run one to four flows over an emulated bottleneck on the real Linux kernel (needs root "
-                                   "and network namespaces) and the same path in tcplab with its Linux profile; "
-                                   "write fidelity.csv, overlay figures and report.html (docs/validation.md, "
-                                   "'tcplab validate'). Give a scenario file with a [dumbbell] of 1 to 4 flows or the flags.")
+                       description="Run one to four flows over an emulated bottleneck on the real Linux kernel "
+                                   "(needs root and network namespaces) and the same path in tcplab with its Linux "
+                                   "profile; write fidelity.csv, overlay figures and report.html (docs/validation.md, "
+                                   "'tcplab validate'). Give a scenario file with a [dumbbell] of 1 to 4 flows or "
+                                   "the flags.")
     v.add_argument("scenario", nargs="?", help="scenario file (TOML) with a [dumbbell] of 1 to 4 flows of reno or "
                                                "cubic, or one of bbr")
     v.add_argument("--algorithm", help="reno, cubic or bbr (flag form)")

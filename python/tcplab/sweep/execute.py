@@ -162,7 +162,8 @@ def _infra_failure(job: dict, err: BaseException) -> dict:
     import json
 
     return {"key": job["key"], "params": job["params"], "seed": job["seed"], "version": job["version"],
-            "spec_json": job.get("spec_json") or json.dumps(job["spec"]), "status": "failed", "metrics": None, "meta": None,
+            "spec_json": job.get("spec_json") or json.dumps(job["spec"]), "status": "failed", "metrics": None,
+            "meta": None,
             # sim_s: the run's wall time, under the name the store keeps (Campaign.results() calls it wall_s)
             "error": f"worker failed: {type(err).__name__}: {err}", "sim_s": 0.0, "task_s": 0.0,
             "finished": time.time()}

@@ -196,7 +196,8 @@ class Sweep:
             if k == "seed" or k.endswith(".seed"):
                 raise SweepError(k, "the seed is not a grid parameter; use seeds = N or seeds = [..]")
             if k.split(".")[-1] == "loss_trace":
-                raise SweepError(k, "the drop and retransmission trace is for single runs; a campaign does not store it")
+                raise SweepError(k, "the drop and retransmission trace is for single runs; "
+                                    "a campaign does not store it")
             if k.split(".")[-1] in ("pcap", "pcap_limit"):
                 raise SweepError(k, "the packet capture is for single runs; a campaign does not store it")
         self._check_distinct_fields(keys)
