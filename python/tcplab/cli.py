@@ -36,6 +36,11 @@ import textwrap
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -159,7 +164,7 @@ def _err(msg: str) -> None:
 
 def _core():
     try:
-        from . import _core  # type: ignore[attr-defined]
+        from . import _core
     except ImportError as e:
         raise _CliError(f"tcplab._core: the compiled core is not available ({e}); build it with `maturin develop`",
                         EXIT_FAILURE) from None
@@ -326,11 +331,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .errors import ScenarioError
     from .scenario import load_scenario
     from .units import parse_time
-
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore[no-redef]
 
     path = args.scenario
     if not os.path.exists(path):
@@ -556,10 +556,6 @@ def _check_outdir(outdir: str) -> None:
 
 
 def _load_toml(path: str) -> dict:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore[no-redef]
     if not os.path.isfile(path):
         raise _CliError(f"{path}: no such file")
     try:
@@ -735,10 +731,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except ScenarioError as e:
         _err(str(e))
         return EXIT_USAGE
-    except spec_error as e:  # type: ignore[misc]
+    except spec_error as e:
         _err(str(e))
         return EXIT_USAGE
-    except sim_error as e:  # type: ignore[misc]
+    except sim_error as e:
         _err(f"simulation failed: {e}")
         return EXIT_FAILURE
     except KeyboardInterrupt:
@@ -913,10 +909,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import load_sweep
     from .sweep.envfail import StorageError
 
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore[no-redef]
 
     if args.reindex is not None:
         return _cmd_reindex(args.reindex)
@@ -1044,10 +1036,6 @@ def _validate_case(args: argparse.Namespace) -> Any:
         if not os.path.isfile(path):
             raise _CliError(f"{path}: no such file" if not os.path.exists(path) else f"{path}: not a scenario file")
         try:
-            import tomllib
-        except ModuleNotFoundError:  # pragma: no cover
-            import tomli as tomllib  # type: ignore[no-redef]
-        try:
             return fidelity.case_from_file(path)
         except tomllib.TOMLDecodeError as e:
             raise _CliError(f"{path}: invalid TOML: {e}") from None
@@ -1070,14 +1058,15 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     # This tcplab must have the algorithm (bbr came later than reno and cubic): refuse before the kernel runs.
     fidelity.sim_scenario(case.algorithm, case.rate_bps, case.rtt_s, case.buffer_packets, case.duration_s,
                           seed=case.seed, cc_params=fidelity.kernel_cc_params(case.algorithm), n_flows=case.n_flows)
+    reason: str | None
     try:
-        from .validate import kernel  # type: ignore[attr-defined]
+        from .validate import kernel
     except ImportError as e:
         import importlib.util
 
         missing = importlib.util.find_spec("tcplab.validate.kernel") is None
-        kernel, reason = None, ("tcplab.validate.kernel is missing from this installation" if missing
-                                else f"tcplab.validate.kernel cannot be imported ({e})")
+        reason = ("tcplab.validate.kernel is missing from this installation" if missing
+                  else f"tcplab.validate.kernel cannot be imported ({e})")
     else:
         reason = kernel.check_environment(case.algorithm)
     if reason:

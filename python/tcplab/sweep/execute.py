@@ -336,7 +336,7 @@ class LocalPool:
         rep_r, rep_w = os.pipe()
         close = [fd for w in self.workers if w is not None for fd in (w.cmd, w.report)] + [cmd_w, rep_r]
         self.shared[_HEADER + slot] = 0
-        from tcplab import _core  # type: ignore[attr-defined]
+        from tcplab import _core
 
         try:  # the child runs only the core's worker loop: no Python, so nothing of Python's to copy
             pid = _core.fork_worker(cmd_r, rep_w, self.addr, self.words, slot, close)
