@@ -15,8 +15,8 @@ import sys
 import pytest
 
 from tcplab import _core
-from tcplab.devtools.measure import AXES, ROW_FIELDS
 from tcplab.devtools.bench import main as bench_main
+from tcplab.devtools.measure import AXES, ROW_FIELDS
 
 SUITE = ["S1", "S2", "S3", "S4", "S5", "S6"]
 

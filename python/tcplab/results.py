@@ -415,7 +415,8 @@ class Results:
             link = {"name": _py(r.get("name")), "utilization": _py(r.get("utilization")), "drops": _py(r.get("drops")),
                     "losses": _py(r.get("losses", 0))}
             if r.get("discipline", "droptail") != "droptail" or _py(r.get("sojourn_mean")) is not None:
-                link.update({k: _py(r.get(k)) for k in ("discipline", "aqm_drops", "marks", "sojourn_mean", "sojourn_p99")})
+                link.update({k: _py(r.get(k))
+                             for k in ("discipline", "aqm_drops", "marks", "sojourn_mean", "sojourn_p99")})
             links.append(link)
         meta = dict(self.meta)
         if self.spec is not None:
@@ -453,9 +454,10 @@ class Results:
         for fid in (int(f) for f in self.flows["flow"]):
             df, xf = d[d["flow"] == fid], x[x["flow"] == fid]
             # (time, order, seq, cause, outstanding): a send before a loss at the same instant.
-            ev = sorted([(t, 1, s, "", 0) for t, s in zip(df["time"], df["seq"])]
+            # strict: the columns of one frame, of one length.
+            ev = sorted([(t, 1, s, "", 0) for t, s in zip(df["time"], df["seq"], strict=True)]
                         + [(t, 0, s, str(c), o) for t, s, c, o in zip(xf["time"], xf["seq"], xf["cause"],
-                                                                       xf["outstanding"])])
+                                                                       xf["outstanding"], strict=True)])
             sent: dict = {}
             lost: dict = {}
             acc = dict(lost_copies=0, repairs=0, needless_dupack=0, needless_rto=0, needless_after_rto=0,

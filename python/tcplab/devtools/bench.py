@@ -96,6 +96,7 @@ import platform
 import statistics
 import subprocess
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from .measure import AXES, bench_core_missing, measure, s5_scenario
@@ -107,6 +108,7 @@ def run_suite(quick: bool = False, only: list[str] | None = None, seconds: float
     from .. import _core
 
     rows, skipped = [], []
+    sc: Mapping[str, Any]  # a row of the core's bench suite, or S5 made in Python
     for sc in _core.bench_suite(quick, seconds):
         if only and sc["name"] not in only:
             continue
@@ -183,11 +185,12 @@ def run_memory(quick: bool = False, log=None) -> list[dict]:
     rows = []
     for traces in (False, True):
         for t in (base, 10 * base):
-            (sc,) = [s for s in _core.bench_suite(False, t) if s["name"] == "S1"]
-            spec = json.loads(sc["spec_json"])
+            (s1,) = [s for s in _core.bench_suite(False, t) if s["name"] == "S1"]
+            assert s1["spec_json"] is not None  # S1 is never skipped
+            spec = json.loads(s1["spec_json"])
             if not traces:
                 spec["sample_interval"] = 0.0
-            sc = dict(sc, spec_json=json.dumps(spec),
+            sc = dict(s1, spec_json=json.dumps(spec),
                       name=f"S1 {t:g}s " + ("traces 10ms" if traces else "no traces"))
             if log:
                 log(f"memory: {sc['name']} ...")

@@ -89,7 +89,7 @@ def _by_section(keys: list[tuple[str, str]]) -> dict[str, list[str]]:
 def compare(before: dict, after: dict) -> dict:
     """The comparison of two reports (see the module notes)."""
     a, b = _rows(before), _rows(after)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for key in [k for k in a if k in b]:
         (ta, ma), (tb, mb) = a[key], b[key]
         rows.append({"section": key[0], "scenario": key[1], "ns_before": ta, "ns_after": tb,

@@ -17,6 +17,8 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Mapping
+from typing import Any
 
 CHILD = r"""
 import json, resource, sys, time
@@ -90,7 +92,7 @@ def run_child(spec_json: str, warmup: float = 0.0) -> dict:
     return json.loads(out)
 
 
-def measure(sc: dict, best_of: int = 1, min_core_s: float = 0.0) -> dict:
+def measure(sc: Mapping[str, Any], best_of: int = 1, min_core_s: float = 0.0) -> dict:
     """Runs scenario `sc` (a row of _core.bench_suite/bench_scaling) in child
     processes: `best_of` times, more (up to 5) while its event loop lasts
     less than `min_core_s`; reports the fastest run and the largest peak."""
@@ -152,7 +154,7 @@ def s5_scenario(quick: bool, seconds: float | None) -> dict:
                            f"Reno, {dur:g} s (packets counted over the 8 backbone links)"}
 
 
-def with_duration(sc: dict, seconds: float) -> dict:
+def with_duration(sc: Mapping[str, Any], seconds: float) -> dict:
     """Scenario row `sc` run for `seconds` simulated seconds, measured from
     the middle (as the scaling points), its description saying so."""
     spec = json.loads(sc["spec_json"])

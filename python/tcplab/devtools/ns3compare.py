@@ -42,6 +42,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from .measure import measure, with_duration
@@ -204,6 +205,7 @@ def compare(seconds: float | None = None, python: str | None = None, log=None, n
         seconds = 100.0 if scenario == "S1" else 20.0
     if not seconds > 0:
         raise ValueError(f"--seconds: must be positive, got {seconds}")
+    sc: Mapping[str, Any]  # a row of the core's bench suite, or one run for `seconds`
     if scenario == "S1":
         sc = next(s for s in _core.bench_suite(False, seconds) if s["name"] == "S1")
     else:

@@ -54,6 +54,8 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Mapping
+from typing import Any
 from xml.sax.saxutils import escape
 
 from .measure import AXES, CHILD, s5_scenario, with_duration
@@ -86,7 +88,7 @@ def _is_tcplab(func: str, dso: str | None, ext: str) -> bool:
     return bool(_TCPLAB_FN.search(func)) or (dso is not None and os.path.basename(dso) == ext)
 
 
-def scenario_row(name: str, quick: bool = False, seconds: float | None = None) -> dict:
+def scenario_row(name: str, quick: bool = False, seconds: float | None = None) -> Mapping[str, Any]:
     """The benchmark row (``spec_json``, ``description``, ...) of `name`: a
     standard scenario or a scaling point, optionally for `seconds` simulated
     seconds (measured from the middle, as the scaling points)."""

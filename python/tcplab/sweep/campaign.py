@@ -45,7 +45,7 @@ import pathlib
 import re
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .grid import MAX_SEED, canonical_json
@@ -102,7 +102,7 @@ def _version_json(version: str) -> str:
 
 def _core_run_key(spec: Any, version_json: str, n: int) -> tuple[str, str] | None:
     try:
-        from tcplab import _core  # type: ignore[attr-defined]
+        from tcplab import _core
     except ImportError:  # pragma: no cover - the core is not built
         return None
     return _core.run_key(spec, version_json, n)
@@ -343,10 +343,13 @@ class Campaign(CampaignSegments):
 
         version = tcplab.__version__
         version_json = _version_json(version)
+        plan_job: Callable[[Any, Any, Any, str, str, int], tuple[str, str, str] | None] | None
         try:
-            from tcplab._core import plan_job  # type: ignore[attr-defined]
+            from tcplab._core import plan_job as core_plan_job
         except ImportError:  # pragma: no cover - the core is not built
             plan_job = None
+        else:
+            plan_job = core_plan_job
         if isinstance(jobs, Sweep):
             if not jobs.validated:
                 jobs.validate()  # every point before anything runs (a generator: nothing ran yet)
@@ -522,7 +525,8 @@ class Campaign(CampaignSegments):
                                f"{len(todo)} run(s) not stored yet cannot be stored; make it writable or give "
                                f"another campaign directory (-o)", errno.EROFS)
         failures: list[dict] = []
-        state = {"ran": 0, "runs_wall_s": 0.0, "todo": 0}
+        state = {"ran": 0, "todo": 0}
+        runs_wall_s = [0.0]  # the stored runs' wall times, summed (a list: on_segment adds to it)
         committer = _Committer(self, group)
 
         def counted() -> Iterator[dict]:
@@ -540,7 +544,7 @@ class Campaign(CampaignSegments):
             committer.add(m)
             for r in m["runs"]:
                 state["ran"] += 1
-                state["runs_wall_s"] += r.get("sim_s") or 0.0  # a record's wall time, stored as sim_s
+                runs_wall_s[0] += r.get("sim_s") or 0.0  # a record's wall time, stored as sim_s
                 if r["status"] != "ok":
                     failures.append({"key": r["key"], "params": record_params(r), "seed": r["seed"],
                                      "error": r["error"]})
@@ -569,7 +573,7 @@ class Campaign(CampaignSegments):
                     done_now.add(j["key"])
         return RunReport([j["key"] for j in norm], [dict(j["params"], seed=j["seed"]) for j in norm],
                          ran=state["ran"], reused=len(norm) - state["todo"], failures=failures,
-                         wall_s=time.perf_counter() - t0, workers=nworkers, runs_wall_s=state["runs_wall_s"],
+                         wall_s=time.perf_counter() - t0, workers=nworkers, runs_wall_s=runs_wall_s[0],
                          interrupted=interrupted)
 
     def save_sweep(self, sweep: Sweep) -> str:

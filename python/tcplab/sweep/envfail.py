@@ -102,9 +102,9 @@ def storage_error(e: BaseException, where: str) -> StorageError | None:
     n = environment_errno(e)
     if n is None:
         return None
-    cause, todo = ENVIRONMENT_ERRNOS[n]
+    what, todo = ENVIRONMENT_ERRNOS[n]
     name = getattr(e, "filename", None) if isinstance(e, OSError) else None
-    return StorageError(f"{name or where}: {cause}; {todo}", n)
+    return StorageError(f"{name or where}: {what}; {todo}", n)
 
 
 def dask_unreachable(address: str | None, e: BaseException) -> StorageError:

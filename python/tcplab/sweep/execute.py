@@ -162,7 +162,8 @@ def _infra_failure(job: dict, err: BaseException) -> dict:
     import json
 
     return {"key": job["key"], "params": job["params"], "seed": job["seed"], "version": job["version"],
-            "spec_json": job.get("spec_json") or json.dumps(job["spec"]), "status": "failed", "metrics": None, "meta": None,
+            "spec_json": job.get("spec_json") or json.dumps(job["spec"]), "status": "failed", "metrics": None,
+            "meta": None,
             # sim_s: the run's wall time, under the name the store keeps (Campaign.results() calls it wall_s)
             "error": f"worker failed: {type(err).__name__}: {err}", "sim_s": 0.0, "task_s": 0.0,
             "finished": time.time()}
@@ -335,7 +336,7 @@ class LocalPool:
         rep_r, rep_w = os.pipe()
         close = [fd for w in self.workers if w is not None for fd in (w.cmd, w.report)] + [cmd_w, rep_r]
         self.shared[_HEADER + slot] = 0
-        from tcplab import _core  # type: ignore[attr-defined]
+        from tcplab import _core
 
         try:  # the child runs only the core's worker loop: no Python, so nothing of Python's to copy
             pid = _core.fork_worker(cmd_r, rep_w, self.addr, self.words, slot, close)

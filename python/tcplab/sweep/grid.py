@@ -39,10 +39,16 @@ import itertools
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import ScenarioError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 __all__ = ["Sweep", "SweepError", "load_sweep", "SWEEP_KEYS"]
 
@@ -196,7 +202,8 @@ class Sweep:
             if k == "seed" or k.endswith(".seed"):
                 raise SweepError(k, "the seed is not a grid parameter; use seeds = N or seeds = [..]")
             if k.split(".")[-1] == "loss_trace":
-                raise SweepError(k, "the drop and retransmission trace is for single runs; a campaign does not store it")
+                raise SweepError(k, "the drop and retransmission trace is for single runs; "
+                                    "a campaign does not store it")
             if k.split(".")[-1] in ("pcap", "pcap_limit"):
                 raise SweepError(k, "the packet capture is for single runs; a campaign does not store it")
         self._check_distinct_fields(keys)
@@ -350,7 +357,7 @@ class Sweep:
         Seeds do not change what is valid, so descriptions are compared without theirs: a grid of N
         configurations and S seeds costs N core validations, not N x S."""
         try:
-            from tcplab import _core  # type: ignore[attr-defined]
+            from tcplab import _core
         except ImportError:  # pragma: no cover - the core is not built: the runs will say it
             return
         seen: set = set()  # digests, not texts: a grid of millions of configurations stays small
@@ -436,11 +443,6 @@ def sweep_from_dict(doc: Mapping[str, Any], base_dir: str = ".", name: str | Non
 def load_sweep(path: str | os.PathLike, overrides: Sequence[str] = ()) -> tuple[Sweep, dict]:
     """Read a sweep file (TOML; see docs/campaigns.md). Returns (sweep, options). ``overrides``:
     ``"KEY=VALUE"`` strings applied first, as ``tcplab sweep --set`` does (:mod:`tcplab.overrides`)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore[no-redef]
-
     path = os.fspath(path)
     with open(path, "rb") as fh:
         doc = tomllib.load(fh)
@@ -459,7 +461,7 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=F
 
 def _core_writer() -> Any:
     try:
-        from tcplab import _core  # type: ignore[attr-defined]
+        from tcplab import _core
 
         return _core.canonical_json
     except (ImportError, AttributeError):  # pragma: no cover - the core is not built

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from .lock import LOCK_FILE
+from .lock import LOCK_FILE, CampaignLock
 from .worker import syncfs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -131,6 +131,14 @@ class CampaignIndex:
     read_only: bool
     _db: sqlite3.Connection
     _manifests: dict[str, dict]
+    _lock: CampaignLock  # the sweep lock (Campaign's)
+
+    # Defined by the subclasses (Campaign, CampaignSegments); reindex uses them.
+    def lock(self, wait: bool = False) -> None:
+        raise NotImplementedError
+
+    def _reconcile(self) -> None:
+        raise NotImplementedError
 
     # -- index ---------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:

@@ -61,7 +61,7 @@ def aggregate(df: pd.DataFrame, by: Sequence[str] | None = None, metrics: Sequen
     for keys, g in groups:
         if not isinstance(keys, tuple):
             keys = (keys,)
-        row = dict(zip(by, keys))
+        row = dict(zip(by, keys, strict=True))  # one key per grouping column
         row["n"] = len(g)
         for m in metrics:
             mean, half, sd, _ = t_interval(g[m].tolist(), confidence)

@@ -130,7 +130,7 @@ def execute_chunk(jobs: list, root: str | None = None, fsync: bool = True,
     caller raises KeyboardInterrupt once it has them); with none done, the
     KeyboardInterrupt is raised here.
     """
-    from tcplab import _core  # type: ignore[attr-defined]
+    from tcplab import _core
 
     t0 = time.perf_counter()
     seg = _core.Segment()
@@ -218,7 +218,7 @@ def manifest_sum(manifest: bytes) -> bytes:
     return (hashlib.sha256(manifest).hexdigest() + "\n").encode()
 
 
-def read_table(data: bytes) -> Any:
+def read_table(data: bytes | bytearray | memoryview) -> Any:
     """A segment table's Parquet bytes as an Arrow table (every run's rows)."""
     import pyarrow.parquet as pq
 
@@ -265,4 +265,4 @@ def syncfs(path: str) -> None:
 
 def warm_up() -> None:
     """Load the core (done before timing a sweep, and before forking pool workers, which inherit it)."""
-    from tcplab import _core  # type: ignore[attr-defined]  # noqa: F401
+    from tcplab import _core  # noqa: F401

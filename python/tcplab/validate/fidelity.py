@@ -47,7 +47,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# MAX_FLOWS, PACKET_SIZE and kernel_algorithm are used here; the rest is what the CLI (cli.py)
+# MAX_FLOWS, PACKET_SIZE and kernel_algorithm are used here; the rest is what the CLI (cli/validate.py)
 # calls as fidelity.X, imported from the modules that define it.
 from .compare import disturbances
 from .fidelity_report import table_text, targets_summary, write_report

@@ -187,7 +187,7 @@ def sim_t0(result: Any, flow: int = 0) -> float:
     sender's access link, plus that link's delay). 0 without a Dumbbell."""
     sc = getattr(result, "scenario", None)
     db = getattr(sc, "dumbbell", None)
-    if db is None:
+    if sc is None or db is None:  # (no scenario: no dumbbell either)
         return 0.0
     f = db.flow(flow)
     from ..units import parse_time

@@ -12,7 +12,8 @@
     tcplab sweep --reindex CAMPAIGN | --upgrade CAMPAIGN
     tcplab report CAMPAIGN_OR_OUTPUT_DIR [-o REPORT.html]
     tcplab conformance bbr [--algorithm bbr|bbr3|both] [--out DIR] [--quick] [--cases a,b] [--impl ALG]
-    tcplab validate SCENARIO.toml | --algorithm reno --rate 20Mbps --rtt 50ms [--buffer 1BDP] [--duration 60s] [--flows N] [--out DIR]
+    tcplab validate SCENARIO.toml | --algorithm reno --rate 20Mbps --rtt 50ms [--buffer 1BDP] [--duration 60s]
+                    [--flows N] [--out DIR]
 
 Exit codes: 0 success; 2 for a problem with the input (scenario file missing,
 TOML syntax, invalid scenario, what the core rejects as a run description),
@@ -25,34 +26,36 @@ stderr as ``tcplab validate: cannot run the kernel side: <reason>``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
 import shutil
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-#: `tcplab validate`: the kernel side cannot run on this machine.
-EXIT_UNAVAILABLE = 3
-#: Ctrl-C (SIGINT): 128 + 2, as a shell reports a command that SIGINT ended.
-EXIT_INTERRUPTED = 130
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
-
-class _CliError(Exception):
-    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-#: --set on run and sweep (tcplab.overrides).
-SET_HELP = ("set a value of the file before it is read, repeatable: KEY a dotted path as in the TOML file, an array "
-            "element as name[i]; VALUE a TOML value (10, 0.5, true, [1, 2], {a = 1}) or else a string (0.5BDP, 10s)")
+# Re-exported from tcplab.cli as before the split: _campaign_warnings_one_line (experiments.command) and
+# EXIT_UNAVAILABLE (tests).
+from .campaign import _add_campaign_commands, _campaign_warnings_one_line, _cmd_campaign  # noqa: F401
+from .common import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNAVAILABLE,  # noqa: F401
+    EXIT_USAGE,
+    SET_HELP,
+    _CliError,
+    _core,
+    _err,
+    _warn_phase_lock_cli,
+)
+from .validate import _add_conformance_command, _add_validate_command, _cmd_conformance, _cmd_validate
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="store_true", help="print the version and exit")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
-    r = sub.add_parser("run", help="run one scenario file", description="Run one scenario (TOML) and write its results.")
+    r = sub.add_parser("run", help="run one scenario file",
+                       description="Run one scenario (TOML) and write its results.")
     r.add_argument("scenario", help="scenario file (TOML)")
     r.add_argument("-o", "--out", dest="outdir", help="output directory: new, empty or an earlier run's output, "
                                                       "whose files are replaced (default: out/<scenario stem>)")
@@ -116,7 +120,7 @@ def _parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="developer tooling: time the core; see `tcplab bench --help`",
                        add_help=False)
-    from .experiments.command import add_reproduce_command
+    from ..experiments.command import add_reproduce_command
 
     add_reproduce_command(sub)
     b.add_argument("--json", nargs="?", const="-", metavar="PATH", help="write results as JSON (no PATH: print them)")
@@ -125,43 +129,6 @@ def _parser() -> argparse.ArgumentParser:
     _add_validate_command(sub)
     _add_conformance_command(sub)
     return p
-
-
-def _add_conformance_command(sub: Any) -> None:
-    c = sub.add_parser("conformance", help="run a conformance suite (bbr: draft-ietf-ccwg-bbr Appendix A and "
-                                           "tcp_bbr.c checks); CSV + Markdown report",
-                       description="Run the BBR conformance cases (tcplab.conformance; docs/conformance.md) in the "
-                                   "simulator and write conformance.csv and report.md. Exit 0 when every case "
-                                   "passes (skipped cases allowed), 1 when one fails, 2 for bad input.")
-    c.add_argument("suite", help="the suite: bbr")
-    c.add_argument("--algorithm", default="both", help="bbr (v1), bbr3 or both (default)")
-    c.add_argument("-o", "--out", help="output directory (default: out/conformance-bbr[-quick])")
-    c.add_argument("--quick", action="store_true", help="shortened runs; the report says so")
-    c.add_argument("--cases", help="comma-separated case ids (default: all)")
-    c.add_argument("--impl", help="run this core algorithm under the chosen version's expectations "
-                                  "(e.g. cubic, to see the criteria fail)")
-
-
-def _cmd_conformance(args: argparse.Namespace) -> int:
-    from . import conformance
-
-    try:
-        return conformance.main_cli(args)
-    except ValueError as e:
-        raise _CliError(str(e)) from None
-
-
-def _err(msg: str) -> None:
-    print(f"error: {msg}", file=sys.stderr)
-
-
-def _core():
-    try:
-        from . import _core  # type: ignore[attr-defined]
-    except ImportError as e:
-        raise _CliError(f"tcplab._core: the compiled core is not available ({e}); build it with `maturin develop`",
-                        EXIT_FAILURE) from None
-    return _core
 
 
 def _fmt_num(v: Any, spec: str) -> str:
@@ -177,7 +144,9 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequenc
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(c.rjust(w) if rj else c.ljust(w) for c, w, rj in zip(cells, widths, right)).rstrip()
+        # strict: every row has one cell per header, and right one flag per header.
+        return "  ".join(c.rjust(w) if rj else c.ljust(w)
+                         for c, w, rj in zip(cells, widths, right, strict=True)).rstrip()
 
     return "\n".join([line(headers), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
@@ -199,33 +168,36 @@ def _summary_text(res: Any) -> str:
                       [False, False, True, True, True]))
     bottleneck = set(res.scenario.bottleneck_links()) if res.scenario is not None else set()
     if not bottleneck and summ["links"]:
-        best = max(summ["links"], key=lambda l: l["utilization"] or 0.0)
+        best = max(summ["links"], key=lambda link: link["utilization"] or 0.0)
         bottleneck = {best["name"]}
-    links = [l for l in summ["links"] if l["name"] in bottleneck or (l["drops"] or 0) > 0 or (l["losses"] or 0) > 0]
+    links = [link for link in summ["links"]
+             if link["name"] in bottleneck or (link["drops"] or 0) > 0 or (link["losses"] or 0) > 0]
     if links:
         out.append("")
         out.append("links (bottleneck and links with drops or losses; drops: the queue's, losses: random loss "
                    "on the wire)")
-        if any(l.get("discipline", "droptail") != "droptail" or l.get("sojourn_mean") is not None for l in links):
+        if any(link.get("discipline", "droptail") != "droptail" or link.get("sojourn_mean") is not None
+               for link in links):
             # Links with a queue discipline: its marks, AQM drops and sojourn times too.
             ms = lambda v: _fmt_num(None if v is None else v * 1e3, ".2f")  # noqa: E731
-            rows = [[str(l["name"]), str(l.get("discipline", "droptail")), _fmt_num(l["utilization"], ".4f"),
-                     _fmt_num(l["drops"], "d"), _fmt_num(l.get("aqm_drops", 0), "d"), _fmt_num(l["losses"], "d"),
-                     _fmt_num(l.get("marks", 0), "d"), ms(l.get("sojourn_mean")), ms(l.get("sojourn_p99"))]
-                    for l in links]
+            rows = [[str(link["name"]), str(link.get("discipline", "droptail")),
+                     _fmt_num(link["utilization"], ".4f"), _fmt_num(link["drops"], "d"),
+                     _fmt_num(link.get("aqm_drops", 0), "d"), _fmt_num(link["losses"], "d"),
+                     _fmt_num(link.get("marks", 0), "d"), ms(link.get("sojourn_mean")), ms(link.get("sojourn_p99"))]
+                    for link in links]
             out.append(_table(["name", "discipline", "utilization", "drops", "aqm drops", "losses", "marks",
                                "sojourn mean (ms)", "sojourn p99 (ms)"], rows,
                               [False, False, True, True, True, True, True, True, True]))
         else:
-            rows = [[str(l["name"]), _fmt_num(l["utilization"], ".4f"), _fmt_num(l["drops"], "d"),
-                     _fmt_num(l["losses"], "d")] for l in links]
+            rows = [[str(link["name"]), _fmt_num(link["utilization"], ".4f"), _fmt_num(link["drops"], "d"),
+                     _fmt_num(link["losses"], "d")] for link in links]
             out.append(_table(["name", "utilization", "drops", "losses"], rows, [False, True, True, True]))
     return "\n".join(out)
 
 
 def _file_field(e: Any, sc: Any) -> Any:
     """Prefix a Scenario error's field with its table in the scenario file."""
-    from .scenario import RUN_KEYS
+    from ..scenario import RUN_KEYS
 
     head = e.field.split(".")[0].split("[")[0]
     if head in RUN_KEYS:
@@ -238,7 +210,7 @@ def _file_field(e: Any, sc: Any) -> Any:
 def _core_error_in_file_terms(e: Any, sc: Any, spec: dict) -> str:
     """The core names the run description's fields (``links[0].rate_bps``); a dumbbell file has no
     links list, so its key leads (``dumbbell.bottleneck_rate (links[0].rate_bps): ...``)."""
-    from .scenario import RUN_KEYS
+    from ..scenario import RUN_KEYS
 
     field, problem = getattr(e, "field", None), getattr(e, "problem", None)
     if not field or problem is None:
@@ -252,7 +224,7 @@ def _core_error_in_file_terms(e: Any, sc: Any, spec: dict) -> str:
 def _override_duration(sc: Any, duration: float, quiet: bool) -> None:
     """Set a new duration; a measurement window that no longer fits keeps its
     fraction of the run (noted on stderr)."""
-    from .errors import ScenarioError
+    from ..errors import ScenarioError
 
     try:
         old = sc._run_settings()
@@ -297,7 +269,7 @@ def _run_cost(core: Any, spec: dict) -> dict:
     """The core's up-front estimate of a run (``_core.estimate``): events, memory and an order of
     magnitude of the wall time, as one line; ``long`` when it is worth saying unasked (a run of
     minutes or more, or over a GiB), so that a million-flow run does not start silently."""
-    from ._specjson import spec_to_json
+    from .._specjson import spec_to_json
 
     est = core.estimate(spec_to_json(spec, lambda field, problem: _CliError(f"{field}: {problem}")))
     wall = est["events"] / EVENTS_PER_S
@@ -316,14 +288,9 @@ def _run_cost(core: Any, spec: dict) -> dict:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from .errors import ScenarioError
-    from .scenario import load_scenario
-    from .units import parse_time
-
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore[no-redef]
+    from ..errors import ScenarioError
+    from ..scenario import load_scenario
+    from ..units import parse_time
 
     path = args.scenario
     if not os.path.exists(path):
@@ -337,7 +304,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except UnicodeDecodeError as e:
         raise _CliError(f"{path}: not a text file ({e.reason})") from None
     if args.overrides:
-        from .overrides import seconds_warnings
+        from ..overrides import seconds_warnings
 
         for w in seconds_warnings(args.overrides, lambda ov: load_scenario(path, overrides=ov).to_spec()):
             print(w, file=sys.stderr)
@@ -415,16 +382,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _warn_phase_lock_cli(sc: Any, spec: dict, where: str = "", seed_word: str = "--seed") -> bool:
-    """One line on stderr when the outcome may be a phase effect (tcplab.phaselock); whether it was said."""
-    from .phaselock import phase_lock_reason
-
-    reason = phase_lock_reason(sc, spec, seed_word)
-    if reason is not None:
-        sys.stdout.flush()  # (after the summary, where it is read)
-        print(f"warning: {where}{reason}", file=sys.stderr)
-    return reason is not None
-
 
 def _write_run(res: Any, outdir: str | None, args: argparse.Namespace, spec: dict) -> list[str]:
     """A run's tables, summary, figure and packet traces into ``outdir`` (None: nothing written,
@@ -436,7 +393,7 @@ def _write_run(res: Any, outdir: str | None, args: argparse.Namespace, spec: dic
     if not args.no_plot:
         if len(res.flow_ts) == 0 and not args.json:
             print("note: no time series (sample_interval = 0); cwnd_queue.png shows no cwnd", file=sys.stderr)
-        from .plot import plot_cwnd_queue
+        from ..plot import plot_cwnd_queue
 
         plot_cwnd_queue(res, png)
     return res.write_pcaps(outdir) if spec.get("pcap") else []
@@ -445,7 +402,7 @@ def _write_run(res: Any, outdir: str | None, args: argparse.Namespace, spec: dic
 def _accounting_text(res: Any) -> str:
     """Each flow's retransmissions sorted by what they repaired (the loss trace's accounting)."""
     acc = res.retransmission_accounting()
-    names = dict(zip(res.flows["flow"], res.flows["name"]))
+    names = dict(zip(res.flows["flow"], res.flows["name"], strict=True))
     lines = ["retransmissions (loss trace): flow, lost copies, repairs, needless after a timeout "
              "(timer / go-back-N), needless started by duplicate ACKs"]
     for _, a in acc.iterrows():
@@ -459,7 +416,7 @@ def _analytic_comparison(sc: Any, res: Any) -> dict | None:
     """The single-flow Reno sawtooth prediction for a one-flow Reno/NewReno
     dumbbell, beside the simulated bottleneck utilization; None where the
     model does not apply."""
-    from .analysis import reno_sawtooth_utilization
+    from ..analysis import reno_sawtooth_utilization
     db = sc.dumbbell
     if db is None or db.n_flows != 1:
         return None
@@ -540,7 +497,7 @@ def _text_width() -> int:
 def _check_outdir(outdir: str) -> None:
     """A run's -o directory must be new, empty or an earlier run's output
     (tcplab.results.check_output_dir): never a user's files overwritten."""
-    from .results import check_output_dir
+    from ..results import check_output_dir
 
     try:
         check_output_dir(outdir)
@@ -549,10 +506,6 @@ def _check_outdir(outdir: str) -> None:
 
 
 def _load_toml(path: str) -> dict:
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore[no-redef]
     if not os.path.isfile(path):
         raise _CliError(f"{path}: no such file")
     try:
@@ -563,8 +516,8 @@ def _load_toml(path: str) -> dict:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from .errors import ScenarioError
-    from .generate import generate_from_dict
+    from ..errors import ScenarioError
+    from ..generate import generate_from_dict
 
     doc = _load_toml(args.spec)
     if args.seed is not None:
@@ -592,8 +545,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from .errors import ScenarioError
-    from .generate import load_frozen, parse_mix
+    from ..errors import ScenarioError
+    from ..generate import load_frozen, parse_mix
 
     core = _core()
     import tcplab
@@ -621,7 +574,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             res.save(outdir)
     except OSError as e:
         raise _CliError(f"{e.filename or outdir}: cannot write results: {e.strerror or e}", EXIT_FAILURE) from None
-    from .interactions import group_comparison
+    from ..interactions import group_comparison
 
     groups = group_comparison(fz.flow_frame(), res.flows, res.files, fz.groups)
     summ = res.summary()
@@ -654,7 +607,7 @@ def _groups_text(groups: Any, mix: str, meta: dict) -> str:
 
 def _cmd_bench(argv: Sequence[str]) -> int:
     try:
-        from .devtools.bench import main as bench_main
+        from ..devtools.bench import main as bench_main
     except ImportError as e:
         raise _CliError(f"tcplab.devtools.bench is not available ({e})", EXIT_FAILURE) from None
     rc = bench_main(list(argv))
@@ -689,7 +642,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
 
-    from .errors import ScenarioError
+    from ..errors import ScenarioError
 
     try:
         import tcplab
@@ -706,7 +659,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if args.command == "disciplines":
             return _cmd_disciplines(args)
         if args.command == "reproduce":
-            from .experiments.command import cmd_reproduce
+            from ..experiments.command import cmd_reproduce
 
             return cmd_reproduce(args)
         if args.command == "generate":
@@ -728,380 +681,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except ScenarioError as e:
         _err(str(e))
         return EXIT_USAGE
-    except spec_error as e:  # type: ignore[misc]
+    except spec_error as e:
         _err(str(e))
         return EXIT_USAGE
-    except sim_error as e:  # type: ignore[misc]
+    except sim_error as e:
         _err(f"simulation failed: {e}")
         return EXIT_FAILURE
     except KeyboardInterrupt:
         _err("interrupted")
         return EXIT_INTERRUPTED
     return EXIT_OK
-
-
-# ---------------------------------------------------------------- campaigns: sweep and report
-
-def _add_campaign_commands(sub: Any) -> None:
-    sw = sub.add_parser("sweep", help="run a parameter sweep into a campaign directory",
-                        description="Run a sweep (TOML: base scenario, grid, zip, seeds; see docs/campaigns.md) into "
-                                    "a campaign directory. Only runs not stored yet are run; an interrupted sweep "
-                                    "resumes where it stopped.")
-    sw.add_argument("sweep", nargs="?", help="sweep file (TOML; not needed with --reindex)")
-    sw.add_argument("-o", "--out", dest="outdir", help="campaign directory (default: the file's `out`, else "
-                                                       "out/<sweep file stem>)")
-    sw.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
-                    help=SET_HELP + "; a sweep file's own keys (seeds, grid.buffer, ...) set the sweep, any other key "
-                                    "its base scenario (e.g. --set seeds=5 --set dumbbell.access_delay=uniform)")
-    sw.add_argument("--workers", type=int, help="local worker processes (default: the file's, else all cores)")
-    sw.add_argument("--scheduler", help="run on a Dask cluster: the scheduler's address, e.g. tcp://host:8786")
-    sw.add_argument("--store-on", choices=["worker", "client"], default="worker",
-                    help="who writes results: the workers (default; they must see the campaign directory) "
-                         "or this process (workers without a shared filesystem)")
-    sw.add_argument("--retry-failed", action="store_true", help="run again the runs stored as failed")
-    sw.add_argument("--wait", action="store_true",
-                    help="if another sweep is running into the campaign, wait for it to finish and then run what "
-                         "it leaves (default: refuse at once, naming it)")
-    sw.add_argument("--verify", action="store_true",
-                    help="check every stored run's checksums first; damaged runs are moved to quarantine/ and rerun")
-    sw.add_argument("--reindex", metavar="CAMPAIGN",
-                    help="rebuild CAMPAIGN's index from its stored segments (each checked byte for byte) and exit; "
-                         "what to do when the index points at the wrong segment")
-    sw.add_argument("--upgrade", metavar="CAMPAIGN",
-                    help="bring a campaign of an earlier tcplab (format 2) to format 3: check its tables, then "
-                         "checksum its manifests and files as they are, and exit")
-    sw.add_argument("--no-fsync", action="store_true",
-                    help="do not flush results to disk (still atomic and checksummed, but not power-loss safe)")
-    sw.add_argument("--dry-run", action="store_true", help="list what would run and exit")
-    sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="progress bar on stderr (default: when stderr is a terminal)")
-    sw.add_argument("--json", action="store_true", help="print the outcome as JSON")
-    rp = sub.add_parser("report", help="write a self-contained HTML report",
-                        description="Write one self-contained HTML page (figures embedded) for a campaign "
-                                    "directory, a `tcplab run` output directory or a reproduction output directory.")
-    rp.add_argument("path", help="campaign, run output or reproduction output directory")
-    rp.add_argument("-o", "--out", help="HTML file to write (default: PATH/report.html)")
-
-
-def _campaign_warnings_one_line() -> None:
-    import warnings
-
-    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-        print(f"warning: {message}", file=sys.stderr)
-
-    warnings.showwarning = show  # campaign warnings are for the user: one line each
-
-
-def _cmd_campaign(args: argparse.Namespace) -> int:
-    _campaign_warnings_one_line()
-    if args.command == "report":
-        return _cmd_report(args)
-    return _cmd_sweep(args)
-
-
-def _cmd_report(args: argparse.Namespace) -> int:
-    from .report import ReportError, write_report
-    from .sweep import CampaignError
-
-    try:
-        out = write_report(args.path, args.out)
-    except (ReportError, CampaignError) as e:
-        raise _CliError(str(e)) from None
-    except OSError as e:
-        raise _CliError(f"{e.filename or args.path}: {e.strerror or e}", EXIT_FAILURE) from None
-    print(out)
-    return EXIT_OK
-
-
-@contextlib.contextmanager
-def _environment_failures(path: str) -> Iterator[None]:
-    """A full disk, a read-only directory and the like met while working on the campaign at ``path``: the
-    store's one-line StorageError (a CampaignError), not a traceback."""
-    import sqlite3
-
-    from .sweep.envfail import storage_error
-
-    try:
-        yield
-    except (OSError, sqlite3.Error) as e:
-        err = storage_error(e, path)
-        if err is None:
-            raise
-        raise err from None
-
-
-def _cmd_reindex(path: str) -> int:
-    """``tcplab sweep --reindex CAMPAIGN``: the index rebuilt from the segments (the fix the store's
-    "the index says run ... is here, it is not" message names)."""
-    from .sweep import Campaign, CampaignError
-
-    try:
-        with _environment_failures(path):
-            with Campaign(path, create=False) as camp:
-                camp.reindex()
-                n = len(camp)
-    except CampaignError as e:
-        raise _CliError(str(e), EXIT_FAILURE) from None
-    print(f"reindex: {n} run(s) indexed from the segments of {os.path.abspath(path)}", file=sys.stderr)
-    return EXIT_OK
-
-
-def _cmd_upgrade(path: str) -> int:
-    """``tcplab sweep --upgrade CAMPAIGN``: an earlier tcplab's campaign checksummed as it is (format 3)."""
-    from .sweep import Campaign, CampaignError
-
-    try:
-        with _environment_failures(path):
-            n = Campaign.upgrade(path)
-    except CampaignError as e:
-        raise _CliError(str(e), EXIT_FAILURE) from None
-    print(f"upgrade: {n} segment(s) of {os.path.abspath(path)} checksummed; the campaign is format 3",
-          file=sys.stderr)
-    return EXIT_OK
-
-
-def _shadowed_overrides(sweep: Any, overrides: Sequence[str]) -> list[str]:
-    """A note for each --set of the base scenario that a grid or zip parameter overrides at every point."""
-    from .overrides import split_sweep_overrides
-
-    _, base = split_sweep_overrides(overrides)
-    swept = {tuple(sweep._resolve_key(k)): k for k in sweep.parameters}
-    notes = []
-    for key, path, _ in base:  # (path within the base scenario)
-        for sp, name in swept.items():
-            if tuple(path[:len(sp)]) == sp or sp[:len(path)] == tuple(path):
-                notes.append(f"note: --set {key}: the sweep's parameter {name!r} sets it at every point, which wins")
-                break
-    return notes
-
-
-def _sweep_phase_lock(sweep: Any) -> None:
-    """The phase-lock warning for the first point of the sweep that needs it (each point built with the
-    first seed; the seeds themselves change nothing there, which the warning says)."""
-    for p in sweep.points(seeds=sweep.seeds[:1]):
-        sc = sweep.scenario(p)
-        where = ", ".join(f"{k}={v!r}" for k, v in p.items() if k != "seed")
-        if _warn_phase_lock_cli(sc, sc._first_spec(), f"point ({where}): " if where else "", "another seed"):
-            if len(sweep.seeds) > 1:
-                print(f"warning: the {len(sweep.seeds)} seeds of such a point give {len(sweep.seeds)} identical runs",
-                      file=sys.stderr)
-            return
-
-
-def _cap_workers(workers: int | None, scheduler: str | None) -> int | None:
-    """Local workers above the CPUs this process may use: capped to them, with a note. A run is one
-    CPU-bound thread, so more processes than CPUs finish no sooner and each holds a run's memory; the
-    cap to the runs to do is the sweep's own (Campaign.run)."""
-    from .sweep.execute import default_workers
-
-    cpus = default_workers()
-    if workers is None or scheduler or workers <= cpus:
-        return workers
-    print(f"workers: {workers} asked for, {cpus} used (the CPUs this process may use; a run uses one CPU, "
-          "more processes would only share them)", file=sys.stderr)
-    return cpus
-
-
-def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import load_sweep
-    from .sweep.envfail import StorageError
-
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore[no-redef]
-
-    if args.reindex is not None:
-        return _cmd_reindex(args.reindex)
-    if args.upgrade is not None:
-        return _cmd_upgrade(args.upgrade)
-    path = args.sweep
-    if path is None:
-        raise _CliError("sweep: give a sweep file (TOML), or --reindex/--upgrade CAMPAIGN")
-    if not os.path.isfile(path):
-        raise _CliError(f"{path}: no such file" if not os.path.exists(path) else f"{path}: not a sweep file (TOML)")
-    try:
-        sweep, opts = load_sweep(path, overrides=args.overrides)
-    except tomllib.TOMLDecodeError as e:
-        raise _CliError(f"{path}: invalid TOML: {e}") from None
-    except UnicodeDecodeError as e:
-        raise _CliError(f"{path}: not a text file ({e.reason})") from None
-    for note in _shadowed_overrides(sweep, args.overrides):
-        print(note, file=sys.stderr)
-    if args.overrides:
-        from .overrides import seconds_warnings
-
-        def first_point(ov: list[str]) -> Any:
-            sw, _ = load_sweep(path, overrides=ov)
-            return sw.scenario(next(sw.points())).to_spec()
-
-        for w in seconds_warnings(args.overrides, first_point):
-            print(w, file=sys.stderr)
-    workers = args.workers if args.workers is not None else opts.get("workers")
-    if workers is not None and workers < 1:
-        raise _CliError(f"--workers: must be at least 1, got {workers}")
-    scheduler = args.scheduler or opts.get("scheduler")
-    outdir = args.outdir or opts.get("out") or os.path.join("out", os.path.splitext(os.path.basename(path))[0])
-    sweep.validate()  # every point before anything runs (none is held: a sweep may have millions)
-    _sweep_phase_lock(sweep)
-    workers = _cap_workers(workers, scheduler)
-    try:
-        with _environment_failures(outdir):
-            return _sweep_into(args, sweep, outdir, workers, scheduler)
-    except StorageError as e:  # a full disk, a read-only directory, an unreachable scheduler: one line
-        raise _CliError(str(e), EXIT_FAILURE) from None
-
-
-def _sweep_into(args: argparse.Namespace, sweep: Any, outdir: str, workers: int | None,
-                scheduler: str | None) -> int:
-    from .sweep import Campaign, CampaignError
-    from .sweep.envfail import StorageError
-
-    try:
-        camp = Campaign(outdir)
-    except StorageError:
-        raise
-    except CampaignError as e:
-        raise _CliError(str(e)) from None
-    with camp:
-        if args.verify or not args.dry_run:  # (one sweep at a time: a second refuses, or --wait waits)
-            try:
-                camp.lock(wait=args.wait)
-            except CampaignError as e:
-                raise _CliError(str(e), EXIT_FAILURE) from None
-        if args.verify:
-            problems = camp.verify(fix=True)
-            for p in problems:
-                print(f"verify: {p}", file=sys.stderr)
-            where = " (read-only: nothing moved)" if camp.read_only else "; damaged segments moved to quarantine/"
-            print(f"verify: {len(problems)} problem(s){where}" if problems else
-                  "verify: every stored file matches its checksum", file=sys.stderr)
-        if args.dry_run:  # (counted as the runs are planned, none held)
-            total, todo = camp.count_plan(sweep.iter_jobs(), args.retry_failed)
-            print(f"{sweep.describe()}; {todo} to run, {total - todo} stored, in {camp.path}")
-            return EXIT_OK
-        if not args.json:
-            print(f"{sweep.describe()} -> {camp.path}" + (f" on Dask at {scheduler}" if scheduler else ""),
-                  file=sys.stderr)
-        try:
-            rep = camp.run(sweep, workers=workers, scheduler=scheduler, progress=args.progress,
-                           retry_failed=args.retry_failed, fsync=not args.no_fsync, store_on=args.store_on)
-        except StorageError:
-            raise
-        except CampaignError as e:
-            raise _CliError(str(e), EXIT_FAILURE) from None
-        except KeyboardInterrupt:
-            raise _CliError(f"interrupted: the runs stored so far are kept in {camp.path}; run the same command "
-                            "again to finish the sweep", EXIT_INTERRUPTED) from None
-    if workers and not scheduler and rep.ran and rep.workers < workers:
-        print(f"workers: {rep.workers} of the {workers} asked for ran (one per run to do)", file=sys.stderr)
-    if args.json:
-        print(json.dumps({"campaign": camp.path, **rep.as_dict()}, indent=2))
-    else:
-        print(rep.summary())
-        print(f"results in {camp.path}/ (tcplab report {camp.path})")
-    return EXIT_FAILURE if rep.failures else EXIT_OK
-
-
-# ---------------------------------------------------------------- validate: the kernel against tcplab
-
-def _add_validate_command(sub: Any) -> None:
-    v = sub.add_parser("validate", help="run a dumbbell on the Linux kernel and in tcplab; write a fidelity report",
-                       description="Run one to four flows over an emulated bottleneck on the real Linux kernel (needs root "
-                                   "and network namespaces) and the same path in tcplab with its Linux profile; "
-                                   "write fidelity.csv, overlay figures and report.html (docs/validation.md, "
-                                   "'tcplab validate'). Give a scenario file with a [dumbbell] of 1 to 4 flows or the flags.")
-    v.add_argument("scenario", nargs="?", help="scenario file (TOML) with a [dumbbell] of 1 to 4 flows of reno or "
-                                               "cubic, or one of bbr")
-    v.add_argument("--algorithm", help="reno, cubic or bbr (flag form)")
-    v.add_argument("--rate", help="bottleneck rate, e.g. 20Mbps (flag form)")
-    v.add_argument("--rtt", help="round-trip propagation delay, e.g. 50ms (flag form)")
-    v.add_argument("--buffer", help="bottleneck buffer: packets or a BDP fraction, e.g. 1BDP (flag form; default 1BDP)")
-    v.add_argument("--duration", help="run length, e.g. 60s (flag form; default 60s)")
-    v.add_argument("--seed", type=int, help="tcplab's seed (flag form; default 0)")
-    v.add_argument("--flows", help="number of flows sharing the bottleneck, 1 to 4 (flag form; default 1)")
-    v.add_argument("-o", "--out", dest="outdir", help="output directory (default: out/validate-<name>)")
-
-
-def _validate_case(args: argparse.Namespace) -> Any:
-    """The validation asked for, from the scenario file or the flags (not both)."""
-    from .validate import fidelity
-
-    flags = [f"--{n}" for n in ("algorithm", "rate", "rtt", "buffer", "duration", "seed", "flows")
-             if getattr(args, n) is not None]
-    if args.scenario is not None:
-        if flags:
-            raise _CliError(f"{flags[0]}: give either a scenario file or the flags, not both")
-        path = args.scenario
-        if not os.path.isfile(path):
-            raise _CliError(f"{path}: no such file" if not os.path.exists(path) else f"{path}: not a scenario file")
-        try:
-            import tomllib
-        except ModuleNotFoundError:  # pragma: no cover
-            import tomli as tomllib  # type: ignore[no-redef]
-        try:
-            return fidelity.case_from_file(path)
-        except tomllib.TOMLDecodeError as e:
-            raise _CliError(f"{path}: invalid TOML: {e}") from None
-        except UnicodeDecodeError as e:
-            raise _CliError(f"{path}: not a text file ({e.reason})") from None
-    if not flags:
-        raise _CliError("validate: give a scenario file or --algorithm, --rate and --rtt")
-    kw = {n: getattr(args, n) for n in ("buffer", "duration", "seed", "flows") if getattr(args, n) is not None}
-    return fidelity.case_from_flags(args.algorithm, args.rate, args.rtt, **kw)
-
-
-def _cmd_validate(args: argparse.Namespace) -> int:
-    """`tcplab validate`: check the input, then the machine, then run both sides and report."""
-    import subprocess
-
-    from .validate import fidelity
-
-    case = _validate_case(args)  # bad input is reported even where the kernel side cannot run
-    _core()
-    # This tcplab must have the algorithm (bbr came later than reno and cubic): refuse before the kernel runs.
-    fidelity.sim_scenario(case.algorithm, case.rate_bps, case.rtt_s, case.buffer_packets, case.duration_s,
-                          seed=case.seed, cc_params=fidelity.kernel_cc_params(case.algorithm), n_flows=case.n_flows)
-    try:
-        from .validate import kernel  # type: ignore[attr-defined]
-    except ImportError as e:
-        import importlib.util
-
-        missing = importlib.util.find_spec("tcplab.validate.kernel") is None
-        kernel, reason = None, ("tcplab.validate.kernel is missing from this installation" if missing
-                                else f"tcplab.validate.kernel cannot be imported ({e})")
-    else:
-        reason = kernel.check_environment(case.algorithm)
-    if reason:
-        print(f"tcplab validate: cannot run the kernel side: {reason}", file=sys.stderr)
-        return EXIT_UNAVAILABLE
-    outdir = args.outdir or os.path.join("out", f"validate-{case.name}")
-    desc = case.describe()
-    print(f"validate {desc}: kernel side ...", file=sys.stderr)
-    try:
-        kdir = kernel.run_kernel(case.algorithm, case.rate_bps, case.rtt_s, case.buffer_packets, case.duration_s,
-                                 os.path.join(outdir, "kernel"), n_flows=case.n_flows)
-    except (OSError, RuntimeError, ValueError, subprocess.SubprocessError) as e:
-        raise _CliError(f"tcplab validate: the kernel run failed: {e}", EXIT_FAILURE) from None
-    print("tcplab side ...", file=sys.stderr)
-    res = fidelity.simulate(case.algorithm, case.rate_bps, case.rtt_s, case.buffer_packets, case.duration_s,
-                            seed=case.seed, cc_params=fidelity.kernel_cc_params(case.algorithm),
-                            n_flows=case.n_flows)
-    try:
-        table = fidelity.write_report(outdir, kdir, res, desc)
-    except fidelity.KernelDirError as e:
-        raise _CliError(f"tcplab validate: the kernel run left an unusable directory: {e}", EXIT_FAILURE) from None
-    except OSError as e:
-        raise _CliError(f"{e.filename or outdir}: cannot write the report: {e.strerror or e}", EXIT_FAILURE) from None
-    meta = fidelity.read_meta(kdir)
-    for d in fidelity.disturbances(meta):
-        print(f"warning: kernel run disturbed: {d}", file=sys.stderr)
-    met, judged = fidelity.targets_summary(table)
-    print(f"{desc}\n")
-    print(fidelity.table_text(table))
-    print(f"\n{met} of {judged} targets met; report in {os.path.join(outdir, 'report.html')}")
-    return EXIT_OK
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
