@@ -53,7 +53,7 @@ def test_run_progress_is_automatic_on_a_terminal_for_long_runs_only(monkeypatch)
 # ---------------------------------------------------------------- batches: sweep and reproduce
 
 def test_batch_progress_bar_counts_runs_and_failures_only_when_enabled(capsys):
-    from tcplab.sweep.execute import Progress
+    from tcplab.sweep.progress import Progress
 
     bar = Progress(3, None, "demo")  # stderr captured: not a terminal, so no bar
     bar.update(2)

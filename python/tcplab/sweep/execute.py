@@ -31,12 +31,12 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from .progress import Progress
 from .worker import execute_chunk, job_line, warm_up
 
 __all__ = ["execute_jobs", "default_workers", "Chunker", "LocalPool"]
@@ -69,46 +69,6 @@ def default_workers() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
-
-
-class Progress:
-    """A progress bar (tqdm) with counts, failures and ETA; silent when
-    stderr is not a terminal (or ``enabled=False``). The total may come
-    later (:meth:`set_total`: the runs are counted as they are planned)."""
-
-    def __init__(self, total: int | None, enabled: bool | None, label: str) -> None:
-        self.failed = 0
-        self.enabled = sys.stderr.isatty() if enabled is None else enabled
-        self.label = label
-        self.bar: Any = None
-        self.done = 0
-        if total is not None:
-            self.set_total(total)
-
-    def set_total(self, total: int) -> None:
-        if self.bar is not None:
-            self.bar.total = total
-            self.bar.refresh()
-        elif self.enabled and total:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=total, desc=self.label, unit="run", file=sys.stderr, dynamic_ncols=True,
-                            bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} runs "
-                                       "[{elapsed}<{remaining}, {rate_fmt}{postfix}]")
-            self.bar.set_postfix_str(f"{self.failed} failed", refresh=False)
-            self.bar.update(self.done)
-
-    def update(self, ok: int, failed: int = 0) -> None:
-        self.failed += failed
-        self.done += ok + failed
-        if self.bar is not None:
-            if failed:
-                self.bar.set_postfix_str(f"{self.failed} failed", refresh=False)
-            self.bar.update(ok + failed)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
 
 
 class Chunker:
