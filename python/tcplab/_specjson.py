@@ -47,11 +47,13 @@ def _problem(value: Any) -> str | None:
     return None
 
 
-def spec_to_json(spec: Any, error: Callable[[str, str], Exception]) -> str:
-    """``spec`` as JSON for the core; ``error(field, problem)`` is raised for
-    a non-finite number or a string with a lone surrogate (the first found)."""
+def spec_to_json(spec: Any, error: Callable[[str, str], Exception], compact: bool = False) -> str:
+    """``spec`` as JSON for the core (with ``compact``, without spaces);
+    ``error(field, problem)`` is raised for a non-finite number or a string
+    with a lone surrogate (the first found)."""
+    separators = (",", ":") if compact else None
     try:
-        text = json.dumps(spec, allow_nan=False)
+        text = json.dumps(spec, allow_nan=False, separators=separators)
     except ValueError:
         text = None
     # Fast path: valid JSON without surrogate escapes (a pair, which is
@@ -63,7 +65,7 @@ def spec_to_json(spec: Any, error: Callable[[str, str], Exception]) -> str:
         if problem is not None:
             raise error(path or "spec", problem)
     if text is None:  # pragma: no cover - json.dumps refused something else
-        return json.dumps(spec, allow_nan=False)
+        return json.dumps(spec, allow_nan=False, separators=separators)
     return text
 
 

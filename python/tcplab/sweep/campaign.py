@@ -95,17 +95,18 @@ def run_key(spec: Mapping[str, Any] | str, version: str | None = None) -> str:
         import tcplab
 
         version = tcplab.__version__
-    return _core.run_key(spec if isinstance(spec, str) else _spec_text(spec, "spec"), version)[0]
+    return _core.run_key(spec if isinstance(spec, str) else _spec_text(spec), version)
 
 
-def _spec_text(spec: Mapping[str, Any], where: str) -> str:
-    """A RunSpec dict as JSON text for the core (which keys it); a value JSON cannot carry (NaN,
+def _spec_text(spec: Mapping[str, Any], where: str = "") -> str:
+    """A RunSpec dict as compact JSON text for the core (which keys it); a value JSON cannot carry (NaN,
     infinity, a lone surrogate) raises the core's SpecError naming its path (``jobs[3].flows[0].init_cwnd``),
     as ``tcplab.run`` does for one run."""
     import tcplab
     from tcplab._specjson import spec_to_json
 
-    return spec_to_json(spec, lambda field, problem: tcplab.SpecError(f"{where}.{field}: {problem}"))
+    return spec_to_json(spec, lambda field, problem: tcplab.SpecError(f"{where}.{field}: {problem}" if where
+                                                                      else f"{field}: {problem}"), compact=True)
 
 
 def _raise_environment(e: BaseException, where: str) -> None:
@@ -348,10 +349,10 @@ class Campaign(CampaignSegments):
             try:
                 # the core keys the spec, writes it canonically and writes the job's line (crates/tcplab-store)
                 key, spec_json, seed, line = _core.plan_job(text, version, params_json, bottleneck)
-            except _core.SpecError as e:
-                field = getattr(e, "field", None)
-                raise tcplab.SpecError(f"jobs[{i}].{field}: {getattr(e, 'problem', e)}" if field
-                                       else f"jobs[{i}]: {e}") from None
+            except _core.SpecError as e:  # (the core's field path, under the job's: jobs[3].flows[0].cc)
+                field = getattr(e, "field", "spec")
+                raise tcplab.SpecError(f"jobs[{i}]{'' if field == 'spec' else '.' + field}: "
+                                       f"{getattr(e, 'problem', e)}") from None
             if seed > MAX_SEED:
                 raise CampaignError(f"jobs[{i}].seed: must be 0 to {MAX_SEED} (2^63 - 1, the campaign index's "
                                     f"largest integer), got {seed}")
