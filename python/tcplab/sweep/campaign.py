@@ -53,7 +53,6 @@ from .index import (
     FORMAT,
     FORMAT_VERSION,
     INDEX,
-    KEY_LEN,
     MARKER,
     SUM,
     CampaignError,

@@ -366,7 +366,8 @@ class Sweep:
             return
         seen: set = set()  # digests, not texts: a grid of millions of configurations stays small
         for params, spec, _ in jobs:
-            digest = hashlib.sha256(_DIGEST_JSON.encode({k: v for k, v in spec.items() if k != "seed"}).encode()).digest()
+            config = _DIGEST_JSON.encode({k: v for k, v in spec.items() if k != "seed"})
+            digest = hashlib.sha256(config.encode()).digest()
             if digest in seen:
                 continue
             seen.add(digest)
