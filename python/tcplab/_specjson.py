@@ -51,9 +51,9 @@ def spec_to_json(spec: Any, error: Callable[[str, str], Exception], compact: boo
     """``spec`` as JSON for the core (with ``compact``, without spaces);
     ``error(field, problem)`` is raised for a non-finite number or a string
     with a lone surrogate (the first found)."""
-    separators = (",", ":") if compact else None
+    encoder = _COMPACT if compact else _PLAIN
     try:
-        text = json.dumps(spec, allow_nan=False, separators=separators)
+        text = encoder.encode(spec)
     except ValueError:
         text = None
     # Fast path: valid JSON without surrogate escapes (a pair, which is
@@ -65,8 +65,11 @@ def spec_to_json(spec: Any, error: Callable[[str, str], Exception], compact: boo
         if problem is not None:
             raise error(path or "spec", problem)
     if text is None:  # pragma: no cover - json.dumps refused something else
-        return json.dumps(spec, allow_nan=False, separators=separators)
+        return encoder.encode(spec)
     return text
 
 
+#: The encoders (json.dumps makes a new one per call when given options).
+_PLAIN = json.JSONEncoder(allow_nan=False)
+_COMPACT = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
