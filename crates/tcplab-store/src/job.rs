@@ -6,7 +6,7 @@
 //!
 //! ```json
 //! {"key": "<32 hex>", "params": {...}, "seed": 1, "version": "0.1.0",
-//!  "bottleneck": ["r1-r2"], "spec": {...the RunSpec, canonical JSON...}}
+//!  "bottleneck": ["r1-r2"], "spec": {...the RunSpec as the client gave it...}}
 //! ```
 //!
 //! `params` is kept as the client wrote it (it goes into the manifest
@@ -39,9 +39,9 @@ impl Job {
 
     /// The job of the RunSpec `spec_json` with its run key (see
     /// [`crate::key`]) and the seed the run uses; the spec is kept as given
-    /// (without its whitespace if it spans lines: a job is one line). `params_json` is the JSON
-    /// object of the job's parameters. The error names what the core cannot
-    /// read.
+    /// (without its whitespace if it spans lines: a job is one line).
+    /// `params_json` is the JSON object of the job's parameters. The error
+    /// names what the core cannot read.
     pub fn plan(spec_json: &str, version: &str, params_json: &str, bottleneck: Vec<String>) -> Result<Job, SpecError> {
         let (key, spec) = run_key(spec_json, version)?;
         let params = RawValue::from_string(params_json.to_string())

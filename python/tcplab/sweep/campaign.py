@@ -312,9 +312,9 @@ class Campaign(CampaignSegments):
         return list(self._normalize_iter(jobs))
 
     def _normalize_iter(self, jobs: Any) -> Iterator[dict]:
-        """The jobs as the executors take them (key, params, seed, the RunSpec's canonical JSON, version,
-        bottleneck links and the job's line, all but params from the core), one at a time: a sweep's first
-        runs can start while the rest are hashed."""
+        """The jobs as the executors take them (key, params, seed, the RunSpec's JSON as stored, version,
+        bottleneck links and the job's line; key, seed and line from the core), one at a time: a sweep's
+        first runs can start while the rest are hashed."""
         import tcplab
         from tcplab import _core
 
@@ -346,7 +346,7 @@ class Campaign(CampaignSegments):
             except (TypeError, ValueError) as e:
                 raise ValueError(f"jobs[{i}]: parameters {params!r} are not JSON values ({e})") from None
             try:
-                # the core keys the spec, writes it canonically and writes the job's line (crates/tcplab-store)
+                # the core reads the spec, keys it and writes the job's line (crates/tcplab-store, job.rs)
                 key, spec_json, seed, line = _core.plan_job(text, version, params_json, bottleneck)
             except _core.SpecError as e:  # (the core's field path, under the job's: jobs[3].flows[0].cc)
                 field = getattr(e, "field", "spec")
