@@ -385,7 +385,7 @@ def test_dry_run_counts_stored_failed_and_repeated_runs(tmp_path, faults):
 
     base = tcplab.Dumbbell(n_flows=1, bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP", duration="1s")
     with Campaign(str(tmp_path / "camp")) as c:
-        faults('"limit_packets":8}', "error:injected")
+        faults('"limit_packets":8,', "error:injected")
         first = c.run(Sweep(base, grid={"buffer": [4, 8]}, seeds=[1]), workers=1)
         assert (first.ran, len(first.failures)) == (2, 1)
         sw = Sweep(base, grid={"buffer": [4, 8, 16, 16]}, seeds=[1, 2])

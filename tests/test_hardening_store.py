@@ -225,28 +225,24 @@ def test_edited_sweep_and_marker_files_are_reported_by_verify(tmp_path, capsys):
     assert any("campaign.json: checksum mismatch" in p for p in problems)
 
 
-def test_an_earlier_campaign_without_checksums_is_refused_until_upgraded(tmp_path, capsys):
+@pytest.mark.parametrize("version", [2, 3])
+def test_an_earlier_campaign_is_refused_naming_its_directory(tmp_path, capsys, version):
+    """Formats 2 and 3 keyed runs by Python's JSON text (format 2 also lacked checksums): none of their runs
+    would be found again, so the campaign is refused, saying where and what to do, and left as it is."""
     path = write(tmp_path, "s.toml", SWEEP)
     out = tmp_path / "c"
     assert main(["sweep", path, "-o", str(out), "--workers", "1", "--no-progress"]) == 0
-    with Campaign(out) as camp:
-        before = camp.results().sort_values("key").reset_index(drop=True)
-    # as an earlier tcplab left it: format 2, no checksum files
-    for dirpath, _, names in os.walk(out):
-        for n in names:
-            if n.endswith(".sha256"):
-                os.remove(os.path.join(dirpath, n))
     doc = json.loads((out / "campaign.json").read_text())
-    (out / "campaign.json").write_text(json.dumps(dict(doc, format_version=2)))
-    with pytest.raises(CampaignError, match="format version 2.*no checksum") as e:
+    (out / "campaign.json").write_text(json.dumps(dict(doc, format_version=version)))
+    files = sorted(p for p in out.rglob("*") if p.name != "index.sqlite-shm")
+    with pytest.raises(CampaignError, match=rf"^{out / 'campaign.json'}: campaign format version {version}; this "
+                       r"tcplab reads version 4; .*earlier tcplab.*run the sweep into a new directory \(a "
+                       r"reproduction: with --fresh"):
         Campaign(out)
-    argv = shlex.split(str(e.value).split("`")[1])
-    assert argv[:3] == ["tcplab", "sweep", "--upgrade"]
-    assert main(argv[1:]) == 0
-    with Campaign(out) as camp:
-        assert camp.verify(fix=False) == []
-        pd_before = before.drop(columns=["wall_s"])
-        assert camp.results().sort_values("key").reset_index(drop=True).drop(columns=["wall_s"]).equals(pd_before)
+    capsys.readouterr()
+    assert main(["sweep", path, "-o", str(out), "--workers", "1", "--no-progress"]) == 2
+    assert f"error: {out / 'campaign.json'}: campaign format version {version};" in capsys.readouterr().err
+    assert sorted(p for p in out.rglob("*") if p.name != "index.sqlite-shm") == files
 
 
 # ---------------------------------------------------------------- item 5: environment failures

@@ -30,7 +30,6 @@ import tcplab
 from tcplab.experiments import bbr_coexistence, jm_knn, mv_buffers, reproduce
 from tcplab.experiments.runner import EXTRACTS, RunsFailed, as_results, run_all
 from tcplab.sweep import Campaign, CampaignError, run_key
-from tcplab.sweep.grid import canonical_json
 
 # ---------------------------------------------------------------- extract(core raw) == extract(stored run)
 
@@ -89,10 +88,9 @@ def test_every_extract_gets_from_the_stored_run_what_it_got_from_the_core(tmp_pa
     camp = Campaign(tmp_path / "c")
     rep = camp.run([({"job": k}, spec) for k, spec, _, _ in jobs], workers=1, progress=False)
     assert not rep.failures
-    # the core's own dict for each run (the core runs the canonical JSON of each RunSpec; runs are
-    # deterministic, so running it again here gives what the campaign's worker got)
-    runs = {run_key(spec): _core.run(canonical_json(json.loads(spec) if isinstance(spec, str) else spec))
-            for _, spec, _, _ in jobs}
+    # the core's own dict for each run (the campaign's worker runs the RunSpec's JSON as it was given; runs
+    # are deterministic, so running it again here gives what the campaign's worker got)
+    runs = {run_key(spec): _core.run(spec if isinstance(spec, str) else json.dumps(spec)) for _, spec, _, _ in jobs}
     assert set(runs) == set(rep.keys)
     # the core's raw dict, table by table: the stored run reads back the same (values, dtypes, cc variable
     # names); the run's own wall time (meta.wall_s) is the one measure that differs between two runs
@@ -119,13 +117,13 @@ def test_every_extract_gets_from_the_stored_run_what_it_got_from_the_core(tmp_pa
 def test_json_text_specs_are_keyed_like_dicts(tmp_path):
     sc = tcplab.Dumbbell(n_flows=1, bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP", duration="2s")
     spec = sc.to_spec()
-    text = json.dumps(spec, indent=1)  # not canonical: keyed by its canonical form all the same
+    text = json.dumps(spec, indent=1)  # another layout: keyed by the RunSpec the core reads all the same
     assert run_key(text) == run_key(spec)
     camp = Campaign(tmp_path / "c")
     assert camp.run([("a", spec)], workers=1, progress=False).ran == 1
     rep = camp.run([("b", text), ("c", json.dumps(spec))], workers=1, progress=False)
     assert rep.ran == 0 and rep.reused == 2 and rep.keys == [run_key(spec)] * 2
-    with pytest.raises(ValueError, match=r"jobs\[0\].*not valid JSON"):
+    with pytest.raises(tcplab.SpecError, match=r"^jobs\[0\]: invalid run description: key must be a string"):
         camp.run([("d", "{broken")], workers=1, progress=False)
 
 

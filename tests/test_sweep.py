@@ -336,7 +336,7 @@ def test_chunks_adapt_and_a_worker_hands_back_what_it_did_not_run(tmp_path):
     camp.close()
     camp = Campaign(tmp_path / "c")  # the segment was not indexed: adopted on open
     assert list(camp.status()) == [todo[0]["key"]]
-    rep = camp.run([(j["params"], j["spec"]) for j in todo], workers=2, progress=False)
+    rep = camp.run([(j["params"], j["spec_json"]) for j in todo], workers=2, progress=False)
     assert (rep.ran, rep.reused) == (2, 1)
 
 
@@ -588,114 +588,117 @@ def test_the_index_keeps_the_cores_metrics_of_each_run(tmp_path):
     assert len(got[rep.keys[1]]["flow_goodput_bps"]) == 12
 
 
-# ---------------------------------------------------------------- run keys: the core writes Python's JSON
+# ---------------------------------------------------------------- run keys: the core's, of the RunSpec it reads
 
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats() | st.text(max_size=8),
-    lambda c: st.lists(c, max_size=4) | st.tuples(c, c) | st.dictionaries(st.text(max_size=6), c, max_size=4)
-    | st.dictionaries(st.integers(-3, 3), c, max_size=2),
-    max_leaves=25)
-
-
-def _python_canonical(v):
-    return json.dumps(v, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
-
-
-@settings(max_examples=800, deadline=None)
-@given(_JSON)
-def test_the_cores_canonical_json_is_pythons_text(v):
-    """Run keys hash the canonical JSON of a RunSpec; the core writes it (faster) where it can and must
-    write exactly Python's text: the keys of stored runs do not depend on which wrote it."""
-    from tcplab import _core
-    from tcplab.sweep.grid import canonical_json
-
-    try:
-        want = _python_canonical(v)
-    except ValueError:  # NaN, infinities: not JSON, refused either way
-        with pytest.raises(ValueError):
-            canonical_json(v)
-        return
-    core = _core.canonical_json(v)
-    assert core is None or core == want
-    assert canonical_json(v) == want
+def _shuffled(v, rng):
+    """``v`` with every dict's keys in a random order."""
+    if isinstance(v, dict):
+        items = list(v.items())
+        rng.shuffle(items)
+        return {k: _shuffled(x, rng) for k, x in items}
+    if isinstance(v, list):
+        return [_shuffled(x, rng) for x in v]
+    return v
 
 
-_PARAMS = st.dictionaries(st.text(max_size=6), _JSON, max_size=4)
+@settings(max_examples=60, deadline=None)
+@given(st.randoms(use_true_random=False), st.sampled_from([None, 0, 2]), st.booleans())
+def test_a_run_key_does_not_depend_on_how_the_spec_is_written(rng, indent, compact):
+    """Any key order, any layout, the dict or its text: one RunSpec, one key (the core reads the spec and
+    hashes it as it writes it back: crates/tcplab-store/src/key.rs)."""
+    spec = tiny(algorithm=["cubic", "vegas"]).to_spec()
+    text = json.dumps(_shuffled(spec, rng), indent=indent, separators=(",", ":") if compact else None)
+    assert run_key(text, "9.9") == run_key(spec, "9.9") == run_key(_shuffled(spec, rng), "9.9")
 
 
-@settings(max_examples=400, deadline=None)
-@given(_PARAMS, st.none() | st.integers(-2**70, 2**70) | st.floats(), st.lists(st.text(max_size=5), max_size=3))
-def test_the_cores_job_line_is_the_one_python_writes(params, seed, bottleneck):
-    """A planned job's line (written by the core with its run key) is the line Python's job_line
-    writes: parameters in their own order, the canonical spec; the core leaves to Python what it
-    cannot write exactly (then Python writes the line, or refuses what is not JSON)."""
-    from tcplab import _core
-    from tcplab.sweep.campaign import KEY_LEN, _key_and_spec_json, _version_json
-    from tcplab.sweep.worker import _json_of, job_line
-
-    spec = dict(tiny().to_spec(), seed=seed)
-    planned = _core.plan_job(spec, params, seed, _version_json("9.9"), _json_of(tuple(bottleneck)), KEY_LEN)
-    try:
-        key, spec_json = _key_and_spec_json(spec, "9.9")
-        want = job_line({"key": key, "params": params, "seed": seed, "spec_json": spec_json, "version": "9.9",
-                         "bottleneck": bottleneck})
-    except ValueError:  # NaN or infinity in the parameters or the seed: not JSON
-        assert planned is None
-        return
-    assert planned is None or planned == (key, spec_json, want)
-    json.loads(want)  # (a line is one JSON object)
-    plain = all(type(x) in (str, int, bool, type(None)) and (type(x) is not int or abs(x) < 2**63)
-                for x in params.values())
-    if plain and (seed is None or (type(seed) is int and abs(seed) < 2**63)):
-        assert planned is not None  # plain values: the core writes them
+def test_a_changed_field_or_version_changes_the_run_key():
+    spec = tiny().to_spec()
+    key = run_key(spec, "9.9")
+    assert len(key) == 32 and int(key, 16) >= 0
+    # the same values written otherwise (an integer for a float, a default written out or left out)
+    assert run_key(dict(spec, duration=int(spec["duration"])), "9.9") == key
+    assert run_key(dict(spec, routes=[]), "9.9") == run_key({k: v for k, v in spec.items() if k != "routes"}, "9.9")
+    # a different run, or another tcplab
+    assert run_key(dict(spec, seed=2), "9.9") != key
+    assert run_key(dict(spec, duration=spec["duration"] + 1e-9), "9.9") != key
+    flows = [dict(spec["flows"][0], cc={"algorithm": "cubic", "params": {}})] + spec["flows"][1:]
+    assert run_key(dict(spec, flows=flows), "9.9") != key
+    assert run_key(spec, "9.10") != key
+    assert run_key(spec) == run_key(spec, tcplab.__version__)
 
 
-def test_the_cores_float_text_is_pythons_repr_on_half_a_million_doubles():
+def test_a_spec_the_core_refuses_has_no_key_and_the_error_names_the_problem(tmp_path):
+    spec = tiny().to_spec()
+    with pytest.raises(tcplab.SpecError, match=r"^flows\[1\]\.colour: invalid run description: unknown field "
+                                               r"`colour`") as e:
+        run_key(dict(spec, flows=[spec["flows"][0], dict(spec["flows"][1], colour="red")]))
+    assert e.value.field == "flows[1].colour"
+    with pytest.raises(tcplab.SpecError, match=r"^duration: .*missing field `duration`"):
+        run_key({k: v for k, v in spec.items() if k != "duration"})
+    with pytest.raises(tcplab.SpecError, match=r"^flows\[0\]\.init_cwnd: must be a finite number"):
+        run_key(dict(spec, flows=[dict(spec["flows"][0], init_cwnd=math.nan)] + spec["flows"][1:]))
+    camp = Campaign(tmp_path / "c")
+    with pytest.raises(tcplab.SpecError, match=r"^jobs\[1\]\.links\[0\]\.rate_bps: invalid run description: "
+                                               r"invalid type: string"):
+        camp.run([("a", spec), ("b", dict(spec, links=[dict(spec["links"][0], rate_bps="fast")]))], workers=1,
+                 progress=False)
+    with pytest.raises(ValueError, match=r"^jobs\[0\]: parameters .* are not JSON values"):
+        camp.run([({"x": math.inf}, spec)], workers=1, progress=False)
+    assert len(camp) == 0  # (refused while planning: nothing ran)
+
+
+def test_a_campaign_stores_and_runs_the_spec_as_given(tmp_path):
+    """The core hashes the spec as it writes it back, but runs and stores the text it was given: a float
+    read back from its shortest digits can differ in the last place (serde_json reads floats fast, not
+    exactly), so running the rewritten text would not be running the caller's spec."""
     import random
-    import struct
+
+    import numpy as np
 
     from tcplab import _core
 
-    rng = random.Random(7)
-    # random bit patterns (every exponent), random decimals, values people write, powers of ten; about
-    # 1 in 5000 random doubles lies exactly halfway between two shortest candidates (Python: the even one)
-    xs = [struct.unpack("<d", rng.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(250_000)]
-    xs += [rng.uniform(-1e6, 1e6) for _ in range(100_000)] + [round(rng.uniform(0, 1000), rng.randrange(6))
-                                                             for _ in range(100_000)]
-    xs += [10.0 ** e for e in range(-320, 309)] + [rng.random() * 10.0 ** rng.randrange(-30, 30) for _ in range(50_000)]
-    xs = [x for x in xs if math.isfinite(x)]
-    assert len(xs) > 450_000
-    assert _core.canonical_json(xs) == _python_canonical(xs)
+    rng = random.Random(3)
+    spec = tiny(n_flows=6).to_spec()
+    spec["flows"] = [dict(f, start=rng.random() * 0.1) for f in spec["flows"]]  # (17-digit floats)
+    camp = Campaign(tmp_path / "c")
+    rep = camp.run([("a", spec)], workers=1, progress=False)
+    key = rep.keys[0]
+    assert camp.spec(key) == spec  # every float as it was
+    stored, direct = camp.load_raw(key), _core.run(json.dumps(spec))
+    for col, v in direct["flows"].items():
+        a, b = np.asarray(stored["flows"][col]), np.asarray(v)
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), col
+    (job,) = camp._normalize([("a", json.dumps(spec, indent=2))])
+    assert job["key"] == key and "\n" not in job["line"] and json.loads(job["line"])["spec"] == spec
 
 
-def test_run_keys_come_from_the_core_for_real_specs_and_equal_pythons():
-    import hashlib
+def test_the_seeds_of_a_sweep_are_the_ones_main_gave(tmp_path):
+    """Run keys changed in campaign format 4; the seeds runs use did not (values printed by the campaign of
+    format 3, main before the change): a seed count starts at the base's seed, a list is taken as it is."""
+    from tcplab.sweep.grid import _DIGEST_JSON
 
-    from tcplab import _core
-    from tcplab.sweep.campaign import KEY_LEN
-
-    for sc in (tiny(), tcplab.Dumbbell(n_flows=3, bottleneck_rate="1Gbps", rtt="100ms", buffer="0.1BDP",
-                                       algorithm=["cubic", "westwood", "vegas"], duration="3s")):
-        spec = sc.to_spec()
-        fast = _core.run_key(spec, '"9.9"', KEY_LEN)
-        assert fast is not None  # a RunSpec is all plain values: the core's path, not the fallback
-        text = _python_canonical(spec)
-        assert fast == (hashlib.sha256(('{"spec":' + text + ',"version":"9.9"}').encode()).hexdigest()[:KEY_LEN], text)
-        assert run_key(spec, "9.9") == fast[0]
+    base = tiny(seed=5, duration="1s")
+    camp = Campaign(tmp_path / "c")
+    norm, _ = camp.plan(Sweep(base, grid={"buffer": [4, 8], "algorithm": ["cubic", "reno"]}, seeds=3))
+    assert [j["seed"] for j in norm] == [5, 6, 7] * 4
+    assert [json.loads(j["line"])["seed"] for j in norm] == [5, 6, 7] * 4
+    norm, _ = camp.plan(Sweep(base, grid={"buffer": [4]}, seeds=[2**63 - 1, 0, 17]))
+    assert [j["seed"] for j in norm] == [2**63 - 1, 0, 17]
+    # configurations are told apart (each validated once) by the text keys hashed before format 4
+    spec = base.to_spec()
+    assert _DIGEST_JSON.encode(spec) == json.dumps(spec, sort_keys=True, separators=(",", ":"))
 
 
 def test_runspecs_are_stored_compressed_beside_the_tables_and_read_back(tmp_path, faults):
     """Segments the core writes (format 2) keep every run's RunSpec in specs.parquet, zstd-compressed,
     not in the manifest; a record Python writes (a run whose worker died, format 1) keeps it inline.
     Both read back as the RunSpec that ran."""
-    from tcplab.sweep.grid import canonical_json
-
     sw = Sweep(tiny(), grid={"buffer": [4, 8, 16, 32]}, seeds=2)
     faults('"seed":2,', "exit:3")  # seed 2 kills its worker every time: recorded by Python, format 1
     camp = Campaign(tmp_path / "c")
     rep = camp.run(sw, workers=2, progress=False)
     assert {f["key"] for f in rep.failures} == {k for k, p in zip(rep.keys, rep.params, strict=True) if p["seed"] == 2}
-    specs = {j["key"]: j["spec"] for j in camp._normalize(sw.jobs())}
+    specs = {run_key(spec): spec for _, spec, _ in sw.jobs()}
     versions = set()
     for p in glob.glob(str(tmp_path / "c" / "segments" / "*" / "segment.json")):
         m = json.load(open(p))
@@ -703,7 +706,7 @@ def test_runspecs_are_stored_compressed_beside_the_tables_and_read_back(tmp_path
         if m["format_version"] == 2:
             assert "specs.parquet" in m["files"] and all("spec_json" not in r for r in m["runs"])
             size = m["files"]["specs.parquet"]["size"]
-            assert size < sum(len(canonical_json(specs[r["key"]])) for r in m["runs"])
+            assert size < sum(len(json.dumps(specs[r["key"]])) for r in m["runs"])
         else:
             assert all(json.loads(r["spec_json"]) == specs[r["key"]] for r in m["runs"])
     assert versions == {1, 2}

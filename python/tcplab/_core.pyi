@@ -129,13 +129,13 @@ def _panic_for_test(spec_json: str) -> None:
     """Test hook: run spec_json through the path of every run with a panic where the run would start
     (tests/test_robustness.py checks that it becomes SimulationError and Python lives on)."""
 
-# ---- campaigns (crates/tcplab-py/src/store.rs, canon.rs; crates/tcplab-store)
+# ---- campaigns (crates/tcplab-py/src/store.rs; crates/tcplab-store)
 
 SHARED_HEADER_WORDS: int
 
 @final
 class Segment:
-    """Runs jobs (JSON lines, python/tcplab/sweep/worker.py ``job_line``) and stores them as one segment."""
+    """Runs jobs (JSON lines written by ``plan_job``) and stores them as one segment."""
 
     def __init__(self) -> None: ...
     def __len__(self) -> int: ...
@@ -153,15 +153,13 @@ def columns() -> list[tuple[str, str, str]]:
 def fork_worker(cmd_fd: int, report_fd: int, shared_addr: int, shared_len: int, slot: int, close: list[int]) -> int:
     """Fork a local pool worker that runs only the core's worker loop (no Python); its pid."""
 
-def canonical_json(obj: Any) -> str | None:
-    """Python's canonical JSON of ``obj`` (sorted keys, compact), or None where Python's encoder must decide."""
+def run_key(spec_json: str, version: str) -> str:
+    """The run key of a RunSpec (JSON text) for a tcplab version: the hash of the spec as the core reads and
+    writes it back, and the version (crates/tcplab-store/src/key.rs). SpecError if the core cannot read it."""
 
-def run_key(spec: Any, version_json: str, key_len: int) -> tuple[str, str] | None:
-    """(run key, canonical JSON of the RunSpec), or None where Python must decide."""
-
-def plan_job(spec: Any, params: Any, seed: Any, version_json: str, bottleneck_json: str,
-             key_len: int) -> tuple[str, str, str] | None:
-    """(run key, canonical JSON of the RunSpec, the job's line), or None where Python must decide."""
+def plan_job(spec_json: str, version: str, params_json: str, bottleneck: list[str]) -> tuple[str, str, int, str]:
+    """(run key, the spec's JSON as stored, the run's seed, the job's line) of a run; SpecError if the core cannot
+    read the spec."""
 
 def _inject_fault(pattern: str, action: str, once: str | None = None, unless: str | None = None) -> None:
     """Test hook: make runs whose RunSpec contains ``pattern`` fail, or kill their process."""

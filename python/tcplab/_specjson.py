@@ -47,11 +47,13 @@ def _problem(value: Any) -> str | None:
     return None
 
 
-def spec_to_json(spec: Any, error: Callable[[str, str], Exception]) -> str:
-    """``spec`` as JSON for the core; ``error(field, problem)`` is raised for
-    a non-finite number or a string with a lone surrogate (the first found)."""
+def spec_to_json(spec: Any, error: Callable[[str, str], Exception], compact: bool = False) -> str:
+    """``spec`` as JSON for the core (with ``compact``, without spaces);
+    ``error(field, problem)`` is raised for a non-finite number or a string
+    with a lone surrogate (the first found)."""
+    encoder = _COMPACT if compact else _PLAIN
     try:
-        text = json.dumps(spec, allow_nan=False)
+        text = encoder.encode(spec)
     except ValueError:
         text = None
     # Fast path: valid JSON without surrogate escapes (a pair, which is
@@ -63,8 +65,11 @@ def spec_to_json(spec: Any, error: Callable[[str, str], Exception]) -> str:
         if problem is not None:
             raise error(path or "spec", problem)
     if text is None:  # pragma: no cover - json.dumps refused something else
-        return json.dumps(spec, allow_nan=False)
+        return encoder.encode(spec)
     return text
 
 
+#: The encoders (json.dumps makes a new one per call when given options).
+_PLAIN = json.JSONEncoder(allow_nan=False)
+_COMPACT = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")

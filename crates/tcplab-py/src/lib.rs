@@ -23,7 +23,6 @@ use pyo3::types::{PyDict, PyList};
 
 #[cfg(feature = "bench")]
 mod bench;
-mod canon;
 mod interrupt;
 mod netem;
 mod progress;
@@ -388,9 +387,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(netem_run, m)?)?;
     store::register(m)?;
-    m.add_function(wrap_pyfunction!(canon::canonical_json, m)?)?;
-    m.add_function(wrap_pyfunction!(canon::run_key, m)?)?;
-    m.add_function(wrap_pyfunction!(canon::plan_job, m)?)?;
     m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     Ok(())

@@ -9,7 +9,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 #[cfg(feature = "test-hooks")]
 use tcplab_store::faults;
-use tcplab_store::{worker, Job};
+use tcplab_store::{key, worker, Job};
 
 /// A segment being built: `run(job_json)` runs one job (the GIL released)
 /// and keeps its record, returning whether it succeeded (a failed run is
@@ -141,6 +141,39 @@ fn _clear_faults() {
     faults::clear();
 }
 
+/// The run key of the RunSpec JSON text `spec_json` run by tcplab
+/// `version` (crates/tcplab-store/src/key.rs); SpecError, naming the field,
+/// if the core cannot read it.
+#[pyfunction]
+fn run_key(py: Python<'_>, spec_json: &str, version: &str) -> PyResult<String> {
+    let (key, _) = py.allow_threads(|| key::run_key(spec_json, version)).map_err(crate::spec_err)?;
+    Ok(key)
+}
+
+/// `(run key, the spec's JSON as stored, seed, job line)` of a run of the
+/// RunSpec JSON text `spec_json` by tcplab `version`, with the JSON object
+/// `params_json` of its parameters and its bottleneck links: the line is
+/// the job as [`Segment`] and the pool's workers take it
+/// (crates/tcplab-store/src/job.rs). SpecError, naming the field, if the
+/// core cannot read the spec.
+#[pyfunction]
+fn plan_job(
+    py: Python<'_>,
+    spec_json: &str,
+    version: &str,
+    params_json: &str,
+    bottleneck: Vec<String>,
+) -> PyResult<(String, String, u64, String)> {
+    let (job, line) = py
+        .allow_threads(|| {
+            let job = Job::plan(spec_json, version, params_json, bottleneck)?;
+            let line = job.line();
+            Ok((job, line))
+        })
+        .map_err(crate::spec_err)?;
+    Ok((job.key, job.spec.get().to_string(), job.seed, line))
+}
+
 /// The result tables' columns as declared once (tcplab_store::result_columns!):
 /// `(table, column, kind)` in table and column order; kind is `num`, `opt`
 /// (float64, NaN for none), `text` or `series`.
@@ -152,6 +185,8 @@ fn columns() -> Vec<(&'static str, &'static str, &'static str)> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Segment>()?;
     m.add_function(wrap_pyfunction!(columns, m)?)?;
+    m.add_function(wrap_pyfunction!(run_key, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_job, m)?)?;
     m.add_function(wrap_pyfunction!(fork_worker, m)?)?;
     #[cfg(feature = "test-hooks")]
     {

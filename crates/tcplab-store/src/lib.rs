@@ -27,11 +27,11 @@
 //! is read by Python (pyarrow), and is the one the earlier Python writer
 //! produced (segment format version 1).
 
-pub mod canon;
 pub mod columns;
 #[cfg(any(test, feature = "test-hooks"))]
 pub mod faults;
 pub mod job;
+pub mod key;
 pub mod metrics;
 pub mod segment;
 pub mod tables;

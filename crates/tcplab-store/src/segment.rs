@@ -57,7 +57,7 @@ pub struct Meta {
 pub struct Record {
     pub key: String,
     pub params: Box<RawValue>,
-    pub seed: Box<RawValue>,
+    pub seed: u64,
     pub version: String,
     pub spec: Box<RawValue>,
     pub ok: bool,

@@ -9,7 +9,7 @@
     tcplab disciplines [--json]
     tcplab bench [--quick] [--json [PATH]] [--only S1,S3] [--scaling flows|rate|window|all] [--memory] [--campaign]
     tcplab sweep SWEEP.toml [-o CAMPAIGN] [--set KEY=VALUE ...] [--workers N | --scheduler ADDRESS] [--retry-failed] ...
-    tcplab sweep --reindex CAMPAIGN | --upgrade CAMPAIGN
+    tcplab sweep --reindex CAMPAIGN
     tcplab report CAMPAIGN_OR_OUTPUT_DIR [-o REPORT.html]
     tcplab conformance bbr [--algorithm bbr|bbr3|both] [--out DIR] [--quick] [--cases a,b] [--impl ALG]
     tcplab validate SCENARIO.toml | --algorithm reno --rate 20Mbps --rtt 50ms [--buffer 1BDP] [--duration 60s]

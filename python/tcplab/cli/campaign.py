@@ -43,9 +43,6 @@ def _add_campaign_commands(sub: Any) -> None:
     sw.add_argument("--reindex", metavar="CAMPAIGN",
                     help="rebuild CAMPAIGN's index from its stored segments (each checked byte for byte) and exit; "
                          "what to do when the index points at the wrong segment")
-    sw.add_argument("--upgrade", metavar="CAMPAIGN",
-                    help="bring a campaign of an earlier tcplab (format 2) to format 3: check its tables, then "
-                         "checksum its manifests and files as they are, and exit")
     sw.add_argument("--no-fsync", action="store_true",
                     help="do not flush results to disk (still atomic and checksummed, but not power-loss safe)")
     sw.add_argument("--dry-run", action="store_true", help="list what would run and exit")
@@ -122,20 +119,6 @@ def _cmd_reindex(path: str) -> int:
     return EXIT_OK
 
 
-def _cmd_upgrade(path: str) -> int:
-    """``tcplab sweep --upgrade CAMPAIGN``: an earlier tcplab's campaign checksummed as it is (format 3)."""
-    from ..sweep import Campaign, CampaignError
-
-    try:
-        with _environment_failures(path):
-            n = Campaign.upgrade(path)
-    except CampaignError as e:
-        raise _CliError(str(e), EXIT_FAILURE) from None
-    print(f"upgrade: {n} segment(s) of {os.path.abspath(path)} checksummed; the campaign is format 3",
-          file=sys.stderr)
-    return EXIT_OK
-
-
 def _shadowed_overrides(sweep: Any, overrides: Sequence[str]) -> list[str]:
     """A note for each --set of the base scenario that a grid or zip parameter overrides at every point."""
     from ..overrides import split_sweep_overrides
@@ -185,11 +168,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
     if args.reindex is not None:
         return _cmd_reindex(args.reindex)
-    if args.upgrade is not None:
-        return _cmd_upgrade(args.upgrade)
     path = args.sweep
     if path is None:
-        raise _CliError("sweep: give a sweep file (TOML), or --reindex/--upgrade CAMPAIGN")
+        raise _CliError("sweep: give a sweep file (TOML), or --reindex CAMPAIGN")
     if not os.path.isfile(path):
         raise _CliError(f"{path}: no such file" if not os.path.exists(path) else f"{path}: not a sweep file (TOML)")
     try:

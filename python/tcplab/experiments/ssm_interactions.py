@@ -42,6 +42,7 @@ defaults (initial window 2, RTO 3 s / 0.2 s / 120 s;
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -201,7 +202,6 @@ class Setup:
 
 def _mix_jobs(setup: Setup) -> list:
     from ..generate import Mix
-    from ..sweep.grid import canonical_json
 
     jobs = []
     for c in range(1, setup.configs + 1):
@@ -212,8 +212,9 @@ def _mix_jobs(setup: Setup) -> list:
             mixes = [Mix.all(setup.cc(p)) for p in setup.protocols]
             if L == setup.L:
                 mixes += [Mix.half(setup.cc(p)) for p in setup.hs]
-            for m in mixes:  # canonical JSON text: what the campaign keys and stores, with no copy
-                jobs.append((f"L{L}/c{c}/{m.name}", canonical_json(fz.spec(m)), "flows_files", args))
+            for m in mixes:  # JSON text: what the campaign keys and stores, with no copy
+                jobs.append((f"L{L}/c{c}/{m.name}", json.dumps(fz.spec(m), separators=(",", ":")), "flows_files",
+                             args))
     return jobs
 
 

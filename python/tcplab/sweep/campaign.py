@@ -3,7 +3,7 @@
 Layout::
 
     CAMPAIGN/
-      campaign.json          {"format": "tcplab-campaign", "format_version": 3, "created_by": version}
+      campaign.json          {"format": "tcplab-campaign", "format_version": 4, "created_by": version}
       campaign.json.sha256   its SHA-256
       index.sqlite           the index (a cache: rebuilt from segments/ when lost or corrupt)
       segments/<id>/         one chunk of runs: flows/links/files/flow_ts/queue_ts/cc_ts/qdisc_ts.parquet (every
@@ -13,20 +13,22 @@ Layout::
       tmp/                   segments being written; never read
       quarantine/            segments found damaged, moved aside (their runs are run again)
 
-The run key is the SHA-256 of the canonical JSON of ``{"spec": RunSpec,
-"version": tcplab version}`` (first 32 hex digits). A segment appears by one
+The run key is the core's (crates/tcplab-store/src/key.rs): the SHA-256 of
+``{"spec": RunSpec, "version": tcplab version}`` with the RunSpec as the core
+reads and writes it back (first 32 hex digits), so the same run written in
+any key order or layout has one key. A segment appears by one
 ``rename`` of a complete directory (see :mod:`.worker`), and its index rows
 (run key -> segment) are written after it in one transaction, so the index
 never points to a missing or partial segment. A segment the index does not
 know (the sweep was killed between the two) is checked byte for byte and
 adopted when the campaign is next opened.
 
-Every stored byte is covered by a checksum (format 3): the tables by the
-manifest, the manifest by ``segment.sha256``, ``campaign.json`` and each sweep
-file by a ``.sha256`` file beside it. A manifest is checked whenever it is
-read; ``verify`` checks everything. A campaign of format 2 (no checksum of
-its manifests) is refused until :meth:`Campaign.upgrade` (``tcplab sweep
---upgrade DIR``) checksums it as it is.
+Every stored byte is covered by a checksum: the tables by the manifest, the
+manifest by ``segment.sha256``, ``campaign.json`` and each sweep file by a
+``.sha256`` file beside it. A manifest is checked whenever it is read;
+``verify`` checks everything. A campaign of an earlier format (1 to 3: runs
+keyed by Python's JSON text) is refused: its runs are run again into a new
+directory.
 
 Failed runs are stored too (a record with ``status = "failed"`` and the
 error). They are not run again unless asked (``retry_failed``). When a key
@@ -37,23 +39,20 @@ the index keeps an ``ok`` record over a failed one, then the later one.
 from __future__ import annotations
 
 import errno
-import functools
-import hashlib
 import json
 import os
 import pathlib
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .grid import MAX_SEED, canonical_json
+from .grid import MAX_SEED
 from .index import (
     FORMAT,
     FORMAT_VERSION,
     INDEX,
-    KEY_LEN,
     MARKER,
     SUM,
     CampaignError,
@@ -65,7 +64,6 @@ from .lock import CampaignBusy, CampaignLock
 from .segments import CampaignSegments, _read_json, _write_checked
 from .worker import (
     MANIFEST,
-    _json_of,
     commit_segment,
     segment_dir,
 )
@@ -76,51 +74,38 @@ if TYPE_CHECKING:  # pragma: no cover
     from .grid import Sweep
 
 
+#: Why a campaign of an earlier format (1 to 3) cannot be read, and what to do.
+_EARLIER_FORMAT = ("; it was written by an earlier tcplab, which keyed runs differently, so none of its runs "
+                   "would be found: run the sweep into a new directory (a reproduction: with --fresh, or another -o)")
+
+#: Job parameters as JSON (strict: no NaN; one encoder for every job).
+_PARAMS_JSON = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+
 __all__ = ["Campaign", "CampaignError", "CampaignWarning", "DamagedSegmentError", "RunReport", "run_key"]
 
 
 def run_key(spec: Mapping[str, Any] | str, version: str | None = None) -> str:
-    """The key of a run: hash of its RunSpec (a dict or its JSON text: the same key) and the tcplab version."""
-    return _key_and_spec_json(_spec_object(spec) if isinstance(spec, str) else spec, version)[0]
+    """The key of a run: the core's hash of its RunSpec (a dict or its JSON text, written any way: the
+    same key) and the tcplab version (crates/tcplab-store/src/key.rs). A spec the core cannot read
+    raises its SpecError, naming the field."""
+    from tcplab import _core
 
-
-def _spec_object(text: str, where: str = "spec") -> dict:
-    """A RunSpec given as JSON text, parsed (it is keyed by its canonical JSON, like the dict form)."""
-    try:
-        obj = json.loads(text)
-    except ValueError as e:
-        raise ValueError(f"{where}: the run description is not valid JSON ({e})") from None
-    if not isinstance(obj, dict):
-        raise TypeError(f"{where}: the run description must be a JSON object, got {type(obj).__name__}")
-    return obj
-
-
-@functools.lru_cache(maxsize=8)
-def _version_json(version: str) -> str:
-    return canonical_json(version)
-
-
-def _core_run_key(spec: Any, version_json: str, n: int) -> tuple[str, str] | None:
-    try:
-        from tcplab import _core
-    except ImportError:  # pragma: no cover - the core is not built
-        return None
-    return _core.run_key(spec, version_json, n)
-
-
-def _key_and_spec_json(spec: Mapping[str, Any], version: str | None = None) -> tuple[str, str]:
-    """(run key, canonical JSON of the spec): the key hashes ``{"spec": spec, "version": version}``
-    in canonical JSON, which is that text with the spec's text inside (keys sort "spec" < "version")."""
     if version is None:
         import tcplab
 
         version = tcplab.__version__
-    fast = _core_run_key(spec, _version_json(version), KEY_LEN)
-    if fast is not None:  # (the core writes the same text; it leaves to Python what it does not)
-        return fast
-    spec_json = canonical_json(spec)
-    text = '{"spec":' + spec_json + ',"version":' + _version_json(version) + "}"
-    return hashlib.sha256(text.encode()).hexdigest()[:KEY_LEN], spec_json
+    return _core.run_key(spec if isinstance(spec, str) else _spec_text(spec), version)
+
+
+def _spec_text(spec: Mapping[str, Any], where: str = "") -> str:
+    """A RunSpec dict as compact JSON text for the core (which keys it); a value JSON cannot carry (NaN,
+    infinity, a lone surrogate) raises the core's SpecError naming its path (``jobs[3].flows[0].init_cwnd``),
+    as ``tcplab.run`` does for one run."""
+    import tcplab
+    from tcplab._specjson import spec_to_json
+
+    return spec_to_json(spec, lambda field, problem: tcplab.SpecError(f"{where}.{field}: {problem}" if where
+                                                                      else f"{field}: {problem}"), compact=True)
 
 
 def _raise_environment(e: BaseException, where: str) -> None:
@@ -234,18 +219,10 @@ class Campaign(CampaignSegments):
             if not isinstance(doc, dict) or doc.get("format") != FORMAT:
                 found = doc.get("format") if isinstance(doc, dict) else doc
                 raise CampaignError(f"{marker}: not a tcplab campaign (format {found!r})")
-            if doc.get("format_version") == 2:
-                import shlex
-
-                raise CampaignError(f"{marker}: campaign format version 2, written by an earlier tcplab: its segment "
-                                    f"manifests have no checksum. Run `tcplab sweep --upgrade "
-                                    f"{shlex.quote(self.path)}` to checksum its files as they are now (after "
-                                    f"checking its tables), or run the sweep into a new directory")
-            if doc.get("format_version") != FORMAT_VERSION:
-                raise CampaignError(f"{marker}: campaign format version {doc.get('format_version')!r}; "
-                                    f"this tcplab reads version {FORMAT_VERSION}"
-                                    + ("; version 1 (one directory per run) was written by an earlier tcplab: run "
-                                       "the sweep into a new directory" if doc.get("format_version") == 1 else ""))
+            found = doc.get("format_version")
+            if found != FORMAT_VERSION:
+                raise CampaignError(f"{marker}: campaign format version {found!r}; this tcplab reads version "
+                                    f"{FORMAT_VERSION}" + (_EARLIER_FORMAT if found in (1, 2, 3) else ""))
         else:
             if not create:
                 raise CampaignError(f"{self.path}: not a tcplab campaign directory (no {MARKER})")
@@ -335,21 +312,15 @@ class Campaign(CampaignSegments):
         return list(self._normalize_iter(jobs))
 
     def _normalize_iter(self, jobs: Any) -> Iterator[dict]:
-        """The jobs as the executors take them (key, params, seed, RunSpec and its canonical JSON, version,
-        bottleneck links), one at a time: a sweep's first runs can start while the rest are hashed."""
+        """The jobs as the executors take them (key, params, seed, the RunSpec's JSON as stored, version,
+        bottleneck links and the job's line; key, seed and line from the core), one at a time: a sweep's
+        first runs can start while the rest are hashed."""
         import tcplab
+        from tcplab import _core
 
         from .grid import Sweep
 
         version = tcplab.__version__
-        version_json = _version_json(version)
-        plan_job: Callable[[Any, Any, Any, str, str, int], tuple[str, str, str] | None] | None
-        try:
-            from tcplab._core import plan_job as core_plan_job
-        except ImportError:  # pragma: no cover - the core is not built
-            plan_job = None
-        else:
-            plan_job = core_plan_job
         if isinstance(jobs, Sweep):
             if not jobs.validated:
                 jobs.validate()  # every point before anything runs (a generator: nothing ran yet)
@@ -360,44 +331,32 @@ class Campaign(CampaignSegments):
                 raise TypeError(f"jobs[{i}]: expected (label_or_params, RunSpec dict or JSON text[, bottleneck "
                                 f"links]), got {job!r}")
             label, spec = job[0], job[1]
-            bottleneck = list(job[2]) if len(job) == 3 and job[2] else []
+            bottleneck = [str(b) for b in job[2]] if len(job) == 3 and job[2] else []
             params = dict(label) if isinstance(label, (dict, Mapping)) else {"label": str(label)}
             params.pop("seed", None)
-            if isinstance(spec, str):
-                # JSON text (large generated scenarios travel as text): keyed by its canonical JSON, like
-                # the dict; only the text is kept (the caller's own string when it is canonical already)
-                obj = _spec_object(spec, f"jobs[{i}]")
-                key, spec_json = _key_and_spec_json(obj, version)
-                yield {"key": key, "params": params, "seed": obj.get("seed"),
-                       "spec_json": spec if spec_json == spec else spec_json, "version": version,
-                       "bottleneck": bottleneck}
-                continue
             if hasattr(spec, "to_spec"):
                 bottleneck = bottleneck or spec.bottleneck_links()
                 spec = spec.to_spec()
-            if not isinstance(spec, (dict, Mapping)):  # (dict first: an ABC check costs microseconds per job)
+            if not isinstance(spec, (str, dict, Mapping)):  # (dict first: an ABC check costs microseconds per job)
                 raise TypeError(f"jobs[{i}]: the run description must be a RunSpec dict, its JSON text or a Scenario")
-            spec = dict(spec)
-            seed = spec.get("seed")
-            if isinstance(seed, int) and not 0 <= seed <= MAX_SEED:
+            # JSON text (large generated scenarios travel as text) goes to the core as it is
+            text = spec if isinstance(spec, str) else _spec_text(spec, f"jobs[{i}]")
+            try:
+                params_json = _PARAMS_JSON.encode(params)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"jobs[{i}]: parameters {params!r} are not JSON values ({e})") from None
+            try:
+                # the core reads the spec, keys it and writes the job's line (crates/tcplab-store, job.rs)
+                key, spec_json, seed, line = _core.plan_job(text, version, params_json, bottleneck)
+            except _core.SpecError as e:  # (the core's field path, under the job's: jobs[3].flows[0].cc)
+                field = getattr(e, "field", "spec")
+                raise tcplab.SpecError(f"jobs[{i}]{'' if field == 'spec' else '.' + field}: "
+                                       f"{getattr(e, 'problem', e)}") from None
+            if seed > MAX_SEED:
                 raise CampaignError(f"jobs[{i}].seed: must be 0 to {MAX_SEED} (2^63 - 1, the campaign index's "
                                     f"largest integer), got {seed}")
-            try:
-                # the core writes the spec's canonical JSON, its key and the job's line in one go
-                planned = plan_job(spec, params, seed, version_json, _json_of(tuple(bottleneck)), KEY_LEN) \
-                    if plan_job is not None else None
-                if planned is None:
-                    key, spec_json = _key_and_spec_json(spec, version)  # (Python decides; job_line writes the line)
-            except ValueError:  # NaN, infinity or a lone surrogate: JSON cannot carry it; name where it is
-                _refuse_unencodable(spec, f"jobs[{i}]")
-                raise
-            if planned is not None:
-                key, spec_json, line = planned
-                yield {"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
-                       "version": version, "bottleneck": bottleneck, "line": line}
-                continue
-            yield {"key": key, "params": params, "seed": seed, "spec": spec, "spec_json": spec_json,
-                   "version": version, "bottleneck": bottleneck}
+            yield {"key": key, "params": params, "seed": seed, "spec_json": spec_json, "version": version,
+                   "bottleneck": bottleneck, "line": line}
 
     def plan(self, jobs: Any, retry_failed: bool = False) -> tuple[list[dict], list[dict]]:
         """(all jobs normalized, the ones to run now)."""
@@ -682,12 +641,3 @@ class Campaign(CampaignSegments):
 
     def __repr__(self) -> str:
         return f"<Campaign {self.path}: {len(self)} runs>"
-
-
-def _refuse_unencodable(spec: Mapping, where: str) -> None:
-    """Raise the core's SpecError naming the key path (``jobs[3].flows[0].init_cwnd``) of the first
-    value JSON cannot carry (NaN, infinity, a lone surrogate), as ``tcplab.run`` does for one run."""
-    import tcplab
-    from tcplab._specjson import spec_to_json
-
-    spec_to_json(spec, lambda field, problem: tcplab.SpecError(f"{where}.{field}: {problem}"))

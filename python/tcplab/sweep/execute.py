@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .progress import Progress
-from .worker import execute_chunk, job_line, warm_up
+from .worker import execute_chunk, warm_up
 
 __all__ = ["execute_jobs", "default_workers", "Chunker", "LocalPool"]
 
@@ -119,11 +119,8 @@ class Chunker:
 
 def _infra_failure(job: dict, err: BaseException) -> dict:
     """The record of a run whose worker died (the error is the worker's, not the run's)."""
-    import json
-
     return {"key": job["key"], "params": job["params"], "seed": job["seed"], "version": job["version"],
-            "spec_json": job.get("spec_json") or json.dumps(job["spec"]), "status": "failed", "metrics": None,
-            "meta": None,
+            "spec_json": job["spec_json"], "status": "failed", "metrics": None, "meta": None,
             # sim_s: the run's wall time, under the name the store keeps (Campaign.results() calls it wall_s)
             "error": f"worker failed: {type(err).__name__}: {err}", "sim_s": 0.0, "task_s": 0.0,
             "finished": time.time()}
@@ -416,7 +413,7 @@ class _Round:
 
     def add(self, job: dict) -> None:
         self.jobs.append(job)
-        self.lines.append(job_line(job) + "\n")
+        self.lines.append(job["line"] + "\n")
         if len(self.lines) >= PUBLISH_EVERY or len(self.jobs) == 1:
             self.publish()
 
@@ -596,7 +593,7 @@ class _Dask:
     def submit(self, chunk: list[dict], dest: str | None, fsync: bool) -> Any:
         import uuid
 
-        slim = [{"key": j["key"], "line": job_line(j)} for j in chunk]  # (all a worker reads of a job)
+        slim = [{"key": j["key"], "line": j["line"]} for j in chunk]  # (all a worker reads of a job)
         return self.client.submit(execute_chunk, slim, dest, fsync, BUDGET_S,
                                   key=f"tcplab-chunk-{chunk[0]['key'][:12]}-{uuid.uuid4().hex[:8]}", pure=False)
 

@@ -61,6 +61,10 @@ _PATH_TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
 #: The largest seed a campaign stores: its index keeps seeds as SQLite INTEGERs (signed 64 bits).
 MAX_SEED = 2**63 - 1
 
+#: The text whose digest names a configuration (``Sweep._validate_in_core`` checks each distinct one once):
+#: sorted keys, no spaces, no NaN (the text run keys hashed before campaign format 4).
+_DIGEST_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+
 
 class SweepError(ScenarioError):
     """A sweep description is invalid; ``field`` names where (``grid.buffer``, ``zip[0]``...)."""
@@ -362,12 +366,13 @@ class Sweep:
             return
         seen: set = set()  # digests, not texts: a grid of millions of configurations stays small
         for params, spec, _ in jobs:
-            digest = hashlib.sha256(canonical_json({k: v for k, v in spec.items() if k != "seed"}).encode()).digest()
+            config = _DIGEST_JSON.encode({k: v for k, v in spec.items() if k != "seed"})
+            digest = hashlib.sha256(config.encode()).digest()
             if digest in seen:
                 continue
             seen.add(digest)
             try:
-                _core.validate(canonical_json(spec))
+                _core.validate(json.dumps(spec, allow_nan=False))
             except _core.SpecError as e:
                 where = ", ".join(f"{k}={v!r}" for k, v in params.items())
                 field = getattr(e, "field", None)
@@ -453,32 +458,3 @@ def load_sweep(path: str | os.PathLike, overrides: Sequence[str] = ()) -> tuple[
 
         apply_sweep_overrides(doc, overrides, base_dir)
     return sweep_from_dict(doc, base_dir=base_dir, name=stem)
-
-
-#: One encoder for every call (json.dumps builds a new one per call when given options).
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
-
-
-def _core_writer() -> Any:
-    try:
-        from tcplab import _core
-
-        return _core.canonical_json
-    except (ImportError, AttributeError):  # pragma: no cover - the core is not built
-        return lambda obj: None
-
-
-def canonical_json(obj: Any) -> str:
-    """The JSON whose hash identifies a run: sorted keys, no spaces, no NaN: exactly what
-    ``json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)``
-    gives. The core writes it when it can (dicts with string keys, lists, strings, 64-bit ints, finite
-    floats, booleans, None: several times faster); anything else goes to Python's encoder, which
-    also raises for what is not JSON."""
-    global _core_canonical
-    if _core_canonical is None:
-        _core_canonical = _core_writer()
-    text = _core_canonical(obj)
-    return text if text is not None else _CANONICAL.encode(obj)
-
-
-_core_canonical: Any = None

@@ -32,9 +32,10 @@ if TYPE_CHECKING:  # pragma: no cover
 FORMAT = "tcplab-campaign"
 
 
-#: 3: every stored file is covered by a checksum (segment.sha256, campaign.json.sha256, sweeps/*.toml.sha256).
-#: 2 differs only in lacking them: :meth:`Campaign.upgrade` adds them.
-FORMAT_VERSION = 3
+#: 4: runs keyed by the core (crates/tcplab-store/src/key.rs: the RunSpec as the core reads and writes it).
+#: 3 keyed the same runs by Python's JSON text, 2 also lacked the checksums of every stored file
+#: (segment.sha256, campaign.json.sha256, sweeps/*.toml.sha256): both are refused.
+FORMAT_VERSION = 4
 
 
 MARKER = "campaign.json"

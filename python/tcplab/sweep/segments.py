@@ -23,8 +23,6 @@ from .index import (
     _KEY_RE,
     _ROOT_ENTRIES,
     _SEG_RE,
-    FORMAT,
-    FORMAT_VERSION,
     INDEX,
     MARKER,
     SPECS,
@@ -42,7 +40,6 @@ from .worker import (
     MANIFEST_SUM,
     SEGMENT_FORMAT,
     TABLES,
-    manifest_sum,
     read_rows,
     read_table,
     segment_dir,
@@ -270,47 +267,6 @@ class CampaignSegments(CampaignIndex):
             if problem is not None:
                 problems.append(problem)
         return problems
-
-    @staticmethod
-    def upgrade(path: str | os.PathLike) -> int:
-        """Bring a campaign of format 2 to format 3: check every segment's tables against its manifest,
-        then write the checksums format 3 adds (of each manifest, campaign.json and the sweep files) for the
-        files as they are now. Returns the number of segments checksummed. A damaged segment is reported
-        (CampaignError) and nothing is changed: move it aside or delete it first."""
-        root = os.path.abspath(os.fspath(path))
-        marker = os.path.join(root, MARKER)
-        try:
-            doc = _read_json(marker)
-        except (OSError, ValueError) as e:
-            raise CampaignError(f"{marker}: not a readable tcplab campaign marker ({e})") from None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise CampaignError(f"{marker}: not a tcplab campaign")
-        if doc.get("format_version") == FORMAT_VERSION:
-            return 0
-        if doc.get("format_version") != 2:
-            raise CampaignError(f"{marker}: campaign format version {doc.get('format_version')!r}; only version 2 "
-                                f"can be upgraded")
-        segs = os.path.join(root, "segments")
-        dirs = sorted(e.path for e in os.scandir(segs) if e.is_dir() and _SEG_RE.match(e.name)) \
-            if os.path.isdir(segs) else []
-        for d in dirs:  # everything checked before anything is written
-            m = _read_json(os.path.join(d, MANIFEST))
-            for name, info in (m.get("files") or {}).items():
-                with open(os.path.join(d, name), "rb") as fh:
-                    if hashlib.sha256(fh.read()).hexdigest() != info.get("sha256"):
-                        raise CampaignError(f"{os.path.join(d, name)}: checksum mismatch (damaged); nothing "
-                                            f"upgraded: move {d} aside first")
-        for d in dirs:
-            with open(os.path.join(d, MANIFEST), "rb") as fh:
-                _atomic_bytes(os.path.join(d, MANIFEST_SUM), manifest_sum(fh.read()))
-        sweeps = os.path.join(root, "sweeps")
-        for n in sorted(os.listdir(sweeps)) if os.path.isdir(sweeps) else []:
-            if n.endswith(".toml"):
-                with open(os.path.join(sweeps, n), "rb") as fh:
-                    _atomic_bytes(os.path.join(sweeps, n + SUM), _sha256_text(fh.read()))
-        doc["format_version"] = FORMAT_VERSION
-        _write_checked(marker, json.dumps(doc) + "\n")  # last: the campaign opens only once all is checksummed
-        return len(dirs)
 
     def _segment_manifest(self, seg: str) -> dict:
         m = self._manifests.get(seg)

@@ -6,13 +6,15 @@ executed.
 
 A job is a plain dict (it crosses processes and machines)::
 
-    {"key": hex run key, "params": {...}, "seed": int, "spec": RunSpec dict,
-     "spec_json": its canonical JSON (what the core runs), "version": tcplab
+    {"key": hex run key, "params": {...}, "seed": int, "spec_json": the
+     RunSpec's canonical JSON (what the core runs), "version": tcplab
      version of the client, "bottleneck": [link names],
      "line": the job as the core takes it}
 
-The core takes a job as one JSON line (:func:`job_line`), written when the
-job is planned; jobs sent to Dask workers are cut to their key and line.
+Everything but the params comes from the core when the job is planned
+(``_core.plan_job``: the run key, the canonical spec and the job's line,
+crates/tcplab-store/src/job.rs); jobs sent to Dask workers are cut to their
+key and line.
 
 :func:`execute_chunk` runs a list of jobs and stores their results as one
 **segment**: a directory ``segments/<id>/`` holding one Parquet file per
@@ -38,7 +40,6 @@ client (Dask with ``store_on="client"``).
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 import os
@@ -77,36 +78,6 @@ def segment_dir(root: str, seg: str) -> str:
     return os.path.join(root, "segments", seg)
 
 
-_STRICT = json.JSONEncoder(allow_nan=False, separators=(",", ":"))  # (as the core writes a job line)
-
-
-@functools.lru_cache(maxsize=256)
-def _json_of(value: Any) -> str:
-    """JSON of a hashable value that many jobs share (the version, a bottleneck tuple)."""
-    return _STRICT.encode(list(value) if isinstance(value, tuple) else value)
-
-
-def job_line(job: dict) -> str:
-    """A job as the core takes it: one line of JSON with the RunSpec's canonical text inside as it is
-    (``crates/tcplab-store/src/job.rs``). Parameters must be JSON values (no NaN). A planned job has
-    its line already (``"line"``: the core writes it while it computes the run key)."""
-    line = job.get("line")
-    if line is not None:
-        return line
-    from .grid import canonical_json
-
-    seed = job["seed"]
-    spec_json = job.get("spec_json") or canonical_json(job["spec"])
-    try:
-        params = _STRICT.encode(job["params"])
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"run {job['key']}: parameters {job['params']!r} are not JSON values ({e})") from None
-    return ('{"key":"' + job["key"] + '","params":' + params
-            + ',"seed":' + (str(seed) if type(seed) is int else _STRICT.encode(seed))
-            + ',"version":' + _json_of(job["version"])
-            + ',"bottleneck":' + _json_of(tuple(job.get("bottleneck") or ())) + ',"spec":' + spec_json + "}")
-
-
 def execute_chunk(jobs: list, root: str | None = None, fsync: bool = True,
                   budget_s: float | None = None, should_stop: Callable[[], bool] | None = None,
                   progress: Callable[[int], None] | None = None) -> dict:
@@ -142,7 +113,7 @@ def execute_chunk(jobs: list, root: str | None = None, fsync: bool = True,
         if progress is not None:
             progress(len(seg) + 1)
         try:
-            seg.run(job_line(job))
+            seg.run(job["line"])
         except KeyboardInterrupt:
             if not len(seg):
                 raise
