@@ -4,7 +4,7 @@
 //! segment, ssthresh >= 2 segments, finite values, no panic.
 
 use proptest::prelude::*;
-use tcplab_core::cc::{self, AckSample, LossEvent, Window};
+use tcplab_core::cc::{self, AckSample, CaState, CongestionControl, Conn, LossEvent, Window};
 use tcplab_core::spec::CcSpec;
 
 /// Parameter choices beyond `variant` that change which rules run (the
@@ -115,6 +115,29 @@ fn check(name: &str, w: &Window, step: usize) {
 
 /// Drives `name` with `params` through `ops`, checking the invariants after
 /// every step and `per_ack(before, after, acked)` around every ACK.
+/// Tells `cc` the CA state `new` if it changed (or `again`: every timeout), as the sender does.
+fn tell(cc: &mut Box<dyn CongestionControl>, w: &mut Window, state: &mut CaState, new: CaState, now: f64, again: bool) {
+    if new == *state && !again {
+        return;
+    }
+    *state = new;
+    let c = Conn {
+        now,
+        in_flight: w.cwnd as u64,
+        delivered: 0,
+        delivered_time: now,
+        lost: 0,
+        app_limited: 0,
+        state: new,
+        srtt: 0.1,
+        min_rtt: 0.1,
+        mss: 1448,
+        cwnd_limited: true,
+        edt: now,
+    };
+    cc.on_state(w, new, &c);
+}
+
 fn drive(
     name: &str,
     params: &serde_json::Map<String, serde_json::Value>,
@@ -155,6 +178,8 @@ fn drive(
             duplicate: dup,
         }
     };
+    // The CA state as the sender tells it (`on_state`), at the moments it does.
+    let mut state = CaState::Open;
     for (i, op) in ops.iter().enumerate() {
         match *op {
             Op::Ack { acked, rtt_ms, dt_ms } => {
@@ -171,6 +196,10 @@ fn drive(
                     false,
                 );
                 cc.on_ack_sample(&w, &s);
+                // New data ends Disorder, and here also Loss (as if it covered the timeout's data).
+                if state != CaState::Recovery {
+                    tell(&mut cc, &mut w, &mut state, CaState::Open, now, false);
+                }
                 let before = w;
                 cc.on_ack(&mut w, &s);
                 per_ack(&before, &w, acked);
@@ -189,11 +218,15 @@ fn drive(
                     true,
                 );
                 cc.on_ack_sample(&w, &s);
+                if state == CaState::Open && !cc.controls_window() {
+                    tell(&mut cc, &mut w, &mut state, CaState::Disorder, now, false);
+                }
             }
             Op::FastRecovery { rounds } => {
                 // As the sender does: ssthresh, inflate, partial ACKs, exit with cwnd = ssthresh.
                 let flight = w.cwnd as u64;
                 w.ssthresh = cc.ssthresh(&w, LossEvent::FastRecovery, flight, now);
+                tell(&mut cc, &mut w, &mut state, CaState::Recovery, now, false);
                 w.cwnd = w.ssthresh + 3.0;
                 check(name, &w, i);
                 for _ in 0..rounds {
@@ -202,6 +235,7 @@ fn drive(
                     cc.on_ack_sample(&w, &s);
                 }
                 w.cwnd = w.ssthresh;
+                tell(&mut cc, &mut w, &mut state, CaState::Open, now, false);
                 cc.on_recovery_exit(&mut w, now);
             }
             Op::Timeout => {
@@ -209,6 +243,7 @@ fn drive(
                 w.ssthresh = cc.ssthresh(&w, LossEvent::Timeout, flight, now);
                 w.cwnd = 1.0;
                 cc.on_rto(&mut w, now);
+                tell(&mut cc, &mut w, &mut state, CaState::Loss, now, true);
             }
             Op::Idle { dt_ms } => now += dt_ms as f64 / 1e3,
             Op::Send { in_flight } => cc.on_send(now, 1500, in_flight as u64),

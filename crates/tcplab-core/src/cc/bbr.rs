@@ -101,6 +101,8 @@ pub enum Mode {
 fn ca_rank(s: CaState) -> u8 {
     match s {
         CaState::Open => 0,
+        CaState::Disorder => 1,
+        CaState::Cwr => 2,
         CaState::Recovery => 3,
         CaState::Loss => 4,
     }

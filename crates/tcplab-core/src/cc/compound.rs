@@ -59,9 +59,8 @@
 //! gamma is fixed, as the reference advises unless a reproduction uses TUBE.
 
 use super::delay::{fixed_point_diff, to_us, DelayFrame, V_PARAM_SHIFT};
-use super::filters::CaState;
 use super::reno::Reno;
-use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use super::{AckSample, AlgorithmInfo, CaState, CongestionControl, Conn, LossEvent, ParamInfo, Params, Window};
 use crate::error::SpecError;
 use crate::param_choice;
 
@@ -509,10 +508,7 @@ impl CongestionControl for Compound {
         self.last_win = w.cwnd;
     }
 
-    fn ssthresh(&mut self, w: &Window, event: LossEvent, _in_flight: u64, _now: f64) -> f64 {
-        if event == LossEvent::FastRecovery {
-            self.frame.enter_recovery();
-        }
+    fn ssthresh(&mut self, w: &Window, _event: LossEvent, _in_flight: u64, _now: f64) -> f64 {
         match self.cfg.variant {
             // tcp_reno_ssthresh on the whole window, max(snd_cwnd >> 1, 2);
             // dwnd is left to the next cong_avoid (step 1 of on_ack_port).
@@ -525,14 +521,17 @@ impl CongestionControl for Compound {
     }
 
     fn on_recovery_exit(&mut self, w: &mut Window, _now: f64) {
-        self.frame.exit_recovery();
         if self.cfg.variant == Variant::Paper {
             self.fit(w);
         }
     }
 
+    /// Linux `vegas_state`.
+    fn on_state(&mut self, _w: &mut Window, new: CaState, _c: &Conn) {
+        self.frame.set_state(new);
+    }
+
     fn on_rto(&mut self, _w: &mut Window, _now: f64) {
-        self.frame.enter_loss();
         match self.cfg.variant {
             // snd_cwnd = 1 and snd_cwnd_cnt = 0 (tcp_enter_loss); the next
             // cong_avoid finds cwnd + dwnd > 1 and clears dwnd.

@@ -18,11 +18,9 @@
 //!   then enable). `TX_START` is raised whenever a data segment is sent with
 //!   nothing in flight (`tcp_event_data_sent`), retransmissions included.
 //!
-//! How the hooks map (the trait has no state or idle hook, see
+//! How the hooks map (the trait has no idle hook, see
 //! docs/algorithms/README.md):
-//! - the CA state comes from [`CaStateTracker`] (Disorder on a duplicate ACK,
-//!   Recovery from `ssthresh(FastRecovery)` to `on_recovery_exit`, Loss from
-//!   `on_rto` until everything outstanding then is acknowledged);
+//! - the CA state is the sender's, told through `on_state` ([`DelayFrame::set_state`]);
 //! - `TX_START` is `on_send` with `in_flight <= 1` (the sender counts the
 //!   segment being sent; Linux counts before it);
 //! - `snd_nxt` at a re-initialisation from `on_send` is the highest `snd_nxt`
@@ -30,8 +28,7 @@
 //!   rewinds it after a timeout, and segments sent since the last ACK are
 //!   not seen).
 
-use super::filters::{CaState, CaStateTracker};
-use super::AckSample;
+use super::{AckSample, CaState};
 
 /// Fixed-point shift of the 2.6.1x-2.6.2x Vegas module and of the
 /// out-of-tree Compound port (`V_PARAM_SHIFT`): diff, target and the
@@ -112,7 +109,8 @@ impl RttRound {
 /// rule that uses it.
 #[derive(Debug, Clone)]
 pub struct DelayFrame {
-    pub ca: CaStateTracker,
+    /// The sender's CA state, as last told.
+    state: CaState,
     /// Linux `doing_vegas_now`: the delay-based rule runs in this round.
     pub enabled: bool,
     pub round: RttRound,
@@ -133,7 +131,7 @@ impl DelayFrame {
     /// `tcp_vegas_init`: baseRTT = inf, enabled, round starting at segment 0.
     pub fn new(linux_rtt: bool, restart_on_idle: bool) -> Self {
         DelayFrame {
-            ca: CaStateTracker::new(),
+            state: CaState::Open,
             enabled: true,
             round: RttRound::default(),
             base_rtt: f64::INFINITY,
@@ -158,18 +156,20 @@ impl DelayFrame {
         self.enabled = false;
     }
 
-    /// Linux `set_state`, called only when the state changes.
-    fn set_state(&mut self, new: CaState, snd_nxt: u64) {
+    /// Linux `vegas_state` (the algorithms' `on_state`): the delay-based rule
+    /// runs in Open only; back in Open, a round starts at the `snd_nxt` of
+    /// the ACK just processed.
+    pub fn set_state(&mut self, new: CaState) {
+        self.state = new;
         if new == CaState::Open {
-            self.enable(snd_nxt);
+            self.enable(self.last_snd_nxt);
         } else {
             self.disable();
         }
     }
 
-    /// Every ACK (`on_ack_sample`): `pkts_acked` with the sample, then the
-    /// state change this ACK causes (Disorder <-> Open, Loss -> Open).
-    /// Returns the sample as used (Linux `vrtt`), if any.
+    /// Every ACK (`on_ack_sample`): `pkts_acked` with the sample. Returns
+    /// the sample as used (Linux `vrtt`), if any.
     pub fn on_ack_sample(&mut self, s: &AckSample) -> Option<f64> {
         self.last_snd_nxt = s.snd_nxt;
         self.high_snd_nxt = self.high_snd_nxt.max(s.snd_nxt);
@@ -178,41 +178,12 @@ impl DelayFrame {
             self.base_rtt = self.base_rtt.min(v);
             self.round.add(v);
         }
-        let before = self.ca.state();
-        self.ca.after_ack(s.duplicate, s.snd_una, s.snd_nxt);
-        let after = self.ca.state();
-        if after != before {
-            self.set_state(after, s.snd_nxt);
-        }
         used
     }
 
-    /// `ssthresh(FastRecovery)`: the sender enters Recovery.
-    pub fn enter_recovery(&mut self) {
-        if self.ca.state() != CaState::Recovery {
-            self.ca.enter_recovery();
-            self.disable();
-        }
-    }
-
-    /// `on_recovery_exit`: back to Open; the round starts at the current
-    /// `snd_nxt` (that of the ACK just processed).
-    pub fn exit_recovery(&mut self) {
-        self.ca.exit_recovery();
-        self.enable(self.last_snd_nxt);
-    }
-
-    /// `on_rto`: the Loss state.
-    pub fn enter_loss(&mut self) {
-        self.ca.enter_loss();
-        self.disable();
-    }
-
-    /// `on_send`: tracks sends for the Loss-exit estimate and raises TX_START
-    /// (re-initialisation) when nothing else is in flight. Returns whether it
-    /// re-initialised.
+    /// `on_send`: raises TX_START (re-initialisation) when nothing else is
+    /// in flight. Returns whether it re-initialised.
     pub fn on_send(&mut self, in_flight: u64) -> bool {
-        self.ca.on_send();
         if self.restart_on_idle && in_flight <= 1 {
             self.restart();
             true
@@ -233,7 +204,7 @@ impl DelayFrame {
     }
 
     pub fn state(&self) -> CaState {
-        self.ca.state()
+        self.state
     }
 
     /// Re-initialisations so far (TX_START events).
@@ -282,24 +253,26 @@ mod tests {
 
     #[test]
     fn disabled_outside_open_and_restarted_on_return() {
-        // tcp_vegas_state: Open -> vegas_enable (beg_snd_nxt = snd_nxt, fresh
-        // round), any other state -> vegas_disable.
+        // tcp_vegas_state: Open -> vegas_enable (beg_snd_nxt = snd_nxt of the
+        // ACK just processed, fresh round), any other state -> vegas_disable.
         let mut f = DelayFrame::new(false, true);
         f.on_ack_sample(&ack(5, 20, Some(0.05), false));
-        f.on_ack_sample(&ack(5, 20, Some(0.05), true)); // dupack: Disorder
+        f.on_ack_sample(&ack(5, 20, Some(0.05), true));
+        f.set_state(CaState::Disorder);
         assert!(!f.enabled);
-        f.on_ack_sample(&ack(8, 23, Some(0.05), false)); // new data: Open again
+        f.on_ack_sample(&ack(8, 23, Some(0.05), false));
+        assert!(!f.enabled, "an ACK alone changes nothing: the sender tells the state");
+        f.set_state(CaState::Open);
         assert!(f.enabled);
         assert_eq!((f.round.beg_snd_nxt, f.round.count), (23, 0));
-        f.enter_recovery();
-        assert!(!f.enabled);
-        f.on_ack_sample(&ack(30, 40, Some(0.05), false));
-        assert!(!f.enabled, "a recovery ACK does not re-enable");
-        f.exit_recovery();
-        assert!(f.enabled);
-        assert_eq!(f.round.beg_snd_nxt, 40);
-        f.enter_loss();
-        assert!(!f.enabled);
+        for s in [CaState::Recovery, CaState::Cwr, CaState::Loss] {
+            f.set_state(s);
+            assert!(!f.enabled, "{s:?}");
+            f.on_ack_sample(&ack(30, 40, Some(0.05), false));
+            f.set_state(CaState::Open);
+            assert!(f.enabled);
+            assert_eq!(f.round.beg_snd_nxt, 40);
+        }
     }
 
     #[test]

@@ -49,9 +49,8 @@
 //!   change over the next RTT; not modelled). cwnd >= 2.
 
 use super::delay::DelayFrame;
-use super::filters::CaState;
 use super::reno::Reno;
-use super::{AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use super::{AckSample, AlgorithmInfo, CaState, CongestionControl, Conn, LossEvent, ParamInfo, Params, Window};
 use crate::error::SpecError;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -260,20 +259,14 @@ impl CongestionControl for Fast {
         }
     }
 
-    fn ssthresh(&mut self, w: &Window, event: LossEvent, _in_flight: u64, _now: f64) -> f64 {
-        if event == LossEvent::FastRecovery {
-            self.frame.enter_recovery();
-        }
+    fn ssthresh(&mut self, w: &Window, _event: LossEvent, _in_flight: u64, _now: f64) -> f64 {
         self.rounds = 0;
         (w.cwnd * self.cfg.loss_keep).max(2.0)
     }
 
-    fn on_recovery_exit(&mut self, _w: &mut Window, _now: f64) {
-        self.frame.exit_recovery();
-    }
-
-    fn on_rto(&mut self, _w: &mut Window, _now: f64) {
-        self.frame.enter_loss();
+    /// Linux `vegas_state`.
+    fn on_state(&mut self, _w: &mut Window, new: CaState, _c: &Conn) {
+        self.frame.set_state(new);
     }
 
     fn trace_vars(&self, out: &mut Vec<(&'static str, f64)>) {
@@ -457,13 +450,16 @@ mod tests {
     fn loss_halves_and_reno_runs_outside_open() {
         let (mut f, mut w) = in_ca(FastConfig::default(), 300.0, 0.1, 0.11);
         assert_eq!(f.ssthresh(&w, LossEvent::FastRecovery, 300, 0.0), 150.0);
+        f.on_state(&mut w, CaState::Recovery, &Conn::test(0.0));
         assert!(!f.frame.enabled);
+        f.on_state(&mut w, CaState::Open, &Conn::test(0.0));
         f.on_recovery_exit(&mut w, 0.0);
         assert!(f.frame.enabled);
         // RTO: the same ssthresh; Reno slow start from 1 in the Loss state.
         let ss = f.ssthresh(&w, LossEvent::Timeout, 300, 0.0);
         w = Window { cwnd: 1.0, ssthresh: ss };
         f.on_rto(&mut w, 0.0);
+        f.on_state(&mut w, CaState::Loss, &Conn::test(0.0));
         assert_eq!(f.frame.state(), CaState::Loss);
         for una in 2..5 {
             let s = ack(una, 100, 0.3);

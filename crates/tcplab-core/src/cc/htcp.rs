@@ -53,9 +53,9 @@
 //! printed formula). Unbounded, beta = 1 (no backoff) when RTTmax = RTTmin.
 //!
 //! Deviations:
-//! - The CA state is inferred ([`super::filters::CaStateTracker`]): Disorder
-//!   is only recognised on duplicate ACKs, and the end of the Loss state
-//!   (after an RTO) is estimated, because the trait has no hook for either.
+//! - The CA state is the sender's (`on_state`, Linux `htcp_state`), whose
+//!   Disorder is simpler than Linux's: entered on a duplicate ACK, left on the
+//!   next ACK of new data (Linux stays while SACKed data remains).
 //! - No undo (`htcp_cwnd_undo`): the sender never undoes a reduction.
 //! - Linux starts the throughput interval at `lasttime = 0` (jiffies since
 //!   boot); here at connection start (first packet sent), which also sets
@@ -65,9 +65,10 @@
 //!   maxRTT is tracked as in Linux in both arithmetics (the paper does not say
 //!   how RTTmax is measured).
 
-use super::filters::{CaState, CaStateTracker, CaTransition};
 use super::reno::Reno;
-use super::{variant_default, AckSample, AlgorithmInfo, CongestionControl, LossEvent, ParamInfo, Params, Window};
+use super::{
+    variant_default, AckSample, AlgorithmInfo, CaState, CongestionControl, Conn, LossEvent, ParamInfo, Params, Window,
+};
 use crate::error::SpecError;
 use crate::param_choice;
 
@@ -205,7 +206,8 @@ pub struct Htcp {
     lasttime: f64,
     /// Linux `snd_cwnd_cnt`.
     cwnd_cnt: u64,
-    ca: CaStateTracker,
+    /// The sender's CA state, as last told (`on_state`).
+    state: CaState,
     started: bool,
 }
 
@@ -261,7 +263,7 @@ impl Htcp {
             bi: 0.0,
             lasttime: 0.0,
             cwnd_cnt: 0,
-            ca: CaStateTracker::new(),
+            state: CaState::Open,
             started: false,
         }
     }
@@ -525,13 +527,12 @@ impl CongestionControl for Htcp {
 
     fn on_send(&mut self, now: f64, _bytes: u32, _in_flight: u64) {
         self.init(now);
-        self.ca.on_send();
     }
 
     fn on_ack_sample(&mut self, w: &Window, s: &AckSample) {
         self.init(s.now);
         let now = self.ticks(s.now);
-        let state = self.ca.state();
+        let state = self.state;
         let open = state == CaState::Open;
         if open {
             self.pkts_acked = s.cum_acked as u64;
@@ -543,9 +544,6 @@ impl CongestionControl for Htcp {
             }
         }
         self.measure_throughput(now, s.cum_acked as u64, w.cwnd, state);
-        if self.ca.after_ack(s.duplicate, s.snd_una, s.snd_nxt) == CaTransition::LossToOpen {
-            self.back_to_open(now);
-        }
     }
 
     fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
@@ -578,36 +576,33 @@ impl CongestionControl for Htcp {
         }
     }
 
-    fn ssthresh(&mut self, w: &Window, event: LossEvent, _in_flight: u64, now: f64) -> f64 {
+    fn ssthresh(&mut self, w: &Window, _event: LossEvent, _in_flight: u64, now: f64) -> f64 {
         self.init(now);
         let t = self.ticks(now);
         self.param_update(t);
         self.cwnd_cnt = 0;
-        if event == LossEvent::FastRecovery {
-            // tcp_set_ca_state(Recovery) follows the ssthresh() call.
-            self.enter_reduction(t);
-            self.ca.enter_recovery();
-        }
         match self.cfg.arith {
             Arith::Linux => (w.cwnd * self.beta).floor().max(2.0),
             Arith::Float => (w.cwnd * self.beta).max(2.0),
         }
     }
 
-    fn on_recovery_exit(&mut self, _w: &mut Window, now: f64) {
-        self.ca.exit_recovery();
-        let t = self.ticks(now);
-        self.back_to_open(t);
+    fn on_rto(&mut self, _w: &mut Window, now: f64) {
+        self.init(now);
+        self.cwnd_cnt = 0;
     }
 
-    fn on_rto(&mut self, _w: &mut Window, now: f64) {
-        // tcp_enter_loss always sets the Loss state (htcp_reset), with or
-        // without a new ssthresh.
-        self.init(now);
-        let t = self.ticks(now);
-        self.cwnd_cnt = 0;
-        self.enter_reduction(t);
-        self.ca.enter_loss();
+    /// Linux `htcp_state`: a reduction (CWR, Recovery, or Loss: the sender
+    /// reports every timeout, with or without a new ssthresh) resets the
+    /// congestion epoch (`htcp_reset`); back in Open, the epoch starts now.
+    fn on_state(&mut self, _w: &mut Window, new: CaState, c: &Conn) {
+        let t = self.ticks(c.now);
+        match new {
+            CaState::Open => self.back_to_open(t),
+            CaState::Cwr | CaState::Recovery | CaState::Loss => self.enter_reduction(t),
+            CaState::Disorder => {}
+        }
+        self.state = new;
     }
 }
 

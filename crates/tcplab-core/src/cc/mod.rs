@@ -12,6 +12,7 @@
 //! | [`CongestionControl::on_recovery_exit`] | fast recovery completed | `CA_EVENT_COMPLETE_CWR` |
 //! | [`CongestionControl::on_rto`] | after the sender applied an RTO (cwnd = 1) | `CA_EVENT_LOSS` |
 //! | [`CongestionControl::on_send`] | every data packet sent | rate-based algorithms |
+//! | [`CongestionControl::on_state`] | the sender's CA state changes ([`CaState`]) | `set_state` |
 //! | [`CongestionControl::pacing_rate_bps`] | queried before each send | `sk_pacing_rate` |
 //! | [`CongestionControl::trace_vars`] | each sampling instant | (tracing) |
 //!
@@ -28,7 +29,6 @@
 //! |---|---|---|
 //! | [`CongestionControl::init`] | the flow starts sending | `init` |
 //! | [`CongestionControl::cong_control`] | every ACK, after loss detection, with its [`RateSample`] | `cong_control` |
-//! | [`CongestionControl::on_state`] | the sender's CA state changes | `set_state` |
 //! | [`CongestionControl::on_tx_start`] | data is sent with nothing in flight | `CA_EVENT_TX_START` |
 //! | [`CongestionControl::undo_cwnd`] | a reduction is undone | `undo_cwnd` |
 //! | [`CongestionControl::on_packet_lost`] | a packet is marked lost | `skb_marked_lost` (BBRv3) |
@@ -134,11 +134,24 @@ impl EcnUse {
     }
 }
 
-/// The sender's congestion-avoidance state (Linux `icsk_ca_state`, without
-/// Disorder and CWR, which the sender does not model).
+/// The sender's congestion-avoidance state (Linux `icsk_ca_state`), as the
+/// sender tells it through [`CongestionControl::on_state`].
+///
+/// The sender's own state machine has Open, Recovery and Loss; Disorder and
+/// CWR are flags within Open, reported to the algorithms that grow the
+/// window (window-controlling ones hear Open, Recovery and Loss only, and
+/// ECN's CWR through [`CongestionControl::on_cwr`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaState {
     Open,
+    /// Open, but the last ACK was a duplicate. Linux enters Disorder while
+    /// SACKed or lost segments are outstanding (`tcp_try_to_open`); the
+    /// sender's simpler rule: a duplicate ACK in Open enters it, the next
+    /// ACK of new data leaves it.
+    Disorder,
+    /// An ECN window reduction (RFC 3168's CWR; Linux `TCP_CA_CWR`), until
+    /// the data outstanding when it began is acknowledged.
+    Cwr,
     /// Fast recovery.
     Recovery,
     /// After a retransmission timeout, until everything outstanding then is acknowledged.
@@ -287,6 +300,29 @@ impl AckSample {
     }
 }
 
+#[cfg(test)]
+impl Conn {
+    /// A connection at `now` for the algorithms' rule tests (hooks that take
+    /// a [`Conn`], such as [`CongestionControl::on_state`]): nothing in
+    /// flight or delivered yet, no RTT sample, MSS 1448, Open.
+    pub(crate) fn test(now: f64) -> Self {
+        Conn {
+            now,
+            in_flight: 0,
+            delivered: 0,
+            delivered_time: 0.0,
+            lost: 0,
+            app_limited: 0,
+            state: CaState::Open,
+            srtt: 0.0,
+            min_rtt: f64::INFINITY,
+            mss: 1448,
+            cwnd_limited: true,
+            edt: now,
+        }
+    }
+}
+
 /// Why the sender asks for a new ssthresh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LossEvent {
@@ -335,8 +371,16 @@ pub trait CongestionControl: Send {
     fn init(&mut self, _w: &mut Window, _c: &Conn) {}
     /// Every ACK, after loss detection and recovery's bookkeeping.
     fn cong_control(&mut self, _w: &mut Window, _rs: &RateSample, _c: &mut Conn) {}
-    /// The sender's CA state became `_new` (after it applied its own rules:
-    /// on a timeout cwnd is already 1).
+    /// The sender's CA state became `_new` (Linux `set_state`, called from
+    /// `tcp_set_ca_state`), after it applied its own rules: entering fast
+    /// recovery after [`Self::ssthresh`], on a timeout after [`Self::on_rto`]
+    /// (cwnd is already 1; told on every timeout, as Linux `tcp_enter_loss`
+    /// does, even in Loss), leaving recovery before
+    /// [`Self::on_recovery_exit`], and Disorder and back to Open after
+    /// [`Self::on_ack_sample`] and before [`Self::on_ack`] of the same ACK
+    /// (Linux's `pkts_acked` sees the state before `tcp_fastretrans_alert`
+    /// changes it). Every algorithm hears it; window-controlling ones never
+    /// hear Disorder or Cwr (see [`CaState`]).
     fn on_state(&mut self, _w: &mut Window, _new: CaState, _c: &Conn) {}
     /// Data is about to be sent with nothing in flight.
     fn on_tx_start(&mut self, _w: &mut Window, _c: &Conn) {}

@@ -410,7 +410,8 @@ impl CongestionControl for Prague {
         match new {
             CaState::Recovery => self.enter_loss(w.cwnd),
             CaState::Open => self.in_loss = false,
-            CaState::Loss => {}
+            // (never told Disorder or Cwr: it hears CWR through `on_cwr`)
+            CaState::Loss | CaState::Disorder | CaState::Cwr => {}
         }
         self.update_pacing(w, c.in_flight);
     }

@@ -59,10 +59,10 @@
 //! both variants (Linux integer cwnd with `snd_cwnd_cnt` for the Reno steps).
 
 use super::delay::{fixed_point_diff, to_us, DelayFrame, V_PARAM_SHIFT};
-use super::filters::CaState;
 use super::reno::{self, Reno};
 use super::{
-    variant_default, AckSample, AlgorithmInfo, Choice, CongestionControl, LossEvent, ParamInfo, Params, Window,
+    variant_default, AckSample, AlgorithmInfo, CaState, Choice, CongestionControl, Conn, LossEvent, ParamInfo, Params,
+    Window,
 };
 use crate::error::SpecError;
 use crate::param_choice;
@@ -461,9 +461,6 @@ impl CongestionControl for Vegas {
     }
 
     fn ssthresh(&mut self, w: &Window, event: LossEvent, in_flight: u64, now: f64) -> f64 {
-        if event == LossEvent::FastRecovery {
-            self.frame.enter_recovery();
-        }
         match self.cfg.variant {
             // tcp_reno_ssthresh: max(snd_cwnd >> 1, 2); snd_cwnd_cnt = 0.
             Variant::Linux | Variant::Linux26 => self.reno.ssthresh(w, event, in_flight, now),
@@ -474,12 +471,12 @@ impl CongestionControl for Vegas {
         }
     }
 
-    fn on_recovery_exit(&mut self, _w: &mut Window, _now: f64) {
-        self.frame.exit_recovery();
+    /// Linux `vegas_state`.
+    fn on_state(&mut self, _w: &mut Window, new: CaState, _c: &Conn) {
+        self.frame.set_state(new);
     }
 
     fn on_rto(&mut self, _w: &mut Window, _now: f64) {
-        self.frame.enter_loss();
         self.reno.cwnd_cnt = 0;
     }
 

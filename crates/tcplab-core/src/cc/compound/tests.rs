@@ -96,8 +96,10 @@ fn loss_leaves_win_times_one_minus_beta() {
     let (mut c, w) = in_ca(cfg, 200.0, 80.0, 0.1);
     assert_eq!(c.ssthresh(&w, LossEvent::FastRecovery, 200, 0.0), 100.0);
     assert_eq!(c.dwnd(), 40.0);
-    assert!(!c.frame.enabled);
     let mut w = Window { cwnd: 100.0, ssthresh: 100.0 };
+    c.on_state(&mut w, CaState::Recovery, &Conn::test(0.0));
+    assert!(!c.frame.enabled);
+    c.on_state(&mut w, CaState::Open, &Conn::test(0.0));
     c.on_recovery_exit(&mut w, 0.0);
     assert_eq!(c.dwnd(), 40.0);
     assert!(c.frame.enabled);
@@ -110,6 +112,7 @@ fn timeout_clears_dwnd() {
     assert_eq!(ss, 100.0);
     let mut w = Window { cwnd: 1.0, ssthresh: ss };
     c.on_rto(&mut w, 0.0);
+    c.on_state(&mut w, CaState::Loss, &Conn::test(0.0));
     assert_eq!(c.dwnd(), 0.0);
     assert_eq!(c.frame.state(), CaState::Loss);
 }
@@ -133,12 +136,15 @@ fn no_delay_window_below_the_low_window_or_with_too_few_samples() {
 
 #[test]
 fn no_delay_window_update_outside_open() {
-    // A duplicate ACK (Disorder) ends the round; the next ACK of new data
-    // reopens with a fresh round starting at its snd_nxt.
+    // Disorder (the sender's, after a duplicate ACK) ends the round; back in
+    // Open, a fresh round starts at the snd_nxt of the ACK just processed.
     let (mut c, mut w) = in_ca(CompoundConfig::default(), 1000.0, 0.0, 0.1);
     let dup = AckSample { duplicate: true, ..ack(1, 100, 0.1) };
     c.on_ack_sample(&w, &dup);
+    c.on_state(&mut w, CaState::Disorder, &Conn::test(0.0));
     assert!(!c.frame.enabled);
+    c.on_ack_sample(&w, &ack(2, 110, 0.1));
+    c.on_state(&mut w, CaState::Open, &Conn::test(0.0));
     inside_round(&mut c, &mut w, 5, 0.1);
     assert!(c.frame.enabled);
     assert_eq!(c.frame.round.beg_snd_nxt, 110);
@@ -146,6 +152,7 @@ fn no_delay_window_update_outside_open() {
     // even at a large window above ssthresh.
     c.ssthresh(&w, LossEvent::Timeout, 1000, 0.0);
     c.on_rto(&mut w, 0.0);
+    c.on_state(&mut w, CaState::Loss, &Conn::test(0.0));
     w = Window { cwnd: 1000.0, ssthresh: 2.0 };
     for round in 0..3u64 {
         for i in 0..5 {
@@ -383,12 +390,11 @@ fn port_updates_dwnd_in_slow_start_and_in_the_loss_state() {
     assert_eq!(c.dwnd(), 21.0);
     // In the Loss state after a timeout.
     let (mut c, w) = port(1000, 0, 2.0, 1000);
-    // Segments up to END + 1000 were sent before the timeout: the Loss
-    // state lasts until they are acknowledged.
     c.on_ack_sample(&w, &ack(END - 5, END + 1000, secs(BASE_US)));
     c.ssthresh(&w, LossEvent::Timeout, 1000, 0.0);
     let mut w = Window { cwnd: 1.0, ssthresh: 500.0 };
     c.on_rto(&mut w, 0.0);
+    c.on_state(&mut w, CaState::Loss, &Conn::test(0.0));
     assert_eq!(c.frame.state(), CaState::Loss);
     c.lcwnd = 1000.0; // as if it had slow-started back (snd_cwnd follows below)
     w.cwnd = 1000.0;

@@ -182,7 +182,8 @@ fn increase_per_rtt_after_event(params: serde_json::Value) -> (f64, f64) {
         h.on_ack_sample(&w, &sample(1.0 + i as f64, 1, Some(*r)));
     }
     h.ssthresh(&w, LossEvent::FastRecovery, 1000, 10.0);
-    h.on_recovery_exit(&mut w, 10.0);
+    h.on_state(&mut w, CaState::Recovery, &Conn::test(10.0));
+    h.on_state(&mut w, CaState::Open, &Conn::test(10.0));
     for _ in 0..1000 {
         let s = sample(15.0, 1, None);
         h.on_ack_sample(&w, &s);
@@ -217,23 +218,27 @@ fn delta_counts_from_the_end_of_the_congestion_event() {
     h.on_send(0.0, 1500, 1);
     let mut w = Window { cwnd: 100.0, ssthresh: 1e9 };
     h.ssthresh(&w, LossEvent::FastRecovery, 100, 10.0);
-    h.on_recovery_exit(&mut w, 10.5);
+    h.on_state(&mut w, CaState::Recovery, &Conn::test(10.0));
+    h.on_state(&mut w, CaState::Open, &Conn::test(10.5));
     h.beta = 0.5;
     assert_eq!(h.compute_alpha(12.5), alpha_of_delta(2.0, 1.0));
-    // After an RTO the Loss state ends when everything outstanding then is acked.
-    let mut s = sample(20.0, 1, Some(0.1));
-    s.snd_una = 50;
-    s.snd_nxt = 80;
-    h.on_ack_sample(&w, &s);
+    // A timeout resets the epoch, and so does every further timeout (Linux
+    // reports each); the return to Open starts it again.
     h.on_rto(&mut w, 21.0);
-    s.now = 21.5;
-    s.snd_una = 79;
-    h.on_ack_sample(&w, &s);
-    assert_eq!(h.compute_alpha(23.0), alpha_of_delta(2.0, 1.0));
-    s.now = 22.0;
-    s.snd_una = 80;
-    h.on_ack_sample(&w, &s);
+    h.on_state(&mut w, CaState::Loss, &Conn::test(21.0));
+    h.on_rto(&mut w, 21.4);
+    h.on_state(&mut w, CaState::Loss, &Conn::test(21.4));
+    assert_eq!(h.compute_alpha(23.4), alpha_of_delta(2.0, 1.0));
+    h.on_state(&mut w, CaState::Open, &Conn::test(22.0));
     assert_eq!(h.compute_alpha(24.0), alpha_of_delta(2.0, 1.0));
+    // Disorder and back is no congestion event.
+    h.on_state(&mut w, CaState::Disorder, &Conn::test(23.0));
+    h.on_state(&mut w, CaState::Open, &Conn::test(23.5));
+    assert_eq!(h.compute_alpha(24.0), alpha_of_delta(2.0, 1.0));
+    // An ECN reduction (CWR) is one (htcp_state resets on CA_CWR).
+    h.on_state(&mut w, CaState::Cwr, &Conn::test(30.0));
+    h.on_state(&mut w, CaState::Open, &Conn::test(30.5));
+    assert_eq!(h.compute_alpha(32.5), alpha_of_delta(2.0, 1.0));
 }
 
 #[test]

@@ -153,11 +153,13 @@ fn reno_outside_the_open_state() {
     let (mut v, mut w) = in_ca(VegasConfig::linux(), 10.0, 0.1);
     let dup = AckSample { duplicate: true, ..ack(1, 100, 0.1) };
     v.on_ack_sample(&w, &dup);
+    v.on_state(&mut w, CaState::Disorder, &Conn::test(0.0));
     assert!(!v.frame.enabled);
     // Loss state after an RTO: Reno slow start and congestion avoidance, no rounds.
     v.ssthresh(&w, LossEvent::Timeout, 10, 0.0);
     w = Window { cwnd: 1.0, ssthresh: 5.0 };
     v.on_rto(&mut w, 0.0);
+    v.on_state(&mut w, CaState::Loss, &Conn::test(0.0));
     assert_eq!(v.frame.state(), CaState::Loss);
     for una in 2..6 {
         let s = ack(una, 100, 0.3);
@@ -166,9 +168,11 @@ fn reno_outside_the_open_state() {
     }
     assert_eq!(w.cwnd, 5.0);
     assert_eq!(v.steps(), 0);
-    // The ACK covering everything sent before the RTO returns to Open.
+    // The ACK covering everything sent before the RTO returns to Open
+    // (the sender says so after the algorithm saw the ACK).
     let s = ack(101, 120, 0.3);
     v.on_ack_sample(&w, &s);
+    v.on_state(&mut w, CaState::Open, &Conn::test(0.3));
     assert!(v.frame.enabled);
     assert_eq!(v.frame.round.beg_snd_nxt, 120);
 }
@@ -176,8 +180,9 @@ fn reno_outside_the_open_state() {
 #[test]
 fn loss_halves_linux_and_keeps_three_quarters_in_the_paper() {
     let mut v = Vegas::new(VegasConfig::linux());
-    let w = Window { cwnd: 41.0, ssthresh: 100.0 };
+    let mut w = Window { cwnd: 41.0, ssthresh: 100.0 };
     assert_eq!(v.ssthresh(&w, LossEvent::FastRecovery, 41, 0.0), 20.0);
+    v.on_state(&mut w, CaState::Recovery, &Conn::test(0.0));
     assert!(!v.frame.enabled);
     let mut p = Vegas::new(VegasConfig::paper());
     assert_eq!(p.ssthresh(&w, LossEvent::FastRecovery, 41, 0.0), 30.0);
@@ -454,6 +459,7 @@ fn linux26_runs_the_period_reno_outside_open() {
     let (mut v, mut w) = linux26(10.0, 10.0, 10, 10);
     let dup = AckSample { duplicate: true, ..ack(1, 100, secs(BASE_US)) };
     v.on_ack_sample(&w, &dup);
+    v.on_state(&mut w, CaState::Disorder, &Conn::test(0.0));
     assert!(!v.frame.enabled);
     // Disorder: tcp_reno_cong_avoid, slow start while cwnd <= ssthresh (+1 per ACK).
     let s = AckSample { acked: 2, ..ack(1, 100, secs(BASE_US)) };

@@ -229,6 +229,7 @@ impl Sender {
             duplicate,
         };
         self.cc.on_ack_sample(&self.w, &sample);
+        self.note_duplicate(now, duplicate);
 
         // Linux `tcp_fastretrans_alert` step D: "CWR is to be held
         // something *above* high_seq is ACKed for CWR bit to reach receiver".

@@ -118,6 +118,7 @@ impl Sender {
         }
         let c = self.conn(now);
         self.cc.on_cwr(&mut self.w, true, &c);
+        self.report_state(now, false);
     }
 
     /// CWR ends (Linux `tcp_fastretrans_alert`: once something above
@@ -125,10 +126,12 @@ impl Sender {
     /// CA_EVENT_COMPLETE_CWR, for algorithms that do not set the window).
     pub(super) fn end_cwr(&mut self, now: Time) {
         self.cwr = false;
+        self.disorder = false; // (Disorder is not tracked within CWR: back to Open)
         if !self.cc_controls_window() {
             if self.w.ssthresh < INFINITE_SSTHRESH {
                 self.w.cwnd = self.w.ssthresh;
             }
+            self.report_state(now, false);
             self.cc.on_recovery_exit(&mut self.w, to_secs(now));
         }
         let c = self.conn(now);

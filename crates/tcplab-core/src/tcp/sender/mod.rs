@@ -259,7 +259,13 @@ pub struct Sender {
     /// Next candidate for retransmission (RFC 6675 HighRxt + 1).
     rtx_next: u64,
     retrans_out: u64,
+    /// Open, Recovery or Loss (never Disorder or Cwr: those are `disorder`
+    /// and `cwr` within Open, see [`Sender::ca_state`]).
     pub state: CaState,
+    /// Open and the last ACK was a duplicate (the Disorder the algorithm hears).
+    disorder: bool,
+    /// The state the algorithm was last told ([`Sender::report_state`]).
+    reported: CaState,
     /// RFC 6582 `recover` / RFC 6675 RecoveryPoint, as one past the highest
     /// segment outstanding when recovery (or the RTO) began.
     recover: u64,
@@ -437,6 +443,8 @@ impl Sender {
             rtx_next: 0,
             retrans_out: 0,
             state: CaState::Open,
+            disorder: false,
+            reported: CaState::Open,
             recover: 0,
             prev_una: 0,
             last_cut_by_rto: false,
@@ -507,16 +515,55 @@ impl Sender {
         }
     }
 
-    /// Linux `tcp_set_ca_state`: the state changes, and a window-controlling
-    /// algorithm hears of it (`set_state`).
+    /// Linux `tcp_set_ca_state`: the state changes, and the algorithm hears
+    /// of it (`set_state`).
     fn set_state(&mut self, now: Time, new: CaState) {
         if new == self.state {
             return;
         }
         self.state = new;
-        if self.cc_controls_window() {
+        self.disorder = false;
+        self.report_state(now, false);
+    }
+
+    /// The CA state as the algorithm sees it: the sender's own, with
+    /// Disorder and CWR within Open for the algorithms that grow the window
+    /// (a window-controlling one hears of CWR through `on_cwr`).
+    pub(crate) fn ca_state(&self) -> CaState {
+        match self.state {
+            CaState::Open if !self.cc_controls_window() && self.cwr => CaState::Cwr,
+            CaState::Open if !self.cc_controls_window() && self.disorder => CaState::Disorder,
+            s => s,
+        }
+    }
+
+    /// Tells the algorithm the state ([`CongestionControl::on_state`]) when
+    /// it changed since it was last told, or always (`again`: a timeout,
+    /// which Linux reports even in Loss).
+    pub(super) fn report_state(&mut self, now: Time, again: bool) {
+        let s = self.ca_state();
+        if s != self.reported || again {
+            self.reported = s;
             let c = self.conn(now);
-            self.cc.on_state(&mut self.w, new, &c);
+            self.cc.on_state(&mut self.w, s, &c);
+        }
+    }
+
+    /// Tells the algorithm of a state the sender passes through without
+    /// holding it (the CWR of a tail loss probe's repair); `report_state`
+    /// then tells the state it is in.
+    pub(super) fn report_passing_state(&mut self, now: Time, s: CaState) {
+        self.reported = s;
+        let c = self.conn(now);
+        self.cc.on_state(&mut self.w, s, &c);
+    }
+
+    /// After the algorithm has seen an ACK ([`CongestionControl::on_ack_sample`]):
+    /// in Open, a duplicate ACK enters Disorder, an ACK of new data leaves it.
+    pub(super) fn note_duplicate(&mut self, now: Time, duplicate: bool) {
+        if self.state == CaState::Open && !self.cwr && duplicate != self.disorder {
+            self.disorder = duplicate;
+            self.report_state(now, false);
         }
     }
 

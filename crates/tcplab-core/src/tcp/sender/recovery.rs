@@ -84,7 +84,7 @@ impl Sender {
         }
         self.w.cwnd = self.recovery_target();
         self.inflation = 0.0;
-        self.state = CaState::Open;
+        self.set_state(now, CaState::Open);
         if self.hold.take().is_none() {
             self.cc.on_recovery_exit(&mut self.w, to_secs(now));
         }
@@ -164,7 +164,8 @@ impl Sender {
                     }
                     true
                 }
-                CaState::Open => true,
+                // (Disorder and Cwr are never the sender's own state: see `Sender::state`)
+                CaState::Open | CaState::Disorder | CaState::Cwr => true,
             }
         } else {
             if self.state == CaState::Recovery {
@@ -193,7 +194,7 @@ impl Sender {
         out: &mut Vec<Packet>,
     ) -> bool {
         match self.state {
-            CaState::Open => {
+            CaState::Open | CaState::Disorder | CaState::Cwr => {
                 let lost = self.lost_high > self.snd_una;
                 // With RACK only a segment marked lost starts recovery
                 // (Linux `tcp_time_to_recover`: "the loss is proven").

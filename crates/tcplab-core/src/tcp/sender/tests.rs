@@ -926,3 +926,79 @@ fn scalable_senders_hold_a_step_marking_queue_near_its_threshold() {
     );
     assert!(s.stats.ce_delivered >= r.stats.ce_received, "the latch echoes whole windows");
 }
+
+/// A window-growing algorithm for the tests: Reno's window, and a log of
+/// the hooks that mark the CA state's course.
+struct StateLog {
+    reno: crate::cc::reno::Reno,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl CongestionControl for StateLog {
+    fn name(&self) -> &'static str {
+        "statelog"
+    }
+    fn on_ack(&mut self, w: &mut Window, s: &AckSample) {
+        self.reno.on_ack(w, s)
+    }
+    fn ssthresh(&mut self, w: &Window, e: LossEvent, f: u64, now: f64) -> f64 {
+        self.log.lock().unwrap().push(format!("ssthresh {e:?}"));
+        self.reno.ssthresh(w, e, f, now)
+    }
+    fn on_recovery_exit(&mut self, _w: &mut Window, _now: f64) {
+        self.log.lock().unwrap().push("recovery_exit".into());
+    }
+    fn on_rto(&mut self, _w: &mut Window, _now: f64) {
+        self.log.lock().unwrap().push("rto".into());
+    }
+    fn on_state(&mut self, _w: &mut Window, new: CaState, _c: &Conn) {
+        self.log.lock().unwrap().push(format!("{new:?}"));
+    }
+}
+
+/// The CA state an algorithm that grows the window hears (Linux
+/// `set_state` through `tcp_set_ca_state`): Disorder on a duplicate ACK and
+/// Open again on the next ACK of new data; Recovery after the ssthresh of
+/// the fast retransmit; Open before `on_recovery_exit`; Loss after
+/// `on_rto`, on every timeout; Open once everything sent before the
+/// timeout is acknowledged (the sender's `recover`, exactly).
+#[test]
+fn a_window_growing_algorithm_hears_each_ca_state_change() {
+    let (s0, map) = sender("newreno", DupAckGuard::Careful);
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let reno = crate::cc::reno::Reno::new(crate::cc::reno::Mode::Linux);
+    let mut s = Sender::new(s0.cfg.clone(), Box::new(StateLog { reno, log: log.clone() }));
+    s.started = true;
+    s.app_limit = u64::MAX;
+    let take =
+        |log: &std::sync::Arc<std::sync::Mutex<Vec<String>>>| std::mem::take(&mut *log.lock().unwrap()).join(", ");
+    let mut out = vec![];
+    s.transmit(0, &map, &mut out);
+    assert_eq!(out.len(), 10);
+    ack(&mut s, &map, 1, &[]);
+    ack(&mut s, &map, 1, &[]);
+    assert_eq!(take(&log), "Disorder");
+    ack(&mut s, &map, 2, &[]);
+    assert_eq!(take(&log), "Open");
+    for _ in 0..3 {
+        ack(&mut s, &map, 2, &[]);
+    }
+    assert_eq!(take(&log), "Disorder, ssthresh FastRecovery, Recovery");
+    let high = s.high_data;
+    ack(&mut s, &map, high, &[]);
+    assert_eq!(take(&log), "Open, recovery_exit");
+    // Two timeouts: both reported, Loss each time.
+    let mut out = vec![];
+    s.transmit(1_000_000_000, &map, &mut out);
+    assert!(s.high_data > high, "new data went out");
+    let high = s.high_data;
+    s.on_timeout(2_000_000_000, &map, &mut vec![]);
+    s.on_timeout(4_000_000_000, &map, &mut vec![]);
+    assert_eq!(take(&log), "ssthresh Timeout, rto, Loss, rto, Loss");
+    // Loss lasts until everything sent before the timeout is acknowledged.
+    ack(&mut s, &map, high - 1, &[]);
+    assert_eq!(take(&log), "");
+    assert_eq!(s.state, CaState::Loss);
+    ack(&mut s, &map, high, &[]);
+    assert_eq!(take(&log), "Open");
+}

@@ -219,12 +219,16 @@ impl Sender {
                 if self.ecn.mode == EcnMode::Classic {
                     self.cwr_pending = true; // `tcp_init_cwnd_reduction`
                 }
-                // `tcp_end_cwnd_reduction` leaves a `cong_control` window alone.
+                // `tcp_set_ca_state(CWR)`, `tcp_end_cwnd_reduction` (which leaves
+                // a `cong_control` window alone), `tcp_try_keep_open`: Open.
                 if !self.cc_controls_window() {
+                    self.report_passing_state(now, CaState::Cwr);
                     if self.w.ssthresh < INFINITE_SSTHRESH {
                         self.w.cwnd = self.w.ssthresh;
                     }
                     self.cc.on_recovery_exit(&mut self.w, to_secs(now));
+                    self.disorder = false;
+                    self.report_state(now, false);
                 }
                 self.stats.tlp_recoveries += 1;
             }
@@ -306,11 +310,9 @@ impl Sender {
         self.rto_retransmits += 1;
         self.tlp_high = None; // Linux `tcp_retransmit_timer`
         self.state = CaState::Loss;
-        if self.cc_controls_window() {
-            // Linux `tcp_enter_loss` calls `set_state` on every timeout.
-            let c = self.conn(now);
-            self.cc.on_state(&mut self.w, CaState::Loss, &c);
-        }
+        self.disorder = false;
+        // Linux `tcp_enter_loss` calls `set_state` on every timeout.
+        self.report_state(now, true);
         self.recover = self.high_data;
         self.last_cut_by_rto = true;
         self.dupacks = 0;
