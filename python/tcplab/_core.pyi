@@ -15,6 +15,13 @@ class SpecError(ValueError):
 class SimulationError(RuntimeError):
     """Internal failure (a panic) inside the core; the interpreter survives it."""
 
+# The core's input limits (spec::limits in crates/tcplab-core/src/spec.rs; docs/limits.md).
+
+MAX_PACKET_SIZE: int  # bytes: IP's largest packet; packets hold sizes in 16 bits
+MAX_SPAN_S: float  # seconds: (2^61 - 1) ps, the longest span simulated time can hold
+MAX_RATE_BPS: float  # bit/s: a byte per picosecond
+MAX_LINKS: int  # links of a run: the event queue numbers them in 29 bits
+
 class _ParamInfo(TypedDict):
     name: str
     default: str

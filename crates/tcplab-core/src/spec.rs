@@ -69,7 +69,7 @@ pub struct RunSpec {
 /// time (integer picoseconds in a u64, of which a sender keeps 61 bits) and
 /// from the memory budget. docs/limits.md lists them with their reasons.
 pub mod limits {
-    use crate::net::packet::MAX_PACKET_SIZE;
+    pub use crate::net::packet::MAX_PACKET_SIZE;
     use crate::sim::time::PS_PER_SEC;
 
     /// Longest span of simulated time any input may name, in picoseconds:
@@ -89,6 +89,9 @@ pub mod limits {
     /// 8 Tbit/s. Faster, a 1-byte packet would serialize in less than the
     /// smallest representable increment (1 ps) and be rounded up to it.
     pub const MAX_RATE_BPS: f64 = 8.0 * PS_PER_SEC as f64;
+    /// Most links of a run: the event queue numbers links in 29 bits
+    /// ([`crate::sim::event::LINK_MASK`]), so 2^29.
+    pub const MAX_LINKS: u64 = crate::sim::event::LINK_MASK + 1;
     /// Default of `RunSpec::memory_limit`: 4 GiB, what a run may take on
     /// a machine that runs a few at once.
     pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
@@ -238,7 +241,7 @@ impl RunSpec {
         }
         // Senders keep a segment's send time and flags in one word: times
         // up to 2^61 ps.
-        let max = crate::sim::time::MAX_TIME as f64 / 1e12;
+        let max = limits::MAX_SPAN_S;
         if self.duration >= max {
             return Err(SpecError::new(
                 "duration".into(),
@@ -367,13 +370,10 @@ impl RunSpec {
                 return Err(SpecError::new(p("ack_size"), "must be at least 1 byte".into()));
             }
             for (name, v) in [("packet_size", f.packet_size), ("ack_size", f.ack_size)] {
-                if v > crate::net::packet::MAX_PACKET_SIZE {
+                if v > limits::MAX_PACKET_SIZE {
                     return Err(SpecError::new(
                         p(name),
-                        format!(
-                            "must be at most {} B (IP's largest packet), got {v} B",
-                            crate::net::packet::MAX_PACKET_SIZE
-                        ),
+                        format!("must be at most {} B (IP's largest packet), got {v} B", limits::MAX_PACKET_SIZE),
                     ));
                 }
             }

@@ -387,6 +387,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(netem_run, m)?)?;
     store::register(m)?;
+    // The core's input limits (spec::limits, docs/limits.md): the scenario
+    // front end checks against these instead of copying the numbers.
+    use tcplab_core::spec::limits;
+    m.add("MAX_PACKET_SIZE", limits::MAX_PACKET_SIZE)?;
+    m.add("MAX_SPAN_S", limits::MAX_SPAN_S)?;
+    m.add("MAX_RATE_BPS", limits::MAX_RATE_BPS)?;
+    m.add("MAX_LINKS", limits::MAX_LINKS)?;
     m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     Ok(())

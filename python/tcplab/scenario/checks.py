@@ -79,9 +79,6 @@ SOURCE_ECN = ("not_ect", "ect0", "ect1")
 DEFAULT_SAMPLE_INTERVAL = 0.1
 #: Access-link rate of a Dumbbell when none is given, as a multiple of C.
 ACCESS_RATE_FACTOR = 10.0
-#: The core's fastest link (a byte per picosecond, docs/limits.md): the default access rate stops there,
-#: so a bottleneck above 800 Gbit/s is not refused for an access rate the user never set.
-MAX_RATE_BPS = 8e12
 #: Range of the "uniform" access-delay rule of mv-buffers (seconds).
 UNIFORM_ACCESS_DELAY_MAX = 10e-3
 #: The second word of the seed of a dumbbell's ``access_jitter`` draws,
@@ -418,16 +415,31 @@ def _loss_spec(v: Any, path: str) -> dict | None:
 # the core's limits
 
 
+# The core owns them (spec::limits in crates/tcplab-core/src/spec.rs) and the
+# bindings export them; they are read here, never written. Without the compiled
+# core (a source tree not built yet) nothing can run, so nothing is refused for
+# them: each is infinite.
+
+
+def _core_limit(name: str) -> Any:
+    core = _core()
+    return math.inf if core is None else getattr(core, name)
+
+
 #: Largest packet on the wire (bytes), IP's; the core holds sizes in 16 bits.
-MAX_PACKET_SIZE = 65535
+MAX_PACKET_SIZE = _core_limit("MAX_PACKET_SIZE")
 
 #: Longest run (seconds): the core counts time in picoseconds and keeps a
 #: segment's send time below three flag bits, so times stay under 2^61 ps.
-MAX_DURATION = (2**61 - 1) / 1e12
+MAX_DURATION = _core_limit("MAX_SPAN_S")
+
+#: The core's fastest link (a byte per picosecond, docs/limits.md): the default access rate stops there,
+#: so a bottleneck above 800 Gbit/s is not refused for an access rate the user never set.
+MAX_RATE_BPS = _core_limit("MAX_RATE_BPS")
 
 #: Most flows of a Dumbbell: the core numbers links in 29 bits (at most
 #: 2^29 links) and a dumbbell of N flows has 4N + 2 links.
-MAX_DUMBBELL_FLOWS = (2**29 - 2) // 4
+MAX_DUMBBELL_FLOWS = math.inf if _core() is None else (_core_limit("MAX_LINKS") - 2) // 4
 
 #: Memory one dumbbell flow takes while its run description is built:
 #: its FlowSpec dict, four access-link dicts, two hosts, the lists of

@@ -36,7 +36,7 @@ pub(super) fn busiest_links<'a>(n: usize, paths: impl Iterator<Item = &'a Vec<u3
 /// Refuses more links or flows than an event word and a path's end entry
 /// can name (2^29 and 2^30).
 pub(super) fn check_counts(links: usize, flows: usize) -> Result<(), SpecError> {
-    if links as u64 > crate::sim::event::LINK_MASK + 1 {
+    if links as u64 > crate::spec::limits::MAX_LINKS {
         return Err(SpecError::new("links".into(), format!("too many links: at most 2^29, got {links}")));
     }
     if flows as u64 > FLOW_MASK as u64 + 1 {
