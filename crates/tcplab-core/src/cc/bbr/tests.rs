@@ -9,20 +9,7 @@ struct Sim {
 }
 
 fn conn() -> Conn {
-    Conn {
-        now: 0.0,
-        in_flight: 0,
-        delivered: 0,
-        delivered_time: 0.0,
-        lost: 0,
-        app_limited: 0,
-        state: CaState::Open,
-        srtt: 0.0,
-        min_rtt: f64::INFINITY,
-        mss: MSS,
-        cwnd_limited: true,
-        edt: 0.0,
-    }
+    Conn { mss: MSS, ..Conn::test(0.0) }
 }
 
 /// Fixed-point bandwidth of a sample of 10 segments at `pps`.

@@ -9,20 +9,7 @@ struct H {
 
 impl H {
     fn new(b: Bbr3) -> Self {
-        let c = Conn {
-            now: 0.0,
-            in_flight: 0,
-            delivered: 0,
-            delivered_time: 0.0,
-            lost: 0,
-            app_limited: 0,
-            state: CaState::Open,
-            srtt: 0.0,
-            min_rtt: f64::INFINITY,
-            mss: 1000,
-            cwnd_limited: true,
-            edt: 0.0,
-        };
+        let c = Conn { mss: 1000, ..Conn::test(0.0) };
         let mut w = Window { cwnd: 10.0, ssthresh: f64::INFINITY };
         let mut b = b;
         b.init(&mut w, &c);
