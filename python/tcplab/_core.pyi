@@ -21,6 +21,7 @@ MAX_PACKET_SIZE: int  # bytes: IP's largest packet; packets hold sizes in 16 bit
 MAX_SPAN_S: float  # seconds: (2^61 - 1) ps, the longest span simulated time can hold
 MAX_RATE_BPS: float  # bit/s: a byte per picosecond
 MAX_LINKS: int  # links of a run: the event queue numbers them in 29 bits
+DEFAULT_PCAP_LIMIT: int  # packets a capture records when the run gives no pcap_limit
 
 class _ParamInfo(TypedDict):
     name: str
@@ -71,8 +72,9 @@ class _RunOutput(_RunTables, total=False):
 def run(spec_json: str, progress: bool = False) -> _RunOutput:
     """Run the RunSpec given as JSON; releases the GIL while simulating."""
 
-def validate(spec_json: str) -> None:
-    """Raise SpecError if the RunSpec is invalid (routes and algorithms included)."""
+def validate(spec_json: str, memory: bool = True) -> None:
+    """Raise SpecError if the RunSpec is invalid: every rule a run applies (routes, algorithms and queue
+    disciplines with their parameters included) and, with ``memory``, its memory estimate."""
 
 def paths(spec_json: str) -> list[tuple[list[str], list[str]]]:
     """Per flow, the (forward, reverse) link names the core routes it over."""

@@ -325,9 +325,14 @@ impl RunSpec {
             }
         }
         if let Some(tl) = &self.trace_links {
+            let mut traced = HashSet::new();
             for (i, n) in tl.iter().enumerate() {
                 if !link_names.contains(n.as_str()) {
                     return Err(SpecError::new(format!("trace_links[{i}]"), format!("unknown link {n:?}")));
+                }
+                if !traced.insert(n.as_str()) {
+                    // (its queue would be sampled twice, each sample a row)
+                    return Err(SpecError::new(format!("trace_links[{i}]"), format!("link {n:?} is listed twice")));
                 }
             }
         }
@@ -339,6 +344,9 @@ impl RunSpec {
             if !captured.insert(n.as_str()) {
                 return Err(SpecError::new(format!("pcap[{i}]"), format!("link {n:?} is listed twice")));
             }
+        }
+        if self.flows.is_empty() {
+            return Err(SpecError::new("flows".into(), "no flows: nothing to simulate".into()));
         }
         let hosts: HashSet<&str> =
             self.nodes.iter().filter(|n| n.kind == NodeKind::Host).map(|n| n.name.as_str()).collect();

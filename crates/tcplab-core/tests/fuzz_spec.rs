@@ -319,9 +319,24 @@ fn check(text: &str) {
         Ok(e) => e.events <= MAX_EVENTS,
         Err(e) => return (count(2), assert_names_a_field(&e, text)).1,
     };
+    // The front end's check (World::check, `_core.validate`) refuses what
+    // building refuses, with the same error; building adds only memory.
+    let checked = World::check(&spec);
     let mut w = match World::new(spec) {
-        Ok(w) => w,
-        Err(e) => return (count(3), assert_names_a_field(&e, text)).1,
+        Ok(w) => {
+            assert!(checked.is_ok(), "check refused what new built: {:?}\nspec: {text}", checked.err());
+            w
+        }
+        Err(e) => {
+            match checked {
+                Err(c) => assert_eq!((c.field, c.message), (e.field.clone(), e.message.clone()), "spec: {text}"),
+                Ok(_) => assert!(
+                    e.message.contains("memory_limit") || e.message.contains("out of memory"),
+                    "check accepted what new refused for more than memory: {e}\nspec: {text}"
+                ),
+            }
+            return (count(3), assert_names_a_field(&e, text)).1;
+        }
     };
     count(if cheap { 4 } else { 5 });
     if cheap {

@@ -201,6 +201,41 @@ fn a_huge_initial_window_is_refused_naming_it() {
 }
 
 #[test]
+fn the_front_ends_check_is_every_rule_but_the_memory_estimate() {
+    // World::check (the front end's `_core.validate`) accepts a description
+    // over its memory limit, which a run refuses: the limit is the machine's.
+    let mut s = line(10e6, 50, Recovery::Sack, 0.1);
+    s.flows[0].init_cwnd = 1e12;
+    tcplab_core::World::check(&s).unwrap();
+    assert_eq!(refused(s).field, "flows[0].init_cwnd");
+    // It refuses what is found only when the world is built: a discipline's
+    // parameter, a window-controlling algorithm without SACK, a source faster
+    // than its unlimited first link, no flows.
+    let mut s = line(10e6, 50, Recovery::Sack, 0.1);
+    s.links[0].queue.discipline = Some("pie".into());
+    s.links[0].queue.params.insert("tupdate".into(), serde_json::json!(1e-9));
+    assert!(tcplab_core::World::check(&s).unwrap_err().field.starts_with("links[0].queue.params.tupdate"));
+    let mut s = line(10e6, 50, Recovery::NewReno, 0.1);
+    s.flows[0].cc.algorithm = "bbr".into();
+    assert_eq!(tcplab_core::World::check(&s).unwrap_err().field, "flows[0].recovery");
+    let mut s = line(10e6, 50, Recovery::Sack, 0.1);
+    s.flows[0].app = AppSpec::Cbr { rate_bps: 1e12, ecn: SourceEcn::NotEct };
+    for l in &mut s.links {
+        (l.queue.limit_packets, l.queue.limit_bytes) = (None, None);
+    }
+    assert_eq!(tcplab_core::World::check(&s).unwrap_err().field, "flows[0].app.rate_bps");
+    let mut s = line(10e6, 50, Recovery::Sack, 0.1);
+    s.flows.clear();
+    let e = tcplab_core::World::check(&s).unwrap_err();
+    assert_eq!((e.field.as_str(), e.message.as_str()), ("flows", "no flows: nothing to simulate"));
+    // A link traced twice would give each of its samples two rows.
+    let mut s = line(10e6, 50, Recovery::Sack, 0.1);
+    s.trace_links = Some(vec!["r->h2".into(), "h1->r".into(), "r->h2".into()]);
+    let e = tcplab_core::World::check(&s).unwrap_err();
+    assert_eq!((e.field.as_str(), e.message.as_str()), ("trace_links[2]", "link \"r->h2\" is listed twice"));
+}
+
+#[test]
 fn memory_limit_is_the_callers_to_set() {
     // 1 us samples of a 1 s run with one flow: about 1e6 rows, fine by
     // default, refused under a 10 MB limit, and the estimate says so.

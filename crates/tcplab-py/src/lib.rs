@@ -234,11 +234,18 @@ fn run_world<T: Send>(
     }
 }
 
-/// Checks a run description without running it; raises SpecError if invalid.
+/// Checks a run description without building or running it (`World::check`:
+/// every rule `run` applies, and with `memory` its memory estimate against
+/// `memory_limit`); raises SpecError naming the field if invalid.
 #[pyfunction]
-fn validate(spec_json: &str) -> PyResult<()> {
+#[pyo3(signature = (spec_json, memory = true))]
+fn validate(spec_json: &str, memory: bool) -> PyResult<()> {
     let spec = RunSpec::from_json(spec_json).map_err(spec_err)?;
-    World::new(spec).map_err(spec_err)?;
+    let paths = World::check(&spec).map_err(spec_err)?;
+    if memory {
+        let estimate = tcplab_core::estimate::estimate_with_paths(&spec, &paths);
+        tcplab_core::estimate::check_memory(&estimate).map_err(spec_err)?;
+    }
     Ok(())
 }
 
@@ -394,6 +401,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_SPAN_S", limits::MAX_SPAN_S)?;
     m.add("MAX_RATE_BPS", limits::MAX_RATE_BPS)?;
     m.add("MAX_LINKS", limits::MAX_LINKS)?;
+    m.add("DEFAULT_PCAP_LIMIT", limits::DEFAULT_PCAP_LIMIT)?;
     m.add("SpecError", m.py().get_type_bound::<SpecError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     Ok(())

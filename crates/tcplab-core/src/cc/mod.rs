@@ -650,7 +650,10 @@ impl<'a> Params<'a> {
             if !allowed.contains(&k.as_str()) {
                 return Err(SpecError::new(
                     format!("{field}.params.{k}"),
-                    format!("unknown parameter; this algorithm takes: {}", allowed.join(", ")),
+                    format!(
+                        "unknown parameter; its parameters: {}",
+                        if allowed.is_empty() { "none".to_string() } else { allowed.join(", ") }
+                    ),
                 ));
             }
         }

@@ -73,11 +73,70 @@ fn linux_ack_config(spec: &RunSpec, f: &crate::spec::FlowSpec, paths: &[Vec<u32>
 }
 
 impl World {
-    /// Validates the description, resolves routes and algorithms.
-    pub fn new(spec: RunSpec) -> Result<Self, SpecError> {
+    /// Everything [`World::new`] refuses but the memory estimate, found
+    /// without building the world: the description itself
+    /// ([`RunSpec::validate`]), the counts, routing, each algorithm, queue
+    /// discipline and loss classifier with its parameters, and the rules
+    /// between a flow and its path. The one owner of the semantic checks:
+    /// the front end only parses units and types and calls this
+    /// (`_core.validate`). The memory estimate is left out because it is
+    /// about the machine, not the description. Returns the routed paths.
+    pub fn check(spec: &RunSpec) -> Result<Vec<[Vec<u32>; 2]>, SpecError> {
         spec.validate()?;
         check_counts(spec.links.len(), spec.flows.len())?;
-        let paths = routing::resolve_paths(&spec)?;
+        let paths = routing::resolve_paths(spec)?;
+        for (i, l) in spec.links.iter().enumerate() {
+            if l.queue.discipline.is_some() {
+                let stream = rng::stream(spec.seed, StreamKind::Qdisc, i as u64);
+                qdisc::build(&l.queue, l.rate_bps, stream, &format!("links[{i}].queue"))?;
+            }
+        }
+        // An algorithm is built once per distinct (name, parameters): a
+        // dumbbell's thousands of flows share one or two.
+        let mut built: Vec<(&crate::spec::CcSpec, bool)> = Vec::new();
+        for (i, (f, path)) in spec.flows.iter().zip(&paths).enumerate() {
+            let controls_window =
+                match built.iter().find(|(cc, _)| cc.algorithm == f.cc.algorithm && cc.params == f.cc.params) {
+                    Some(&(_, w)) => w,
+                    None => {
+                        let w = cc::build(&f.cc, &format!("flows[{i}].cc"))?.controls_window();
+                        built.push((&f.cc, w));
+                        w
+                    }
+                };
+            if controls_window && f.recovery != Recovery::Sack {
+                return Err(SpecError::new(
+                    format!("flows[{i}].recovery"),
+                    format!("{} sets the window from delivery-rate samples and needs recovery = \"sack\" (or profile = \"linux\"), got {}", f.cc.algorithm, serde_json::to_string(&f.recovery).unwrap_or_default()),
+                ));
+            }
+            if let Some(lc) = &f.loss_classifier {
+                cc::knn::build(lc, &format!("flows[{i}].loss_classifier"))?;
+            }
+            if let AppSpec::Cbr { rate_bps, .. } | AppSpec::OnOff { rate_bps, .. } = f.app {
+                // A source faster than its first link, behind an unlimited
+                // queue, would pile packets up without bound (and exhaust
+                // memory): refused.
+                let first = &spec.links[path[0][0] as usize];
+                if rate_bps > first.rate_bps && first.queue.limit_packets.is_none() && first.queue.limit_bytes.is_none()
+                {
+                    return Err(SpecError::new(
+                        format!("flows[{i}].app.rate_bps"),
+                        format!(
+                            "{rate_bps} bit/s exceeds the {} bit/s of the flow's first link {:?}, whose queue is unlimited: the packets would pile up without bound; lower the rate or give that link a queue limit",
+                            first.rate_bps, first.name
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(paths)
+    }
+
+    /// Checks the description ([`World::check`]) and its memory estimate,
+    /// then builds the world.
+    pub fn new(spec: RunSpec) -> Result<Self, SpecError> {
+        let paths = Self::check(&spec)?;
         // Refuse what would exhaust memory before allocating any of it.
         crate::estimate::check_memory(&crate::estimate::estimate_with_paths(&spec, &paths))?;
         let end = from_secs(spec.duration);
@@ -132,12 +191,6 @@ impl World {
             }
             let cc = cc::build(&f.cc, &format!("flows[{i}].cc"))?;
             let cfg = SenderConfig::from_flow(i as u32, f);
-            if cc.controls_window() && f.recovery != Recovery::Sack {
-                return Err(SpecError::new(
-                    format!("flows[{i}].recovery"),
-                    format!("{} sets the window from delivery-rate samples and needs recovery = \"sack\" (or profile = \"linux\"), got {}", f.cc.algorithm, serde_json::to_string(&f.recovery).unwrap_or_default()),
-                ));
-            }
             let classifier = match &f.loss_classifier {
                 Some(lc) => Some(cc::knn::build(lc, &format!("flows[{i}].loss_classifier"))?),
                 None => None,
@@ -169,22 +222,6 @@ impl World {
                 sender.rtx_trace = Some(Vec::new());
             }
             (sender.first_hop, receiver.first_hop) = (hops[0], hops[1]);
-            if let AppSpec::Cbr { rate_bps, .. } | AppSpec::OnOff { rate_bps, .. } = f.app {
-                // A source faster than its first link, behind an unlimited
-                // queue, would pile packets up without bound (and exhaust
-                // memory): refused.
-                let first = &spec.links[paths[0][0] as usize];
-                if rate_bps > first.rate_bps && first.queue.limit_packets.is_none() && first.queue.limit_bytes.is_none()
-                {
-                    return Err(SpecError::new(
-                        format!("flows[{i}].app.rate_bps"),
-                        format!(
-                            "{rate_bps} bit/s exceeds the {} bit/s of the flow's first link {:?}, whose queue is unlimited: the packets would pile up without bound; lower the rate or give that link a queue limit",
-                            first.rate_bps, first.name
-                        ),
-                    ));
-                }
-            }
             let source = match f.app {
                 AppSpec::Cbr { rate_bps, ecn } => Some((rate_bps, ecn, None)),
                 AppSpec::OnOff { rate_bps, on, off, exponential, ecn } => {
