@@ -129,11 +129,15 @@ def test_bbr_needs_sack_and_defaults_to_it():
     # Aliases too (bbrv3 is bbr3's).
     f = tcplab.Flow(src="a", dst="b", algorithm="bbrv3").to_spec("flows[0]", "f")
     assert f["recovery"] == "sack"
-    # Asked for NewReno explicitly, the error names the field.
-    sc = tcplab.Dumbbell(n_flows=1, algorithm="bbr", bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP",
-                         duration="2s", recovery="newreno")
+    # Asked for NewReno explicitly, the error names the field: the dumbbell's key, the core's path.
+    with pytest.raises(tcplab.ScenarioError, match=r"^recovery: bbr .* needs recovery = \"sack\""):
+        tcplab.Dumbbell(n_flows=1, algorithm="bbr", bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP",
+                        duration="2s", recovery="newreno")
+    spec = tcplab.Dumbbell(n_flows=1, algorithm="bbr", bottleneck_rate="10Mbps", rtt="20ms", buffer="1BDP",
+                           duration="2s").to_spec()
+    spec["flows"][0]["recovery"] = "newreno"
     with pytest.raises(tcplab.SpecError, match=r"^flows\[0\]\.recovery: bbr .* needs recovery = \"sack\""):
-        tcplab.run(sc)
+        tcplab.run(spec)
 
 
 def test_linux_pacing_option_paces_and_names_bad_ratios():
@@ -147,5 +151,6 @@ def test_linux_pacing_option_paces_and_names_bad_ratios():
     assert paced.goodput_bps >= 0.9 * bare.goodput_bps
     assert paced.data_packets_dropped < bare.data_packets_dropped, (paced.data_packets_dropped,
                                                                      bare.data_packets_dropped)
-    with pytest.raises(tcplab.ScenarioError, match=r"pacing_ss_ratio"):
-        tcplab.Flow(src="a", dst="b", algorithm="cubic", pacing=True, pacing_ss_ratio=0).to_spec("flows[0]", "f")
+    with pytest.raises(tcplab.ScenarioError, match=r"^flow_options\.pacing_ss_ratio: must be a positive percentage"):
+        tcplab.Dumbbell(n_flows=1, bottleneck_rate="20Mbps", rtt="50ms", buffer="0.5BDP", duration="1s",
+                        flow_options={"pacing": True, "pacing_ss_ratio": 0})

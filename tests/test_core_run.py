@@ -142,8 +142,8 @@ def test_no_route_is_spec_error():
         sc.add_node(n)
     sc.add_link("a-b", "a", "b", "1Mbps", "1ms")
     sc.add_flow(Flow("a", "c"))
-    with pytest.raises(_core.SpecError, match="route"):
-        tcplab.run(sc)
+    with pytest.raises(tcplab.ScenarioError, match=r'^flows\[0\]: no route from "a" to "c"'):
+        sc.to_spec()  # (the core's routing, asked by to_spec)
 
 
 def test_files_table():

@@ -235,7 +235,7 @@ def test_dumbbell_default_measurement_is_last_half():
         (dict(buffer=0), "buffer", "at least 1 packet"),
         (dict(buffer=""), "buffer", "empty"),
         (dict(rtt="-10ms"), "rtt", "must be positive"),
-        (dict(access_delay="-1ms"), "access_delay", "must not be negative"),
+        (dict(access_delay="-1ms"), "access_delay", "must be a time from 0 to"),
         (dict(access_delay="sometimes"), "access_delay", "expected 'spread', 'uniform'"),
         (dict(n_flows=0), "n_flows", "at least 1"),
         (dict(algorithm=["newreno"]), "algorithm", "list of 2"),
@@ -244,13 +244,20 @@ def test_dumbbell_default_measurement_is_last_half():
         (dict(measure_window="20s"), "measure_window", "must not exceed the run duration"),
         (dict(measure_start="10s"), "measure_start", "must be before the end of the run"),
         (dict(measure_start="1s", measure_window="2s"), "measure_start", "not both"),
-        (dict(duration=0), "duration", "must be positive"),
+        (dict(duration=0), "duration", "must be a positive number"),
         (dict(duration="3e6s"), "duration", "limited to 2^61 ps"),
         (dict(packet_size="40B"), "packet_size", "must exceed header_size"),
         (dict(packet_size="65536B"), "packet_size", "must be at most 65535 B"),
         (dict(flow_options={"delayed_akc": True}), "flow_options.delayed_akc", "did you mean 'delayed_ack'"),
         (dict(flow_options={"packet_size": 9000}), "flow_options.packet_size", "use the dumbbell key"),
         (dict(seed=-1), "seed", "non-negative"),
+        # the core's limits, on the key the user wrote: rtt is split into two one-way delays,
+        # a bare probability is the loss itself (not its table's p)
+        (dict(rtt=1e9), "rtt", "got 500000000 (of each direction's delay, rtt / 2)"),
+        (dict(loss=1.5), "loss", "must be a probability in [0, 1], got 1.5"),
+        (dict(reverse_loss={"kind": "bernoulli", "p": 2}), "reverse_loss.p", "must be a probability"),
+        (dict(buffer=2**64), "buffer", "beyond the largest queue limit (2^64 - 1 packets)"),
+        (dict(trace_links=["r1-r2", "r1-r2"]), "trace_links[1]", 'link "r1-r2" is listed twice'),
     ],
 )
 def test_dumbbell_errors_name_the_field(kwargs, field, msg):
@@ -320,23 +327,23 @@ def test_trace_links():
     assert d.to_spec()["trace_links"] == ["r1-r2", "s1-r1"]
     with pytest.raises(ScenarioError) as e:
         Dumbbell(2, "10Mbps", "20ms", 10, duration="5s", trace_links=["r1-r3"])
-    assert e.value.field == "trace_links[0]" and "did you mean 'r1-r2'" in e.value.problem
+    assert e.value.field == "trace_links[0]" and 'did you mean "r1-r2"' in e.value.problem
 
 
 @pytest.mark.parametrize(
     "mutate, field, msg",
     [
-        (lambda s: s.add_flow(src="h1", dst="h9"), "flows[0].dst", "unknown node 'h9'"),
-        (lambda s: s.add_flow(src="h11", dst="h2"), "flows[0].src", "did you mean 'h1'"),
+        (lambda s: s.add_flow(src="h1", dst="h9"), "flows[0].dst", 'unknown node "h9"'),
+        (lambda s: s.add_flow(src="h11", dst="h2"), "flows[0].src", 'did you mean "h1"'),
         (lambda s: s.add_flow(src="h1", dst="r"), "flows[0].dst", "is a router"),
         (lambda s: s.add_flow(src="h1", dst="h2", algorithm="cubik"), "flows[0].algorithm", "unknown algorithm"),
         (lambda s: s.add_flow(src="h1", dst="h2", files=[("0B", 0)]), "flows[0].files[0].size", "at least 1 byte"),
         (lambda s: (s.add_flow(src="h1", dst="h2"), s.add_link("x", "h1", "zz", "1Mbps", 0)),
-         "links[4].dst", "unknown node 'zz'"),
+         "links[4].dst", 'unknown node "zz"'),
         (lambda s: (s.add_flow(src="h1", dst="h2"), s.add_link("x", "h1", "h2", 0, 0)), "links[4].rate",
-         "positive"),
+         "must be a rate from 0.2274 bit/s"),
         (lambda s: (s.add_flow(src="h1", dst="h2"), s.add_link("x", "h1", "h2", "1Mbps", "-2ms")),
-         "links[4].delay", "must not be negative"),
+         "links[4].delay", "must be a time from 0 to"),
         (lambda s: (s.add_flow(src="h1", dst="h2"), s.add_link("x", "h1", "h2", "1Mbps", 0, "0.1BDP")),
          "links[4].buffer", "fraction of the BDP"),
         (lambda s: (s.add_flow(src="h1", dst="h2"), s.add_link("h1-r", "h1", "h2", "1Mbps", 0)),
@@ -344,6 +351,9 @@ def test_trace_links():
         (lambda s: (s.add_flow(src="h1", dst="h2"), s.add_route("h1", "h2", "h1-x")), "routes[0].link",
          "unknown link"),
         (lambda s: None, "flows", "no flows"),
+        (lambda s: (s.add_flow(src="h1", dst="h2"),
+                    s.links.append({"name": "x", "src": "h1", "dst": "h2", "rate": "1Mbps", "delay": 0, "loss": 1.5})),
+         "links[4].loss", "must be a probability in [0, 1], got 1.5"),
     ],
 )
 def test_generic_errors(mutate, field, msg):

@@ -159,7 +159,7 @@ def test_generic_file(tmp_path):
         (GENERIC.replace('algorithm = "newreno"', 'algorithm = "newreno"\n    pakcet_size = 1000'),
          "flows[0].pakcet_size", "did you mean 'packet_size'"),
         (GENERIC.replace('dst = "h2"\n    algorithm', 'dst = "h3"\n    algorithm'),
-         "flows[0].dst", "unknown node 'h3'"),
+         "flows[0].dst", 'unknown node "h3" (did you mean "h2" or "h1"?)'),
         (GENERIC.replace('duration = "60s"', 'duration = "60s"\n    seed = -4'), "run.seed", "non-negative"),
         (GENERIC.replace('duration = "60s"\n', ''), "run.duration", "missing"),
         (GENERIC + "[dumbbell]\nn_flows = 1\n", "nodes", "not both"),

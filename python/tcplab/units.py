@@ -478,6 +478,8 @@ def parse_buffer(value: Quantity | Buffer | None, field: str = "buffer") -> Buff
     if n <= 0:
         raise UnitError(field, f"buffer must be at least 1 {kind[:-1]}, got {_quote(value)} "
                                "(a drop-tail queue needs room)")
+    if n >= 2**64:
+        raise UnitError(field, f"{_quote(value)} is beyond the largest queue limit (2^64 - 1 {kind})")
     return Buffer(packets=int(n)) if kind == "packets" else Buffer(bytes=int(n))
 
 

@@ -207,7 +207,7 @@ def _file_field(e: Any, sc: Any) -> Any:
     return e
 
 
-def _core_error_in_file_terms(e: Any, sc: Any, spec: dict) -> str:
+def _core_error_in_file_terms(e: Any, sc: Any) -> str:
     """The core names the run description's fields (``links[0].rate_bps``); a dumbbell file has no
     links list, so its key leads (``dumbbell.bottleneck_rate (links[0].rate_bps): ...``)."""
     from ..scenario import RUN_KEYS
@@ -217,8 +217,8 @@ def _core_error_in_file_terms(e: Any, sc: Any, spec: dict) -> str:
         return str(e)
     if field.split(".")[0] in RUN_KEYS:
         return f"run.{field}: {problem}"
-    key = sc.dumbbell.key_of(field, spec) if sc.dumbbell is not None else None
-    return f"dumbbell.{key} ({field}): {problem}" if key else str(e)
+    key = sc.dumbbell.field_of(field) if sc.dumbbell is not None else field
+    return f"dumbbell.{key} ({field}): {problem}" if key != field else str(e)
 
 
 def _override_duration(sc: Any, duration: float, quiet: bool) -> None:
@@ -348,7 +348,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"running {sc.name} ({spec['duration']:g} s simulated): {cost['text']}", file=sys.stderr)
         res = tcplab.run(spec, progress=progress)
     except core.SpecError as e:
-        raise _CliError(_core_error_in_file_terms(e, sc, spec)) from None
+        raise _CliError(_core_error_in_file_terms(e, sc)) from None
     res.scenario = sc
     res.name = sc.name
 
@@ -358,7 +358,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise _CliError(f"{e.filename or outdir}: cannot write results: {e.strerror or e}", EXIT_FAILURE) from None
     overflow = res.packet_trace.attrs.get("overflow", 0)
     if overflow and not args.json:
-        print(f"note: the packet capture stopped at pcap_limit ({spec.get('pcap_limit', 5_000_000):,} packets); "
+        limit = spec.get("pcap_limit", core.DEFAULT_PCAP_LIMIT)
+        print(f"note: the packet capture stopped at pcap_limit ({limit:,} packets); "
               f"{overflow:,} more were not recorded", file=sys.stderr)
 
     comparison = _analytic_comparison(sc, res) if args.compare_analytic else None

@@ -137,7 +137,6 @@ from .checks import (  # noqa: F401
     LOSS_KEYS,
     LOSS_KINDS,
     MAX_DUMBBELL_FLOWS,
-    MAX_DURATION,
     MAX_PACKET_SIZE,
     MAX_RATE_BPS,
     NODE_KINDS,

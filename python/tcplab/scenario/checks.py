@@ -309,10 +309,7 @@ def _queue_spec(queue: Any, limit: Mapping[str, Any], path: str, limit_from: str
         if k in QUEUE_LIMIT_KEYS:
             if limit_from is not None and any(out.get(x) is not None for x in QUEUE_LIMIT_KEYS):
                 raise ScenarioError(fp, f"the limit is already set by {limit_from}; give it in one place")
-            n = parse_count(v, fp) if k == "limit_packets" else parse_size(v, fp)
-            if n < 1:
-                raise ScenarioError(fp, f"must be at least 1, got {shown(v)}")
-            out[k] = n
+            out[k] = parse_count(v, fp) if k == "limit_packets" else parse_size(v, fp)
             continue
         if known is not None and k not in known:
             listing = ", ".join(known) if known else "none"
@@ -347,13 +344,13 @@ def _source_spec(source: Any, path: str) -> dict | None:
     _check_keys(source, ["kind", *SOURCE_KINDS[kind]], path)
     if "rate" not in source:
         raise ScenarioError(f"{path}.rate", "missing (required): the sending rate, e.g. '10Mbps'")
-    app: dict = {"kind": kind, "rate_bps": _pos_rate(source["rate"], f"{path}.rate")}
+    app: dict = {"kind": kind, "rate_bps": parse_rate(source["rate"], f"{path}.rate")}
     if kind == "on_off":
         for k in ("on", "off"):
             if k not in source:
                 raise ScenarioError(f"{path}.{k}", f"missing (required): the mean {k} period, e.g. '1s'")
-        app["on"] = _pos_time(source["on"], f"{path}.on")
-        app["off"] = _nonneg_time(source["off"], f"{path}.off")
+        app["on"] = parse_time(source["on"], f"{path}.on")
+        app["off"] = parse_time(source["off"], f"{path}.off")
         app["exponential"] = _bool(source.get("exponential", True), f"{path}.exponential")
     app["ecn"] = _choice(source.get("ecn", "not_ect"), SOURCE_ECN, f"{path}.ecn", "ECN codepoint")
     return app
@@ -406,7 +403,7 @@ def _loss_spec(v: Any, path: str) -> dict | None:
                 raise ScenarioError(f"{path}.{k}", "missing (required)")
             continue
         x = python_scalar(v[k])
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not (0.0 <= x <= 1.0):
+        if isinstance(x, bool) or not isinstance(x, (int, float)):  # (its range is the core's to check)
             raise ScenarioError(f"{path}.{k}", f"must be a probability in [0, 1], got {shown(x)}")
         out[k] = float(x)
     return out
@@ -428,10 +425,6 @@ def _core_limit(name: str) -> Any:
 
 #: Largest packet on the wire (bytes), IP's; the core holds sizes in 16 bits.
 MAX_PACKET_SIZE = _core_limit("MAX_PACKET_SIZE")
-
-#: Longest run (seconds): the core counts time in picoseconds and keeps a
-#: segment's send time below three flag bits, so times stay under 2^61 ps.
-MAX_DURATION = _core_limit("MAX_SPAN_S")
 
 #: The core's fastest link (a byte per picosecond, docs/limits.md): the default access rate stops there,
 #: so a bottleneck above 800 Gbit/s is not refused for an access rate the user never set.

@@ -13,7 +13,17 @@ from dataclasses import MISSING, dataclass, fields
 from typing import Any, ClassVar
 
 from ..errors import ScenarioError, UnitError, shown
-from ..units import Buffer, Quantity, bdp_packets, parse_buffer, parse_count, parse_size, python_scalar
+from ..units import (
+    Buffer,
+    Quantity,
+    bdp_packets,
+    parse_buffer,
+    parse_count,
+    parse_rate,
+    parse_size,
+    parse_time,
+    python_scalar,
+)
 from .checks import (
     ACCESS_JITTER_STREAM,
     ACCESS_RATE_FACTOR,
@@ -34,6 +44,7 @@ from .checks import (
     _queue_table,
     _suggest,
 )
+from .corecheck import generic_field
 from .model import FLOW_KEYS, Flow, Link, Node
 from .scenario import Scenario
 
@@ -74,7 +85,7 @@ class DumbbellParams:
     PARAMETERS: ClassVar[tuple[str, ...]] = ()  # (set below the class, from its fields)
     #: The facts a Scenario carrying this object reads as its own (:meth:`shown_as`).
     FACTS: ClassVar[tuple[str, ...]] = ("capacity_bps", "rtt_s", "packet_bytes", "bdp_packets", "buffer_limit",
-                                        "buffer_packets", "access_rate_bps", "access_jitter_s", "key_of",
+                                        "buffer_packets", "access_rate_bps", "access_jitter_s", "field_of",
                                         "builder_params")
     #: The facts that depend on the run's seed, read through a scenario with its seed.
     SEEDED_FACTS: ClassVar[tuple[str, ...]] = ("access_delays", "access_jitters", "path_rtt")
@@ -167,7 +178,7 @@ class DumbbellParams:
     def access_rate_bps(self) -> float:
         if self.access_rate is None:
             return max(self.capacity_bps, min(ACCESS_RATE_FACTOR * self.capacity_bps, MAX_RATE_BPS))
-        return _pos_rate(self.access_rate, "access_rate")
+        return parse_rate(self.access_rate, "access_rate")  # (its range is the core's to check)
 
     @property
     def access_jitter_s(self) -> float:
@@ -207,14 +218,14 @@ class DumbbellParams:
             return [(float(d[0, i]), float(d[1, i])) for i in range(n)]
         if isinstance(ad, (list, tuple)):
             vals = self._per_flow(ad, "access_delay")
-            out = [_nonneg_time(v, f"access_delay[{i}]") for i, v in enumerate(vals)]
+            out = [parse_time(v, f"access_delay[{i}]") for i, v in enumerate(vals)]
             return [(v, v) for v in out]
         bad = UnitError("access_delay", f"expected 'spread', 'uniform', a time such as '2.5ms' "
                                         f"or a list of {n} times, got {shown(ad)}")
         if not isinstance(ad, str) and isinstance(ad, Sequence):  # not a list or tuple: not one time either
             raise bad
         try:
-            v = _nonneg_time(ad, "access_delay")
+            v = parse_time(ad, "access_delay")
         except UnitError:
             raise bad from None
         return [(v, v)] * n
@@ -224,35 +235,45 @@ class DumbbellParams:
         a, b = self.access_delays(seed)[i]
         return self.rtt_s + 2 * (a + b)
 
-    def key_of(self, core_field: str, spec: Mapping[str, Any]) -> str | None:
-        """The dumbbell key behind a field of its run description, as the core names it in an error
-        (``links[0].rate_bps`` -> ``bottleneck_rate``, ``flows[2].cc.params.beta`` -> ``params.beta``,
-        ``flows[0].dupthresh`` -> ``flow_options.dupthresh``); None if there is none."""
-        m = re.match(r"^(links|flows)\[(\d+)\]\.?([A-Za-z_]*)(.*)$", core_field)
+    def field_of(self, path: str) -> str:
+        """The dumbbell key behind a path of its run description, as the core names it in an error
+        (``links[0].rate_bps`` -> ``bottleneck_rate``, ``links[7].delay`` -> ``access_delay``,
+        ``flows[2].cc.params.beta`` -> ``params.beta``, ``flows[0].dupthresh`` -> ``flow_options.dupthresh``;
+        a per-flow list's element where the key was given as one: ``algorithm[2]``). The links are built
+        in :meth:`build`'s order: the bottleneck ``r1-r2``, its reverse, then four access links a flow."""
+        if path in ("flows", "links", "nodes"):
+            return "n_flows"
+        m = re.match(r"^links\[(\d+)\]\.?([A-Za-z_]*)(.*)$", path)
+        if m:
+            k, head, rest = int(m.group(1)), m.group(2), m.group(3)
+            if k >= 2:  # an access link: flow (k - 2) // 4's
+                key = {"rate_bps": "access_rate", "delay": "access_delay"}.get(head, path)
+                return self._per_flow_key(key, (k - 2) // 4, "")
+            side = "" if k == 0 else "reverse_"
+            if head == "queue":
+                limit = rest in (".limit_packets", ".limit_bytes")
+                if k == 0 and limit and not parse_buffer(self.buffer, "buffer").unlimited:
+                    return "buffer"  # (a queue table gives the limit only where the buffer is unlimited)
+                return f"{side}queue{rest.replace('.params', '', 1)}"
+            if head == "loss" and rest == ".p" and not isinstance(getattr(self, f"{side}loss"), Mapping):
+                return f"{side}loss"  # (given as a bare probability)
+            return {"rate_bps": "bottleneck_rate", "delay": "rtt", "loss": f"{side}loss{rest}"}.get(head, path)
+        m = re.match(r"^(flows\[(\d+)\])\.(.*)$", generic_field(path))
         if not m:
-            return None
-        kind, i, head, rest = m.group(1), int(m.group(2)), m.group(3), m.group(4)
-        items = spec.get(kind) or []
-        if i >= len(items):
-            return None
-        if kind == "flows":
-            if head == "cc":  # cc.params.X -> params.X; cc.algorithm -> algorithm
-                return rest.lstrip(".") or "algorithm"
-            if head == "app":  # files are a flow option; cbr and on_off come from `source`
-                kind = (items[i].get("app") or {}).get("kind")
-                return f"flow_options{rest}" if kind == "files" and rest.startswith(".files") else "source"
-            if head in ("recovery", "start", "packet_size", "header_size", "ack_size"):
-                return head
-            head = {"rwnd_packets": "rwnd"}.get(head, head)  # (the one option whose core name differs)
-            return f"flow_options.{head}{rest}" if head else None
-        name = items[i].get("name", "")
-        side = {"r1-r2": "", "r2-r1": "reverse_"}.get(name)
-        if side is None:  # an access link
-            return {"rate_bps": "access_rate", "delay": "access_delay"}.get(head)
-        if head == "queue":
-            limit = rest.lstrip(".") in ("limit_packets", "limit_bytes")
-            return "buffer" if limit and not side else f"{side}queue{'' if limit else rest.replace('.params', '', 1)}"
-        return {"rate_bps": "bottleneck_rate", "delay": "rtt", "loss": f"{side}loss"}.get(head)
+            return path
+        i, rest = int(m.group(2)), m.group(3)
+        key = re.split(r"[.\[]", rest)[0]  # "drop_segments[0]" is about drop_segments
+        if key in FLOW_OPTION_KEYS:
+            return f"flow_options.{rest}"
+        if key in DUMBBELL_KEYS:
+            return self._per_flow_key(key, i, rest[len(key):])
+        return path
+
+    def _per_flow_key(self, key: str, i: int, rest: str) -> str:
+        """``key`` (and what follows it), as ``key[i]`` where the key was given as a list, one per flow."""
+        if key in (*_PER_FLOW_KEYS, "access_delay") and isinstance(getattr(self, key, None), (list, tuple)):
+            return f"{key}[{i}]{rest}"
+        return f"{key}{rest}"
 
     def flow(self, i: int) -> Flow:
         """Flow i (0-based). For all flows use :meth:`flows`, which
@@ -345,7 +366,7 @@ class DumbbellParams:
             try:
                 flows.append(flow.to_spec(f"flows[{i}]", f"flow{i + 1}"))
             except ScenarioError as e:
-                raise self._field_for(e, i) from None
+                raise type(e)(self.field_of(e.field), e.problem) from None
         return flows
 
     def nodes(self) -> list[Node]:
@@ -357,21 +378,6 @@ class DumbbellParams:
         return [Link(ln["name"], ln["src"], ln["dst"], ln["rate_bps"], ln["delay"], _queue_buffer(ln["queue"]),
                      ln.get("loss"), _queue_table(ln["queue"]))
                 for ln in self.build(seed)[1]]
-
-    def _field_for(self, e: ScenarioError, i: int) -> ScenarioError:
-        """Map an error about ``flows[i].<key>`` to the dumbbell key that set it."""
-        prefix = f"flows[{i}]."
-        if not e.field.startswith(prefix):
-            return e
-        rest = e.field[len(prefix):]
-        key = rest.split(".")[0].split("[")[0]  # "drop_segments[0]" is about drop_segments
-        if key in FLOW_OPTION_KEYS:
-            return type(e)(f"flow_options.{rest}", e.problem)
-        if key in DUMBBELL_KEYS:
-            if key in _PER_FLOW_KEYS and isinstance(getattr(self, key), (list, tuple)):
-                return type(e)(f"{key}[{i}]{rest[len(key):]}", e.problem)
-            return type(e)(rest, e.problem)
-        return e
 
     def builder_params(self, skip_defaults: bool = True) -> dict:
         """The ``[dumbbell]`` table: the builder's parameters as given."""

@@ -5,7 +5,6 @@ core's JSON for it (``crates/tcplab-core/src/spec.rs``), errors naming the field
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
@@ -18,7 +17,9 @@ from ..units import (
     parse_buffer,
     parse_count,
     parse_number,
+    parse_rate,
     parse_size,
+    parse_time,
     python_scalar,
 )
 from .checks import (
@@ -29,7 +30,6 @@ from .checks import (
     LINUX_DELACK_MAX,
     LINUX_DELACK_MIN,
     LINUX_QUICKACKS,
-    MAX_PACKET_SIZE,
     NODE_KINDS,
     PACING_CA_RATIO,
     PACING_SS_RATIO,
@@ -43,10 +43,7 @@ from .checks import (
     _check_params,
     _choice,
     _loss_spec,
-    _nonneg_time,
     _param_value,
-    _pos_rate,
-    _pos_time,
     _queue_spec,
     _source_spec,
     _str,
@@ -101,8 +98,8 @@ class Link:
             "name": _str(self.name, f"{path}.name"),
             "src": _str(self.src, f"{path}.src"),
             "dst": _str(self.dst, f"{path}.dst"),
-            "rate_bps": _pos_rate(self.rate, f"{path}.rate"),
-            "delay": _nonneg_time(self.delay, f"{path}.delay"),
+            "rate_bps": parse_rate(self.rate, f"{path}.rate"),
+            "delay": parse_time(self.delay, f"{path}.delay"),
             "queue": _queue_spec(self.queue, buf.resolve(field=f"{path}.buffer"), f"{path}.queue",
                                  None if self.buffer is None else f"{path}.buffer"),
             "loss": _loss_spec(self.loss, f"{path}.loss"),
@@ -280,10 +277,7 @@ class Flow:
                 size, start = f
             else:
                 raise ScenarioError(fp, f"expected {{size, start}} or (size, start), got {shown(f)}")
-            s = parse_size(size, f"{fp}.size")
-            if s < 1:
-                raise ScenarioError(f"{fp}.size", f"must be at least 1 byte, got {shown(size)}")
-            out.append({"size": s, "start": _nonneg_time(start, f"{fp}.start")})
+            out.append({"size": parse_size(size, f"{fp}.size"), "start": parse_time(start, f"{fp}.start")})
         return {"kind": "files", "files": out}
 
     def _app_spec(self, path: str) -> dict:
@@ -299,42 +293,10 @@ class Flow:
         p = lambda s: f"{path}.{s}"  # noqa: E731
         algo, entry = resolve_algorithm(self.algorithm, p("algorithm"))
         params = _check_params(self.params, entry, algo, p("params"))
-        packet_size = parse_size(self.packet_size, p("packet_size"))
-        header_size = parse_size(self._resolved("header_size", path), p("header_size"))
-        if header_size < 0:
-            raise ScenarioError(p("header_size"), f"must not be negative, got {shown(header_size)}")
-        if packet_size <= header_size:
-            raise ScenarioError(p("packet_size"), f"must exceed header_size ({header_size} B), got {packet_size} B")
-        ack_size = parse_size(self._resolved("ack_size", path), p("ack_size"))
-        if ack_size < 1:
-            raise ScenarioError(p("ack_size"), f"must be at least 1 byte, got {shown(ack_size)}")
-        for name, v in (("packet_size", packet_size), ("ack_size", ack_size)):
-            if v > MAX_PACKET_SIZE:
-                raise ScenarioError(p(name), f"must be at most {MAX_PACKET_SIZE} B (IP's largest packet), got {v} B")
-        init_cwnd = parse_number(self.init_cwnd, p("init_cwnd"))
-        if not (math.isfinite(init_cwnd) and init_cwnd >= 1):
-            raise ScenarioError(p("init_cwnd"), f"must be at least 1 segment, got {shown(self.init_cwnd)}")
-        init_ssthresh = None
-        if self.init_ssthresh is not None:
-            init_ssthresh = parse_number(self.init_ssthresh, p("init_ssthresh"))
-            if not (math.isfinite(init_ssthresh) and init_ssthresh >= 2):
-                raise ScenarioError(p("init_ssthresh"), f"must be at least 2 segments, got {shown(self.init_ssthresh)}")
-        rwnd = None
-        if self.rwnd is not None:
-            rwnd = parse_count(self.rwnd, p("rwnd"))
-            if rwnd < 1:
-                raise ScenarioError(p("rwnd"), f"must be at least 1 packet, got {shown(self.rwnd)}")
-        dupthresh = parse_count(self.dupthresh, p("dupthresh"))
-        if not 1 <= dupthresh <= 2**32 - 1:
-            raise ScenarioError(p("dupthresh"), f"must be 1 to 4294967295 (the core holds it in 32 bits), "
-                                                f"got {shown(self.dupthresh)}")
-        sack_blocks = parse_count(self.sack_blocks, p("sack_blocks"))
-        if not 1 <= sack_blocks <= 4:
-            raise ScenarioError(p("sack_blocks"), f"must be 1 to 4 (RFC 2018), got {shown(self.sack_blocks)}")
-        min_rto = _pos_time(self.min_rto, p("min_rto"))
-        max_rto = _pos_time(self.max_rto, p("max_rto"))
-        if max_rto < min_rto:
-            raise ScenarioError(p("max_rto"), f"must be at least min_rto ({min_rto} s), got {max_rto} s")
+        # Units and types are parsed here; every range and rule between fields is the core's
+        # (corecheck.py), which names the same fields.
+        init_ssthresh = None if self.init_ssthresh is None else parse_number(self.init_ssthresh, p("init_ssthresh"))
+        rwnd = None if self.rwnd is None else parse_count(self.rwnd, p("rwnd"))
         linux = {k: _bool(self._resolved(k, path), p(k)) for k in ("prr", "rack", "tlp", "frto", "undo")}
         recovery = self._resolved("recovery", path)
         if self.recovery is None and (entry or {}).get("name", algo) in WINDOW_CONTROLLING:
@@ -345,24 +307,24 @@ class Flow:
             "dst": _str(self.dst, p("dst")),
             "cc": {"algorithm": algo, "params": params},
             "recovery": _choice(recovery, RECOVERIES, p("recovery"), "recovery"),
-            "start": _nonneg_time(self.start, p("start")),
-            "packet_size": packet_size,
-            "header_size": header_size,
-            "ack_size": ack_size,
+            "start": parse_time(self.start, p("start")),
+            "packet_size": parse_size(self.packet_size, p("packet_size")),
+            "header_size": parse_size(self._resolved("header_size", path), p("header_size")),
+            "ack_size": parse_size(self._resolved("ack_size", path), p("ack_size")),
             "accounting": _choice(self.accounting, ACCOUNTINGS, p("accounting"), "accounting"),
-            "init_cwnd": init_cwnd,
+            "init_cwnd": parse_number(self.init_cwnd, p("init_cwnd")),
             "init_ssthresh": init_ssthresh,
             "rwnd_packets": rwnd,
-            "min_rto": min_rto,
-            "max_rto": max_rto,
+            "min_rto": parse_time(self.min_rto, p("min_rto")),
+            "max_rto": parse_time(self.max_rto, p("max_rto")),
             "rto_mode": _choice(self.rto_mode, RTO_MODES, p("rto_mode"), "rto_mode"),
-            "init_rto": _pos_time(self.init_rto, p("init_rto")),
-            "dupthresh": dupthresh,
+            "init_rto": parse_time(self.init_rto, p("init_rto")),
+            "dupthresh": parse_count(self.dupthresh, p("dupthresh")),
             "dupack_guard": _choice(self.dupack_guard, DUPACK_GUARDS, p("dupack_guard"), "dupack_guard"),
             "limited_transmit": _bool(self.limited_transmit, p("limited_transmit")),
             "delayed_ack": _bool(self._resolved("delayed_ack", path), p("delayed_ack")),
-            "delack_timeout": _pos_time(self.delack_timeout, p("delack_timeout")),
-            "sack_blocks": sack_blocks,
+            "delack_timeout": parse_time(self.delack_timeout, p("delack_timeout")),
+            "sack_blocks": parse_count(self.sack_blocks, p("sack_blocks")),
             "restart_after_idle": _bool(self.restart_after_idle, p("restart_after_idle")),
             "app": self._app_spec(path),
             "drop_segments": self._drop_segments(path),
@@ -383,10 +345,7 @@ class Flow:
         out: dict = {}
         ratios = {}
         for name in ("pacing_ss_ratio", "pacing_ca_ratio"):
-            v = parse_number(getattr(self, name), p(name))
-            if not (math.isfinite(v) and v > 0):
-                raise ScenarioError(p(name), f"must be a positive percentage, got {shown(getattr(self, name))}")
-            ratios[name] = v
+            ratios[name] = parse_number(getattr(self, name), p(name))
         defaults = {"pacing_ss_ratio": PACING_SS_RATIO, "pacing_ca_ratio": PACING_CA_RATIO}
         if _bool(self.pacing, p("pacing")):
             out["pacing"] = True
@@ -401,23 +360,15 @@ class Flow:
         defaults: specs of rfc flows (and their run keys) stay as before."""
         p = lambda s: f"{path}.{s}"  # noqa: E731
         policy = _choice(self._resolved("ack_policy", path), ACK_POLICIES, p("ack_policy"), "ack_policy")
-        delack_min = _pos_time(self.delack_min, p("delack_min"))
-        delack_max = _pos_time(self.delack_max, p("delack_max"))
-        if delack_max < delack_min:
-            raise ScenarioError(p("delack_max"), f"must be at least delack_min ({delack_min} s), got {delack_max} s")
-        quickacks = parse_count(self.quickacks, p("quickacks"))
-        if not 0 <= quickacks <= 2**32 - 1:
-            raise ScenarioError(p("quickacks"), f"must be 0 to 4294967295, got {shown(self.quickacks)}")
+        linux = {"delack_min": parse_time(self.delack_min, p("delack_min")),
+                 "delack_max": parse_time(self.delack_max, p("delack_max")),
+                 "quickacks": parse_count(self.quickacks, p("quickacks"))}
         out: dict = {}
         if policy == "linux":
-            out.update(ack_policy="linux", delack_min=delack_min, delack_max=delack_max, quickacks=quickacks)
-        else:
-            for name, v, d in (("delack_min", delack_min, LINUX_DELACK_MIN),
-                               ("delack_max", delack_max, LINUX_DELACK_MAX),
-                               ("quickacks", quickacks, LINUX_QUICKACKS)):
-                if v != d:
-                    raise ScenarioError(p(name), "applies only with ack_policy='linux' "
-                                        "(the rfc policy uses delayed_ack and delack_timeout)")
+            out.update(ack_policy="linux", **linux)
+        else:  # (the core refuses them, as they would not be used; at their defaults they are left out)
+            defaults = {"delack_min": LINUX_DELACK_MIN, "delack_max": LINUX_DELACK_MAX, "quickacks": LINUX_QUICKACKS}
+            out.update({k: v for k, v in linux.items() if v != defaults[k]})
         if _bool(self._resolved("dsack", path), p("dsack")):
             out["dsack"] = True
         return out

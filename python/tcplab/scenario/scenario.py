@@ -7,22 +7,22 @@ writes the scenario file that :func:`~tcplab.scenario.load_scenario` reads back.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import MISSING, fields
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ScenarioError, shown
-from ..units import Buffer, Quantity, parse_count, parse_size, python_scalar
+from ..units import Buffer, Quantity, parse_count, parse_size, parse_time, python_scalar
 from .checks import (
     DEFAULT_SAMPLE_INTERVAL,
-    MAX_DURATION,
     _bool,
-    _nonneg_time,
     _out_of_memory,
     _pos_time,
     _str,
     _suggest,
 )
+from .corecheck import check_in_core, generic_field
 from .model import File, Flow, Link, Node, Route, _coerce
 
 if TYPE_CHECKING:
@@ -166,27 +166,19 @@ class Scenario:
         self._check_labels()
         if self.duration is None:
             raise ScenarioError("duration", "missing: how long to simulate (e.g. '100s')")
-        duration = _pos_time(self.duration, "duration")
-        if duration >= MAX_DURATION:
-            raise ScenarioError(
-                "duration", f"too long: simulated time is limited to 2^61 ps ({MAX_DURATION:.4e} s, about 26 days), "
-                f"got {duration:g} s"
-            )
+        duration = parse_time(self.duration, "duration")  # (its range, as every range, is the core's to check)
         if self.measure_start is not None and self.measure_window is not None:
             raise ScenarioError("measure_start", "give either measure_start or measure_window, not both")
-        if self.measure_window is not None:
+        if self.measure_window is not None:  # (a window is the scenario's: the core sees its measure_start)
             w = _pos_time(self.measure_window, "measure_window")
-            if w > duration * (1 + 1e-12):
+            if w > duration * (1 + 1e-12) and duration > 0:
                 raise ScenarioError("measure_window", f"must not exceed the run duration ({duration:g} s), got {w:g} s")
             ms = max(0.0, duration - w)
         elif self.measure_start is not None:
-            ms = _nonneg_time(self.measure_start, "measure_start")
-            if ms >= duration:
-                raise ScenarioError("measure_start",
-                                    f"must be before the end of the run ({duration:g} s), got {ms:g} s")
+            ms = parse_time(self.measure_start, "measure_start")
         else:
             ms = self._default_measure_start(duration)
-        si = _nonneg_time(self.sample_interval, "sample_interval")
+        si = parse_time(self.sample_interval, "sample_interval")
         out = {"seed": self._seed(), "duration": duration, "measure_start": ms, "sample_interval": si}
         if _bool(self.loss_trace, "loss_trace"):  # absent when off, so the run's identity is as before
             out["loss_trace"] = True
@@ -206,18 +198,15 @@ class Scenario:
         if self.description is not None and not isinstance(self.description, str):
             raise ScenarioError("description", f"expected a string, got {shown(self.description)}")
 
-    def _trace_links(self, links: list[dict]) -> list[str] | None:
+    def _trace_links(self) -> list[str] | None:
         if self.trace_links is None:
             return None
         if isinstance(self.trace_links, str) or not isinstance(self.trace_links, Iterable):
             raise ScenarioError("trace_links", f"expected a list of link names, got {shown(self.trace_links)}")
-        names = [ln["name"] for ln in links]
-        out = []
-        for i, t in enumerate(self.trace_links):
-            if not isinstance(t, str) or t not in names:
-                raise ScenarioError(f"trace_links[{i}]",
-                                    f"unknown link {shown(t)}{_suggest(t, names) if isinstance(t, str) else ''}")
-            out.append(t)
+        out = list(self.trace_links)
+        for i, t in enumerate(out):
+            if not isinstance(t, str):
+                raise ScenarioError(f"trace_links[{i}]", f"expected a link name, got {shown(t)}")
         return out
 
     def _pcap_groups(self, links: list[dict]) -> dict[str, list[str]]:
@@ -312,61 +301,38 @@ class Scenario:
                  for i, f in enumerate(self.flows)]
         return nodes, links, routes, flows
 
-    @staticmethod
-    def _check_references(nodes: list[dict], links: list[dict], routes: list[dict], flows: list[dict]) -> None:
-        kinds: dict[str, str] = {}
-        for i, n in enumerate(nodes):
-            if n["name"] in kinds:
-                raise ScenarioError(f"nodes[{i}].name", f"duplicate node name {shown(n['name'])}")
-            kinds[n["name"]] = n["kind"]
-
-        def node_ref(name: str, path: str) -> None:
-            if name not in kinds:
-                raise ScenarioError(path, f"unknown node {shown(name)}{_suggest(name, kinds)}")
-
-        seen: set[str] = set()
-        for i, ln in enumerate(links):
-            if ln["name"] in seen:
-                raise ScenarioError(f"links[{i}].name", f"duplicate link name {shown(ln['name'])}")
-            seen.add(ln["name"])
-            node_ref(ln["src"], f"links[{i}].src")
-            node_ref(ln["dst"], f"links[{i}].dst")
-            if ln["src"] == ln["dst"]:
-                raise ScenarioError(f"links[{i}].dst", "a link must join two different nodes")
-        for i, r in enumerate(routes):
-            node_ref(r["node"], f"routes[{i}].node")
-            node_ref(r["dst"], f"routes[{i}].dst")
-            if r["link"] not in seen:
-                raise ScenarioError(f"routes[{i}].link", f"unknown link {shown(r['link'])}{_suggest(r['link'], seen)}")
-        names: set[str] = set()
-        if not flows:
-            raise ScenarioError("flows", "no flows: nothing to simulate")
-        for i, f in enumerate(flows):
-            if f["name"] in names:
-                raise ScenarioError(f"flows[{i}].name", f"duplicate flow name {shown(f['name'])}")
-            names.add(f["name"])
-            for end in ("src", "dst"):
-                node_ref(f[end], f"flows[{i}].{end}")
-                if kinds[f[end]] != "host":
-                    raise ScenarioError(f"flows[{i}].{end}",
-                                        f"{shown(f[end])} is a router; flows start and end at hosts")
-            if f["src"] == f["dst"]:
-                raise ScenarioError(f"flows[{i}].dst", "must differ from src")
-
     def to_spec(self) -> dict:
         """Validate and return the core's ``RunSpec`` as a JSON-ready dict."""
         run = self._run_settings()
         try:
             nodes, links, routes, flows = self._parts()
-            self._check_references(nodes, links, routes, flows)
-            trace = self._trace_links(links)
+            spec = {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows,
+                    "trace_links": self._trace_links(), **self._capture(links, flows)}
+            check_in_core(spec, self._in_scenario_words)
         except MemoryError:
             # (the lists built so far are garbage now: there is room for the message)
             if self.dumbbell is not None:
                 raise _out_of_memory("n_flows", self.dumbbell.n(), "flows") from None
             raise _out_of_memory("flows", len(self.flows), "flows") from None
-        return {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows, "trace_links": trace,
-                **self._capture(links, flows)}
+        return spec
+
+    def _in_scenario_words(self, path: str, problem: str) -> tuple[str, str]:
+        """The scenario's field (and the problem) for the core's refusal of a path of its run description:
+        a dumbbell's keys (:meth:`DumbbellParams.field_of`; a limit on ``rtt`` is its half's, each
+        direction's delay), a generic scenario's spelling (``links[0].loss`` given as a bare probability is
+        that, not ``.p``), ``measure_window`` for the ``measure_start`` it set."""
+        if path == "measure_start" and self.measure_window is not None:
+            return "measure_window", problem
+        if self.dumbbell is not None:
+            field = self.dumbbell.field_of(path)
+            return field, problem + (" (of each direction's delay, rtt / 2)" if field == "rtt" else "")
+        m = re.match(r"^links\[(\d+)\]\.loss\.p$", path)
+        if m and int(m.group(1)) < len(self.links):
+            link = self.links[int(m.group(1))]
+            loss = link.get("loss") if isinstance(link, Mapping) else getattr(link, "loss", None)
+            if not isinstance(loss, Mapping):  # (a bare probability)
+                return f"links[{m.group(1)}].loss", problem
+        return generic_field(path), problem
 
     def validate(self) -> None:
         """Check the scenario; raises :class:`ScenarioError` naming the field."""

@@ -354,9 +354,9 @@ class Sweep:
 
     @staticmethod
     def _validate_in_core(jobs: Iterable[tuple]) -> None:
-        """Check every distinct run description as the core will build it (``_core.validate`` builds the
-        simulation: congestion-control and discipline parameters are checked only there), so that an
-        invalid point is refused before anything runs instead of being stored as a failed run.
+        """Check every distinct run description as the core will run it, its memory estimate included
+        (``_core.validate``; a point's scenario has had the core check every other rule when it was made),
+        so that an invalid point is refused before anything runs instead of being stored as a failed run.
 
         Seeds do not change what is valid, so descriptions are compared without theirs: a grid of N
         configurations and S seeds costs N core validations, not N x S."""
