@@ -202,13 +202,14 @@ def _compare_sides(k: Side, s: Side):
 # ---------------------------------------------------------------- several flows
 
 def jain_index(values: Sequence[float]) -> float:
-    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when all are equal,
-    1/n when one flow has everything; NaN when undefined (no values, all 0,
-    or a NaN among them)."""
-    x = np.asarray(values, float)
-    if not len(x) or not np.all(np.isfinite(x)) or not np.any(x != 0):
+    """Jain's fairness index (:func:`tcplab.analysis.jain_index`), NaN where a side gives none to
+    compare (no values, or one not finite: a flow the side could not measure) rather than an error."""
+    from ..analysis import jain_index as jain
+
+    x = [float(v) for v in values]
+    if not x or not all(math.isfinite(v) for v in x):
         return math.nan
-    return float(x.sum() ** 2 / (len(x) * np.sum(x * x)))
+    return jain(x)
 
 
 def _step_at(t: np.ndarray, v: np.ndarray, at: np.ndarray) -> np.ndarray:
