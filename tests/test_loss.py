@@ -40,7 +40,7 @@ def test_gilbert_elliott_through_the_builder():
 
 
 @pytest.mark.parametrize("loss, field", [
-    (1.5, "loss.p"),
+    (1.5, "loss: must be a probability in [0, 1]"),  # (a bare probability: the field the user wrote)
     ({"kind": "bernouli", "p": 0.1}, "loss.kind"),
     ({"kind": "gilbert_elliott", "p_gb": 0.1}, "loss.p_bg"),
     ({"kind": "bernoulli", "p": 0.1, "q": 2}, "loss.q"),
