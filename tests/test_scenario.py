@@ -330,6 +330,18 @@ def test_trace_links():
     assert e.value.field == "trace_links[0]" and 'did you mean "r1-r2"' in e.value.problem
 
 
+def test_trace_links_bottleneck_is_the_bottleneck_links_as_for_pcap():
+    d = Dumbbell(2, "10Mbps", "20ms", 10, duration="5s", trace_links=["bottleneck", "s1-r1"])
+    assert d.to_spec()["trace_links"] == ["r1-r2", "s1-r1"]
+    sc = small_generic()
+    sc.add_flow(src="h1", dst="h2")
+    sc.trace_links = ["bottleneck"]
+    with pytest.raises(ScenarioError, match=r'^trace_links\[0\]: "bottleneck": this scenario names no bottleneck'):
+        sc.to_spec()
+    sc.bottleneck = [sc.links[0].name]
+    assert sc.to_spec()["trace_links"] == [sc.links[0].name]
+
+
 @pytest.mark.parametrize(
     "mutate, field, msg",
     [

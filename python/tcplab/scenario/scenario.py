@@ -58,8 +58,8 @@ class Scenario:
     run); ``sample_interval`` (default 0.1 s; 0 disables the time series);
     ``seed``. ``bottleneck`` optionally names the links reports and plots
     should highlight. ``trace_links`` names the links whose queue length is
-    sampled (default ``None``: the core samples every link with a finite
-    queue limit). ``loss_trace=True`` records every drop, loss and
+    sampled (``"bottleneck"``: the ``bottleneck`` links; default ``None``: the
+    core samples every link with a finite queue limit). ``loss_trace=True`` records every drop, loss and
     retransmission (the results' ``drop_trace`` and ``retransmit_trace``).
     ``pcap`` names links whose packets are captured (the results'
     ``packet_trace``, :meth:`Results.write_pcap`; ``"bottleneck"`` stands
@@ -198,15 +198,22 @@ class Scenario:
         if self.description is not None and not isinstance(self.description, str):
             raise ScenarioError("description", f"expected a string, got {shown(self.description)}")
 
-    def _trace_links(self) -> list[str] | None:
+    def _trace_links(self, links: list[dict]) -> list[str] | None:
         if self.trace_links is None:
             return None
         if isinstance(self.trace_links, str) or not isinstance(self.trace_links, Iterable):
             raise ScenarioError("trace_links", f"expected a list of link names, got {shown(self.trace_links)}")
-        out = list(self.trace_links)
-        for i, t in enumerate(out):
+        named = {ln["name"] for ln in links}
+        out = []
+        for i, t in enumerate(self.trace_links):
             if not isinstance(t, str):
                 raise ScenarioError(f"trace_links[{i}]", f"expected a link name, got {shown(t)}")
+            if t != "bottleneck" or "bottleneck" in named:
+                out.append(t)
+            elif self.bottleneck_links():  # (the bottleneck links, as in pcap)
+                out += self.bottleneck_links()
+            else:
+                raise ScenarioError(f"trace_links[{i}]", "\"bottleneck\": this scenario names no bottleneck links")
         return out
 
     def _pcap_groups(self, links: list[dict]) -> dict[str, list[str]]:
@@ -307,7 +314,7 @@ class Scenario:
         try:
             nodes, links, routes, flows = self._parts()
             spec = {**run, "nodes": nodes, "links": links, "routes": routes, "flows": flows,
-                    "trace_links": self._trace_links(), **self._capture(links, flows)}
+                    "trace_links": self._trace_links(links), **self._capture(links, flows)}
             check_in_core(spec, self._in_scenario_words)
         except MemoryError:
             # (the lists built so far are garbage now: there is room for the message)
