@@ -98,7 +98,7 @@ pub fn estimate_with_paths(spec: &RunSpec, paths: &[[Vec<u32>; 2]]) -> Estimate 
     // not be cheap.
     let mut traced_vars: Vec<(&crate::spec::CcSpec, u64)> = Vec::new();
     for f in &spec.flows {
-        let vars = match traced_vars.iter().find(|(cc, _)| cc.algorithm == f.cc.algorithm && cc.params == f.cc.params) {
+        let vars = match traced_vars.iter().find(|(cc, _)| **cc == f.cc) {
             Some(&(_, n)) => n,
             None => {
                 let n = crate::cc::build(&f.cc, "").map_or(0, |cc| {

@@ -1,8 +1,8 @@
 """The core's verdict on a run description, in the scenario's words.
 
 The core owns every semantic rule of a run: ranges, names and references, the rules between fields,
-algorithm and discipline parameters, routing and the memory estimate (``World::check`` in
-crates/tcplab-core/src/world/build.rs, called here through ``_core.validate``). Python parses units
+algorithm and discipline parameters and routing (``World::check`` in crates/tcplab-core/src/world/build.rs,
+called here through ``_core.validate`` without the memory estimate, which a run checks). Python parses units
 and types and builds the description; this module hands it to the core and turns the field path of a
 refusal back into the scenario's: a generic scenario's ``links[0].rate`` is the core's
 ``links[0].rate_bps``, a dumbbell's ``bottleneck_rate`` its ``links[0].rate_bps``. An unknown node

@@ -269,6 +269,12 @@ class DumbbellParams:
             return self._per_flow_key(key, i, rest[len(key):])
         return path
 
+    def in_own_words(self, path: str, problem: str) -> tuple[str, str]:
+        """The core's refusal of ``path`` as the dumbbell's key (:meth:`field_of`) and problem: a limit on
+        the bottleneck's delay is said to be on each direction's half of ``rtt``, as :meth:`build` splits it."""
+        field = self.field_of(path)
+        return field, problem + (" (of each direction's delay, rtt / 2)" if field == "rtt" else "")
+
     def _per_flow_key(self, key: str, i: int, rest: str) -> str:
         """``key`` (and what follows it), as ``key[i]`` where the key was given as a list, one per flow."""
         if key in (*_PER_FLOW_KEYS, "access_delay") and isinstance(getattr(self, key, None), (list, tuple)):

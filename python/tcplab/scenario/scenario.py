@@ -59,8 +59,9 @@ class Scenario:
     ``seed``. ``bottleneck`` optionally names the links reports and plots
     should highlight. ``trace_links`` names the links whose queue length is
     sampled (``"bottleneck"``: the ``bottleneck`` links; default ``None``: the
-    core samples every link with a finite queue limit). ``loss_trace=True`` records every drop, loss and
-    retransmission (the results' ``drop_trace`` and ``retransmit_trace``).
+    core samples every link with a finite queue limit). ``loss_trace=True``
+    records every drop, loss and retransmission (the results' ``drop_trace``
+    and ``retransmit_trace``).
     ``pcap`` names links whose packets are captured (the results'
     ``packet_trace``, :meth:`Results.write_pcap`; ``"bottleneck"`` stands
     for the ``bottleneck`` links and their reverse direction), up to
@@ -325,14 +326,13 @@ class Scenario:
 
     def _in_scenario_words(self, path: str, problem: str) -> tuple[str, str]:
         """The scenario's field (and the problem) for the core's refusal of a path of its run description:
-        a dumbbell's keys (:meth:`DumbbellParams.field_of`; a limit on ``rtt`` is its half's, each
-        direction's delay), a generic scenario's spelling (``links[0].loss`` given as a bare probability is
-        that, not ``.p``), ``measure_window`` for the ``measure_start`` it set."""
+        a dumbbell's keys (:meth:`DumbbellParams.in_own_words`), a generic scenario's spelling
+        (``links[0].loss`` given as a bare probability is that, not ``.p``), ``measure_window`` for the
+        ``measure_start`` it set."""
         if path == "measure_start" and self.measure_window is not None:
             return "measure_window", problem
         if self.dumbbell is not None:
-            field = self.dumbbell.field_of(path)
-            return field, problem + (" (of each direction's delay, rtt / 2)" if field == "rtt" else "")
+            return self.dumbbell.in_own_words(path, problem)
         m = re.match(r"^links\[(\d+)\]\.loss\.p$", path)
         if m and int(m.group(1)) < len(self.links):
             link = self.links[int(m.group(1))]

@@ -78,7 +78,7 @@ pub enum Accounting {
     Ns2,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CcSpec {
     pub algorithm: String,

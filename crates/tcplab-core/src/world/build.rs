@@ -95,15 +95,14 @@ impl World {
         // dumbbell's thousands of flows share one or two.
         let mut built: Vec<(&crate::spec::CcSpec, bool)> = Vec::new();
         for (i, (f, path)) in spec.flows.iter().zip(&paths).enumerate() {
-            let controls_window =
-                match built.iter().find(|(cc, _)| cc.algorithm == f.cc.algorithm && cc.params == f.cc.params) {
-                    Some(&(_, w)) => w,
-                    None => {
-                        let w = cc::build(&f.cc, &format!("flows[{i}].cc"))?.controls_window();
-                        built.push((&f.cc, w));
-                        w
-                    }
-                };
+            let controls_window = match built.iter().find(|(cc, _)| **cc == f.cc) {
+                Some(&(_, w)) => w,
+                None => {
+                    let w = cc::build(&f.cc, &format!("flows[{i}].cc"))?.controls_window();
+                    built.push((&f.cc, w));
+                    w
+                }
+            };
             if controls_window && f.recovery != Recovery::Sack {
                 return Err(SpecError::new(
                     format!("flows[{i}].recovery"),
